@@ -1,1 +1,24 @@
-//! chatfmt-jinja
+//! chatfmt-jinja: a Jinja2 template engine with CPython semantics, made for chat templates.
+//!
+//! It reproduces the environment `transformers` renders chat templates in: Jinja2 3.1 with
+//! `trim_blocks`, `lstrip_blocks`, the immutable sandbox, loop controls and `{% generation %}`.
+//!
+//! ```
+//! use chatfmt_jinja::{Template, Context};
+//! let t = Template::new("demo", "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}").unwrap();
+//! let ctx = Context::from_json(serde_json::json!({"messages": [{"role": "user", "content": "hi"}]})).unwrap();
+//! assert_eq!(t.render(&ctx).unwrap().text, "user: hi\n");
+//! ```
+
+mod builtins;
+mod error;
+mod eval;
+mod syntax;
+mod template;
+mod value;
+
+pub use error::{Error, ErrorKind, Result};
+pub use template::{Clock, Context, Limits, Rendered, Template};
+
+/// The largest string a template may build in one operation, in bytes.
+pub(crate) const MAX_STRING_BYTES: usize = 64 << 20;

@@ -1,1 +1,8 @@
-//! chatfmt
+//! chatfmt: turns conversations into the exact prompt text chat models were trained on.
+//!
+//! The chat layer over [`chatfmt_jinja`]: Hugging Face chat templates (`apply`, loading from model
+//! folders) and the conformance runners.
+
+pub mod conformance;
+
+pub use chatfmt_jinja as jinja;

@@ -1,0 +1,65 @@
+//! `chatfmt conformance KIT`: replays a conformance kit and prints a summary or JSON.
+
+use anyhow::{anyhow, Result};
+use chatfmt::conformance::{self, Failure, KnownDifferences};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The kits.
+#[derive(Subcommand)]
+pub enum Kit {
+    /// The Jinja semantics probes (`probes.jsonl`).
+    Jinja(KitArgs),
+}
+
+/// Options shared by the kit runners.
+#[derive(Args)]
+pub struct KitArgs {
+    /// The kit folder.
+    #[arg(long)]
+    kit: PathBuf,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    json: bool,
+    /// How many failures to show in the summary.
+    #[arg(long, default_value_t = 10)]
+    show: usize,
+}
+
+fn print_failures(failures: &[Failure], show: usize) {
+    for f in failures.iter().take(show) {
+        println!("--- {} [{}]", f.id, f.kind);
+        println!("expected: {:?}", f.expected);
+        println!("actual:   {:?}", f.actual);
+    }
+}
+
+/// Runs the chosen kit; exit 0 only when every case matched or is documented.
+pub fn run(kit: Kit) -> Result<ExitCode> {
+    let known = KnownDifferences::bundled();
+    match kit {
+        Kit::Jinja(args) => {
+            let r = conformance::jinja::run(&args.kit, &known).map_err(|e| anyhow!(e))?;
+            if args.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print_failures(&r.failures, args.show);
+                println!(
+                    "jinja kit: {} / {} matched, {} documented, {} failed; optional {} / {}",
+                    r.matched,
+                    r.cases,
+                    r.documented,
+                    r.failures.len(),
+                    r.optional_matched,
+                    r.optional_cases
+                );
+            }
+            Ok(if r.matched + r.documented == r.cases {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! `tojson`: Python's `json.dumps` with every argument transformers passes.
+
+use crate::error::{err, Result};
+use crate::value::repr::float_repr;
+use crate::value::Value;
+use serde_json::Value as Json;
+
+/// The options of `json.dumps`.
+pub struct DumpOptions {
+    pub ensure_ascii: bool,
+    /// `None`: one line; `Some(s)`: newline plus `s` repeated per level.
+    pub indent: Option<String>,
+    pub item_sep: String,
+    pub key_sep: String,
+    pub sort_keys: bool,
+}
+
+/// Appends a JSON string literal the way Python's encoder writes it.
+pub fn write_json_str(s: &str, ensure_ascii: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if ensure_ascii && (c as u32) > 0x7e => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{:04x}", unit));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn write_float(f: f64, out: &mut String) {
+    if f.is_nan() {
+        out.push_str("NaN");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        float_repr(f, out);
+    }
+}
+
+fn key_string(k: &Value) -> Result<String> {
+    Ok(match k {
+        Value::Str(_) | Value::String(_) | Value::Safe(_) => k.as_str().unwrap_or("").to_string(),
+        Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
+        Value::None => "null".to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => {
+            let mut s = String::new();
+            write_float(*f, &mut s);
+            s
+        }
+        _ => {
+            return Err(err!(
+                TypeError,
+                "keys must be str, int, float, bool or None, not {}",
+                k.type_name()
+            ))
+        }
+    })
+}
+
+fn newline(opts: &DumpOptions, level: usize, out: &mut String) {
+    if let Some(ind) = &opts.indent {
+        out.push('\n');
+        for _ in 0..level {
+            out.push_str(ind);
+        }
+    }
+}
+
+/// Writes `v` as `json.dumps` would.
+pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> Result<()> {
+    if level > 500 {
+        return Err(err!(
+            RecursionError,
+            "maximum recursion depth exceeded while encoding a JSON object"
+        ));
+    }
+    match v {
+        Value::None => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => write_float(*f, out),
+        Value::Str(_) | Value::String(_) | Value::Safe(_) => {
+            write_json_str(v.as_str().unwrap_or(""), opts.ensure_ascii, out)
+        }
+        Value::Json(Json::Array(_)) | Value::List(_) | Value::Tuple(_) => {
+            let items = v.iterate()?;
+            if items.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(&opts.item_sep);
+                }
+                newline(opts, level + 1, out);
+                dumps(item, opts, level + 1, out)?;
+            }
+            newline(opts, level, out);
+            out.push(']');
+        }
+        Value::Json(Json::Object(_)) | Value::Dict(_) => {
+            let mut pairs = Vec::new();
+            v.for_each_pair(|k, v| pairs.push((k, v)));
+            if pairs.is_empty() {
+                out.push_str("{}");
+                return Ok(());
+            }
+            if opts.sort_keys {
+                let mut err_out = None;
+                pairs.sort_by(|a, b| match a.0.py_cmp(&b.0, "<") {
+                    Ok(o) => o,
+                    Err(e) => {
+                        err_out.get_or_insert(e);
+                        std::cmp::Ordering::Equal
+                    }
+                });
+                if let Some(e) = err_out {
+                    return Err(e);
+                }
+            }
+            out.push('{');
+            for (i, (k, val)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(&opts.item_sep);
+                }
+                newline(opts, level + 1, out);
+                write_json_str(&key_string(k)?, opts.ensure_ascii, out);
+                out.push_str(&opts.key_sep);
+                dumps(val, opts, level + 1, out)?;
+            }
+            newline(opts, level, out);
+            out.push('}');
+        }
+        Value::Json(j) => out.push_str(&j.to_string()),
+        Value::Object(o) if matches!(&**o, crate::value::Object::Namespace(_)) => {
+            return Err(err!(
+                TypeError,
+                "Object of type Namespace is not JSON serializable"
+            ))
+        }
+        _ => {
+            return Err(err!(
+                TypeError,
+                "Object of type {} is not JSON serializable",
+                v.type_name()
+            ))
+        }
+    }
+    Ok(())
+}

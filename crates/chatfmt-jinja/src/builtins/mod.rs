@@ -1,0 +1,132 @@
+//! Jinja2's built-in filters, tests and globals, the Python methods templates call, and the
+//! sandboxed attribute and item lookup.
+
+pub mod filters;
+pub mod format;
+pub mod globals;
+pub mod json;
+pub mod methods;
+pub mod tests;
+
+use crate::error::Result;
+use crate::value::{Object, UndefInfo, Value};
+use serde_json::Value as Json;
+use std::rc::Rc;
+
+/// Whether `name` is a filter of the environment.
+pub fn is_filter(name: &str) -> bool {
+    filters::FILTERS.contains(&name)
+}
+
+/// Whether `name` is a test of the environment.
+pub fn is_test(name: &str) -> bool {
+    tests::TESTS.contains(&name)
+}
+
+/// The global of that name, if there is one.
+pub fn global<'a>(name: &str) -> Option<Value<'a>> {
+    globals::GLOBALS
+        .iter()
+        .find(|g| **g == name)
+        .map(|g| Value::Object(Rc::new(Object::Function(g))))
+}
+
+fn is_dunder(name: &str) -> bool {
+    name.starts_with("__") && name.ends_with("__") && name.len() > 4
+}
+
+/// `obj.name` in the sandbox: Python attribute first, then the item, then undefined.
+pub fn getattr<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
+    if obj.is_undefined() {
+        return Err(obj.undefined_error());
+    }
+    if name.starts_with('_') {
+        if is_dunder(name) {
+            return Ok(UndefInfo::unsafe_attr(name, obj));
+        }
+        return Ok(obj
+            .get_item_opt(&Value::Str(name))
+            .unwrap_or_else(|| Value::missing_member(obj, Value::Str(name))));
+    }
+    if let Some(v) = attribute(obj, name) {
+        return Ok(v);
+    }
+    Ok(obj
+        .get_item_opt(&Value::Str(name))
+        .unwrap_or_else(|| Value::missing_member(obj, Value::Str(name))))
+}
+
+/// `obj[key]` in the sandbox: the item first, then (for string keys) the Python attribute.
+pub fn getitem<'a>(obj: &Value<'a>, key: &Value<'a>) -> Result<Value<'a>> {
+    if obj.is_undefined() {
+        return Err(obj.undefined_error());
+    }
+    if let Some(v) = obj.get_item_opt(key) {
+        return Ok(v);
+    }
+    if let Some(name) = key.as_str() {
+        if is_dunder(name) {
+            return Ok(UndefInfo::unsafe_attr(name, obj));
+        }
+        if !name.starts_with('_') {
+            if let Value::Str(n) = key {
+                if let Some(v) = attribute(obj, n) {
+                    return Ok(v);
+                }
+            }
+        }
+    }
+    Ok(Value::missing_member(obj, key.clone()))
+}
+
+/// The Python attribute `name` of `obj` (methods and data attributes), if it has one.
+fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
+    if methods::has_method(obj, name) {
+        if methods::is_mutator(obj, name) {
+            return Some(UndefInfo::unsafe_attr(name, obj));
+        }
+        return Some(Value::Object(Rc::new(Object::Method(obj.clone(), name))));
+    }
+    match obj {
+        Value::Int(i) => match name {
+            "real" | "numerator" => Some(Value::Int(*i)),
+            "imag" => Some(Value::Int(0)),
+            "denominator" => Some(Value::Int(1)),
+            _ => None,
+        },
+        Value::Bool(b) => match name {
+            "real" | "numerator" => Some(Value::Int(*b as i64)),
+            "imag" => Some(Value::Int(0)),
+            "denominator" => Some(Value::Int(1)),
+            _ => None,
+        },
+        Value::Float(f) => match name {
+            "real" => Some(Value::Float(*f)),
+            "imag" => Some(Value::Float(0.0)),
+            _ => None,
+        },
+        Value::Object(o) => match &**o {
+            Object::Namespace(d) => d.borrow().get(&Value::Str(name)).cloned(),
+            Object::Loop(l) => globals::loop_attribute(obj, l, name),
+            Object::Macro(m) => match name {
+                "name" => Some(Value::Str(&m.def.name)),
+                "arguments" => Some(Value::Tuple(Rc::new(
+                    m.def.params.iter().map(|(n, _)| Value::Str(n)).collect(),
+                ))),
+                "catch_kwargs" => Some(Value::Bool(m.def.uses_kwargs)),
+                "catch_varargs" => Some(Value::Bool(m.def.uses_varargs)),
+                "caller" => Some(Value::Bool(m.def.uses_caller)),
+                _ => None,
+            },
+            Object::Range(a, b, s) => match name {
+                "start" => Some(Value::Int(*a)),
+                "stop" => Some(Value::Int(*b)),
+                "step" => Some(Value::Int(*s)),
+                _ => None,
+            },
+            _ => None,
+        },
+        Value::Json(Json::Object(_)) | Value::Dict(_) => None,
+        _ => None,
+    }
+}

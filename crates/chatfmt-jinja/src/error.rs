@@ -1,0 +1,187 @@
+//! The engine's error type: a kind that maps onto the Python exception class, a message, and where.
+
+use std::fmt;
+
+/// What went wrong, named after the Python exception class Jinja2 / CPython raise for it.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `jinja2.exceptions.TemplateSyntaxError`: the template does not parse.
+    TemplateSyntaxError,
+    /// `jinja2.exceptions.TemplateAssertionError`: a compile-time check failed (unknown filter or test).
+    TemplateAssertionError,
+    /// `jinja2.exceptions.UndefinedError`: an operation on an undefined value.
+    UndefinedError,
+    /// `jinja2.exceptions.SecurityError`: the sandbox refused an attribute or call.
+    SecurityError,
+    /// `jinja2.exceptions.TemplateRuntimeError`: e.g. an unknown filter in a branch that ran.
+    TemplateRuntimeError,
+    /// `jinja2.exceptions.FilterArgumentError`: a filter got an argument it cannot use.
+    FilterArgumentError,
+    /// `jinja2.exceptions.TemplateError`: the template's own `raise_exception(...)`.
+    TemplateError,
+    /// Python `TypeError`.
+    TypeError,
+    /// Python `ValueError` (also raised by the chat layer, as transformers does).
+    ValueError,
+    /// Python `KeyError`.
+    KeyError,
+    /// Python `IndexError`.
+    IndexError,
+    /// Python `AttributeError`.
+    AttributeError,
+    /// Python `ZeroDivisionError`.
+    ZeroDivisionError,
+    /// Python `OverflowError` (also `range()` beyond the sandbox cap).
+    OverflowError,
+    /// Python `RecursionError`.
+    RecursionError,
+    /// Python `NameError`.
+    NameError,
+    /// Python `SyntaxError` raised when Jinja2 compiles its generated code (e.g. `break` outside a loop).
+    SyntaxError,
+    /// A resource limit of chatfmt's sandbox (steps, depth, output or value size) was exceeded.
+    LimitExceeded,
+}
+
+impl ErrorKind {
+    /// The Python class name this kind stands for (as in the conformance kits' `error.name`).
+    pub fn python_name(self) -> &'static str {
+        match self {
+            ErrorKind::TemplateSyntaxError => "TemplateSyntaxError",
+            ErrorKind::TemplateAssertionError => "TemplateAssertionError",
+            ErrorKind::UndefinedError => "UndefinedError",
+            ErrorKind::SecurityError => "SecurityError",
+            ErrorKind::TemplateRuntimeError => "TemplateRuntimeError",
+            ErrorKind::FilterArgumentError => "FilterArgumentError",
+            ErrorKind::TemplateError => "TemplateError",
+            ErrorKind::TypeError => "TypeError",
+            ErrorKind::ValueError => "ValueError",
+            ErrorKind::KeyError => "KeyError",
+            ErrorKind::IndexError => "IndexError",
+            ErrorKind::AttributeError => "AttributeError",
+            ErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            ErrorKind::OverflowError => "OverflowError",
+            ErrorKind::RecursionError => "RecursionError",
+            ErrorKind::NameError => "NameError",
+            ErrorKind::SyntaxError => "SyntaxError",
+            ErrorKind::LimitExceeded => "LimitExceeded",
+        }
+    }
+}
+
+/// An error from compiling or rendering a template.
+#[derive(Debug, Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    template: Option<String>,
+    line: u32,
+    col: u32,
+    source_line: Option<String>,
+}
+
+impl Error {
+    /// A new error of `kind` with `message`, not yet located.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            template: None,
+            line: 0,
+            col: 0,
+            source_line: None,
+        }
+    }
+
+    /// The kind (Python class) of the error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, as Python's `str(exception)` would print it where chatfmt reproduces it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The 1-based template line, if known.
+    pub fn line(&self) -> Option<u32> {
+        (self.line > 0).then_some(self.line)
+    }
+
+    /// The 1-based column, if known.
+    pub fn column(&self) -> Option<u32> {
+        (self.col > 0).then_some(self.col)
+    }
+
+    /// The template name, if known.
+    pub fn template_name(&self) -> Option<&str> {
+        self.template.as_deref()
+    }
+
+    pub(crate) fn has_location(&self) -> bool {
+        self.line > 0
+    }
+
+    pub(crate) fn at(mut self, line: u32, col: u32) -> Self {
+        if self.line == 0 {
+            self.line = line;
+            self.col = col;
+        }
+        self
+    }
+
+    pub(crate) fn in_template(mut self, name: &str, source: &str) -> Self {
+        if self.template.is_none() {
+            self.template = Some(name.to_string());
+        }
+        if self.line > 0 && self.source_line.is_none() {
+            self.source_line = source
+                .split('\n')
+                .nth(self.line as usize - 1)
+                .map(str::to_string);
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.python_name(), self.message)?;
+        if self.line > 0 {
+            let name = self.template.as_deref().unwrap_or("<template>");
+            write!(f, " (in {name}, line {}", self.line)?;
+            if self.col > 0 {
+                write!(f, ", column {}", self.col)?;
+            }
+            write!(f, ")")?;
+        }
+        if f.alternate() {
+            if let Some(src) = &self.source_line {
+                let gutter = format!("{} | ", self.line);
+                write!(f, "\n{gutter}{src}")?;
+                if self.col > 0 {
+                    let pad: String = src
+                        .chars()
+                        .take(self.col as usize - 1)
+                        .map(|c| if c == '\t' { '\t' } else { ' ' })
+                        .collect();
+                    write!(f, "\n{}{pad}^", " ".repeat(gutter.len()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results in this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+macro_rules! err {
+    ($kind:ident, $($arg:tt)*) => {
+        $crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*))
+    };
+}
+pub(crate) use err;

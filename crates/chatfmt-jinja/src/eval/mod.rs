@@ -1,0 +1,753 @@
+//! The evaluator: runs a parsed template against a context, with Jinja2's scoping rules.
+
+pub mod args;
+
+use crate::builtins;
+use crate::error::{err, Error, Result};
+use crate::syntax::ast::*;
+use crate::template::{Context, Rendered, Template};
+use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
+pub use args::CallArgs;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// What a statement tells the enclosing loop.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+}
+
+const NO_PARENT: usize = usize::MAX;
+
+struct Frame<'a> {
+    vars: Vec<(&'a str, Value<'a>)>,
+    parent: usize,
+}
+
+/// Renders one template once.
+pub struct Evaluator<'a> {
+    ctx: &'a Context,
+    frames: Vec<Frame<'a>>,
+    /// The frame new names are bound in.
+    current: usize,
+    out: String,
+    capture_depth: usize,
+    generation_spans: Vec<(usize, usize)>,
+    depth: usize,
+    autoescape: bool,
+}
+
+fn at(e: Error, pos: Pos) -> Error {
+    if e.has_location() {
+        e
+    } else {
+        e.at(pos.line, pos.col)
+    }
+}
+
+impl<'a> Evaluator<'a> {
+    /// A fresh evaluator for `tpl` with `ctx`.
+    pub fn new(_tpl: &'a Template, ctx: &'a Context) -> Self {
+        Evaluator {
+            ctx,
+            frames: vec![Frame {
+                vars: Vec::new(),
+                parent: NO_PARENT,
+            }],
+            current: 0,
+            out: String::new(),
+            capture_depth: 0,
+            generation_spans: Vec::new(),
+            depth: 0,
+            autoescape: false,
+        }
+    }
+
+    /// Runs the template body and returns the output.
+    pub fn run(mut self, body: &'a [Stmt]) -> Result<Rendered> {
+        self.exec_block(body)?;
+        let text = self.out;
+        let generation_spans = if self.generation_spans.is_empty() {
+            Vec::new()
+        } else {
+            let to_char = |b: usize| text[..b].chars().count();
+            self.generation_spans
+                .iter()
+                .map(|(s, e)| (to_char(*s), to_char(*e)))
+                .collect()
+        };
+        Ok(Rendered {
+            text,
+            generation_spans,
+        })
+    }
+
+    /// The clock of the render context.
+    pub fn context(&self) -> &'a Context {
+        self.ctx
+    }
+
+    // ---- scopes ---------------------------------------------------------------------------
+
+    fn push_frame(&mut self, parent: usize) -> usize {
+        self.frames.push(Frame {
+            vars: Vec::new(),
+            parent,
+        });
+        let id = self.frames.len() - 1;
+        self.current = id;
+        id
+    }
+
+    fn pop_frame(&mut self, id: usize, restore: usize) {
+        self.frames.truncate(id);
+        self.current = restore;
+    }
+
+    fn bind(&mut self, name: &'a str, v: Value<'a>) {
+        let frame = &mut self.frames[self.current];
+        match frame.vars.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = v,
+            None => frame.vars.push((name, v)),
+        }
+    }
+
+    /// Resolves a name: scopes, then context variables, then globals.
+    pub fn lookup(&self, name: &'a str) -> Value<'a> {
+        let mut f = self.current;
+        while f != NO_PARENT {
+            let frame = &self.frames[f];
+            if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| *n == name) {
+                return v.clone();
+            }
+            f = frame.parent;
+        }
+        if let Some(v) = self.ctx.vars.get(name) {
+            return Value::from_json(v);
+        }
+        if let Some(g) = builtins::global(name) {
+            return g;
+        }
+        Value::Undefined(Some(Rc::new(UndefInfo::Name(name))))
+    }
+
+    // ---- output ---------------------------------------------------------------------------
+
+    fn capture(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<String> {
+        let saved = std::mem::take(&mut self.out);
+        self.capture_depth += 1;
+        let r = f(self);
+        self.capture_depth -= 1;
+        let captured = std::mem::replace(&mut self.out, saved);
+        r.map(|_| captured)
+    }
+
+    fn write_value(&mut self, v: &Value<'a>) {
+        if self.autoescape && !matches!(v, Value::Safe(_)) {
+            let s = v.to_py_str();
+            builtins::filters::escape_into(&s, &mut self.out);
+        } else {
+            v.write_str(&mut self.out);
+        }
+    }
+
+    // ---- statements -----------------------------------------------------------------------
+
+    fn exec_block(&mut self, body: &'a [Stmt]) -> Result<Flow> {
+        for s in body {
+            let flow = self.exec(s)?;
+            if flow != Flow::Normal {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
+        match &s.kind {
+            StmtKind::Text(t) => self.out.push_str(t),
+            StmtKind::Print(e) => {
+                let v = self.eval(e)?;
+                self.write_value(&v);
+            }
+            StmtKind::If(branches, else_body) => {
+                for (test, body) in branches {
+                    if self.eval(test)?.truthy() {
+                        return self.exec_block(body);
+                    }
+                }
+                return self.exec_block(else_body);
+            }
+            StmtKind::For(f) => {
+                let iter = self.eval(&f.iter)?;
+                return self.exec_for(f, iter, 0).map_err(|e| at(e, s.pos));
+            }
+            StmtKind::Set(target, e) => {
+                let v = self.eval(e)?;
+                self.assign(target, v).map_err(|e| at(e, s.pos))?;
+            }
+            StmtKind::SetBlock(target, filter, body) => {
+                let text = self.capture(|me| me.exec_block(body))?;
+                let mut v = Value::string(text);
+                if let Some(f) = filter {
+                    v = self.eval_filter_chain(f, v)?;
+                }
+                self.assign(target, v).map_err(|e| at(e, s.pos))?;
+            }
+            StmtKind::Macro(def) => {
+                let m = Value::Object(Rc::new(Object::Macro(MacroValue {
+                    def,
+                    scope: self.current,
+                    caller: None,
+                })));
+                self.bind(&def.name, m);
+            }
+            StmtKind::CallBlock(call, def) => {
+                let caller = Value::Object(Rc::new(Object::Macro(MacroValue {
+                    def,
+                    scope: self.current,
+                    caller: None,
+                })));
+                let ExprKind::Call(callee, args) = &call.kind else {
+                    return Err(
+                        err!(TemplateSyntaxError, "expected call").at(s.pos.line, s.pos.col)
+                    );
+                };
+                let f = self.eval(callee)?;
+                let mut a = self.eval_args(args)?;
+                a.kw.push(("caller", caller));
+                let v = self.call_value(&f, a).map_err(|e| at(e, call.pos))?;
+                self.write_value(&v);
+            }
+            StmtKind::FilterBlock(filter, body) => {
+                let text = self.capture(|me| me.exec_block(body))?;
+                let v = self.eval_filter_chain(filter, Value::string(text))?;
+                self.write_value(&v);
+            }
+            StmtKind::With(assigns, body) => {
+                let values = assigns
+                    .iter()
+                    .map(|(_, e)| self.eval(e))
+                    .collect::<Result<Vec<_>>>()?;
+                let restore = self.current;
+                let id = self.push_frame(restore);
+                for ((t, _), v) in assigns.iter().zip(values) {
+                    self.assign(t, v)?;
+                }
+                let r = self.exec_block(body);
+                self.pop_frame(id, restore);
+                return r;
+            }
+            StmtKind::Break => return Ok(Flow::Break),
+            StmtKind::Continue => return Ok(Flow::Continue),
+            StmtKind::Generation(body) => {
+                let start = self.out.len();
+                let flow = self.exec_block(body)?;
+                if self.capture_depth == 0 {
+                    self.generation_spans.push((start, self.out.len()));
+                }
+                return Ok(flow);
+            }
+            StmtKind::Block(body) => return self.exec_block(body),
+            StmtKind::NeedsLoader(_) => {
+                return Err(err!(TypeError, "no loader for this environment specified")
+                    .at(s.pos.line, s.pos.col));
+            }
+            StmtKind::Autoescape(e, body) => {
+                let on = self.eval(e)?.truthy();
+                let saved = std::mem::replace(&mut self.autoescape, on);
+                let r = self.exec_block(body);
+                self.autoescape = saved;
+                return r;
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn assign(&mut self, target: &'a Target, v: Value<'a>) -> Result<()> {
+        match target {
+            Target::Name(n) => self.bind(n, v),
+            Target::Tuple(names) => {
+                let items = unpack(&v, names.len())?;
+                for (t, item) in names.iter().zip(items) {
+                    self.assign(t, item)?;
+                }
+            }
+            Target::Attr(ns, attr) => {
+                let target = self.lookup(ns);
+                match &target {
+                    Value::Object(o) => match &**o {
+                        Object::Namespace(d) => d.borrow_mut().insert(Value::Str(attr), v),
+                        _ => {
+                            return Err(err!(
+                                TemplateRuntimeError,
+                                "cannot assign attribute on non-namespace object"
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(err!(
+                            TemplateRuntimeError,
+                            "cannot assign attribute on non-namespace object"
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn exec_for(&mut self, f: &'a ForLoop, iter: Value<'a>, depth0: usize) -> Result<Flow> {
+        let items = iter.iterate()?;
+        let restore = self.current;
+        let items = match &f.cond {
+            None => items,
+            Some(cond) => {
+                let mut kept = Vec::new();
+                for item in items.iter() {
+                    let id = self.push_frame(restore);
+                    let r = self
+                        .assign(&f.target, item.clone())
+                        .and_then(|_| self.eval(cond));
+                    self.pop_frame(id, restore);
+                    if r?.truthy() {
+                        kept.push(item.clone());
+                    }
+                }
+                Rc::new(kept)
+            }
+        };
+        let lp = Rc::new(Object::Loop(LoopValue {
+            index0: Cell::new(0),
+            items: items.clone(),
+            depth0,
+            changed_last: RefCell::new(None),
+            recursive: f.recursive.then_some(f),
+            scope: restore,
+        }));
+        let mut completed = false;
+        for (i, item) in items.iter().enumerate() {
+            if let Object::Loop(l) = &*lp {
+                l.index0.set(i);
+            }
+            let id = self.push_frame(restore);
+            let r = self.assign(&f.target, item.clone()).and_then(|_| {
+                self.bind("loop", Value::Object(lp.clone()));
+                self.exec_block(&f.body)
+            });
+            self.pop_frame(id, restore);
+            match r? {
+                Flow::Break => break,
+                Flow::Continue => continue,
+                Flow::Normal => completed = true,
+            }
+        }
+        if !completed {
+            return self.exec_block(&f.else_body);
+        }
+        Ok(Flow::Normal)
+    }
+
+    // ---- expressions ----------------------------------------------------------------------
+
+    /// Evaluates an expression.
+    pub fn eval(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        self.eval_inner(e).map_err(|err| at(err, e.pos))
+    }
+
+    fn eval_inner(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        Ok(match &e.kind {
+            ExprKind::Const(c) => match c {
+                Const::None => Value::None,
+                Const::Bool(b) => Value::Bool(*b),
+                Const::Int(i) => Value::Int(*i),
+                Const::Float(f) => Value::Float(*f),
+                Const::Str(s) => Value::Str(s),
+            },
+            ExprKind::Name(n) => self.lookup(n),
+            ExprKind::List(items) => {
+                Value::list(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?)
+            }
+            ExprKind::Tuple(items) => Value::Tuple(Rc::new(
+                items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?,
+            )),
+            ExprKind::Dict(items) => {
+                let mut pairs = Vec::with_capacity(items.len());
+                for (k, v) in items {
+                    pairs.push((self.eval(k)?, self.eval(v)?));
+                }
+                crate::value::ops::dict_from(pairs)
+            }
+            ExprKind::GetAttr(obj, name) => {
+                let o = self.eval(obj)?;
+                builtins::getattr(&o, name)?
+            }
+            ExprKind::GetItem(obj, key) => {
+                let o = self.eval(obj)?;
+                if let ExprKind::Slice(a, b, c) = &key.kind {
+                    if o.is_undefined() {
+                        return Err(o.undefined_error());
+                    }
+                    let a = self.slice_bound(a)?;
+                    let b = self.slice_bound(b)?;
+                    let c = self.slice_bound(c)?;
+                    return o.slice(a, b, c);
+                }
+                let k = self.eval(key)?;
+                builtins::getitem(&o, &k)?
+            }
+            ExprKind::Slice(..) => {
+                return Err(err!(TemplateSyntaxError, "slice outside of a subscript"))
+            }
+            ExprKind::Call(callee, args) => {
+                if let ExprKind::GetAttr(obj, name) = &callee.kind {
+                    let o = self.eval(obj)?;
+                    let a = self.eval_args(args)?;
+                    return builtins::methods::call_attr(self, &o, name, a);
+                }
+                let f = self.eval(callee)?;
+                let a = self.eval_args(args)?;
+                self.call_value(&f, a)?
+            }
+            ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
+            ExprKind::Test(v, name, args) => {
+                let x = self.eval(v)?;
+                let a = self.eval_args(args)?;
+                Value::Bool(builtins::tests::call_test(self, name, &x, a)?)
+            }
+            ExprKind::Unary(op, x) => {
+                let v = self.eval(x)?;
+                match op {
+                    UnOp::Not => Value::Bool(!v.truthy()),
+                    UnOp::Neg => v.negate(true)?,
+                    UnOp::Pos => v.negate(false)?,
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                x.binary(*op, &y)?
+            }
+            ExprKind::And(a, b) => {
+                let x = self.eval(a)?;
+                if !x.truthy() {
+                    x
+                } else {
+                    self.eval(b)?
+                }
+            }
+            ExprKind::Or(a, b) => {
+                let x = self.eval(a)?;
+                if x.truthy() {
+                    x
+                } else {
+                    self.eval(b)?
+                }
+            }
+            ExprKind::Compare(first, rest) => {
+                let mut left = self.eval(first)?;
+                for (op, e) in rest {
+                    let right = self.eval(e)?;
+                    let ok = compare(*op, &left, &right)?;
+                    if !ok {
+                        return Ok(Value::Bool(false));
+                    }
+                    left = right;
+                }
+                Value::Bool(true)
+            }
+            ExprKind::Concat(parts) => {
+                let mut s = String::new();
+                for p in parts {
+                    let v = self.eval(p)?;
+                    if let Value::Undefined(Some(info)) = &v {
+                        if matches!(**info, UndefInfo::Hint(..)) {
+                            return Err(v.undefined_error());
+                        }
+                    }
+                    v.write_str(&mut s);
+                }
+                Value::string(s)
+            }
+            ExprKind::Cond(test, then, otherwise) => {
+                if self.eval(test)?.truthy() {
+                    self.eval(then)?
+                } else {
+                    match otherwise {
+                        Some(o) => self.eval(o)?,
+                        None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+                            "the inline if-expression on line evaluated to false and no else section was defined."
+                                .to_string(),
+                            crate::error::ErrorKind::UndefinedError,
+                        )))),
+                    }
+                }
+            }
+        })
+    }
+
+    fn slice_bound(&mut self, e: &'a Option<Box<Expr>>) -> Result<Option<i64>> {
+        let Some(e) = e else { return Ok(None) };
+        match self.eval(e)? {
+            Value::None => Ok(None),
+            Value::Int(i) => Ok(Some(i)),
+            Value::Bool(b) => Ok(Some(b as i64)),
+            v if v.is_undefined() => Err(v.undefined_error()),
+            _ => Err(err!(
+                TypeError,
+                "slice indices must be integers or None or have an __index__ method"
+            )),
+        }
+    }
+
+    /// Evaluates call arguments (`*args` and `**kwargs` expanded).
+    pub fn eval_args(&mut self, a: &'a Args) -> Result<CallArgs<'a>> {
+        let mut out = CallArgs::default();
+        for e in &a.pos {
+            out.pos.push(self.eval(e)?);
+        }
+        if let Some(star) = &a.star {
+            let v = self.eval(star)?;
+            out.pos.extend(v.iterate()?.iter().cloned());
+        }
+        for (k, e) in &a.kw {
+            out.kw.push((k, self.eval(e)?));
+        }
+        if let Some(dstar) = &a.dstar {
+            let v = self.eval(dstar)?;
+            if !v.is_mapping() {
+                return Err(err!(
+                    TypeError,
+                    "argument after ** must be a mapping, not {}",
+                    v.type_name()
+                ));
+            }
+            let mut pairs = Vec::new();
+            v.for_each_pair(|k, v| pairs.push((k, v)));
+            for (k, v) in pairs {
+                match k {
+                    Value::Str(s) => out.kw.push((s, v)),
+                    _ => return Err(err!(TypeError, "keywords must be strings")),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn eval_filter_chain(&mut self, e: &'a Expr, input: Value<'a>) -> Result<Value<'a>> {
+        let ExprKind::Filter(inner, name, args) = &e.kind else {
+            return self.eval(e);
+        };
+        let v = match inner {
+            Some(inner) => self.eval_filter_chain(inner, input)?,
+            None => input,
+        };
+        let a = self.eval_args(args)?;
+        builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))
+    }
+
+    // ---- calls ----------------------------------------------------------------------------
+
+    /// Calls a callable value.
+    pub fn call_value(&mut self, f: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+        match f {
+            Value::Object(o) => match &**o {
+                Object::Macro(m) => self.call_macro(m, args),
+                Object::Function(name) => builtins::globals::call_global(self, name, args),
+                Object::Method(recv, name) => {
+                    builtins::methods::call_method(self, recv, name, args)
+                }
+                Object::Loop(l) => self.call_loop(l, args),
+                Object::Joiner(sep, used) => Ok(builtins::globals::call_joiner(sep, used)),
+                _ => Err(err!(
+                    TypeError,
+                    "'{}' object is not callable",
+                    f.type_name()
+                )),
+            },
+            Value::Undefined(_) => Err(f.undefined_error()),
+            _ => Err(err!(
+                TypeError,
+                "'{}' object is not callable",
+                f.type_name()
+            )),
+        }
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > self.ctx.limits.max_recursion {
+            return Err(err!(RecursionError, "maximum recursion depth exceeded"));
+        }
+        Ok(())
+    }
+
+    fn call_loop(&mut self, l: &LoopValue<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+        let Some(f) = l.recursive else {
+            return Err(err!(
+                TypeError,
+                "Tried to call non recursive loop.  Maybe you forgot the 'recursive' modifier."
+            ));
+        };
+        if args.pos.len() != 1 || !args.kw.is_empty() {
+            return Err(err!(TypeError, "loop() takes exactly one argument"));
+        }
+        self.enter()?;
+        let restore = self.current;
+        self.current = l.scope;
+        let iter = args.pos[0].clone();
+        let depth0 = l.depth0 + 1;
+        let r = self.capture(|me| me.exec_for(f, iter, depth0));
+        self.current = restore;
+        self.depth -= 1;
+        Ok(Value::string(r?))
+    }
+
+    fn call_macro(&mut self, m: &MacroValue<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+        let def = m.def;
+        let mut kw = args.kw;
+        let mut caller = None;
+        if let Some(i) = kw.iter().position(|(k, _)| *k == "caller") {
+            if def.uses_caller || def.params.iter().any(|(n, _)| &**n == "caller") {
+                caller = Some(kw.remove(i).1);
+            }
+        }
+        let nparams = def.params.len();
+        if args.pos.len() > nparams && !def.uses_varargs {
+            return Err(err!(
+                TypeError,
+                "macro '{}' takes not more than {} argument(s)",
+                def.name,
+                nparams
+            ));
+        }
+        self.enter()?;
+        let restore = self.current;
+        let id = self.push_frame(m.scope);
+        let r = (|| -> Result<String> {
+            let mut varargs = Vec::new();
+            for (i, v) in args.pos.into_iter().enumerate() {
+                if i < nparams {
+                    self.bind(&def.params[i].0, v);
+                } else {
+                    varargs.push(v);
+                }
+            }
+            let given = varargs.is_empty();
+            let _ = given;
+            let npos = self.frames[id].vars.len();
+            let mut extra_kw = Vec::new();
+            for (k, v) in kw {
+                match def.params.iter().position(|(n, _)| &**n == k) {
+                    Some(i) if i < npos => {
+                        return Err(err!(
+                            TypeError,
+                            "macro '{}' got multiple values for argument '{k}'",
+                            def.name
+                        ));
+                    }
+                    Some(_) => self.bind(k, v),
+                    None if def.uses_kwargs => extra_kw.push((Value::Str(k), v)),
+                    None => {
+                        return Err(err!(
+                            TypeError,
+                            "macro '{}' takes no keyword argument '{k}'",
+                            def.name
+                        ));
+                    }
+                }
+            }
+            for (name, default) in &def.params {
+                if self.frames[id].vars.iter().any(|(n, _)| *n == &**name) {
+                    continue;
+                }
+                let v = match default {
+                    Some(d) => self.eval(d)?,
+                    None if &**name == "caller" && caller.is_some() => {
+                        caller.clone().unwrap_or(Value::Undefined(None))
+                    }
+                    None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+                        format!("parameter '{name}' was not provided"),
+                        crate::error::ErrorKind::UndefinedError,
+                    )))),
+                };
+                self.bind(name, v);
+            }
+            if def.uses_varargs {
+                self.bind("varargs", Value::Tuple(Rc::new(varargs)));
+            }
+            if def.uses_kwargs {
+                self.bind("kwargs", crate::value::ops::dict_from(extra_kw));
+            }
+            if def.uses_caller {
+                let c = caller.clone().unwrap_or_else(|| {
+                    Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+                        "No caller defined".to_string(),
+                        crate::error::ErrorKind::UndefinedError,
+                    ))))
+                });
+                self.bind("caller", c);
+            }
+            self.capture(|me| me.exec_block(&def.body))
+        })();
+        self.pop_frame(id, restore);
+        self.depth -= 1;
+        Ok(Value::string(r?))
+    }
+}
+
+/// Python comparison operators.
+pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        CmpOp::Eq => a.py_eq(b),
+        CmpOp::Ne => !a.py_eq(b),
+        CmpOp::In => b.contains(a)?,
+        CmpOp::NotIn => !b.contains(a)?,
+        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+            let sym = match op {
+                CmpOp::Lt => "<",
+                CmpOp::Le => "<=",
+                CmpOp::Gt => ">",
+                _ => ">=",
+            };
+            if let (Value::Float(x), _) | (_, Value::Float(x)) = (a, b) {
+                if x.is_nan() {
+                    a.py_cmp(b, sym)?;
+                    return Ok(false);
+                }
+            }
+            let o = a.py_cmp(b, sym)?;
+            match op {
+                CmpOp::Lt => o == Less,
+                CmpOp::Le => o != Greater,
+                CmpOp::Gt => o == Greater,
+                _ => o != Less,
+            }
+        }
+    })
+}
+
+/// Python tuple unpacking of `v` into `n` values.
+fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
+    let items = v.iterate().map_err(|_| {
+        err!(
+            TypeError,
+            "cannot unpack non-iterable {} object",
+            v.type_name()
+        )
+    })?;
+    if items.len() < n {
+        return Err(err!(
+            ValueError,
+            "not enough values to unpack (expected {n}, got {})",
+            items.len()
+        ));
+    }
+    if items.len() > n {
+        return Err(err!(ValueError, "too many values to unpack (expected {n})"));
+    }
+    Ok(items.to_vec())
+}

@@ -1,0 +1,156 @@
+//! The template's syntax tree. Every expression and statement knows its source position.
+
+use std::rc::Rc;
+
+/// A source position (1-based line and column).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A literal value.
+#[derive(Debug, Clone)]
+pub enum Const {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Box<str>),
+}
+
+/// Binary arithmetic operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+}
+
+/// Comparison operators (`in`/`not in` included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Pos,
+    Not,
+}
+
+/// Call arguments: positional, keyword, `*args`, `**kwargs`.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub pos: Vec<Expr>,
+    pub kw: Vec<(Box<str>, Expr)>,
+    pub star: Option<Box<Expr>>,
+    pub dstar: Option<Box<Expr>>,
+}
+
+/// An expression node.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub pos: Pos,
+}
+
+/// The kinds of expression.
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Const(Const),
+    Name(Box<str>),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Dict(Vec<(Expr, Expr)>),
+    GetAttr(Box<Expr>, Box<str>),
+    GetItem(Box<Expr>, Box<Expr>),
+    Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Call(Box<Expr>, Box<Args>),
+    /// A filter applied to a value (`None` for the body of a filter block).
+    Filter(Option<Box<Expr>>, Box<str>, Box<Args>),
+    Test(Box<Expr>, Box<str>, Box<Args>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    Concat(Vec<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
+}
+
+/// An assignment target.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Name(Box<str>),
+    Tuple(Vec<Target>),
+    /// `ns.attr` (namespace attribute).
+    Attr(Box<str>, Box<str>),
+}
+
+/// A macro definition (also used for `{% call %}` bodies).
+#[derive(Debug)]
+pub struct MacroDef {
+    pub name: Box<str>,
+    pub params: Vec<(Box<str>, Option<Expr>)>,
+    pub body: Vec<Stmt>,
+    pub uses_caller: bool,
+    pub uses_varargs: bool,
+    pub uses_kwargs: bool,
+    pub pos: Pos,
+}
+
+/// A statement node.
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub pos: Pos,
+}
+
+/// The kinds of statement.
+#[derive(Debug, Clone)]
+pub enum StmtKind {
+    /// Template text written as is.
+    Text(Box<str>),
+    Print(Expr),
+    If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
+    For(Box<ForLoop>),
+    Set(Target, Expr),
+    SetBlock(Target, Option<Expr>, Vec<Stmt>),
+    Macro(Rc<MacroDef>),
+    CallBlock(Expr, Rc<MacroDef>),
+    FilterBlock(Expr, Vec<Stmt>),
+    With(Vec<(Target, Expr)>, Vec<Stmt>),
+    Break,
+    Continue,
+    Generation(Vec<Stmt>),
+    /// A `{% block %}` renders in place (there is no inheritance without a loader).
+    Block(Vec<Stmt>),
+    /// Tags that need a template loader (`extends`, `include`, `import`, `from`): fail when run.
+    NeedsLoader(Expr),
+    Autoescape(Expr, Vec<Stmt>),
+}
+
+/// A `{% for %}` loop.
+#[derive(Debug, Clone)]
+pub struct ForLoop {
+    pub target: Target,
+    pub iter: Expr,
+    pub cond: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub else_body: Vec<Stmt>,
+    pub recursive: bool,
+}

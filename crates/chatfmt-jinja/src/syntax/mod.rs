@@ -1,0 +1,5 @@
+//! Lexing and parsing template source into a syntax tree.
+
+pub mod ast;
+pub mod lexer;
+pub mod parser;

@@ -1,0 +1,1376 @@
+//! Recursive-descent parser producing the syntax tree, with Jinja2's grammar and precedence.
+
+use super::ast::*;
+use super::lexer::{Tok, Token};
+use crate::error::{err, Error, Result};
+use std::rc::Rc;
+
+struct Parser<'s> {
+    toks: Vec<Token<'s>>,
+    i: usize,
+    /// The block tags we are inside, innermost last (for error messages).
+    open: Vec<&'static str>,
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Data(_) => "template data / text".into(),
+        Tok::VarBegin => "begin of print statement".into(),
+        Tok::VarEnd => "end of print statement".into(),
+        Tok::BlockBegin => "begin of statement block".into(),
+        Tok::BlockEnd => "end of statement block".into(),
+        Tok::Name(n) => (*n).to_string(),
+        Tok::Str(_) => "string".into(),
+        Tok::Int(_) => "integer".into(),
+        Tok::Float(_) => "float".into(),
+        Tok::Op(o) => (*o).to_string(),
+        Tok::Eof => "end of template".into(),
+    }
+}
+
+fn describe_expected(t: &Tok) -> String {
+    match t {
+        Tok::Name(n) => (*n).to_string(),
+        Tok::Op(o) => (*o).to_string(),
+        other => describe(other),
+    }
+}
+
+impl<'s> Parser<'s> {
+    fn cur(&self) -> &Tok<'s> {
+        &self.toks[self.i].tok
+    }
+
+    fn look(&self) -> &Tok<'s> {
+        &self.toks[(self.i + 1).min(self.toks.len() - 1)].tok
+    }
+
+    fn pos(&self) -> Pos {
+        let t = &self.toks[self.i];
+        Pos {
+            line: t.line,
+            col: t.col,
+        }
+    }
+
+    fn next(&mut self) -> Tok<'s> {
+        let t = self.toks[self.i].tok.clone();
+        if self.i + 1 < self.toks.len() {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn fail(&self, msg: impl Into<String>) -> Error {
+        let p = self.pos();
+        Error::new(crate::error::ErrorKind::TemplateSyntaxError, msg).at(p.line, p.col)
+    }
+
+    fn fail_at(&self, msg: impl Into<String>, p: Pos) -> Error {
+        Error::new(crate::error::ErrorKind::TemplateSyntaxError, msg).at(p.line, p.col)
+    }
+
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.cur(), Tok::Op(o) if *o == op)
+    }
+
+    fn is_name(&self, name: &str) -> bool {
+        matches!(self.cur(), Tok::Name(n) if *n == name)
+    }
+
+    fn skip_op(&mut self, op: &str) -> bool {
+        let hit = self.is_op(op);
+        if hit {
+            self.next();
+        }
+        hit
+    }
+
+    fn skip_name(&mut self, name: &str) -> bool {
+        let hit = self.is_name(name);
+        if hit {
+            self.next();
+        }
+        hit
+    }
+
+    fn unexpected(&self, expected: &str) -> Error {
+        if *self.cur() == Tok::Eof {
+            return self.fail(format!(
+                "unexpected end of template, expected '{expected}'."
+            ));
+        }
+        self.fail(format!(
+            "expected token '{expected}', got '{}'",
+            describe_expected(self.cur())
+        ))
+    }
+
+    fn expect_op(&mut self, op: &str) -> Result<()> {
+        if self.skip_op(op) {
+            Ok(())
+        } else {
+            Err(self.unexpected(op))
+        }
+    }
+
+    fn expect_name_kw(&mut self, name: &str) -> Result<()> {
+        if self.skip_name(name) {
+            Ok(())
+        } else {
+            Err(self.unexpected(name))
+        }
+    }
+
+    fn expect_name(&mut self) -> Result<&'s str> {
+        match self.cur() {
+            Tok::Name(n) => {
+                let n = *n;
+                self.next();
+                Ok(n)
+            }
+            _ => Err(self.unexpected("name")),
+        }
+    }
+
+    fn expect_block_end(&mut self) -> Result<()> {
+        if *self.cur() == Tok::BlockEnd {
+            self.next();
+            Ok(())
+        } else {
+            Err(self.unexpected("end of statement block"))
+        }
+    }
+
+    // ---- template structure -------------------------------------------------------------
+
+    fn subparse(&mut self, end: &[&str]) -> Result<Vec<Stmt>> {
+        let mut body = Vec::new();
+        loop {
+            let pos = self.pos();
+            match self.cur().clone() {
+                Tok::Data(text) => {
+                    self.next();
+                    body.push(Stmt {
+                        kind: StmtKind::Text(text.into()),
+                        pos,
+                    });
+                }
+                Tok::VarBegin => {
+                    self.next();
+                    let e = self.parse_tuple(false, true, &[], false)?;
+                    if *self.cur() != Tok::VarEnd {
+                        return Err(self.unexpected("end of print statement"));
+                    }
+                    self.next();
+                    body.push(Stmt {
+                        kind: StmtKind::Print(e),
+                        pos,
+                    });
+                }
+                Tok::BlockBegin => {
+                    self.next();
+                    if let Tok::Name(n) = self.cur() {
+                        if end.contains(n) {
+                            return Ok(body);
+                        }
+                    }
+                    let stmt = self.parse_statement()?;
+                    body.push(stmt);
+                    self.expect_block_end()?;
+                }
+                Tok::Eof => return Ok(body),
+                other => return Err(self.fail(format!("unexpected '{}'", describe(&other)))),
+            }
+        }
+    }
+
+    fn eof_error(&self, end: &[&str]) -> Error {
+        let mut msg = "Unexpected end of template.".to_string();
+        msg.push_str(&self.looking_for(end));
+        self.fail(msg)
+    }
+
+    fn looking_for(&self, end: &[&str]) -> String {
+        let mut msg = String::new();
+        if !end.is_empty() {
+            let names: Vec<String> = end.iter().map(|e| format!("'{e}'")).collect();
+            msg.push_str(&format!(
+                " Jinja was looking for the following tags: {}.",
+                names.join(" or ")
+            ));
+        }
+        if let Some(open) = self.open.last() {
+            msg.push_str(&format!(
+                " The innermost block that needs to be closed is '{open}'."
+            ));
+        }
+        msg
+    }
+
+    fn parse_statements(&mut self, end: &[&str], drop_needle: bool) -> Result<Vec<Stmt>> {
+        self.skip_op(":");
+        self.expect_block_end()?;
+        let body = self.subparse(end)?;
+        if *self.cur() == Tok::Eof {
+            return Err(self.eof_error(end));
+        }
+        if drop_needle {
+            self.next();
+        }
+        Ok(body)
+    }
+
+    fn parse_statement(&mut self) -> Result<Stmt> {
+        let pos = self.pos();
+        let Tok::Name(tag) = self.cur().clone() else {
+            return Err(self.fail("tag name expected"));
+        };
+        let kind = match tag {
+            "if" => self.with_open("if", Self::parse_if)?,
+            "for" => self.with_open("for", Self::parse_for)?,
+            "set" => self.with_open("set", Self::parse_set)?,
+            "macro" => self.with_open("macro", Self::parse_macro)?,
+            "call" => self.with_open("call", Self::parse_call_block)?,
+            "filter" => self.with_open("filter", Self::parse_filter_block)?,
+            "with" => self.with_open("with", Self::parse_with)?,
+            "generation" => {
+                self.next();
+                StmtKind::Generation(self.with_open_body("generation", &["endgeneration"])?)
+            }
+            "block" => self.with_open("block", Self::parse_block)?,
+            "autoescape" => {
+                self.next();
+                let e = self.parse_expression(true)?;
+                StmtKind::Autoescape(e, self.with_open_body("autoescape", &["endautoescape"])?)
+            }
+            "print" => {
+                self.next();
+                StmtKind::Print(self.parse_tuple(false, true, &[], false)?)
+            }
+            "break" | "continue" => {
+                self.next();
+                if !self.open.contains(&"for")
+                    || self
+                        .open
+                        .iter()
+                        .rev()
+                        .take_while(|t| **t != "for")
+                        .any(|t| *t == "macro" || *t == "call")
+                {
+                    return Err(Error::new(
+                        crate::error::ErrorKind::SyntaxError,
+                        format!("'{tag}' outside loop"),
+                    )
+                    .at(pos.line, pos.col));
+                }
+                if tag == "break" {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
+            "extends" | "include" | "import" | "from" => {
+                self.next();
+                let e = self.parse_expression(true)?;
+                // Consume the rest of the tag (`with context`, `as name`, `import a, b` ...).
+                while !matches!(self.cur(), Tok::BlockEnd | Tok::Eof) {
+                    self.next();
+                }
+                StmtKind::NeedsLoader(e)
+            }
+            _ => {
+                let mut msg = format!("Encountered unknown tag '{tag}'.");
+                if !self.open.is_empty() {
+                    let end = self.end_tags_of(self.open.last().copied().unwrap_or(""));
+                    msg.push_str(&self.looking_for(&end));
+                }
+                return Err(self.fail(msg));
+            }
+        };
+        Ok(Stmt { kind, pos })
+    }
+
+    fn end_tags_of(&self, tag: &str) -> Vec<&'static str> {
+        match tag {
+            "if" => vec!["elif", "else", "endif"],
+            "for" => vec!["endfor", "else"],
+            "set" => vec!["endset"],
+            "macro" => vec!["endmacro"],
+            "call" => vec!["endcall"],
+            "filter" => vec!["endfilter"],
+            "with" => vec!["endwith"],
+            "generation" => vec!["endgeneration"],
+            "block" => vec!["endblock"],
+            "autoescape" => vec!["endautoescape"],
+            _ => vec![],
+        }
+    }
+
+    fn with_open(
+        &mut self,
+        tag: &'static str,
+        f: fn(&mut Self) -> Result<StmtKind>,
+    ) -> Result<StmtKind> {
+        self.open.push(tag);
+        let r = f(self);
+        self.open.pop();
+        r
+    }
+
+    fn with_open_body(&mut self, tag: &'static str, end: &[&str]) -> Result<Vec<Stmt>> {
+        self.open.push(tag);
+        let r = self.parse_statements(end, true);
+        self.open.pop();
+        r
+    }
+
+    fn parse_if(&mut self) -> Result<StmtKind> {
+        self.next();
+        let mut branches = Vec::new();
+        loop {
+            let test = self.parse_tuple(false, false, &[], false)?;
+            let body = self.parse_statements(&["elif", "else", "endif"], false)?;
+            branches.push((test, body));
+            match self.next() {
+                Tok::Name("elif") => continue,
+                Tok::Name("else") => {
+                    let else_body = self.parse_statements(&["endif"], true)?;
+                    return Ok(StmtKind::If(branches, else_body));
+                }
+                _ => return Ok(StmtKind::If(branches, Vec::new())),
+            }
+        }
+    }
+
+    fn parse_for(&mut self) -> Result<StmtKind> {
+        self.next();
+        let target = self.parse_assign_target(true, false, &["in"])?;
+        self.expect_name_kw("in")?;
+        let iter = self.parse_tuple(false, false, &["recursive"], false)?;
+        let cond = if self.skip_name("if") {
+            Some(self.parse_expression(true)?)
+        } else {
+            None
+        };
+        let recursive = self.skip_name("recursive");
+        let body = self.parse_statements(&["endfor", "else"], false)?;
+        let else_body = match self.next() {
+            Tok::Name("endfor") => Vec::new(),
+            _ => self.parse_statements(&["endfor"], true)?,
+        };
+        Ok(StmtKind::For(Box::new(ForLoop {
+            target,
+            iter,
+            cond,
+            body,
+            else_body,
+            recursive,
+        })))
+    }
+
+    fn parse_set(&mut self) -> Result<StmtKind> {
+        self.next();
+        let target = self.parse_assign_target(true, true, &[])?;
+        if self.skip_op("=") {
+            let value = self.parse_tuple(false, true, &[], false)?;
+            return Ok(StmtKind::Set(target, value));
+        }
+        let filter = if self.is_op("|") {
+            Some(self.parse_filter(None, false)?)
+        } else {
+            None
+        };
+        let body = self.parse_statements(&["endset"], true)?;
+        Ok(StmtKind::SetBlock(target, filter, body))
+    }
+
+    fn parse_signature(&mut self) -> Result<Vec<(Box<str>, Option<Expr>)>> {
+        self.expect_op("(")?;
+        let mut params: Vec<(Box<str>, Option<Expr>)> = Vec::new();
+        while !self.is_op(")") {
+            if !params.is_empty() {
+                self.expect_op(",")?;
+            }
+            let name = self.expect_name()?;
+            let default = if self.skip_op("=") {
+                Some(self.parse_expression(true)?)
+            } else {
+                if params.iter().any(|(_, d)| d.is_some()) {
+                    return Err(self.fail("non-default argument follows default argument"));
+                }
+                None
+            };
+            if params.iter().any(|(n, _)| &**n == name) {
+                return Err(Error::new(
+                    crate::error::ErrorKind::SyntaxError,
+                    format!("duplicate argument '{name}' in function definition"),
+                ));
+            }
+            params.push((name.into(), default));
+        }
+        self.expect_op(")")?;
+        Ok(params)
+    }
+
+    fn make_macro(
+        name: &str,
+        params: Vec<(Box<str>, Option<Expr>)>,
+        body: Vec<Stmt>,
+        pos: Pos,
+    ) -> Rc<MacroDef> {
+        let mut uses = UsedNames::default();
+        uses.stmts(&body);
+        Rc::new(MacroDef {
+            name: name.into(),
+            params,
+            body,
+            uses_caller: uses.caller,
+            uses_varargs: uses.varargs,
+            uses_kwargs: uses.kwargs,
+            pos,
+        })
+    }
+
+    fn parse_macro(&mut self) -> Result<StmtKind> {
+        let pos = self.pos();
+        self.next();
+        let name = self.expect_name()?;
+        let params = self.parse_signature()?;
+        let body = self.parse_statements(&["endmacro"], true)?;
+        Ok(StmtKind::Macro(Self::make_macro(name, params, body, pos)))
+    }
+
+    fn parse_call_block(&mut self) -> Result<StmtKind> {
+        let pos = self.pos();
+        self.next();
+        let params = if self.is_op("(") {
+            self.parse_signature()?
+        } else {
+            Vec::new()
+        };
+        let call = self.parse_expression(true)?;
+        if !matches!(call.kind, ExprKind::Call(..)) {
+            return Err(self.fail_at("expected call", pos));
+        }
+        let body = self.parse_statements(&["endcall"], true)?;
+        Ok(StmtKind::CallBlock(
+            call,
+            Self::make_macro("caller", params, body, pos),
+        ))
+    }
+
+    fn parse_filter_block(&mut self) -> Result<StmtKind> {
+        self.next();
+        let filter = self.parse_filter(None, true)?;
+        let body = self.parse_statements(&["endfilter"], true)?;
+        Ok(StmtKind::FilterBlock(filter, body))
+    }
+
+    fn parse_with(&mut self) -> Result<StmtKind> {
+        self.next();
+        let mut assigns = Vec::new();
+        while *self.cur() != Tok::BlockEnd {
+            if !assigns.is_empty() {
+                self.expect_op(",")?;
+            }
+            let target = self.parse_assign_target(true, false, &[])?;
+            self.expect_op("=")?;
+            assigns.push((target, self.parse_expression(true)?));
+        }
+        let body = self.parse_statements(&["endwith"], true)?;
+        Ok(StmtKind::With(assigns, body))
+    }
+
+    fn parse_block(&mut self) -> Result<StmtKind> {
+        self.next();
+        self.expect_name()?;
+        self.skip_name("scoped");
+        self.skip_name("required");
+        let body = self.parse_statements(&["endblock"], true)?;
+        if let Tok::Name(_) = self.cur() {
+            self.next();
+        }
+        Ok(StmtKind::Block(body))
+    }
+
+    fn parse_assign_target(
+        &mut self,
+        with_tuple: bool,
+        with_namespace: bool,
+        extra_end: &[&str],
+    ) -> Result<Target> {
+        let pos = self.pos();
+        if with_namespace && matches!(self.look(), Tok::Op(".")) {
+            let ns = self.expect_name()?;
+            self.next();
+            let attr = self.expect_name()?;
+            return Ok(Target::Attr(ns.into(), attr.into()));
+        }
+        let e = if with_tuple {
+            self.parse_tuple(true, true, extra_end, false)?
+        } else {
+            self.parse_primary()?
+        };
+        to_target(&e).ok_or_else(|| {
+            let what = match e.kind {
+                ExprKind::Const(_) => "const",
+                ExprKind::Tuple(_) => "tuple",
+                ExprKind::List(_) => "list",
+                ExprKind::Dict(_) => "dict",
+                ExprKind::GetAttr(..) => "getattr",
+                ExprKind::GetItem(..) => "getitem",
+                ExprKind::Call(..) => "call",
+                _ => "expression",
+            };
+            self.fail_at(format!("can't assign to '{what}'"), pos)
+        })
+    }
+
+    // ---- expressions ---------------------------------------------------------------------
+
+    fn is_tuple_end(&self, extra_end: &[&str]) -> bool {
+        match self.cur() {
+            Tok::VarEnd | Tok::BlockEnd | Tok::Op(")") => true,
+            Tok::Name(n) => extra_end.contains(n),
+            _ => false,
+        }
+    }
+
+    fn parse_tuple(
+        &mut self,
+        simplified: bool,
+        with_condexpr: bool,
+        extra_end: &[&str],
+        explicit: bool,
+    ) -> Result<Expr> {
+        let pos = self.pos();
+        let mut items = Vec::new();
+        let mut is_tuple = false;
+        loop {
+            if !items.is_empty() {
+                self.expect_op(",")?;
+            }
+            if self.is_tuple_end(extra_end) {
+                break;
+            }
+            items.push(if simplified {
+                self.parse_primary()?
+            } else {
+                self.parse_expression(with_condexpr)?
+            });
+            if self.is_op(",") {
+                is_tuple = true;
+            } else {
+                break;
+            }
+        }
+        if !is_tuple {
+            if let Some(e) = items.pop() {
+                return Ok(e);
+            }
+            if !explicit {
+                return Err(self.fail(format!(
+                    "Expected an expression, got '{}'",
+                    describe(self.cur())
+                )));
+            }
+        }
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            pos,
+        })
+    }
+
+    fn parse_expression(&mut self, with_condexpr: bool) -> Result<Expr> {
+        if with_condexpr {
+            self.parse_condexpr()
+        } else {
+            self.parse_or()
+        }
+    }
+
+    fn parse_condexpr(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut e1 = self.parse_or()?;
+        while self.skip_name("if") {
+            let e2 = self.parse_or()?;
+            let e3 = if self.skip_name("else") {
+                Some(Box::new(self.parse_condexpr()?))
+            } else {
+                None
+            };
+            e1 = Expr {
+                kind: ExprKind::Cond(Box::new(e2), Box::new(e1), e3),
+                pos,
+            };
+        }
+        Ok(e1)
+    }
+
+    fn parse_or(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut left = self.parse_and()?;
+        while self.skip_name("or") {
+            let right = self.parse_and()?;
+            left = Expr {
+                kind: ExprKind::Or(Box::new(left), Box::new(right)),
+                pos,
+            };
+        }
+        Ok(left)
+    }
+
+    fn parse_and(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut left = self.parse_not()?;
+        while self.skip_name("and") {
+            let right = self.parse_not()?;
+            left = Expr {
+                kind: ExprKind::And(Box::new(left), Box::new(right)),
+                pos,
+            };
+        }
+        Ok(left)
+    }
+
+    fn parse_not(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        if self.skip_name("not") {
+            let e = self.parse_not()?;
+            return Ok(Expr {
+                kind: ExprKind::Unary(UnOp::Not, Box::new(e)),
+                pos,
+            });
+        }
+        self.parse_compare()
+    }
+
+    fn parse_compare(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let first = self.parse_math1()?;
+        let mut ops = Vec::new();
+        loop {
+            let op = match self.cur() {
+                Tok::Op("==") => CmpOp::Eq,
+                Tok::Op("!=") => CmpOp::Ne,
+                Tok::Op("<") => CmpOp::Lt,
+                Tok::Op("<=") => CmpOp::Le,
+                Tok::Op(">") => CmpOp::Gt,
+                Tok::Op(">=") => CmpOp::Ge,
+                Tok::Name("in") => CmpOp::In,
+                Tok::Name("not") if matches!(self.look(), Tok::Name("in")) => {
+                    self.next();
+                    CmpOp::NotIn
+                }
+                _ => break,
+            };
+            self.next();
+            ops.push((op, self.parse_math1()?));
+        }
+        if ops.is_empty() {
+            return Ok(first);
+        }
+        Ok(Expr {
+            kind: ExprKind::Compare(Box::new(first), ops),
+            pos,
+        })
+    }
+
+    fn parse_math1(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut left = self.parse_concat()?;
+        loop {
+            let op = match self.cur() {
+                Tok::Op("+") => BinOp::Add,
+                Tok::Op("-") => BinOp::Sub,
+                _ => return Ok(left),
+            };
+            self.next();
+            let right = self.parse_concat()?;
+            left = Expr {
+                kind: ExprKind::Binary(op, Box::new(left), Box::new(right)),
+                pos,
+            };
+        }
+    }
+
+    fn parse_concat(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut args = vec![self.parse_math2()?];
+        while self.skip_op("~") {
+            args.push(self.parse_math2()?);
+        }
+        if args.len() == 1 {
+            return Ok(args.remove(0));
+        }
+        Ok(Expr {
+            kind: ExprKind::Concat(args),
+            pos,
+        })
+    }
+
+    fn parse_math2(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut left = self.parse_pow()?;
+        loop {
+            let op = match self.cur() {
+                Tok::Op("*") => BinOp::Mul,
+                Tok::Op("/") => BinOp::Div,
+                Tok::Op("//") => BinOp::FloorDiv,
+                Tok::Op("%") => BinOp::Mod,
+                _ => return Ok(left),
+            };
+            self.next();
+            let right = self.parse_pow()?;
+            left = Expr {
+                kind: ExprKind::Binary(op, Box::new(left), Box::new(right)),
+                pos,
+            };
+        }
+    }
+
+    fn parse_pow(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let mut left = self.parse_unary(true)?;
+        while self.skip_op("**") {
+            let right = self.parse_unary(true)?;
+            left = Expr {
+                kind: ExprKind::Binary(BinOp::Pow, Box::new(left), Box::new(right)),
+                pos,
+            };
+        }
+        Ok(left)
+    }
+
+    fn parse_unary(&mut self, with_filter: bool) -> Result<Expr> {
+        let pos = self.pos();
+        let mut node = if self.skip_op("-") {
+            let e = self.parse_unary(false)?;
+            Expr {
+                kind: ExprKind::Unary(UnOp::Neg, Box::new(e)),
+                pos,
+            }
+        } else if self.skip_op("+") {
+            let e = self.parse_unary(false)?;
+            Expr {
+                kind: ExprKind::Unary(UnOp::Pos, Box::new(e)),
+                pos,
+            }
+        } else {
+            self.parse_primary()?
+        };
+        node = self.parse_postfix(node)?;
+        if with_filter {
+            node = self.parse_filter_expr(node)?;
+        }
+        Ok(node)
+    }
+
+    fn parse_primary(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let kind = match self.cur().clone() {
+            Tok::Name(n) => {
+                self.next();
+                match n {
+                    "true" | "True" => ExprKind::Const(Const::Bool(true)),
+                    "false" | "False" => ExprKind::Const(Const::Bool(false)),
+                    "none" | "None" => ExprKind::Const(Const::None),
+                    _ => ExprKind::Name(n.into()),
+                }
+            }
+            Tok::Str(s) => {
+                self.next();
+                let mut buf = s;
+                while let Tok::Str(more) = self.cur() {
+                    buf.push_str(more);
+                    self.next();
+                }
+                ExprKind::Const(Const::Str(buf.into()))
+            }
+            Tok::Int(v) => {
+                self.next();
+                ExprKind::Const(Const::Int(v))
+            }
+            Tok::Float(v) => {
+                self.next();
+                ExprKind::Const(Const::Float(v))
+            }
+            Tok::Op("(") => {
+                self.next();
+                let e = self.parse_tuple(false, true, &[], true)?;
+                self.expect_op(")")?;
+                return Ok(e);
+            }
+            Tok::Op("[") => {
+                self.next();
+                let mut items = Vec::new();
+                while !self.is_op("]") {
+                    if !items.is_empty() {
+                        self.expect_op(",")?;
+                    }
+                    if self.is_op("]") {
+                        break;
+                    }
+                    items.push(self.parse_expression(true)?);
+                }
+                self.expect_op("]")?;
+                ExprKind::List(items)
+            }
+            Tok::Op("{") => {
+                self.next();
+                let mut items = Vec::new();
+                while !self.is_op("}") {
+                    if !items.is_empty() {
+                        self.expect_op(",")?;
+                    }
+                    if self.is_op("}") {
+                        break;
+                    }
+                    let k = self.parse_expression(true)?;
+                    self.expect_op(":")?;
+                    let v = self.parse_expression(true)?;
+                    items.push((k, v));
+                }
+                self.expect_op("}")?;
+                ExprKind::Dict(items)
+            }
+            Tok::Eof => return Err(self.fail("unexpected end of template")),
+            other => return Err(self.fail(format!("unexpected '{}'", describe(&other)))),
+        };
+        Ok(Expr { kind, pos })
+    }
+
+    fn parse_postfix(&mut self, mut node: Expr) -> Result<Expr> {
+        loop {
+            let pos = self.pos();
+            if self.skip_op(".") {
+                match self.next() {
+                    Tok::Name(n) => {
+                        node = Expr {
+                            kind: ExprKind::GetAttr(Box::new(node), n.into()),
+                            pos,
+                        }
+                    }
+                    Tok::Int(v) => {
+                        let key = Expr {
+                            kind: ExprKind::Const(Const::Int(v)),
+                            pos,
+                        };
+                        node = Expr {
+                            kind: ExprKind::GetItem(Box::new(node), Box::new(key)),
+                            pos,
+                        };
+                    }
+                    _ => return Err(self.fail_at("expected name or number", pos)),
+                }
+            } else if self.skip_op("[") {
+                let mut args = Vec::new();
+                while !self.is_op("]") {
+                    if !args.is_empty() {
+                        self.expect_op(",")?;
+                    }
+                    args.push(self.parse_subscribed()?);
+                }
+                self.expect_op("]")?;
+                let arg = if args.len() == 1 {
+                    args.remove(0)
+                } else {
+                    Expr {
+                        kind: ExprKind::Tuple(args),
+                        pos,
+                    }
+                };
+                node = Expr {
+                    kind: ExprKind::GetItem(Box::new(node), Box::new(arg)),
+                    pos,
+                };
+            } else if self.is_op("(") {
+                let args = self.parse_call_args()?;
+                node = Expr {
+                    kind: ExprKind::Call(Box::new(node), Box::new(args)),
+                    pos,
+                };
+            } else {
+                return Ok(node);
+            }
+        }
+    }
+
+    fn parse_subscribed(&mut self) -> Result<Expr> {
+        let pos = self.pos();
+        let start = if self.skip_op(":") {
+            None
+        } else {
+            let e = self.parse_expression(true)?;
+            if !self.skip_op(":") {
+                return Ok(e);
+            }
+            Some(Box::new(e))
+        };
+        let stop = if self.is_op(":") || self.is_op("]") || self.is_op(",") {
+            None
+        } else {
+            Some(Box::new(self.parse_expression(true)?))
+        };
+        let step = if self.skip_op(":") {
+            if self.is_op("]") || self.is_op(",") {
+                None
+            } else {
+                Some(Box::new(self.parse_expression(true)?))
+            }
+        } else {
+            None
+        };
+        Ok(Expr {
+            kind: ExprKind::Slice(start, stop, step),
+            pos,
+        })
+    }
+
+    fn parse_call_args(&mut self) -> Result<Args> {
+        let pos = self.pos();
+        self.expect_op("(")?;
+        let mut args = Args::default();
+        let mut require_comma = false;
+        let invalid = |p: &Self| p.fail_at("invalid syntax for function call expression", pos);
+        while !self.is_op(")") {
+            if require_comma {
+                self.expect_op(",")?;
+                if self.is_op(")") {
+                    break;
+                }
+            }
+            if self.skip_op("*") {
+                if args.star.is_some() || args.dstar.is_some() {
+                    return Err(invalid(self));
+                }
+                args.star = Some(Box::new(self.parse_expression(true)?));
+            } else if self.skip_op("**") {
+                if args.dstar.is_some() {
+                    return Err(invalid(self));
+                }
+                args.dstar = Some(Box::new(self.parse_expression(true)?));
+            } else if let (Tok::Name(n), Tok::Op("=")) = (self.cur().clone(), self.look().clone()) {
+                if args.dstar.is_some() {
+                    return Err(invalid(self));
+                }
+                self.next();
+                self.next();
+                let v = self.parse_expression(true)?;
+                args.kw.push((n.into(), v));
+            } else {
+                if args.star.is_some() || args.dstar.is_some() || !args.kw.is_empty() {
+                    return Err(invalid(self));
+                }
+                args.pos.push(self.parse_expression(true)?);
+            }
+            require_comma = true;
+        }
+        self.expect_op(")")?;
+        Ok(args)
+    }
+
+    fn parse_dotted_name(&mut self) -> Result<String> {
+        let mut name = self.expect_name()?.to_string();
+        while self.skip_op(".") {
+            name.push('.');
+            name.push_str(self.expect_name()?);
+        }
+        Ok(name)
+    }
+
+    fn parse_filter(&mut self, mut node: Option<Expr>, mut start_inline: bool) -> Result<Expr> {
+        while self.is_op("|") || start_inline {
+            if !start_inline {
+                self.next();
+            }
+            let pos = self.pos();
+            let name = self.parse_dotted_name()?;
+            let args = if self.is_op("(") {
+                self.parse_call_args()?
+            } else {
+                Args::default()
+            };
+            node = Some(Expr {
+                kind: ExprKind::Filter(node.map(Box::new), name.into(), Box::new(args)),
+                pos,
+            });
+            start_inline = false;
+        }
+        node.ok_or_else(|| self.fail("expected filter"))
+    }
+
+    fn parse_filter_expr(&mut self, mut node: Expr) -> Result<Expr> {
+        loop {
+            if self.is_op("|") {
+                node = self.parse_filter(Some(node), false)?;
+            } else if self.is_name("is") {
+                node = self.parse_test(node)?;
+            } else if self.is_op("(") {
+                let pos = self.pos();
+                let args = self.parse_call_args()?;
+                node = Expr {
+                    kind: ExprKind::Call(Box::new(node), Box::new(args)),
+                    pos,
+                };
+            } else {
+                return Ok(node);
+            }
+        }
+    }
+
+    fn parse_test(&mut self, node: Expr) -> Result<Expr> {
+        let pos = self.pos();
+        self.next();
+        let negated = self.skip_name("not");
+        let name = self.parse_dotted_name()?;
+        let args = if self.is_op("(") {
+            self.parse_call_args()?
+        } else if matches!(
+            self.cur(),
+            Tok::Name(_) | Tok::Str(_) | Tok::Int(_) | Tok::Float(_) | Tok::Op("(" | "[" | "{")
+        ) && !matches!(self.cur(), Tok::Name("else" | "or" | "and"))
+        {
+            if self.is_name("is") {
+                return Err(self.fail("You cannot chain multiple tests with is"));
+            }
+            let arg = self.parse_primary()?;
+            let arg = self.parse_postfix(arg)?;
+            Args {
+                pos: vec![arg],
+                ..Args::default()
+            }
+        } else {
+            Args::default()
+        };
+        let test = Expr {
+            kind: ExprKind::Test(Box::new(node), name.into(), Box::new(args)),
+            pos,
+        };
+        if negated {
+            return Ok(Expr {
+                kind: ExprKind::Unary(UnOp::Not, Box::new(test)),
+                pos,
+            });
+        }
+        Ok(test)
+    }
+}
+
+fn to_target(e: &Expr) -> Option<Target> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(Target::Name(n.clone())),
+        ExprKind::Tuple(items) => items
+            .iter()
+            .map(to_target)
+            .collect::<Option<Vec<_>>>()
+            .map(Target::Tuple),
+        _ => None,
+    }
+}
+
+/// Which of the special names `caller`, `varargs`, `kwargs` a macro body reads.
+#[derive(Default)]
+struct UsedNames {
+    caller: bool,
+    varargs: bool,
+    kwargs: bool,
+}
+
+impl UsedNames {
+    fn stmts(&mut self, body: &[Stmt]) {
+        for s in body {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e),
+            StmtKind::If(branches, else_body) => {
+                for (t, b) in branches {
+                    self.expr(t);
+                    self.stmts(b);
+                }
+                self.stmts(else_body);
+            }
+            StmtKind::For(f) => {
+                self.expr(&f.iter);
+                if let Some(c) = &f.cond {
+                    self.expr(c);
+                }
+                self.stmts(&f.body);
+                self.stmts(&f.else_body);
+            }
+            StmtKind::SetBlock(_, filter, body) => {
+                if let Some(f) = filter {
+                    self.expr(f);
+                }
+                self.stmts(body);
+            }
+            StmtKind::Macro(_) => {}
+            StmtKind::CallBlock(call, m) => {
+                self.expr(call);
+                for (_, d) in &m.params {
+                    if let Some(d) = d {
+                        self.expr(d);
+                    }
+                }
+                self.stmts(&m.body);
+            }
+            StmtKind::FilterBlock(f, body) | StmtKind::Autoescape(f, body) => {
+                self.expr(f);
+                self.stmts(body);
+            }
+            StmtKind::With(assigns, body) => {
+                for (_, e) in assigns {
+                    self.expr(e);
+                }
+                self.stmts(body);
+            }
+            StmtKind::Generation(body) | StmtKind::Block(body) => self.stmts(body),
+        }
+    }
+
+    fn args(&mut self, a: &Args) {
+        for e in &a.pos {
+            self.expr(e);
+        }
+        for (_, e) in &a.kw {
+            self.expr(e);
+        }
+        if let Some(e) = &a.star {
+            self.expr(e);
+        }
+        if let Some(e) = &a.dstar {
+            self.expr(e);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Const(_) => {}
+            ExprKind::Name(n) => match &**n {
+                "caller" => self.caller = true,
+                "varargs" => self.varargs = true,
+                "kwargs" => self.kwargs = true,
+                _ => {}
+            },
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
+                for i in items {
+                    self.expr(i);
+                }
+            }
+            ExprKind::Dict(items) => {
+                for (k, v) in items {
+                    self.expr(k);
+                    self.expr(v);
+                }
+            }
+            ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o),
+            ExprKind::GetItem(a, b)
+            | ExprKind::Binary(_, a, b)
+            | ExprKind::And(a, b)
+            | ExprKind::Or(a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Slice(a, b, c) => {
+                for x in [a, b, c].into_iter().flatten() {
+                    self.expr(x);
+                }
+            }
+            ExprKind::Call(f, args) => {
+                self.expr(f);
+                self.args(args);
+            }
+            ExprKind::Filter(v, _, args) => {
+                if let Some(v) = v {
+                    self.expr(v);
+                }
+                self.args(args);
+            }
+            ExprKind::Test(v, _, args) => {
+                self.expr(v);
+                self.args(args);
+            }
+            ExprKind::Compare(first, rest) => {
+                self.expr(first);
+                for (_, e) in rest {
+                    self.expr(e);
+                }
+            }
+            ExprKind::Cond(a, b, c) => {
+                self.expr(a);
+                self.expr(b);
+                if let Some(c) = c {
+                    self.expr(c);
+                }
+            }
+        }
+    }
+}
+
+/// Parses a token stream into the template body.
+pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
+    let mut p = Parser {
+        toks,
+        i: 0,
+        open: Vec::new(),
+    };
+    let body = p.subparse(&[])?;
+    if *p.cur() != Tok::Eof {
+        return Err(p.fail("unexpected token after template end"));
+    }
+    Ok(body)
+}
+
+/// Unknown filters and tests are compile-time errors outside `if` bodies and conditional
+/// expressions (Jinja2's "soft" frames), and run-time errors inside them.
+pub fn check_names(
+    body: &[Stmt],
+    is_filter: &dyn Fn(&str) -> bool,
+    is_test: &dyn Fn(&str) -> bool,
+) -> Result<()> {
+    let mut c = NameCheck { is_filter, is_test };
+    c.stmts(body, false)
+}
+
+struct NameCheck<'f> {
+    is_filter: &'f dyn Fn(&str) -> bool,
+    is_test: &'f dyn Fn(&str) -> bool,
+}
+
+impl NameCheck<'_> {
+    fn stmts(&mut self, body: &[Stmt], soft: bool) -> Result<()> {
+        body.iter().try_for_each(|s| self.stmt(s, soft))
+    }
+
+    fn stmt(&mut self, s: &Stmt, soft: bool) -> Result<()> {
+        match &s.kind {
+            StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => Ok(()),
+            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => {
+                self.expr(e, soft)
+            }
+            StmtKind::If(branches, else_body) => {
+                for (t, b) in branches {
+                    self.expr(t, true)?;
+                    self.stmts(b, true)?;
+                }
+                self.stmts(else_body, true)
+            }
+            StmtKind::For(f) => {
+                self.expr(&f.iter, soft)?;
+                if let Some(c) = &f.cond {
+                    self.expr(c, false)?;
+                }
+                self.stmts(&f.body, false)?;
+                self.stmts(&f.else_body, false)
+            }
+            StmtKind::SetBlock(_, filter, body) => {
+                if let Some(f) = filter {
+                    self.expr(f, false)?;
+                }
+                self.stmts(body, false)
+            }
+            StmtKind::Macro(m) => {
+                for (_, d) in &m.params {
+                    if let Some(d) = d {
+                        self.expr(d, false)?;
+                    }
+                }
+                self.stmts(&m.body, false)
+            }
+            StmtKind::CallBlock(call, m) => {
+                self.expr(call, soft)?;
+                self.stmts(&m.body, false)
+            }
+            StmtKind::FilterBlock(f, body) => {
+                self.expr(f, false)?;
+                self.stmts(body, false)
+            }
+            StmtKind::Autoescape(e, body) => {
+                self.expr(e, soft)?;
+                self.stmts(body, soft)
+            }
+            StmtKind::With(assigns, body) => {
+                for (_, e) in assigns {
+                    self.expr(e, soft)?;
+                }
+                self.stmts(body, false)
+            }
+            StmtKind::Generation(body) | StmtKind::Block(body) => self.stmts(body, soft),
+        }
+    }
+
+    fn args(&mut self, a: &Args, soft: bool) -> Result<()> {
+        for e in a.pos.iter().chain(a.kw.iter().map(|(_, e)| e)) {
+            self.expr(e, soft)?;
+        }
+        for e in [&a.star, &a.dstar].into_iter().flatten() {
+            self.expr(e, soft)?;
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr, soft: bool) -> Result<()> {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Name(_) => Ok(()),
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
+                items.iter().try_for_each(|i| self.expr(i, soft))
+            }
+            ExprKind::Dict(items) => items.iter().try_for_each(|(k, v)| {
+                self.expr(k, soft)?;
+                self.expr(v, soft)
+            }),
+            ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o, soft),
+            ExprKind::GetItem(a, b)
+            | ExprKind::Binary(_, a, b)
+            | ExprKind::And(a, b)
+            | ExprKind::Or(a, b) => {
+                self.expr(a, soft)?;
+                self.expr(b, soft)
+            }
+            ExprKind::Slice(a, b, c) => [a, b, c]
+                .into_iter()
+                .flatten()
+                .try_for_each(|x| self.expr(x, soft)),
+            ExprKind::Call(f, args) => {
+                self.expr(f, soft)?;
+                self.args(args, soft)
+            }
+            ExprKind::Filter(v, name, args) => {
+                if let Some(v) = v {
+                    self.expr(v, soft)?;
+                }
+                if !soft && !(self.is_filter)(name) {
+                    return Err(err!(TemplateAssertionError, "No filter named '{name}'.")
+                        .at(e.pos.line, e.pos.col));
+                }
+                self.args(args, soft)
+            }
+            ExprKind::Test(v, name, args) => {
+                self.expr(v, soft)?;
+                if !soft && !(self.is_test)(name) {
+                    return Err(err!(TemplateAssertionError, "No test named '{name}'.")
+                        .at(e.pos.line, e.pos.col));
+                }
+                self.args(args, soft)
+            }
+            ExprKind::Compare(first, rest) => {
+                self.expr(first, soft)?;
+                rest.iter().try_for_each(|(_, e)| self.expr(e, soft))
+            }
+            ExprKind::Cond(a, b, c) => {
+                self.expr(a, true)?;
+                self.expr(b, true)?;
+                if let Some(c) = c {
+                    self.expr(c, true)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Compiled templates, render contexts and render results.
+
+use crate::error::Result;
+use crate::eval::Evaluator;
+use crate::syntax::{ast::Stmt, lexer, parser};
+use serde_json::{Map, Value as Json};
+
+/// A template compiled once and rendered many times.
+#[derive(Debug)]
+pub struct Template {
+    name: String,
+    source: String,
+    body: Vec<Stmt>,
+}
+
+/// Where `strftime_now()` takes the time from.
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    /// The machine's local time (what transformers does).
+    #[default]
+    Local,
+    /// A fixed naive local time, ISO-8601 (`2025-07-10T12:00:00`).
+    Fixed(String),
+}
+
+/// Resource limits for rendering untrusted templates.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Nesting depth of macro calls and recursive loops.
+    pub max_recursion: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_recursion: 200 }
+    }
+}
+
+/// The variables a template is rendered with, plus the clock and limits.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// Template variables (top-level names).
+    pub vars: Map<String, Json>,
+    /// The clock for `strftime_now`.
+    pub clock: Clock,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+impl Context {
+    /// A context from a JSON object of variables.
+    pub fn from_json(vars: Json) -> Result<Context> {
+        match vars {
+            Json::Object(vars) => Ok(Context {
+                vars,
+                ..Context::default()
+            }),
+            _ => Err(crate::error::err!(
+                TypeError,
+                "template variables must be a JSON object"
+            )),
+        }
+    }
+}
+
+/// The result of a render: the text and the character spans of `{% generation %}` blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rendered {
+    /// The rendered text.
+    pub text: String,
+    /// `(start, end)` character offsets (Unicode code points) of each `{% generation %}` block.
+    pub generation_spans: Vec<(usize, usize)>,
+}
+
+impl Template {
+    /// Parses `source` (named `name` in errors) into a template ready to render.
+    pub fn new(name: &str, source: &str) -> Result<Template> {
+        let normalized = lexer::normalize_source(source);
+        let body = lexer::tokenize(&normalized)
+            .and_then(parser::parse)
+            .and_then(|body| {
+                parser::check_names(
+                    &body,
+                    &crate::builtins::is_filter,
+                    &crate::builtins::is_test,
+                )?;
+                Ok(body)
+            })
+            .map_err(|e| e.in_template(name, &normalized))?;
+        Ok(Template {
+            name: name.to_string(),
+            source: normalized,
+            body,
+        })
+    }
+
+    /// The template's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The source after newline normalisation.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the template text mentions `needle` (e.g. a message field).
+    pub fn mentions(&self, needle: &str) -> bool {
+        self.source.contains(needle)
+    }
+
+    /// Renders with the given context.
+    pub fn render(&self, ctx: &Context) -> Result<Rendered> {
+        Evaluator::new(self, ctx)
+            .run(&self.body)
+            .map_err(|e| e.in_template(&self.name, &self.source))
+    }
+}

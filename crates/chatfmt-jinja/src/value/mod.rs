@@ -1,0 +1,414 @@
+//! Template values with Python semantics. Context data (JSON) is viewed in place, never copied.
+
+pub mod ops;
+pub mod repr;
+
+use crate::error::{err, Error, ErrorKind, Result};
+use crate::syntax::ast::{ForLoop, MacroDef};
+use serde_json::Value as Json;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// A value during rendering. `'a` is the lifetime of the template and the render context.
+#[derive(Clone)]
+pub enum Value<'a> {
+    /// Jinja2's `Undefined`, with what it knows about why.
+    Undefined(Option<Rc<UndefInfo<'a>>>),
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// A string borrowed from the template or the context.
+    Str(&'a str),
+    /// A string computed during rendering.
+    String(Rc<str>),
+    /// A `Markup` string (from `|safe`, `|escape`).
+    Safe(Rc<str>),
+    /// A JSON array or object of the context, viewed in place.
+    Json(&'a Json),
+    List(Rc<Vec<Value<'a>>>),
+    Tuple(Rc<Vec<Value<'a>>>),
+    Dict(Rc<Dict<'a>>),
+    /// A one-shot iterator (Python generator): iterable, but has no length and prints as a generator.
+    Iter(Rc<Vec<Value<'a>>>),
+    Object(Rc<Object<'a>>),
+}
+
+/// Why a value is undefined; decides the error message when it is used.
+pub enum UndefInfo<'a> {
+    /// A name that is not defined.
+    Name(&'a str),
+    /// A missing attribute or key of an object (`'dict object' has no attribute 'x'`).
+    Member(&'static str, Value<'a>),
+    /// An explicit message, raised as `kind` on use (the sandbox's "unsafe" undefined).
+    Hint(String, ErrorKind),
+}
+
+/// An insertion-ordered dict with Python key equality.
+#[derive(Default, Clone)]
+pub struct Dict<'a> {
+    pub entries: Vec<(Value<'a>, Value<'a>)>,
+}
+
+impl<'a> Dict<'a> {
+    /// The value for `key`, if present.
+    pub fn get(&self, key: &Value<'a>) -> Option<&Value<'a>> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.py_eq(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Sets `key`, keeping the position of an existing key as Python does.
+    pub fn insert(&mut self, key: Value<'a>, value: Value<'a>) {
+        match self.entries.iter_mut().find(|(k, _)| k.py_eq(&key)) {
+            Some(slot) => slot.1 = value,
+            None => self.entries.push((key, value)),
+        }
+    }
+}
+
+/// Objects that are not plain data.
+pub enum Object<'a> {
+    Namespace(RefCell<Dict<'a>>),
+    Macro(MacroValue<'a>),
+    Loop(LoopValue<'a>),
+    /// A global function (`range`, `dict`, `namespace`, `raise_exception`, ...).
+    Function(&'static str),
+    /// A method bound to its receiver (`s.strip` before the call).
+    Method(Value<'a>, &'a str),
+    Cycler(Vec<Value<'a>>, Cell<usize>),
+    Joiner(Value<'a>, Cell<bool>),
+    Range(i64, i64, i64),
+}
+
+/// A macro (or the `caller` of a call block) bound to where it can find its variables.
+pub struct MacroValue<'a> {
+    pub def: &'a MacroDef,
+    /// The frame whose variables the body sees besides its own (the definition scope).
+    pub scope: usize,
+    pub caller: Option<Value<'a>>,
+}
+
+/// The `loop` variable of a for loop.
+pub struct LoopValue<'a> {
+    pub index0: Cell<usize>,
+    pub items: Rc<Vec<Value<'a>>>,
+    pub depth0: usize,
+    pub changed_last: RefCell<Option<Vec<Value<'a>>>>,
+    /// The loop itself, for recursive loops (`loop(children)`).
+    pub recursive: Option<&'a ForLoop>,
+    pub scope: usize,
+}
+
+impl<'a> Object<'a> {
+    fn write_repr(&self, out: &mut String) {
+        match self {
+            Object::Namespace(d) => {
+                out.push_str("<Namespace ");
+                Value::Dict(Rc::new(d.borrow().clone())).write_repr(out);
+                out.push('>');
+            }
+            Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
+            Object::Loop(l) => out.push_str(&format!(
+                "<LoopContext {}/{}>",
+                l.index0.get() + 1,
+                l.items.len()
+            )),
+            Object::Function(name) => out.push_str(&format!("<function {name}>")),
+            Object::Method(_, name) => out.push_str(&format!("<built-in method {name}>")),
+            Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
+            Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
+            Object::Range(a, b, s) => {
+                if *s == 1 {
+                    out.push_str(&format!("range({a}, {b})"))
+                } else {
+                    out.push_str(&format!("range({a}, {b}, {s})"))
+                }
+            }
+        }
+    }
+}
+
+impl<'a> Value<'a> {
+    /// Views a JSON value (scalars are converted, arrays and objects borrowed).
+    pub fn from_json(j: &'a Json) -> Value<'a> {
+        match j {
+            Json::Null => Value::None,
+            Json::Bool(b) => Value::Bool(*b),
+            Json::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Json::String(s) => Value::Str(s),
+            _ => Value::Json(j),
+        }
+    }
+
+    /// A computed string.
+    pub fn string(s: impl Into<Rc<str>>) -> Value<'a> {
+        Value::String(s.into())
+    }
+
+    /// A new list.
+    pub fn list(items: Vec<Value<'a>>) -> Value<'a> {
+        Value::List(Rc::new(items))
+    }
+
+    /// An undefined value for a missing member of `owner`.
+    pub fn missing_member(owner: &Value<'a>, key: Value<'a>) -> Value<'a> {
+        Value::Undefined(Some(Rc::new(UndefInfo::Member(
+            owner.object_type_repr(),
+            key,
+        ))))
+    }
+
+    /// Python's type name (`type(x).__name__`).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Undefined(_) => "Undefined",
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) | Value::String(_) => "str",
+            Value::Safe(_) => "Markup",
+            Value::Json(Json::Array(_)) | Value::List(_) => "list",
+            Value::Json(_) | Value::Dict(_) => "dict",
+            Value::Tuple(_) => "tuple",
+            Value::Iter(_) => "generator",
+            Value::Object(o) => match &**o {
+                Object::Namespace(_) => "Namespace",
+                Object::Macro(_) => "Macro",
+                Object::Loop(_) => "LoopContext",
+                Object::Function(_) => "function",
+                Object::Method(..) => "builtin_function_or_method",
+                Object::Cycler(..) => "Cycler",
+                Object::Joiner(..) => "Joiner",
+                Object::Range(..) => "range",
+            },
+        }
+    }
+
+    /// Jinja2's `object_type_repr` used in undefined messages.
+    pub fn object_type_repr(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "bool object",
+            Value::Int(_) => "int object",
+            Value::Float(_) => "float object",
+            Value::Str(_) | Value::String(_) => "str object",
+            Value::Safe(_) => "markupsafe.Markup object",
+            Value::Json(Json::Array(_)) | Value::List(_) => "list object",
+            Value::Json(_) | Value::Dict(_) => "dict object",
+            Value::Tuple(_) => "tuple object",
+            Value::Iter(_) => "generator object",
+            Value::Undefined(_) => "jinja2.runtime.Undefined object",
+            Value::Object(o) => match &**o {
+                Object::Namespace(_) => "jinja2.utils.Namespace object",
+                Object::Macro(_) => "jinja2.runtime.Macro object",
+                Object::Loop(_) => "jinja2.runtime.LoopContext object",
+                Object::Function(_) => "function object",
+                Object::Method(..) => "builtin_function_or_method object",
+                Object::Cycler(..) => "jinja2.utils.Cycler object",
+                Object::Joiner(..) => "jinja2.utils.Joiner object",
+                Object::Range(..) => "range object",
+            },
+        }
+    }
+
+    /// The string content, for any kind of string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            Value::String(s) | Value::Safe(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_undefined(&self) -> bool {
+        matches!(self, Value::Undefined(_))
+    }
+
+    pub fn is_str(&self) -> bool {
+        matches!(self, Value::Str(_) | Value::String(_) | Value::Safe(_))
+    }
+
+    /// A list, tuple or JSON array.
+    pub fn is_sequence_like(&self) -> bool {
+        matches!(
+            self,
+            Value::List(_) | Value::Tuple(_) | Value::Json(Json::Array(_))
+        )
+    }
+
+    /// A dict or JSON object.
+    pub fn is_mapping(&self) -> bool {
+        matches!(self, Value::Dict(_) | Value::Json(Json::Object(_)))
+    }
+
+    /// Calls `f` for each item of a list-like value.
+    pub fn for_each_item(&self, mut f: impl FnMut(Value<'a>)) {
+        match self {
+            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => {
+                v.iter().for_each(|x| f(x.clone()))
+            }
+            Value::Json(Json::Array(a)) => a.iter().for_each(|x| f(Value::from_json(x))),
+            _ => {}
+        }
+    }
+
+    /// Calls `f` for each key and value of a mapping.
+    pub fn for_each_pair(&self, mut f: impl FnMut(Value<'a>, Value<'a>)) {
+        match self {
+            Value::Dict(d) => d.entries.iter().for_each(|(k, v)| f(k.clone(), v.clone())),
+            Value::Json(Json::Object(m)) => m
+                .iter()
+                .for_each(|(k, v)| f(Value::Str(k), Value::from_json(v))),
+            Value::Object(o) => {
+                if let Object::Namespace(d) = &**o {
+                    d.borrow()
+                        .entries
+                        .iter()
+                        .for_each(|(k, v)| f(k.clone(), v.clone()))
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Python truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Undefined(_) | Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::String(s) | Value::Safe(s) => !s.is_empty(),
+            Value::Json(Json::Array(a)) => !a.is_empty(),
+            Value::Json(Json::Object(m)) => !m.is_empty(),
+            Value::Json(_) => true,
+            Value::List(v) | Value::Tuple(v) => !v.is_empty(),
+            Value::Dict(d) => !d.entries.is_empty(),
+            Value::Iter(_) => true,
+            Value::Object(o) => match &**o {
+                Object::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+                _ => true,
+            },
+        }
+    }
+
+    /// Python `len()`, or the TypeError Python raises.
+    pub fn py_len(&self) -> Result<usize> {
+        Ok(match self {
+            Value::Str(s) => s.chars().count(),
+            Value::String(s) | Value::Safe(s) => s.chars().count(),
+            Value::Json(Json::Array(a)) => a.len(),
+            Value::Json(Json::Object(m)) => m.len(),
+            Value::List(v) | Value::Tuple(v) => v.len(),
+            Value::Dict(d) => d.entries.len(),
+            Value::Undefined(_) => 0,
+            Value::Object(o) if matches!(&**o, Object::Range(..)) => match &**o {
+                Object::Range(a, b, s) => range_len(*a, *b, *s),
+                _ => 0,
+            },
+            _ => {
+                return Err(err!(
+                    TypeError,
+                    "object of type '{}' has no len()",
+                    self.type_name()
+                ))
+            }
+        })
+    }
+
+    /// The items Python's `iter()` would produce (dicts give their keys, strings their characters).
+    pub fn iterate(&self) -> Result<Rc<Vec<Value<'a>>>> {
+        Ok(match self {
+            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.clone(),
+            Value::Json(Json::Array(a)) => Rc::new(a.iter().map(Value::from_json).collect()),
+            Value::Json(Json::Object(m)) => Rc::new(m.keys().map(|k| Value::Str(k)).collect()),
+            Value::Dict(d) => Rc::new(d.entries.iter().map(|(k, _)| k.clone()).collect()),
+            Value::Str(s) => Rc::new(
+                s.char_indices()
+                    .map(|(i, c)| Value::Str(&s[i..i + c.len_utf8()]))
+                    .collect(),
+            ),
+            Value::String(s) | Value::Safe(s) => {
+                Rc::new(s.chars().map(|c| Value::string(c.to_string())).collect())
+            }
+            Value::Undefined(info) => match info.as_deref() {
+                Some(UndefInfo::Hint(..)) => return Err(self.undefined_error()),
+                _ => Rc::new(Vec::new()),
+            },
+            Value::Object(o) => match &**o {
+                Object::Range(a, b, s) => {
+                    Rc::new(range_items(*a, *b, *s).map(Value::Int).collect())
+                }
+                Object::Namespace(_) => {
+                    return Err(err!(TypeError, "'Namespace' object is not iterable"));
+                }
+                _ => {
+                    return Err(err!(
+                        TypeError,
+                        "'{}' object is not iterable",
+                        self.type_name()
+                    ))
+                }
+            },
+            _ => {
+                return Err(err!(
+                    TypeError,
+                    "'{}' object is not iterable",
+                    self.type_name()
+                ))
+            }
+        })
+    }
+
+    /// The error raised when an undefined value is used.
+    pub fn undefined_error(&self) -> Error {
+        match self {
+            Value::Undefined(Some(info)) => match &**info {
+                UndefInfo::Name(n) => {
+                    let mut s = String::new();
+                    repr::write_str_repr(n, &mut s);
+                    err!(UndefinedError, "{s} is undefined")
+                }
+                UndefInfo::Member(owner, key) => {
+                    if let Some(k) = key.as_str() {
+                        let mut s = String::new();
+                        repr::write_str_repr(k, &mut s);
+                        let mut o = String::new();
+                        repr::write_str_repr(owner, &mut o);
+                        err!(UndefinedError, "{o} has no attribute {s}")
+                    } else {
+                        let mut k = String::new();
+                        key.write_repr(&mut k);
+                        err!(UndefinedError, "{owner} has no element {k}")
+                    }
+                }
+                UndefInfo::Hint(msg, kind) => Error::new(*kind, msg.clone()),
+            },
+            _ => err!(UndefinedError, "'undefined' is undefined"),
+        }
+    }
+}
+
+/// The number of items in `range(a, b, step)`.
+pub fn range_len(a: i64, b: i64, step: i64) -> usize {
+    if step > 0 && a < b {
+        ((b - a - 1) / step + 1) as usize
+    } else if step < 0 && a > b {
+        ((a - b - 1) / (-step) + 1) as usize
+    } else {
+        0
+    }
+}
+
+/// The items of `range(a, b, step)`.
+pub fn range_items(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
+    let n = range_len(a, b, step);
+    (0..n).map(move |i| a + step * i as i64)
+}

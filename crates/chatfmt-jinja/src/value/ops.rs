@@ -1,0 +1,596 @@
+//! Python operators on values: equality, ordering, arithmetic, membership, subscripts and slices.
+
+use super::{Dict, Object, UndefInfo, Value};
+use crate::error::{err, Error, Result};
+use crate::syntax::ast::BinOp;
+use serde_json::Value as Json;
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Bool(b) => Some(*b as i64 as f64),
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(*b as i64),
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// Python's operator symbol for error messages.
+pub fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::FloorDiv => "//",
+        BinOp::Mod => "%",
+        BinOp::Pow => "** or pow()",
+    }
+}
+
+fn seq_items<'a>(v: &Value<'a>) -> Option<Vec<Value<'a>>> {
+    let mut out = Vec::new();
+    match v {
+        Value::List(_) | Value::Tuple(_) | Value::Json(Json::Array(_)) => {
+            v.for_each_item(|x| out.push(x));
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+impl<'a> Value<'a> {
+    /// Python `==`.
+    pub fn py_eq(&self, other: &Value<'a>) -> bool {
+        if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
+            return a == b;
+        }
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::None, Value::None) => true,
+            (Value::Undefined(_), Value::Undefined(_)) => true,
+            (a, b) if num(a).is_some() && num(b).is_some() => match (int(a), int(b)) {
+                (Some(x), Some(y)) => x == y,
+                _ => num(a) == num(b),
+            },
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y))
+            }
+            (Value::Tuple(_), _) | (_, Value::Tuple(_)) => false,
+            (a, b) if a.is_sequence_like() && b.is_sequence_like() => {
+                let (x, y) = (
+                    seq_items(a).unwrap_or_default(),
+                    seq_items(b).unwrap_or_default(),
+                );
+                x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
+            }
+            (a, b) if a.is_mapping() && b.is_mapping() => {
+                let (Ok(la), Ok(lb)) = (a.py_len(), b.py_len()) else {
+                    return false;
+                };
+                if la != lb {
+                    return false;
+                }
+                let mut same = true;
+                a.for_each_pair(|k, v| {
+                    if same {
+                        same = matches!(b.get_item_opt(&k), Some(w) if w.py_eq(&v));
+                    }
+                });
+                same
+            }
+            (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
+            (Value::Iter(a), Value::Iter(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// Python ordering (`<` and friends); a TypeError for unorderable types.
+    pub fn py_cmp(&self, other: &Value<'a>, op: &str) -> Result<Ordering> {
+        if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
+            return Ok(a.cmp(b));
+        }
+        if let (Some(a), Some(b)) = (int(self), int(other)) {
+            return Ok(a.cmp(&b));
+        }
+        if let (Some(a), Some(b)) = (num(self), num(other)) {
+            // NaN compares false every way; report "equal-ish" so no ordering operator holds.
+            return Ok(a.partial_cmp(&b).unwrap_or(Ordering::Equal));
+        }
+        let same_kind = matches!((self, other), (Value::Tuple(_), Value::Tuple(_)))
+            || (self.is_sequence_like()
+                && other.is_sequence_like()
+                && !matches!(self, Value::Tuple(_))
+                && !matches!(other, Value::Tuple(_)));
+        if same_kind {
+            let (a, b) = (
+                seq_items(self).unwrap_or_default(),
+                seq_items(other).unwrap_or_default(),
+            );
+            for (x, y) in a.iter().zip(b.iter()) {
+                if !x.py_eq(y) {
+                    return x.py_cmp(y, op);
+                }
+            }
+            return Ok(a.len().cmp(&b.len()));
+        }
+        if self.is_undefined() {
+            return Err(self.undefined_error());
+        }
+        if other.is_undefined() {
+            return Err(other.undefined_error());
+        }
+        Err(err!(
+            TypeError,
+            "'{op}' not supported between instances of '{}' and '{}'",
+            self.type_name(),
+            other.type_name()
+        ))
+    }
+
+    /// Python `item in self`.
+    pub fn contains(&self, item: &Value<'a>) -> Result<bool> {
+        if let Some(hay) = self.as_str() {
+            return match item.as_str() {
+                Some(needle) => Ok(hay.contains(needle)),
+                None => {
+                    if item.is_undefined() {
+                        return Err(item.undefined_error());
+                    }
+                    Err(err!(
+                        TypeError,
+                        "'in <string>' requires string as left operand, not {}",
+                        item.type_name()
+                    ))
+                }
+            };
+        }
+        match self {
+            Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| m.contains_key(k))),
+            Value::Dict(d) => Ok(d.get(item).is_some()),
+            Value::Undefined(_) => Err(self.undefined_error()),
+            Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
+                TypeError,
+                "argument of type 'Namespace' is not iterable"
+            )),
+            _ => match self.iterate() {
+                Ok(items) => Ok(items.iter().any(|x| x.py_eq(item))),
+                Err(_) => Err(err!(
+                    TypeError,
+                    "argument of type '{}' is not iterable",
+                    self.type_name()
+                )),
+            },
+        }
+    }
+
+    /// `self[key]` without Jinja's attribute fallback; `None` when missing.
+    pub fn get_item_opt(&self, key: &Value<'a>) -> Option<Value<'a>> {
+        match self {
+            Value::Json(Json::Object(m)) => {
+                key.as_str().and_then(|k| m.get(k)).map(Value::from_json)
+            }
+            Value::Dict(d) => d.get(key).cloned(),
+            Value::Json(Json::Array(_)) | Value::List(_) | Value::Tuple(_) => {
+                let i = int(key)?;
+                let len = self.py_len().ok()? as i64;
+                let idx = if i < 0 { i + len } else { i };
+                if idx < 0 || idx >= len {
+                    return None;
+                }
+                match self {
+                    Value::Json(Json::Array(a)) => a.get(idx as usize).map(Value::from_json),
+                    Value::List(v) | Value::Tuple(v) => v.get(idx as usize).cloned(),
+                    _ => None,
+                }
+            }
+            Value::Str(_) | Value::String(_) | Value::Safe(_) => {
+                let s = self.as_str()?;
+                let i = int(key)?;
+                let len = s.chars().count() as i64;
+                let idx = if i < 0 { i + len } else { i };
+                if idx < 0 || idx >= len {
+                    return None;
+                }
+                let (start, c) = s.char_indices().nth(idx as usize)?;
+                Some(self.substr(start, start + c.len_utf8()))
+            }
+            Value::Object(o) => match &**o {
+                Object::Namespace(d) => key.as_str().and_then(|_| d.borrow().get(key).cloned()),
+                Object::Range(a, b, s) => {
+                    let i = int(key)?;
+                    let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
+                    let len = items.len() as i64;
+                    let idx = if i < 0 { i + len } else { i };
+                    items
+                        .get(usize::try_from(idx).ok()?)
+                        .map(|v| Value::Int(*v))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A sub-string of a string value, borrowing where the value borrows.
+    pub fn substr(&self, start: usize, end: usize) -> Value<'a> {
+        match self {
+            Value::Str(s) => Value::Str(&s[start..end]),
+            Value::String(s) => Value::string(&s[start..end]),
+            Value::Safe(s) => Value::Safe(s[start..end].into()),
+            _ => Value::Undefined(None),
+        }
+    }
+
+    /// Python slicing `self[start:stop:step]`.
+    pub fn slice(
+        &self,
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+    ) -> Result<Value<'a>> {
+        let step = step.unwrap_or(1);
+        if step == 0 {
+            return Err(err!(ValueError, "slice step cannot be zero"));
+        }
+        let len = match self {
+            Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
+            _ if self.is_str() || self.is_sequence_like() => self.py_len()? as i64,
+            Value::Undefined(_) => return Err(self.undefined_error()),
+            _ => {
+                return Err(err!(
+                    TypeError,
+                    "'{}' object is not subscriptable",
+                    self.type_name()
+                ))
+            }
+        };
+        let idx = slice_indices(len, start, stop, step);
+        if let Some(s) = self.as_str() {
+            if step == 1 {
+                let (a, b) = (idx.first().copied(), idx.last().copied());
+                return Ok(match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let mut offsets = s
+                            .char_indices()
+                            .map(|(i, _)| i)
+                            .chain(std::iter::once(s.len()));
+                        let begin = offsets.nth(a).unwrap_or(s.len());
+                        let end = s
+                            .char_indices()
+                            .map(|(i, _)| i)
+                            .chain(std::iter::once(s.len()))
+                            .nth(b + 1)
+                            .unwrap_or(s.len());
+                        self.substr(begin, end)
+                    }
+                    _ => self.substr(0, 0),
+                });
+            }
+            let chars: Vec<char> = s.chars().collect();
+            let out: String = idx.iter().map(|i| chars[*i]).collect();
+            return Ok(Value::string(out));
+        }
+        if let Value::Object(o) = self {
+            if let Object::Range(a, _, s) = &**o {
+                // A range slice is a range; materialise its items as a new range-like list.
+                let items: Vec<Value> = idx.iter().map(|i| Value::Int(a + s * *i as i64)).collect();
+                return Ok(Value::list(items));
+            }
+        }
+        let items = seq_items(self).unwrap_or_default();
+        let out: Vec<Value<'a>> = idx.iter().map(|i| items[*i].clone()).collect();
+        Ok(match self {
+            Value::Tuple(_) => Value::Tuple(Rc::new(out)),
+            _ => Value::list(out),
+        })
+    }
+
+    /// Python `-x`, `+x`.
+    pub fn negate(&self, negative: bool) -> Result<Value<'a>> {
+        match self {
+            Value::Int(_) | Value::Bool(_) => {
+                let i = int(self).unwrap_or(0);
+                if negative {
+                    i.checked_neg().map(Value::Int).ok_or_else(overflow)
+                } else {
+                    Ok(Value::Int(i))
+                }
+            }
+            Value::Float(f) => Ok(Value::Float(if negative { -f } else { *f })),
+            Value::Undefined(_) => Err(self.undefined_error()),
+            _ => Err(err!(
+                TypeError,
+                "bad operand type for unary {}: '{}'",
+                if negative { "-" } else { "+" },
+                self.type_name()
+            )),
+        }
+    }
+
+    /// Python binary arithmetic.
+    pub fn binary(&self, op: BinOp, other: &Value<'a>) -> Result<Value<'a>> {
+        if self.is_undefined() {
+            return Err(self.undefined_error());
+        }
+        if other.is_undefined() {
+            return Err(other.undefined_error());
+        }
+        if let (Some(a), Some(b)) = (int(self), int(other)) {
+            return int_op(op, a, b);
+        }
+        if let (Some(a), Some(b)) = (num(self), num(other)) {
+            return float_op(op, a, b);
+        }
+        match op {
+            BinOp::Add => {
+                if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
+                    let mut s = String::with_capacity(a.len() + b.len());
+                    s.push_str(a);
+                    s.push_str(b);
+                    return Ok(Value::string(s));
+                }
+                let kinds = (self.type_name(), other.type_name());
+                if self.is_sequence_like() && kinds.0 == kinds.1 {
+                    let mut items = seq_items(self).unwrap_or_default();
+                    items.extend(seq_items(other).unwrap_or_default());
+                    return Ok(match self {
+                        Value::Tuple(_) => Value::Tuple(Rc::new(items)),
+                        _ => Value::list(items),
+                    });
+                }
+                if self.is_str() {
+                    return Err(err!(
+                        TypeError,
+                        "can only concatenate str (not \"{}\") to str",
+                        other.type_name()
+                    ));
+                }
+                if self.is_sequence_like() {
+                    return Err(err!(
+                        TypeError,
+                        "can only concatenate {} (not \"{}\") to {}",
+                        kinds.0,
+                        kinds.1,
+                        kinds.0
+                    ));
+                }
+            }
+            BinOp::Mul => {
+                let (seq, n) = match (int(self), int(other)) {
+                    (Some(n), None) => (other, n),
+                    (None, Some(n)) => (self, n),
+                    _ => (self, i64::MIN),
+                };
+                if n != i64::MIN {
+                    let count = n.max(0) as usize;
+                    if let Some(s) = seq.as_str() {
+                        if s.len().saturating_mul(count) > crate::MAX_STRING_BYTES {
+                            return Err(err!(
+                                LimitExceeded,
+                                "string repetition would exceed {} bytes",
+                                crate::MAX_STRING_BYTES
+                            ));
+                        }
+                        return Ok(Value::string(s.repeat(count)));
+                    }
+                    if let Some(items) = seq_items(seq) {
+                        if items.len().saturating_mul(count) > crate::MAX_STRING_BYTES / 8 {
+                            return Err(err!(LimitExceeded, "list repetition too large"));
+                        }
+                        let mut out = Vec::with_capacity(items.len() * count);
+                        for _ in 0..count {
+                            out.extend(items.iter().cloned());
+                        }
+                        return Ok(match seq {
+                            Value::Tuple(_) => Value::Tuple(Rc::new(out)),
+                            _ => Value::list(out),
+                        });
+                    }
+                    if !matches!(seq, Value::Float(_)) {
+                        return Err(err!(
+                            TypeError,
+                            "can't multiply sequence by non-int of type '{}'",
+                            if int(self).is_some() {
+                                self.type_name()
+                            } else {
+                                other.type_name()
+                            }
+                        ));
+                    }
+                } else if (self.is_str() || self.is_sequence_like())
+                    && !matches!(other, Value::Int(_))
+                {
+                    return Err(err!(
+                        TypeError,
+                        "can't multiply sequence by non-int of type '{}'",
+                        other.type_name()
+                    ));
+                } else if (other.is_str() || other.is_sequence_like())
+                    && !matches!(self, Value::Int(_))
+                {
+                    return Err(err!(
+                        TypeError,
+                        "can't multiply sequence by non-int of type '{}'",
+                        self.type_name()
+                    ));
+                }
+            }
+            BinOp::Mod if self.is_str() => {
+                return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other)
+                    .map(Value::string);
+            }
+            _ => {}
+        }
+        Err(err!(
+            TypeError,
+            "unsupported operand type(s) for {}: '{}' and '{}'",
+            op_symbol(op),
+            self.type_name(),
+            other.type_name()
+        ))
+    }
+}
+
+fn overflow() -> Error {
+    err!(
+        OverflowError,
+        "integer result too large for chatfmt (beyond 64 bits)"
+    )
+}
+
+fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
+    Ok(match op {
+        BinOp::Add => Value::Int(a.checked_add(b).ok_or_else(overflow)?),
+        BinOp::Sub => Value::Int(a.checked_sub(b).ok_or_else(overflow)?),
+        BinOp::Mul => Value::Int(a.checked_mul(b).ok_or_else(overflow)?),
+        BinOp::Div => {
+            if b == 0 {
+                return Err(err!(ZeroDivisionError, "division by zero"));
+            }
+            Value::Float(a as f64 / b as f64)
+        }
+        BinOp::FloorDiv => {
+            if b == 0 {
+                return Err(err!(
+                    ZeroDivisionError,
+                    "integer division or modulo by zero"
+                ));
+            }
+            Value::Int(
+                a.div_euclid(b)
+                    - if (a.rem_euclid(b) != 0) && b < 0 {
+                        1
+                    } else {
+                        0
+                    },
+            )
+        }
+        BinOp::Mod => {
+            if b == 0 {
+                return Err(err!(
+                    ZeroDivisionError,
+                    "integer division or modulo by zero"
+                ));
+            }
+            let r = a % b;
+            Value::Int(if r != 0 && ((r < 0) != (b < 0)) {
+                r + b
+            } else {
+                r
+            })
+        }
+        BinOp::Pow => {
+            if b < 0 {
+                if a == 0 {
+                    return Err(err!(
+                        ZeroDivisionError,
+                        "0.0 cannot be raised to a negative power"
+                    ));
+                }
+                Value::Float((a as f64).powf(b as f64))
+            } else {
+                let e = u32::try_from(b).map_err(|_| overflow())?;
+                Value::Int(a.checked_pow(e).ok_or_else(overflow)?)
+            }
+        }
+    })
+}
+
+fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
+    Ok(Value::Float(match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::Div => {
+            if b == 0.0 {
+                return Err(err!(ZeroDivisionError, "float division by zero"));
+            }
+            a / b
+        }
+        BinOp::FloorDiv => {
+            if b == 0.0 {
+                return Err(err!(ZeroDivisionError, "float floor division by zero"));
+            }
+            (a / b).floor()
+        }
+        BinOp::Mod => {
+            if b == 0.0 {
+                return Err(err!(ZeroDivisionError, "float modulo"));
+            }
+            let r = a % b;
+            if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+                r + b
+            } else {
+                r
+            }
+        }
+        BinOp::Pow => {
+            if a == 0.0 && b < 0.0 {
+                return Err(err!(
+                    ZeroDivisionError,
+                    "0.0 cannot be raised to a negative power"
+                ));
+            }
+            let r = a.powf(b);
+            if r.is_infinite() && a.is_finite() && b.is_finite() {
+                return Err(err!(OverflowError, "(34, 'Numerical result out of range')"));
+            }
+            r
+        }
+    }))
+}
+
+/// The indices Python's `slice(start, stop, step).indices(len)` visits.
+pub fn slice_indices(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<usize> {
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
+    let norm = |v: Option<i64>, default: i64| match v {
+        None => default,
+        Some(v) if v < 0 => clamp(v + len, lo, hi),
+        Some(v) => clamp(v, lo, hi),
+    };
+    let (s, e) = if step > 0 {
+        (norm(start, 0), norm(stop, len))
+    } else {
+        (norm(start, len - 1), norm(stop, -1))
+    };
+    let mut out = Vec::new();
+    let mut i = s;
+    while (step > 0 && i < e) || (step < 0 && i > e) {
+        out.push(i as usize);
+        i += step;
+    }
+    out
+}
+
+/// Builds a dict value from key/value pairs.
+pub fn dict_from<'a>(pairs: Vec<(Value<'a>, Value<'a>)>) -> Value<'a> {
+    let mut d = Dict::default();
+    for (k, v) in pairs {
+        d.insert(k, v);
+    }
+    Value::Dict(Rc::new(d))
+}
+
+impl<'a> UndefInfo<'a> {
+    /// The sandbox's undefined for an attribute it refuses.
+    pub fn unsafe_attr(attr: &str, owner: &Value<'a>) -> Value<'a> {
+        Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+            format!(
+                "access to attribute '{attr}' of '{}' object is unsafe.",
+                owner.type_name()
+            ),
+            crate::error::ErrorKind::SecurityError,
+        ))))
+    }
+}
