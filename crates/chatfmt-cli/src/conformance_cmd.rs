@@ -11,6 +11,17 @@ use std::process::ExitCode;
 pub enum Kit {
     /// The Jinja semantics probes (`probes.jsonl`).
     Jinja(KitArgs),
+    /// The Hugging Face chat-template kit (`index.json`, `corpus/`, `scenarios.json`, `goldens.jsonl`).
+    Hf {
+        #[command(flatten)]
+        args: KitArgs,
+        /// Only this template id.
+        #[arg(long)]
+        template: Option<String>,
+        /// Only this scenario id.
+        #[arg(long)]
+        scenario: Option<String>,
+    },
 }
 
 /// Options shared by the kit runners.
@@ -55,11 +66,40 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
                     r.optional_cases
                 );
             }
-            Ok(if r.matched + r.documented == r.cases {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(exit_code(r.matched + r.documented == r.cases))
         }
+        Kit::Hf {
+            args,
+            template,
+            scenario,
+        } => {
+            let filter = conformance::hf::Filter { template, scenario };
+            let r = conformance::hf::run(&args.kit, &filter, &known).map_err(|e| anyhow!(e))?;
+            if args.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                for f in r.failures.iter().take(args.show) {
+                    println!(
+                        "--- {} / {} {} [{}]",
+                        f.template, f.scenario, f.options, f.kind
+                    );
+                    println!("expected: {:?}", f.expected);
+                    println!("actual:   {:?}", f.actual);
+                }
+                println!(
+                    "hf kit: {} / {} matched, {} documented; output_mismatch {}, span_mismatch {}, wrong_error_class {}, unexpected_error {}, missing_error {}",
+                    r.matched, r.cases, r.documented, r.output_mismatch, r.span_mismatch, r.wrong_error_class, r.unexpected_error, r.missing_error
+                );
+            }
+            Ok(exit_code(r.matched + r.documented == r.cases))
+        }
+    }
+}
+
+fn exit_code(all_matched: bool) -> ExitCode {
+    if all_matched {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

@@ -4,5 +4,8 @@
 //! folders) and the conformance runners.
 
 pub mod conformance;
+pub mod template;
+
+pub use template::{ApplyOptions, ChatTemplate};
 
 pub use chatfmt_jinja as jinja;

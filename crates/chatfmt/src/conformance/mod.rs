@@ -1,6 +1,7 @@
 //! Runners for the conformance kits: they replay the reference cases through chatfmt and
 //! count what matches. The `chatfmt conformance` command and the test suite both use them.
 
+pub mod hf;
 pub mod jinja;
 mod known;
 

@@ -1,0 +1,234 @@
+//! The Hugging Face chat-template kit: real templates × scenarios × options, rendered through
+//! [`ChatTemplate::apply`] and compared to transformers' output byte for byte.
+
+use super::{read_jsonl, KnownDifferences};
+use crate::template::{ApplyOptions, ChatTemplate};
+use chatfmt_jinja::Clock;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// One case that did not match.
+#[derive(Debug, Clone, Serialize)]
+pub struct HfFailure {
+    pub template: String,
+    pub scenario: String,
+    pub options: Json,
+    pub kind: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// The summary of a run over the kit.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub cases: usize,
+    pub matched: usize,
+    pub documented: usize,
+    pub output_mismatch: usize,
+    pub span_mismatch: usize,
+    pub wrong_error_class: usize,
+    pub unexpected_error: usize,
+    pub missing_error: usize,
+    pub failures: Vec<HfFailure>,
+}
+
+/// Restricts a run to one template and/or scenario.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub template: Option<String>,
+    pub scenario: Option<String>,
+}
+
+fn read_json(path: &Path) -> Result<Json, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+struct Kit {
+    /// Template id → source.
+    sources: HashMap<String, String>,
+    /// Named set id → (name, template id) pairs.
+    sets: HashMap<String, Vec<(String, String)>>,
+    scenarios: Json,
+    frozen_now: String,
+}
+
+impl Kit {
+    fn load(dir: &Path) -> Result<Kit, String> {
+        let index = read_json(&dir.join("index.json"))?;
+        let scen = read_json(&dir.join("scenarios.json"))?;
+        let mut sources = HashMap::new();
+        for t in index["templates"].as_array().into_iter().flatten() {
+            let (Some(id), Some(file)) = (t["id"].as_str(), t["file"].as_str()) else {
+                continue;
+            };
+            let path = dir.join("corpus").join(file);
+            let src =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            sources.insert(id.to_string(), src);
+        }
+        let mut sets = HashMap::new();
+        for s in index["named_template_sets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let Some(id) = s["id"].as_str() else { continue };
+            let names = s["templates"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            sets.insert(id.to_string(), names);
+        }
+        Ok(Kit {
+            sources,
+            sets,
+            frozen_now: scen["frozen_now"]
+                .as_str()
+                .unwrap_or("2025-07-10T12:00:00")
+                .to_string(),
+            scenarios: scen["scenarios"].clone(),
+        })
+    }
+
+    fn chat_template(
+        &self,
+        id: &str,
+        special: Map<String, Json>,
+    ) -> Result<ChatTemplate, chatfmt_jinja::Error> {
+        if let Some(names) = self.sets.get(id) {
+            let pairs: Vec<(&str, &str)> = names
+                .iter()
+                .map(|(n, t)| {
+                    (
+                        n.as_str(),
+                        self.sources.get(t).map(String::as_str).unwrap_or(""),
+                    )
+                })
+                .collect();
+            return ChatTemplate::named(pairs, special);
+        }
+        ChatTemplate::new(
+            self.sources.get(id).map(String::as_str).unwrap_or(""),
+            special,
+        )
+    }
+}
+
+/// The options of a kit record as [`ApplyOptions`].
+fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions {
+    let cfm = match &opts["continue_final_message"] {
+        Json::Bool(true) => Some("content".to_string()),
+        Json::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    ApplyOptions {
+        add_generation_prompt: opts["add_generation_prompt"].as_bool().unwrap_or(false),
+        continue_final_message: cfm,
+        tools: scenario.get("tools").cloned(),
+        documents: scenario.get("documents").cloned(),
+        chat_template: opts["chat_template"].as_str().map(str::to_string),
+        kwargs: opts["kwargs"].as_object().cloned().unwrap_or_default(),
+        clock: Clock::Fixed(frozen_now.to_string()),
+    }
+}
+
+/// Runs the kit at `dir`.
+pub fn run(dir: &Path, filter: &Filter, known: &KnownDifferences) -> Result<Report, String> {
+    let kit = Kit::load(dir)?;
+    let goldens = read_jsonl(&dir.join("goldens.jsonl"))?;
+    let mut report = Report::default();
+    for g in &goldens {
+        let template = g["template"].as_str().unwrap_or("");
+        let scenario_id = g["scenario"].as_str().unwrap_or("");
+        if filter.template.as_deref().is_some_and(|t| t != template)
+            || filter.scenario.as_deref().is_some_and(|s| s != scenario_id)
+        {
+            continue;
+        }
+        report.cases += 1;
+        let scenario = &kit.scenarios[scenario_id];
+        let messages = scenario["messages"].as_array().cloned().unwrap_or_default();
+        let special = g["special_tokens"].as_object().cloned().unwrap_or_default();
+        let opts = apply_options(&g["options"], scenario, &kit.frozen_now);
+        let result = kit
+            .chat_template(template, special)
+            .and_then(|t| t.apply(&messages, &opts));
+        let (kind, expected, actual) = match (g["status"].as_str(), result) {
+            (Some("ok"), Ok(r)) => {
+                let want = g["output"].as_str().unwrap_or("");
+                if r.text != want {
+                    ("output_mismatch", want.to_string(), r.text)
+                } else if let Some(spans) = g["generation_spans"].as_array() {
+                    let want: Vec<(usize, usize)> = spans
+                        .iter()
+                        .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
+                        .collect();
+                    if want == r.generation_spans {
+                        ("", String::new(), String::new())
+                    } else {
+                        (
+                            "span_mismatch",
+                            format!("{want:?}"),
+                            format!("{:?}", r.generation_spans),
+                        )
+                    }
+                } else {
+                    ("", String::new(), String::new())
+                }
+            }
+            (Some("ok"), Err(e)) => (
+                "unexpected_error",
+                g["output"].as_str().unwrap_or("").to_string(),
+                format!("{e:#}"),
+            ),
+            (_, Ok(r)) => ("missing_error", error_text(g), r.text),
+            (_, Err(e)) => {
+                if g["error"]["name"].as_str() == Some(e.kind().python_name()) {
+                    ("", String::new(), String::new())
+                } else {
+                    ("wrong_error_class", error_text(g), format!("{e:#}"))
+                }
+            }
+        };
+        if kind.is_empty() {
+            report.matched += 1;
+            continue;
+        }
+        let id = format!("{template}/{scenario_id}/{}", g["options"]);
+        if known.contains(&id) {
+            report.documented += 1;
+            continue;
+        }
+        match kind {
+            "output_mismatch" => report.output_mismatch += 1,
+            "span_mismatch" => report.span_mismatch += 1,
+            "wrong_error_class" => report.wrong_error_class += 1,
+            "unexpected_error" => report.unexpected_error += 1,
+            _ => report.missing_error += 1,
+        }
+        report.failures.push(HfFailure {
+            template: template.to_string(),
+            scenario: scenario_id.to_string(),
+            options: g["options"].clone(),
+            kind: kind.to_string(),
+            expected,
+            actual,
+        });
+    }
+    Ok(report)
+}
+
+fn error_text(g: &Json) -> String {
+    format!(
+        "{}: {}",
+        g["error"]["name"].as_str().unwrap_or("?"),
+        g["error"]["message"].as_str().unwrap_or("")
+    )
+}

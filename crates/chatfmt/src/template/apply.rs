@@ -1,0 +1,197 @@
+//! `apply`: messages, tools and options in, the prompt text out.
+
+use super::{value_error, ChatTemplate};
+use chatfmt_jinja::{Clock, Context, Error, Rendered};
+use serde_json::{Map, Value as Json};
+
+/// The options of `apply_chat_template(tokenize=False)`.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    /// Append the header that starts a new assistant turn.
+    pub add_generation_prompt: bool,
+    /// Cut the output right after the final message's content (`Some("content")`) or another field.
+    pub continue_final_message: Option<String>,
+    /// Tool schemas (`tools` in the template; `None` when absent).
+    pub tools: Option<Json>,
+    /// Documents for RAG templates (`documents`; `None` when absent).
+    pub documents: Option<Json>,
+    /// A template name, or template source, as transformers' `chat_template` argument.
+    pub chat_template: Option<String>,
+    /// Extra template variables; they override special tokens.
+    pub kwargs: Map<String, Json>,
+    /// The clock for `strftime_now`.
+    pub clock: Clock,
+}
+
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
+
+/// Drops `None`-valued keys and aliases the reasoning fields, as transformers prepares messages.
+fn prepare_message(m: &Json) -> Result<Json, Error> {
+    let Json::Object(obj) = m else {
+        return Err(Error::new(
+            chatfmt_jinja::ErrorKind::TypeError,
+            format!("Chat messages should be dicts, dataclasses or pydantic models, but got {m}."),
+        ));
+    };
+    let mut out: Map<String, Json> = obj
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let reasoning = REASONING_FIELDS.iter().find_map(|k| out.get(*k).cloned());
+    if let Some(r) = reasoning {
+        let mut aliased = Map::new();
+        aliased.insert("thinking".to_string(), r.clone());
+        for (k, v) in out {
+            aliased.insert(k, v);
+        }
+        aliased.insert("reasoning_content".to_string(), r);
+        out = aliased;
+    }
+    Ok(Json::Object(out))
+}
+
+impl ChatTemplate {
+    /// Renders a conversation as `apply_chat_template(conversation, tokenize=False, ...)` does.
+    pub fn apply(&self, messages: &[Json], opts: &ApplyOptions) -> Result<Rendered, Error> {
+        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+        let template = selected.get();
+        if messages.is_empty() {
+            return Err(value_error("Cannot apply chat template to an empty conversation. Provide at least one message."));
+        }
+        if opts.continue_final_message.is_some() && opts.add_generation_prompt {
+            return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
+        }
+        let mut chat: Vec<Json> = messages
+            .iter()
+            .map(prepare_message)
+            .collect::<Result<_, _>>()?;
+        let mut final_text = None;
+        if let Some(field) = &opts.continue_final_message {
+            final_text = Some(tag_final_message(&mut chat, field, template.source())?);
+        }
+        let mut vars = self.special_tokens.clone();
+        for (k, v) in &opts.kwargs {
+            vars.insert(k.clone(), v.clone());
+        }
+        vars.insert("messages".to_string(), Json::Array(chat));
+        vars.insert(
+            "tools".to_string(),
+            opts.tools.clone().unwrap_or(Json::Null),
+        );
+        vars.insert(
+            "documents".to_string(),
+            opts.documents.clone().unwrap_or(Json::Null),
+        );
+        vars.insert(
+            "add_generation_prompt".to_string(),
+            Json::Bool(opts.add_generation_prompt),
+        );
+        let ctx = Context {
+            vars,
+            clock: opts.clock.clone(),
+            ..Context::default()
+        };
+        let mut rendered = template.render(&ctx)?;
+        if let Some(final_text) = final_text {
+            cut_at_tag(&mut rendered, &final_text)?;
+        }
+        Ok(rendered)
+    }
+}
+
+/// Appends the continuation tag to the final message's field; returns the field's original text.
+fn tag_final_message(chat: &mut [Json], field: &str, source: &str) -> Result<String, Error> {
+    let Some(last) = chat.last_mut().and_then(Json::as_object_mut) else {
+        return Err(value_error(
+            "continue_final_message is set but the conversation is empty!",
+        ));
+    };
+    let Some(final_message) = last.get(field).cloned() else {
+        return Err(value_error(format!(
+            "continue_final_message is set but the final message has no \"{field}\" to continue!"
+        )));
+    };
+    let fields: Vec<String> = if REASONING_FIELDS.contains(&field) {
+        REASONING_FIELDS
+            .iter()
+            .filter(|f| last.get(**f) == Some(&final_message))
+            .map(|f| f.to_string())
+            .collect()
+    } else {
+        vec![field.to_string()]
+    };
+    if !fields.iter().any(|f| source.contains(f.as_str())) {
+        return Err(value_error(format!(
+            "continue_final_message is set to \"{field}\" but this is not an accepted field in the chat_template"
+        )));
+    }
+    if let Json::Array(blocks) = &final_message {
+        let mut blocks = blocks.clone();
+        for block in blocks.iter_mut().rev() {
+            if let Some(Json::String(text)) = block.get("text").cloned() {
+                if let Some(b) = block.as_object_mut() {
+                    b.insert(
+                        "text".to_string(),
+                        Json::String(format!("{text}{CONTINUE_TAG}")),
+                    );
+                }
+                last.insert(field.to_string(), Json::Array(blocks));
+                return Ok(text);
+            }
+        }
+        return Err(value_error("continue_final_message is set but we could not find any text to continue in the final message!"));
+    }
+    let Json::String(text) = final_message else {
+        return Err(Error::new(
+            chatfmt_jinja::ErrorKind::TypeError,
+            format!(
+                "can only concatenate str (not \"{}\") to str",
+                json_type(&final_message)
+            ),
+        ));
+    };
+    for f in &fields {
+        if let Some(Json::String(v)) = last.get(f).cloned() {
+            last.insert(f.clone(), Json::String(format!("{v}{CONTINUE_TAG}")));
+        }
+    }
+    Ok(text)
+}
+
+fn json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "NoneType",
+        Json::Bool(_) => "bool",
+        Json::Number(n) if n.is_f64() => "float",
+        Json::Number(_) => "int",
+        Json::String(_) => "str",
+        Json::Array(_) => "list",
+        Json::Object(_) => "dict",
+    }
+}
+
+fn py_strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+}
+
+/// Cuts the output at the continuation tag, as transformers does.
+fn cut_at_tag(rendered: &mut Rendered, final_text: &str) -> Result<(), Error> {
+    let text = &rendered.text;
+    let tag = CONTINUE_TAG.trim_end();
+    if !text.contains(py_strip(final_text)) || !text.contains(tag) {
+        return Err(value_error(format!(
+            "continue_final_message is set but the final message does not appear in the chat after applying the chat template! This can happen if the chat template deletes portions of the final message. Please verify the chat template and final message in your chat to ensure they are compatible.Final message to continue: {}\nRendered chat:\n{text}",
+            py_strip(final_text)
+        )));
+    }
+    let loc = text.rfind(tag).unwrap_or(0);
+    let cut = if text[loc..].starts_with(CONTINUE_TAG) {
+        &text[..loc]
+    } else {
+        text[..loc].trim_end_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+    };
+    rendered.text = cut.to_string();
+    Ok(())
+}

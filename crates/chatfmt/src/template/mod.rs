@@ -1,0 +1,105 @@
+//! Hugging Face chat templates: selection among named templates and `apply`, reproducing
+//! `transformers`' `apply_chat_template(tokenize=False)`.
+
+mod apply;
+
+pub use apply::ApplyOptions;
+
+use chatfmt_jinja::{Error, ErrorKind, Template};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+
+/// A model's chat template(s) and the special tokens templates see as variables.
+#[derive(Debug)]
+pub struct ChatTemplate {
+    templates: Templates,
+    special_tokens: Map<String, Json>,
+}
+
+#[derive(Debug)]
+enum Templates {
+    Single(Template),
+    Named(BTreeMap<String, Template>),
+}
+
+fn value_error(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::ValueError, msg)
+}
+
+impl ChatTemplate {
+    /// One template from its source.
+    pub fn new(source: &str, special_tokens: Map<String, Json>) -> Result<Self, Error> {
+        Ok(ChatTemplate {
+            templates: Templates::Single(Template::new("chat_template", source)?),
+            special_tokens,
+        })
+    }
+
+    /// Several named templates (`default`, `tool_use`, `rag`, ...).
+    pub fn named<'s>(
+        named: impl IntoIterator<Item = (&'s str, &'s str)>,
+        special_tokens: Map<String, Json>,
+    ) -> Result<Self, Error> {
+        let mut map = BTreeMap::new();
+        for (name, source) in named {
+            map.insert(name.to_string(), Template::new(name, source)?);
+        }
+        Ok(ChatTemplate {
+            templates: Templates::Named(map),
+            special_tokens,
+        })
+    }
+
+    /// The special tokens passed to templates by name (`bos_token`, `eos_token`, ...).
+    pub fn special_tokens(&self) -> &Map<String, Json> {
+        &self.special_tokens
+    }
+
+    /// The names of the templates (empty for a single unnamed template).
+    pub fn names(&self) -> Vec<&str> {
+        match &self.templates {
+            Templates::Single(_) => Vec::new(),
+            Templates::Named(m) => m.keys().map(String::as_str).collect(),
+        }
+    }
+
+    /// Chooses the template as transformers' `get_chat_template` does. A requested name that is not
+    /// a template name is template source, compiled on the spot (returned as owned).
+    fn select(&self, requested: Option<&str>, has_tools: bool) -> Result<Selected<'_>, Error> {
+        match (&self.templates, requested) {
+            (Templates::Named(map), Some(name)) if map.contains_key(name) => {
+                Ok(Selected::Borrowed(&map[name]))
+            }
+            (_, Some(source)) => Ok(Selected::Owned(Template::new("chat_template", source)?)),
+            (Templates::Single(t), None) => Ok(Selected::Borrowed(t)),
+            (Templates::Named(map), None) => {
+                if has_tools {
+                    if let Some(t) = map.get("tool_use") {
+                        return Ok(Selected::Borrowed(t));
+                    }
+                }
+                map.get("default").map(Selected::Borrowed).ok_or_else(|| {
+                    let names: Vec<String> = map.keys().map(|k| format!("'{k}'")).collect();
+                    value_error(format!(
+                        "This model has multiple chat templates with no default specified! Please either pass a chat template or the name of the template you wish to use to the `chat_template` argument. Available template names are [{}].",
+                        names.join(", ")
+                    ))
+                })
+            }
+        }
+    }
+}
+
+enum Selected<'t> {
+    Borrowed(&'t Template),
+    Owned(Template),
+}
+
+impl Selected<'_> {
+    fn get(&self) -> &Template {
+        match self {
+            Selected::Borrowed(t) => t,
+            Selected::Owned(t) => t,
+        }
+    }
+}
