@@ -79,10 +79,7 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string(&r)?);
             } else {
                 for f in r.failures.iter().take(args.show) {
-                    println!(
-                        "--- {} / {} {} [{}]",
-                        f.template, f.scenario, f.options, f.kind
-                    );
+                    println!("--- {} / {} {} [{}]", f.template, f.scenario, f.options, f.kind);
                     println!("expected: {:?}", f.expected);
                     println!("actual:   {:?}", f.actual);
                 }

@@ -1,6 +1,7 @@
 //! The `chatfmt` command-line tool.
 
 mod conformance_cmd;
+mod render_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -18,6 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Render a conversation with a model's chat template and print the prompt.
+    Render(render_cmd::RenderArgs),
     /// Replay a conformance kit and report how many cases match.
     #[command(subcommand)]
     Conformance(conformance_cmd::Kit),
@@ -27,6 +30,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Conformance(kit) => conformance_cmd::run(kit),
+        Command::Render(args) => render_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -136,10 +136,7 @@ impl Error {
             self.template = Some(name.to_string());
         }
         if self.line > 0 && self.source_line.is_none() {
-            self.source_line = source
-                .split('\n')
-                .nth(self.line as usize - 1)
-                .map(str::to_string);
+            self.source_line = source.split('\n').nth(self.line as usize - 1).map(str::to_string);
         }
         self
     }

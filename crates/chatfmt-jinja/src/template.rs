@@ -79,11 +79,7 @@ impl Template {
         let body = lexer::tokenize(&normalized)
             .and_then(parser::parse)
             .and_then(|body| {
-                parser::check_names(
-                    &body,
-                    &crate::builtins::is_filter,
-                    &crate::builtins::is_test,
-                )?;
+                parser::check_names(&body, &crate::builtins::is_filter, &crate::builtins::is_test)?;
                 Ok(body)
             })
             .map_err(|e| e.in_template(name, &normalized))?;

@@ -157,12 +157,7 @@ fn bool_arg(v: &Option<Value>) -> bool {
     v.as_ref().is_some_and(|v| v.truthy())
 }
 
-fn select_like<'a>(
-    ev: &mut Evaluator<'a>,
-    name: &str,
-    v: Value<'a>,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
     let by_attr = name.ends_with("attr");
     let keep_when = name.starts_with("select");
     let mut pos = args.pos.into_iter();
@@ -237,12 +232,7 @@ fn py_round(x: f64, ndigits: i64) -> f64 {
 }
 
 /// Applies filter `name` to `v`.
-pub fn call_filter<'a>(
-    ev: &mut Evaluator<'a>,
-    name: &str,
-    v: Value<'a>,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
     Ok(match name {
         "default" | "d" => {
             let [default, boolean] = args.bind(name, ["default_value", "boolean"])?;
@@ -304,10 +294,7 @@ pub fn call_filter<'a>(
                 return Ok(Value::Iter(Rc::new(Vec::new())));
             }
             if !v.is_mapping() {
-                return Err(err!(
-                    FilterArgumentError,
-                    "Can only get item pairs from a mapping."
-                ));
+                return Err(err!(FilterArgumentError, "Can only get item pairs from a mapping."));
             }
             let mut out = Vec::new();
             v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));
@@ -359,16 +346,8 @@ pub fn call_filter<'a>(
         "select" | "reject" | "selectattr" | "rejectattr" => select_like(ev, name, v, args)?,
         "map" => {
             let mut pos = args.pos.clone();
-            let attribute = args
-                .kw
-                .iter()
-                .find(|(k, _)| *k == "attribute")
-                .map(|(_, v)| v.clone());
-            let default = args
-                .kw
-                .iter()
-                .find(|(k, _)| *k == "default")
-                .map(|(_, v)| v.clone());
+            let attribute = args.kw.iter().find(|(k, _)| *k == "attribute").map(|(_, v)| v.clone());
+            let default = args.kw.iter().find(|(k, _)| *k == "default").map(|(_, v)| v.clone());
             if v.is_undefined() {
                 return Ok(Value::Iter(Rc::new(Vec::new())));
             }
@@ -408,8 +387,7 @@ pub fn call_filter<'a>(
             Value::Iter(Rc::new(out))
         }
         "dictsort" => {
-            let [case_sensitive, by, reverse] =
-                args.bind(name, ["case_sensitive", "by", "reverse"])?;
+            let [case_sensitive, by, reverse] = args.bind(name, ["case_sensitive", "by", "reverse"])?;
             if !v.is_mapping() {
                 return Err(err!(
                     FilterArgumentError,
@@ -436,8 +414,7 @@ pub fn call_filter<'a>(
             Value::list(pairs.into_iter().map(|(_, p)| p).collect())
         }
         "sort" => {
-            let [reverse, case_sensitive, attribute] =
-                args.bind(name, ["reverse", "case_sensitive", "attribute"])?;
+            let [reverse, case_sensitive, attribute] = args.bind(name, ["reverse", "case_sensitive", "attribute"])?;
             let cs = bool_arg(&case_sensitive);
             let mut pairs = Vec::new();
             for item in v.iterate()?.iter() {
@@ -515,19 +492,10 @@ pub fn call_filter<'a>(
             total
         }
         "abs" => match v {
-            Value::Int(i) => Value::Int(
-                i.checked_abs()
-                    .ok_or_else(|| err!(OverflowError, "integer overflow"))?,
-            ),
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| err!(OverflowError, "integer overflow"))?),
             Value::Bool(b) => Value::Int(b as i64),
             Value::Float(f) => Value::Float(f.abs()),
-            _ => {
-                return Err(err!(
-                    TypeError,
-                    "bad operand type for abs(): '{}'",
-                    v.type_name()
-                ))
-            }
+            _ => return Err(err!(TypeError, "bad operand type for abs(): '{}'", v.type_name())),
         },
         "round" => {
             let [precision, method] = args.bind(name, ["precision", "method"])?;
@@ -542,9 +510,7 @@ pub fn call_filter<'a>(
                     ))
                 }
             };
-            let method = method
-                .map(|m| m.to_py_str())
-                .unwrap_or_else(|| "common".to_string());
+            let method = method.map(|m| m.to_py_str()).unwrap_or_else(|| "common".to_string());
             let x = match v {
                 Value::Int(i) if method == "common" => return Ok(Value::Int(i)),
                 Value::Int(i) => i as f64,
@@ -563,12 +529,7 @@ pub fn call_filter<'a>(
                 "common" => Value::Float(py_round(x, precision)),
                 "ceil" => Value::Float((x * p).ceil() / p),
                 "floor" => Value::Float((x * p).floor() / p),
-                _ => {
-                    return Err(err!(
-                        FilterArgumentError,
-                        "method must be common, ceil or floor"
-                    ))
-                }
+                _ => return Err(err!(FilterArgumentError, "method must be common, ceil or floor")),
             }
         }
         "int" => {
@@ -674,12 +635,7 @@ pub fn call_filter<'a>(
             } else {
                 let pad = w - n;
                 let left = pad / 2 + (pad & w & 1);
-                Value::string(format!(
-                    "{}{}{}",
-                    " ".repeat(left),
-                    s,
-                    " ".repeat(pad - left)
-                ))
+                Value::string(format!("{}{}{}", " ".repeat(left), s, " ".repeat(pad - left)))
             }
         }
         "wordcount" => {
@@ -691,10 +647,8 @@ pub fn call_filter<'a>(
             Value::Int(n as i64)
         }
         "tojson" => {
-            let [ensure_ascii, indent, separators, sort_keys] = args.bind(
-                "tojson",
-                ["ensure_ascii", "indent", "separators", "sort_keys"],
-            )?;
+            let [ensure_ascii, indent, separators, sort_keys] =
+                args.bind("tojson", ["ensure_ascii", "indent", "separators", "sort_keys"])?;
             let indent = match indent {
                 None | Some(Value::None) => None,
                 Some(Value::Int(n)) => Some(" ".repeat(n.max(0) as usize)),
@@ -709,21 +663,14 @@ pub fn call_filter<'a>(
                 }
             };
             let (item_sep, key_sep) = match separators {
-                None | Some(Value::None) => (
-                    if indent.is_some() { "," } else { ", " }.to_string(),
-                    ": ".to_string(),
-                ),
+                None | Some(Value::None) => (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()),
                 Some(s) => {
                     let parts = s.iterate()?;
                     if parts.len() != 2 {
                         return Err(err!(
                             ValueError,
                             "{} values to unpack (expected 2{})",
-                            if parts.len() < 2 {
-                                "not enough"
-                            } else {
-                                "too many"
-                            },
+                            if parts.len() < 2 { "not enough" } else { "too many" },
                             if parts.len() < 2 {
                                 format!(", got {}", parts.len())
                             } else {
@@ -750,23 +697,13 @@ pub fn call_filter<'a>(
             match attribute {
                 Some(Value::Str(n)) => super::getattr(&v, n)?,
                 Some(other) => super::getitem(&v, &other)?,
-                None => {
-                    return Err(err!(
-                        TypeError,
-                        "attr() missing 1 required positional argument: 'name'"
-                    ))
-                }
+                None => return Err(err!(TypeError, "attr() missing 1 required positional argument: 'name'")),
             }
         }
         "format" => {
             let s = v.to_py_str();
             let a = if !args.kw.is_empty() {
-                crate::value::ops::dict_from(
-                    args.kw
-                        .iter()
-                        .map(|(k, v)| (Value::Str(k), v.clone()))
-                        .collect(),
-                )
+                crate::value::ops::dict_from(args.kw.iter().map(|(k, v)| (Value::Str(k), v.clone())).collect())
             } else {
                 Value::Tuple(Rc::new(args.pos))
             };
@@ -795,10 +732,7 @@ pub fn call_filter<'a>(
                 }
             } else {
                 if n <= 0 {
-                    return Err(err!(
-                        ZeroDivisionError,
-                        "integer division or modulo by zero"
-                    ));
+                    return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
                 }
                 let n = n as usize;
                 let per = items.len() / n;
@@ -821,16 +755,13 @@ pub fn call_filter<'a>(
             Value::Iter(Rc::new(out))
         }
         "truncate" => {
-            let [length, killwords, end, leeway] =
-                args.bind(name, ["length", "killwords", "end", "leeway"])?;
+            let [length, killwords, end, leeway] = args.bind(name, ["length", "killwords", "end", "leeway"])?;
             let s = v.to_py_str();
             let length = match length {
                 Some(Value::Int(l)) => l,
                 _ => 255,
             };
-            let end = end
-                .map(|e| e.to_py_str())
-                .unwrap_or_else(|| "...".to_string());
+            let end = end.map(|e| e.to_py_str()).unwrap_or_else(|| "...".to_string());
             let leeway = match leeway {
                 Some(Value::Int(l)) => l,
                 _ => 5,
@@ -873,8 +804,7 @@ pub fn call_filter<'a>(
             v.write_repr(&mut out);
             Value::string(out)
         }
-        "groupby" | "random" | "urlencode" | "urlize" | "wordwrap" | "filesizeformat"
-        | "xmlattr" => {
+        "groupby" | "random" | "urlencode" | "urlize" | "wordwrap" | "filesizeformat" | "xmlattr" => {
             return Err(err!(
                 TemplateRuntimeError,
                 "the '{name}' filter is not supported by chatfmt yet"
@@ -882,10 +812,7 @@ pub fn call_filter<'a>(
         }
         _ => {
             let _ = Object::Function;
-            return Err(err!(
-                TemplateRuntimeError,
-                "No filter named '{name}' found."
-            ));
+            return Err(err!(TemplateRuntimeError, "No filter named '{name}' found."));
         }
     })
 }
@@ -899,15 +826,7 @@ fn split_lines(s: &str) -> Vec<&str> {
         let (pos, c) = bytes[i];
         if matches!(
             c,
-            '\n' | '\r'
-                | '\x0b'
-                | '\x0c'
-                | '\x1c'
-                | '\x1d'
-                | '\x1e'
-                | '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
+            '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}'
         ) {
             out.push(&s[start..pos]);
             let mut next = pos + c.len_utf8();
@@ -942,10 +861,7 @@ pub fn py_int_parse(s: &str, base: i64) -> Option<i64> {
             } else if let Some(r) = lower.strip_prefix("0b") {
                 (2, r.trim_start_matches('_'))
             } else {
-                if lower.len() > 1
-                    && lower.starts_with('0')
-                    && lower.chars().any(|c| c != '0' && c != '_')
-                {
+                if lower.len() > 1 && lower.starts_with('0') && lower.chars().any(|c| c != '0' && c != '_') {
                     return None;
                 }
                 (10, lower.as_str())
@@ -986,14 +902,11 @@ fn unicode_decimal(c: char) -> Option<u32> {
     }
     // Decimal digit blocks are runs of ten consecutive code points starting at a zero.
     const ZEROS: [u32; 20] = [
-        0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xe50,
-        0xed0, 0xf20, 0x1040, 0x17e0, 0x1810, 0xff10, 0x1d7ce,
+        0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xe50, 0xed0, 0xf20,
+        0x1040, 0x17e0, 0x1810, 0xff10, 0x1d7ce,
     ];
     let n = c as u32;
-    ZEROS
-        .iter()
-        .find(|z| (**z..**z + 10).contains(&n))
-        .map(|z| n - z)
+    ZEROS.iter().find(|z| (**z..**z + 10).contains(&n)).map(|z| n - z)
 }
 
 /// Python `float(s)` for strings; `None` where Python raises ValueError.

@@ -100,13 +100,7 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
                 Value::Int(v) => format!("{:.*}", precision.unwrap_or(6), v as f64),
                 Value::Bool(b) => format!("{:.*}", precision.unwrap_or(6), b as i64 as f64),
                 Value::Float(f) => format!("{:.*}", precision.unwrap_or(6), f),
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "must be real number, not {}",
-                        arg.type_name()
-                    ))
-                }
+                _ => return Err(err!(TypeError, "must be real number, not {}", arg.type_name())),
             },
             'x' | 'X' => match arg {
                 Value::Int(v) if conv == 'x' => format!("{v:x}"),
@@ -136,9 +130,7 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
                 out.push_str(&body);
                 out.push_str(&" ".repeat(pad));
             } else if flags.contains('0') && conv != 's' && conv != 'r' {
-                let (sign, digits) = body
-                    .strip_prefix('-')
-                    .map_or(("", body.as_str()), |d| ("-", d));
+                let (sign, digits) = body.strip_prefix('-').map_or(("", body.as_str()), |d| ("-", d));
                 out.push_str(sign);
                 out.push_str(&"0".repeat(pad));
                 out.push_str(digits);
@@ -150,14 +142,8 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
             out.push_str(&body);
         }
     }
-    if mapping.is_none()
-        && next < seq.len()
-        && !matches!(args, Value::Tuple(_) if next == 0 && seq.is_empty())
-    {
-        return Err(err!(
-            TypeError,
-            "not all arguments converted during string formatting"
-        ));
+    if mapping.is_none() && next < seq.len() && !matches!(args, Value::Tuple(_) if next == 0 && seq.is_empty()) {
+        return Err(err!(TypeError, "not all arguments converted during string formatting"));
     }
     Ok(out)
 }
@@ -222,8 +208,5 @@ pub fn str_format<'a>(_ev: &mut Evaluator<'a>, fmt: &str, args: CallArgs<'a>) ->
 /// `strftime_now(fmt)`: the clock's time formatted as Python's `datetime.strftime`.
 pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
     let _ = (clock, fmt);
-    Err(err!(
-        TemplateRuntimeError,
-        "strftime_now is not available yet"
-    ))
+    Err(err!(TemplateRuntimeError, "strftime_now is not available yet"))
 }

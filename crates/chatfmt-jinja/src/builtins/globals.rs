@@ -36,11 +36,7 @@ fn int_param(v: &Value) -> Result<i64> {
 }
 
 /// Calls a global function.
-pub fn call_global<'a>(
-    ev: &mut Evaluator<'a>,
-    name: &str,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     match name {
         "range" => {
             if !args.kw.is_empty() {
@@ -52,13 +48,7 @@ pub fn call_global<'a>(
                 [a, b] => (*a, *b, 1),
                 [a, b, s] => (*a, *b, *s),
                 [] => return Err(err!(TypeError, "range expected at least 1 argument, got 0")),
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "range expected at most 3 arguments, got {}",
-                        p.len()
-                    ))
-                }
+                _ => return Err(err!(TypeError, "range expected at most 3 arguments, got {}", p.len())),
             };
             if s == 0 {
                 return Err(err!(ValueError, "range() arg 3 must not be zero"));
@@ -98,10 +88,7 @@ pub fn call_global<'a>(
             }
             Ok(Value::Object(Rc::new(Object::Namespace(RefCell::new(d)))))
         }
-        "cycler" => Ok(Value::Object(Rc::new(Object::Cycler(
-            args.pos,
-            Cell::new(0),
-        )))),
+        "cycler" => Ok(Value::Object(Rc::new(Object::Cycler(args.pos, Cell::new(0))))),
         "joiner" => {
             let [sep] = args.bind("joiner", ["sep"])?;
             Ok(Value::Object(Rc::new(Object::Joiner(
@@ -131,10 +118,7 @@ pub fn call_global<'a>(
                     fmt.type_name()
                 ));
             };
-            Ok(Value::string(super::format::strftime_now(
-                &ev.context().clock,
-                f,
-            )?))
+            Ok(Value::string(super::format::strftime_now(&ev.context().clock, f)?))
         }
         "lipsum" => Err(err!(
             TemplateRuntimeError,
@@ -222,8 +206,7 @@ pub fn loop_method<'a>(l: &LoopValue<'a>, name: &str, args: CallArgs<'a>) -> Res
         _ => {
             let mut last = l.changed_last.borrow_mut();
             let same = last.as_ref().is_some_and(|prev| {
-                prev.len() == args.pos.len()
-                    && prev.iter().zip(args.pos.iter()).all(|(a, b)| a.py_eq(b))
+                prev.len() == args.pos.len() && prev.iter().zip(args.pos.iter()).all(|(a, b)| a.py_eq(b))
             });
             if same {
                 return Ok(Value::Bool(false));

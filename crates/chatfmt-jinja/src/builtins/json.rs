@@ -148,10 +148,7 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
         }
         Value::Json(j) => out.push_str(&j.to_string()),
         Value::Object(o) if matches!(&**o, crate::value::Object::Namespace(_)) => {
-            return Err(err!(
-                TypeError,
-                "Object of type Namespace is not JSON serializable"
-            ))
+            return Err(err!(TypeError, "Object of type Namespace is not JSON serializable"))
         }
         _ => {
             return Err(err!(

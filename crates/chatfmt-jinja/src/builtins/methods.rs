@@ -72,8 +72,7 @@ const DICT_METHODS: &[&str] = &[
 ];
 const DICT_MUTATORS: &[&str] = &["clear", "pop", "popitem", "setdefault", "update"];
 const LIST_METHODS: &[&str] = &[
-    "append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove", "reverse",
-    "sort",
+    "append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove", "reverse", "sort",
 ];
 const LIST_MUTATORS: &[&str] = &[
     "append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort",
@@ -108,12 +107,7 @@ pub fn is_mutator(obj: &Value, name: &str) -> bool {
 }
 
 /// `obj.name(args)`: a method call, or a call of whatever attribute `name` holds.
-pub fn call_attr<'a>(
-    ev: &mut Evaluator<'a>,
-    obj: &Value<'a>,
-    name: &'a str,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+pub fn call_attr<'a>(ev: &mut Evaluator<'a>, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
     if obj.is_undefined() {
         return Err(obj.undefined_error());
     }
@@ -135,11 +129,7 @@ fn str_arg<'a>(v: &Option<Value<'a>>, func: &str) -> Result<Option<Value<'a>>> {
     match v {
         None | Some(Value::None) => Ok(None),
         Some(v) if v.is_str() => Ok(Some(v.clone())),
-        Some(v) => Err(err!(
-            TypeError,
-            "{func} arg must be None or str, not {}",
-            v.type_name()
-        )),
+        Some(v) => Err(err!(TypeError, "{func} arg must be None or str, not {}", v.type_name())),
     }
 }
 
@@ -218,9 +208,9 @@ pub fn py_rsplit<'s>(s: &'s str, sep: Option<&str>, maxsplit: i64) -> Result<Vec
                     out.push(rest.trim_start_matches(is_py_space));
                     break;
                 }
-                let start = rest.rfind(is_py_space).map_or(0, |i| {
-                    i + rest[i..].chars().next().map_or(1, |c| c.len_utf8())
-                });
+                let start = rest
+                    .rfind(is_py_space)
+                    .map_or(0, |i| i + rest[i..].chars().next().map_or(1, |c| c.len_utf8()));
                 out.push(&rest[start..]);
                 rest = rest[..start].trim_end_matches(is_py_space);
             }
@@ -260,8 +250,8 @@ pub fn py_title(s: &str) -> String {
         } else {
             out.extend(c.to_uppercase());
         }
-        prev_cased = c.is_alphabetic()
-            && (c.is_lowercase() || c.is_uppercase() || c.to_lowercase().ne(c.to_uppercase()));
+        prev_cased =
+            c.is_alphabetic() && (c.is_lowercase() || c.is_uppercase() || c.to_lowercase().ne(c.to_uppercase()));
     }
     out
 }
@@ -315,12 +305,7 @@ fn affix_test(recv: &str, arg: &Value, start: bool) -> Result<bool> {
     ))
 }
 
-fn str_method<'a>(
-    ev: &mut Evaluator<'a>,
-    recv: &Value<'a>,
-    name: &str,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+fn str_method<'a>(ev: &mut Evaluator<'a>, recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     let s = recv.as_str().unwrap_or("");
     Ok(match name {
         "strip" | "lstrip" | "rstrip" => {
@@ -345,10 +330,7 @@ fn str_method<'a>(
         "startswith" | "endswith" => {
             let [prefix] = args.bind(name, ["prefix"])?;
             let Some(p) = prefix else {
-                return Err(err!(
-                    TypeError,
-                    "{name}() takes at least 1 argument (0 given)"
-                ));
+                return Err(err!(TypeError, "{name}() takes at least 1 argument (0 given)"));
             };
             Value::Bool(affix_test(s, &p, name == "startswith")?)
         }
@@ -416,12 +398,10 @@ fn str_method<'a>(
                 "find" => Value::Int(s.find(n).map_or(-1, to_chars)),
                 "rfind" => Value::Int(s.rfind(n).map_or(-1, to_chars)),
                 "index" => Value::Int(to_chars(
-                    s.find(n)
-                        .ok_or_else(|| err!(ValueError, "substring not found"))?,
+                    s.find(n).ok_or_else(|| err!(ValueError, "substring not found"))?,
                 )),
                 _ => Value::Int(to_chars(
-                    s.rfind(n)
-                        .ok_or_else(|| err!(ValueError, "substring not found"))?,
+                    s.rfind(n).ok_or_else(|| err!(ValueError, "substring not found"))?,
                 )),
             }
         }
@@ -434,15 +414,7 @@ fn str_method<'a>(
             while let Some((i, c)) = it.next() {
                 if matches!(
                     c,
-                    '\n' | '\r'
-                        | '\x0b'
-                        | '\x0c'
-                        | '\x1c'
-                        | '\x1d'
-                        | '\x1e'
-                        | '\u{85}'
-                        | '\u{2028}'
-                        | '\u{2029}'
+                    '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}'
                 ) {
                     let mut end = i + c.len_utf8();
                     if c == '\r' {
@@ -460,18 +432,12 @@ fn str_method<'a>(
             }
             Value::list(out)
         }
-        "isdigit" | "isdecimal" | "isnumeric" => {
-            Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_numeric()))
-        }
+        "isdigit" | "isdecimal" | "isnumeric" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_numeric())),
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
         "isspace" => Value::Bool(!s.is_empty() && s.chars().all(is_py_space)),
-        "isupper" => {
-            Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase))
-        }
-        "islower" => {
-            Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase))
-        }
+        "isupper" => Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
+        "islower" => Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
         "isascii" => Value::Bool(s.is_ascii()),
         "swapcase" => Value::string(
             s.chars()
@@ -496,22 +462,12 @@ fn str_method<'a>(
             sub(recv, s, r.unwrap_or(s))
         }
         "format" => Value::string(super::format::str_format(ev, s, args)?),
-        _ => {
-            return Err(err!(
-                AttributeError,
-                "'str' object has no attribute '{name}'"
-            ))
-        }
+        _ => return Err(err!(AttributeError, "'str' object has no attribute '{name}'")),
     })
 }
 
 /// Calls the method `name` of `recv`.
-pub fn call_method<'a>(
-    ev: &mut Evaluator<'a>,
-    recv: &Value<'a>,
-    name: &str,
-    args: CallArgs<'a>,
-) -> Result<Value<'a>> {
+pub fn call_method<'a>(ev: &mut Evaluator<'a>, recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     if recv.is_str() {
         return str_method(ev, recv, name, args);
     }
@@ -537,22 +493,15 @@ pub fn call_method<'a>(
             }
             "get" => {
                 let [key, default] = args.bind("get", ["key", "default"])?;
-                let key =
-                    key.ok_or_else(|| err!(TypeError, "get expected at least 1 argument, got 0"))?;
-                recv.get_item_opt(&key)
-                    .unwrap_or(default.unwrap_or(Value::None))
+                let key = key.ok_or_else(|| err!(TypeError, "get expected at least 1 argument, got 0"))?;
+                recv.get_item_opt(&key).unwrap_or(default.unwrap_or(Value::None))
             }
             "copy" => {
                 let mut pairs = Vec::new();
                 recv.for_each_pair(|k, v| pairs.push((k, v)));
                 crate::value::ops::dict_from(pairs)
             }
-            _ => {
-                return Err(err!(
-                    AttributeError,
-                    "'dict' object has no attribute '{name}'"
-                ))
-            }
+            _ => return Err(err!(AttributeError, "'dict' object has no attribute '{name}'")),
         });
     }
     if recv.is_sequence_like() {
@@ -576,12 +525,7 @@ pub fn call_method<'a>(
                 }
             }
             "copy" => Value::list(items.to_vec()),
-            _ => {
-                return Err(err!(
-                    AttributeError,
-                    "'list' object has no attribute '{name}'"
-                ))
-            }
+            _ => return Err(err!(AttributeError, "'list' object has no attribute '{name}'")),
         });
     }
     if let Value::Object(o) = recv {

@@ -58,22 +58,13 @@ fn int_of(v: &Value) -> Result<i64> {
         Value::Int(i) => Ok(*i),
         Value::Bool(b) => Ok(*b as i64),
         Value::Undefined(_) => Err(v.undefined_error()),
-        _ => Err(err!(
-            TypeError,
-            "not all arguments converted during string formatting"
-        )),
+        _ => Err(err!(TypeError, "not all arguments converted during string formatting")),
     }
 }
 
 /// Runs the test `name` on `x`.
-pub fn call_test<'a>(
-    ev: &mut Evaluator<'a>,
-    name: &str,
-    x: &Value<'a>,
-    args: CallArgs<'a>,
-) -> Result<bool> {
-    let cmp =
-        |op: CmpOp, args: &CallArgs<'a>| -> Result<bool> { compare(op, x, &one_arg(name, args)?) };
+pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: CallArgs<'a>) -> Result<bool> {
+    let cmp = |op: CmpOp, args: &CallArgs<'a>| -> Result<bool> { compare(op, x, &one_arg(name, args)?) };
     Ok(match name {
         "defined" => !x.is_undefined(),
         "undefined" => x.is_undefined(),
@@ -112,10 +103,7 @@ pub fn call_test<'a>(
         "divisibleby" => {
             let n = int_of(&one_arg(name, &args)?)?;
             if n == 0 {
-                return Err(err!(
-                    ZeroDivisionError,
-                    "integer division or modulo by zero"
-                ));
+                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
             }
             int_of(x)?.rem_euclid(n) == 0
         }

@@ -11,21 +11,9 @@ pub struct CallArgs<'a> {
 }
 
 impl<'a> CallArgs<'a> {
-    /// Arguments with only positional values.
-    pub fn positional(pos: Vec<Value<'a>>) -> Self {
-        CallArgs {
-            pos,
-            kw: Vec::new(),
-        }
-    }
-
     /// Binds to parameter names as Python would for `def f(p0, p1, ...)` where every parameter
     /// has a default; `func` names the callable in error messages.
-    pub fn bind<const N: usize>(
-        &self,
-        func: &str,
-        names: [&str; N],
-    ) -> Result<[Option<Value<'a>>; N]> {
+    pub fn bind<const N: usize>(&self, func: &str, names: [&str; N]) -> Result<[Option<Value<'a>>; N]> {
         if self.pos.len() > N {
             return Err(err!(
                 TypeError,
@@ -40,16 +28,10 @@ impl<'a> CallArgs<'a> {
         }
         for (k, v) in &self.kw {
             let Some(i) = names.iter().position(|n| n == k) else {
-                return Err(err!(
-                    TypeError,
-                    "{func}() got an unexpected keyword argument '{k}'"
-                ));
+                return Err(err!(TypeError, "{func}() got an unexpected keyword argument '{k}'"));
             };
             if out[i].is_some() {
-                return Err(err!(
-                    TypeError,
-                    "{func}() got multiple values for argument '{k}'"
-                ));
+                return Err(err!(TypeError, "{func}() got multiple values for argument '{k}'"));
             }
             out[i] = Some(v.clone());
         }

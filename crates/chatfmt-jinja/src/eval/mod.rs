@@ -78,10 +78,7 @@ impl<'a> Evaluator<'a> {
                 .map(|(s, e)| (to_char(*s), to_char(*e)))
                 .collect()
         };
-        Ok(Rendered {
-            text,
-            generation_spans,
-        })
+        Ok(Rendered { text, generation_spans })
     }
 
     /// The clock of the render context.
@@ -200,7 +197,6 @@ impl<'a> Evaluator<'a> {
                 let m = Value::Object(Rc::new(Object::Macro(MacroValue {
                     def,
                     scope: self.current,
-                    caller: None,
                 })));
                 self.bind(&def.name, m);
             }
@@ -208,12 +204,9 @@ impl<'a> Evaluator<'a> {
                 let caller = Value::Object(Rc::new(Object::Macro(MacroValue {
                     def,
                     scope: self.current,
-                    caller: None,
                 })));
                 let ExprKind::Call(callee, args) = &call.kind else {
-                    return Err(
-                        err!(TemplateSyntaxError, "expected call").at(s.pos.line, s.pos.col)
-                    );
+                    return Err(err!(TemplateSyntaxError, "expected call").at(s.pos.line, s.pos.col));
                 };
                 let f = self.eval(callee)?;
                 let mut a = self.eval_args(args)?;
@@ -227,10 +220,7 @@ impl<'a> Evaluator<'a> {
                 self.write_value(&v);
             }
             StmtKind::With(assigns, body) => {
-                let values = assigns
-                    .iter()
-                    .map(|(_, e)| self.eval(e))
-                    .collect::<Result<Vec<_>>>()?;
+                let values = assigns.iter().map(|(_, e)| self.eval(e)).collect::<Result<Vec<_>>>()?;
                 let restore = self.current;
                 let id = self.push_frame(restore);
                 for ((t, _), v) in assigns.iter().zip(values) {
@@ -252,8 +242,7 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::Block(body) => return self.exec_block(body),
             StmtKind::NeedsLoader(_) => {
-                return Err(err!(TypeError, "no loader for this environment specified")
-                    .at(s.pos.line, s.pos.col));
+                return Err(err!(TypeError, "no loader for this environment specified").at(s.pos.line, s.pos.col));
             }
             StmtKind::Autoescape(e, body) => {
                 let on = self.eval(e)?.truthy();
@@ -308,9 +297,7 @@ impl<'a> Evaluator<'a> {
                 let mut kept = Vec::new();
                 for item in items.iter() {
                     let id = self.push_frame(restore);
-                    let r = self
-                        .assign(&f.target, item.clone())
-                        .and_then(|_| self.eval(cond));
+                    let r = self.assign(&f.target, item.clone()).and_then(|_| self.eval(cond));
                     self.pop_frame(id, restore);
                     if r?.truthy() {
                         kept.push(item.clone());
@@ -367,12 +354,8 @@ impl<'a> Evaluator<'a> {
                 Const::Str(s) => Value::Str(s),
             },
             ExprKind::Name(n) => self.lookup(n),
-            ExprKind::List(items) => {
-                Value::list(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?)
-            }
-            ExprKind::Tuple(items) => Value::Tuple(Rc::new(
-                items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?,
-            )),
+            ExprKind::List(items) => Value::list(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?),
+            ExprKind::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?)),
             ExprKind::Dict(items) => {
                 let mut pairs = Vec::with_capacity(items.len());
                 for (k, v) in items {
@@ -398,9 +381,7 @@ impl<'a> Evaluator<'a> {
                 let k = self.eval(key)?;
                 builtins::getitem(&o, &k)?
             }
-            ExprKind::Slice(..) => {
-                return Err(err!(TemplateSyntaxError, "slice outside of a subscript"))
-            }
+            ExprKind::Slice(..) => return Err(err!(TemplateSyntaxError, "slice outside of a subscript")),
             ExprKind::Call(callee, args) => {
                 if let ExprKind::GetAttr(obj, name) = &callee.kind {
                     let o = self.eval(obj)?;
@@ -556,23 +537,13 @@ impl<'a> Evaluator<'a> {
             Value::Object(o) => match &**o {
                 Object::Macro(m) => self.call_macro(m, args),
                 Object::Function(name) => builtins::globals::call_global(self, name, args),
-                Object::Method(recv, name) => {
-                    builtins::methods::call_method(self, recv, name, args)
-                }
+                Object::Method(recv, name) => builtins::methods::call_method(self, recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
                 Object::Joiner(sep, used) => Ok(builtins::globals::call_joiner(sep, used)),
-                _ => Err(err!(
-                    TypeError,
-                    "'{}' object is not callable",
-                    f.type_name()
-                )),
+                _ => Err(err!(TypeError, "'{}' object is not callable", f.type_name())),
             },
             Value::Undefined(_) => Err(f.undefined_error()),
-            _ => Err(err!(
-                TypeError,
-                "'{}' object is not callable",
-                f.type_name()
-            )),
+            _ => Err(err!(TypeError, "'{}' object is not callable", f.type_name())),
         }
     }
 
@@ -651,11 +622,7 @@ impl<'a> Evaluator<'a> {
                     Some(_) => self.bind(k, v),
                     None if def.uses_kwargs => extra_kw.push((Value::Str(k), v)),
                     None => {
-                        return Err(err!(
-                            TypeError,
-                            "macro '{}' takes no keyword argument '{k}'",
-                            def.name
-                        ));
+                        return Err(err!(TypeError, "macro '{}' takes no keyword argument '{k}'", def.name));
                     }
                 }
             }
@@ -665,9 +632,7 @@ impl<'a> Evaluator<'a> {
                 }
                 let v = match default {
                     Some(d) => self.eval(d)?,
-                    None if &**name == "caller" && caller.is_some() => {
-                        caller.clone().unwrap_or(Value::Undefined(None))
-                    }
+                    None if &**name == "caller" && caller.is_some() => caller.clone().unwrap_or(Value::Undefined(None)),
                     None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
                         format!("parameter '{name}' was not provided"),
                         crate::error::ErrorKind::UndefinedError,
@@ -732,13 +697,9 @@ pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
 
 /// Python tuple unpacking of `v` into `n` values.
 fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
-    let items = v.iterate().map_err(|_| {
-        err!(
-            TypeError,
-            "cannot unpack non-iterable {} object",
-            v.type_name()
-        )
-    })?;
+    let items = v
+        .iterate()
+        .map_err(|_| err!(TypeError, "cannot unpack non-iterable {} object", v.type_name()))?;
     if items.len() < n {
         return Err(err!(
             ValueError,

@@ -110,7 +110,6 @@ pub struct MacroDef {
     pub uses_caller: bool,
     pub uses_varargs: bool,
     pub uses_kwargs: bool,
-    pub pos: Pos,
 }
 
 /// A statement node.

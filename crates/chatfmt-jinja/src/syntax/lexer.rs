@@ -48,14 +48,13 @@ pub fn normalize_source(src: &str) -> String {
 }
 
 const OPERATORS: [&str; 25] = [
-    "//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}",
-    "<", ">", "=", ".", ":", "|", ",",
+    "//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}", "<", ">", "=", ".",
+    ":", "|", ",",
 ];
 
 /// Python's `str.isspace` / regex `\s` for one character.
 pub fn is_py_space(c: char) -> bool {
-    matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ' | '\u{85}')
-        || (c > '\u{7f}' && c.is_whitespace())
+    matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ' | '\u{85}') || (c > '\u{7f}' && c.is_whitespace())
 }
 
 fn py_rstrip(s: &str) -> &str {
@@ -127,10 +126,7 @@ impl<'s> Lexer<'s> {
                 "%" => Begin::Block,
                 _ => Begin::Comment,
             };
-            let sign = src[start + 2..]
-                .chars()
-                .next()
-                .filter(|c| *c == '-' || *c == '+');
+            let sign = src[start + 2..].chars().next().filter(|c| *c == '-' || *c == '+');
             let after = start + 2 + sign.map_or(0, |_| 1);
             let text_pos = self.pos;
             let text = self.strip_text(&src[self.pos..start], sign, kind);
@@ -199,10 +195,7 @@ impl<'s> Lexer<'s> {
                 return Err(err!(TemplateSyntaxError, "Missing end of raw directive").at(line, 0));
             };
             let tag = search + rel;
-            let sign = src[tag + 2..]
-                .chars()
-                .next()
-                .filter(|c| *c == '-' || *c == '+');
+            let sign = src[tag + 2..].chars().next().filter(|c| *c == '-' || *c == '+');
             let p = skip_space(src, tag + 2 + sign.map_or(0, |_| 1));
             if src[p..].starts_with("endraw") {
                 let q = skip_space(src, p + 6);
@@ -211,11 +204,7 @@ impl<'s> Lexer<'s> {
                 } else if src[q..].starts_with("-%}") {
                     Some(skip_space(src, q + 3))
                 } else if src[q..].starts_with("%}") {
-                    Some(if src[q + 2..].starts_with('\n') {
-                        q + 3
-                    } else {
-                        q + 2
-                    })
+                    Some(if src[q + 2..].starts_with('\n') { q + 3 } else { q + 2 })
                 } else {
                     None
                 };
@@ -250,14 +239,9 @@ impl<'s> Lexer<'s> {
                         Some(pos + 3)
                     } else if rest.starts_with("-%}") {
                         Some(skip_space(src, pos + 3))
-                    } else if rest.starts_with("%}") {
-                        Some(if rest[2..].starts_with('\n') {
-                            pos + 3
-                        } else {
-                            pos + 2
-                        })
                     } else {
-                        None
+                        rest.strip_prefix("%}")
+                            .map(|after| if after.starts_with('\n') { pos + 3 } else { pos + 2 })
                     };
                     if let Some(end) = end {
                         self.push(Tok::BlockEnd, pos);
@@ -322,8 +306,8 @@ impl<'s> Lexer<'s> {
             if c == '\'' || c == '"' {
                 if let Some(len) = match_string(rest, c) {
                     let (line, col) = self.line_col(pos);
-                    let v = decode_string(&rest[1..len - 1])
-                        .map_err(|m| err!(TemplateSyntaxError, "{m}").at(line, col))?;
+                    let v =
+                        decode_string(&rest[1..len - 1]).map_err(|m| err!(TemplateSyntaxError, "{m}").at(line, col))?;
                     self.push(Tok::Str(v), pos);
                     self.pos += len;
                     continue;
@@ -337,16 +321,12 @@ impl<'s> Lexer<'s> {
                     "[" => balance.push("]"),
                     "}" | ")" | "]" => match balance.pop() {
                         None => {
-                            return Err(
-                                err!(TemplateSyntaxError, "unexpected '{op}'").at(line, col)
-                            );
+                            return Err(err!(TemplateSyntaxError, "unexpected '{op}'").at(line, col));
                         }
                         Some(expected) if expected != *op => {
-                            return Err(err!(
-                                TemplateSyntaxError,
-                                "unexpected '{op}', expected '{expected}'"
-                            )
-                            .at(line, col));
+                            return Err(
+                                err!(TemplateSyntaxError, "unexpected '{op}', expected '{expected}'").at(line, col)
+                            );
                         }
                         _ => {}
                     },
@@ -547,13 +527,7 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
                     '\u{fffd}'.to_string()
                 }
             })
-            .or_else(|e| {
-                if e == "\u{fffd}" {
-                    Ok('\u{fffd}')
-                } else {
-                    Err(e)
-                }
-            })
+            .or_else(|e| if e == "\u{fffd}" { Ok('\u{fffd}') } else { Err(e) })
     };
     while i < b.len() {
         let c = b[i];

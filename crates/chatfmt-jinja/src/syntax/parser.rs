@@ -96,9 +96,7 @@ impl<'s> Parser<'s> {
 
     fn unexpected(&self, expected: &str) -> Error {
         if *self.cur() == Tok::Eof {
-            return self.fail(format!(
-                "unexpected end of template, expected '{expected}'."
-            ));
+            return self.fail(format!("unexpected end of template, expected '{expected}'."));
         }
         self.fail(format!(
             "expected token '{expected}', got '{}'",
@@ -201,9 +199,7 @@ impl<'s> Parser<'s> {
             ));
         }
         if let Some(open) = self.open.last() {
-            msg.push_str(&format!(
-                " The innermost block that needs to be closed is '{open}'."
-            ));
+            msg.push_str(&format!(" The innermost block that needs to be closed is '{open}'."));
         }
         msg
     }
@@ -258,11 +254,10 @@ impl<'s> Parser<'s> {
                         .take_while(|t| **t != "for")
                         .any(|t| *t == "macro" || *t == "call")
                 {
-                    return Err(Error::new(
-                        crate::error::ErrorKind::SyntaxError,
-                        format!("'{tag}' outside loop"),
-                    )
-                    .at(pos.line, pos.col));
+                    return Err(
+                        Error::new(crate::error::ErrorKind::SyntaxError, format!("'{tag}' outside loop"))
+                            .at(pos.line, pos.col),
+                    );
                 }
                 if tag == "break" {
                     StmtKind::Break
@@ -307,11 +302,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn with_open(
-        &mut self,
-        tag: &'static str,
-        f: fn(&mut Self) -> Result<StmtKind>,
-    ) -> Result<StmtKind> {
+    fn with_open(&mut self, tag: &'static str, f: fn(&mut Self) -> Result<StmtKind>) -> Result<StmtKind> {
         self.open.push(tag);
         let r = f(self);
         self.open.pop();
@@ -413,12 +404,7 @@ impl<'s> Parser<'s> {
         Ok(params)
     }
 
-    fn make_macro(
-        name: &str,
-        params: Vec<(Box<str>, Option<Expr>)>,
-        body: Vec<Stmt>,
-        pos: Pos,
-    ) -> Rc<MacroDef> {
+    fn make_macro(name: &str, params: Vec<(Box<str>, Option<Expr>)>, body: Vec<Stmt>) -> Rc<MacroDef> {
         let mut uses = UsedNames::default();
         uses.stmts(&body);
         Rc::new(MacroDef {
@@ -428,17 +414,15 @@ impl<'s> Parser<'s> {
             uses_caller: uses.caller,
             uses_varargs: uses.varargs,
             uses_kwargs: uses.kwargs,
-            pos,
         })
     }
 
     fn parse_macro(&mut self) -> Result<StmtKind> {
-        let pos = self.pos();
         self.next();
         let name = self.expect_name()?;
         let params = self.parse_signature()?;
         let body = self.parse_statements(&["endmacro"], true)?;
-        Ok(StmtKind::Macro(Self::make_macro(name, params, body, pos)))
+        Ok(StmtKind::Macro(Self::make_macro(name, params, body)))
     }
 
     fn parse_call_block(&mut self) -> Result<StmtKind> {
@@ -454,10 +438,7 @@ impl<'s> Parser<'s> {
             return Err(self.fail_at("expected call", pos));
         }
         let body = self.parse_statements(&["endcall"], true)?;
-        Ok(StmtKind::CallBlock(
-            call,
-            Self::make_macro("caller", params, body, pos),
-        ))
+        Ok(StmtKind::CallBlock(call, Self::make_macro("caller", params, body)))
     }
 
     fn parse_filter_block(&mut self) -> Result<StmtKind> {
@@ -494,12 +475,7 @@ impl<'s> Parser<'s> {
         Ok(StmtKind::Block(body))
     }
 
-    fn parse_assign_target(
-        &mut self,
-        with_tuple: bool,
-        with_namespace: bool,
-        extra_end: &[&str],
-    ) -> Result<Target> {
+    fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool, extra_end: &[&str]) -> Result<Target> {
         let pos = self.pos();
         if with_namespace && matches!(self.look(), Tok::Op(".")) {
             let ns = self.expect_name()?;
@@ -570,10 +546,7 @@ impl<'s> Parser<'s> {
                 return Ok(e);
             }
             if !explicit {
-                return Err(self.fail(format!(
-                    "Expected an expression, got '{}'",
-                    describe(self.cur())
-                )));
+                return Err(self.fail(format!("Expected an expression, got '{}'", describe(self.cur()))));
             }
         }
         Ok(Expr {
@@ -1170,10 +1143,7 @@ impl UsedNames {
                 }
             }
             ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o),
-            ExprKind::GetItem(a, b)
-            | ExprKind::Binary(_, a, b)
-            | ExprKind::And(a, b)
-            | ExprKind::Or(a, b) => {
+            ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
                 self.expr(a);
                 self.expr(b);
             }
@@ -1229,11 +1199,7 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
 
 /// Unknown filters and tests are compile-time errors outside `if` bodies and conditional
 /// expressions (Jinja2's "soft" frames), and run-time errors inside them.
-pub fn check_names(
-    body: &[Stmt],
-    is_filter: &dyn Fn(&str) -> bool,
-    is_test: &dyn Fn(&str) -> bool,
-) -> Result<()> {
+pub fn check_names(body: &[Stmt], is_filter: &dyn Fn(&str) -> bool, is_test: &dyn Fn(&str) -> bool) -> Result<()> {
     let mut c = NameCheck { is_filter, is_test };
     c.stmts(body, false)
 }
@@ -1251,9 +1217,7 @@ impl NameCheck<'_> {
     fn stmt(&mut self, s: &Stmt, soft: bool) -> Result<()> {
         match &s.kind {
             StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => Ok(()),
-            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => {
-                self.expr(e, soft)
-            }
+            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e, soft),
             StmtKind::If(branches, else_body) => {
                 for (t, b) in branches {
                     self.expr(t, true)?;
@@ -1326,17 +1290,11 @@ impl NameCheck<'_> {
                 self.expr(v, soft)
             }),
             ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o, soft),
-            ExprKind::GetItem(a, b)
-            | ExprKind::Binary(_, a, b)
-            | ExprKind::And(a, b)
-            | ExprKind::Or(a, b) => {
+            ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
                 self.expr(a, soft)?;
                 self.expr(b, soft)
             }
-            ExprKind::Slice(a, b, c) => [a, b, c]
-                .into_iter()
-                .flatten()
-                .try_for_each(|x| self.expr(x, soft)),
+            ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().try_for_each(|x| self.expr(x, soft)),
             ExprKind::Call(f, args) => {
                 self.expr(f, soft)?;
                 self.args(args, soft)
@@ -1346,16 +1304,14 @@ impl NameCheck<'_> {
                     self.expr(v, soft)?;
                 }
                 if !soft && !(self.is_filter)(name) {
-                    return Err(err!(TemplateAssertionError, "No filter named '{name}'.")
-                        .at(e.pos.line, e.pos.col));
+                    return Err(err!(TemplateAssertionError, "No filter named '{name}'.").at(e.pos.line, e.pos.col));
                 }
                 self.args(args, soft)
             }
             ExprKind::Test(v, name, args) => {
                 self.expr(v, soft)?;
                 if !soft && !(self.is_test)(name) {
-                    return Err(err!(TemplateAssertionError, "No test named '{name}'.")
-                        .at(e.pos.line, e.pos.col));
+                    return Err(err!(TemplateAssertionError, "No test named '{name}'.").at(e.pos.line, e.pos.col));
                 }
                 self.args(args, soft)
             }

@@ -53,10 +53,7 @@ pub struct Dict<'a> {
 impl<'a> Dict<'a> {
     /// The value for `key`, if present.
     pub fn get(&self, key: &Value<'a>) -> Option<&Value<'a>> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k.py_eq(key))
-            .map(|(_, v)| v)
+        self.entries.iter().find(|(k, _)| k.py_eq(key)).map(|(_, v)| v)
     }
 
     /// Sets `key`, keeping the position of an existing key as Python does.
@@ -87,7 +84,6 @@ pub struct MacroValue<'a> {
     pub def: &'a MacroDef,
     /// The frame whose variables the body sees besides its own (the definition scope).
     pub scope: usize,
-    pub caller: Option<Value<'a>>,
 }
 
 /// The `loop` variable of a for loop.
@@ -110,11 +106,7 @@ impl<'a> Object<'a> {
                 out.push('>');
             }
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
-            Object::Loop(l) => out.push_str(&format!(
-                "<LoopContext {}/{}>",
-                l.index0.get() + 1,
-                l.items.len()
-            )),
+            Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
             Object::Function(name) => out.push_str(&format!("<function {name}>")),
             Object::Method(_, name) => out.push_str(&format!("<built-in method {name}>")),
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
@@ -157,10 +149,7 @@ impl<'a> Value<'a> {
 
     /// An undefined value for a missing member of `owner`.
     pub fn missing_member(owner: &Value<'a>, key: Value<'a>) -> Value<'a> {
-        Value::Undefined(Some(Rc::new(UndefInfo::Member(
-            owner.object_type_repr(),
-            key,
-        ))))
+        Value::Undefined(Some(Rc::new(UndefInfo::Member(owner.object_type_repr(), key))))
     }
 
     /// Python's type name (`type(x).__name__`).
@@ -236,10 +225,7 @@ impl<'a> Value<'a> {
 
     /// A list, tuple or JSON array.
     pub fn is_sequence_like(&self) -> bool {
-        matches!(
-            self,
-            Value::List(_) | Value::Tuple(_) | Value::Json(Json::Array(_))
-        )
+        matches!(self, Value::List(_) | Value::Tuple(_) | Value::Json(Json::Array(_)))
     }
 
     /// A dict or JSON object.
@@ -250,9 +236,7 @@ impl<'a> Value<'a> {
     /// Calls `f` for each item of a list-like value.
     pub fn for_each_item(&self, mut f: impl FnMut(Value<'a>)) {
         match self {
-            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => {
-                v.iter().for_each(|x| f(x.clone()))
-            }
+            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.iter().for_each(|x| f(x.clone())),
             Value::Json(Json::Array(a)) => a.iter().for_each(|x| f(Value::from_json(x))),
             _ => {}
         }
@@ -262,15 +246,10 @@ impl<'a> Value<'a> {
     pub fn for_each_pair(&self, mut f: impl FnMut(Value<'a>, Value<'a>)) {
         match self {
             Value::Dict(d) => d.entries.iter().for_each(|(k, v)| f(k.clone(), v.clone())),
-            Value::Json(Json::Object(m)) => m
-                .iter()
-                .for_each(|(k, v)| f(Value::Str(k), Value::from_json(v))),
+            Value::Json(Json::Object(m)) => m.iter().for_each(|(k, v)| f(Value::Str(k), Value::from_json(v))),
             Value::Object(o) => {
                 if let Object::Namespace(d) = &**o {
-                    d.borrow()
-                        .entries
-                        .iter()
-                        .for_each(|(k, v)| f(k.clone(), v.clone()))
+                    d.borrow().entries.iter().for_each(|(k, v)| f(k.clone(), v.clone()))
                 }
             }
             _ => {}
@@ -313,13 +292,7 @@ impl<'a> Value<'a> {
                 Object::Range(a, b, s) => range_len(*a, *b, *s),
                 _ => 0,
             },
-            _ => {
-                return Err(err!(
-                    TypeError,
-                    "object of type '{}' has no len()",
-                    self.type_name()
-                ))
-            }
+            _ => return Err(err!(TypeError, "object of type '{}' has no len()", self.type_name())),
         })
     }
 
@@ -335,35 +308,16 @@ impl<'a> Value<'a> {
                     .map(|(i, c)| Value::Str(&s[i..i + c.len_utf8()]))
                     .collect(),
             ),
-            Value::String(s) | Value::Safe(s) => {
-                Rc::new(s.chars().map(|c| Value::string(c.to_string())).collect())
-            }
-            Value::Undefined(info) => match info.as_deref() {
-                Some(UndefInfo::Hint(..)) => return Err(self.undefined_error()),
-                _ => Rc::new(Vec::new()),
-            },
+            Value::String(s) | Value::Safe(s) => Rc::new(s.chars().map(|c| Value::string(c.to_string())).collect()),
+            Value::Undefined(_) => Rc::new(Vec::new()),
             Value::Object(o) => match &**o {
-                Object::Range(a, b, s) => {
-                    Rc::new(range_items(*a, *b, *s).map(Value::Int).collect())
-                }
+                Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
                 Object::Namespace(_) => {
                     return Err(err!(TypeError, "'Namespace' object is not iterable"));
                 }
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "'{}' object is not iterable",
-                        self.type_name()
-                    ))
-                }
+                _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
             },
-            _ => {
-                return Err(err!(
-                    TypeError,
-                    "'{}' object is not iterable",
-                    self.type_name()
-                ))
-            }
+            _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
         })
     }
 

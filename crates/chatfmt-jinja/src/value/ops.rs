@@ -62,15 +62,10 @@ impl<'a> Value<'a> {
                 (Some(x), Some(y)) => x == y,
                 _ => num(a) == num(b),
             },
-            (Value::Tuple(a), Value::Tuple(b)) => {
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y))
-            }
+            (Value::Tuple(a), Value::Tuple(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y)),
             (Value::Tuple(_), _) | (_, Value::Tuple(_)) => false,
             (a, b) if a.is_sequence_like() && b.is_sequence_like() => {
-                let (x, y) = (
-                    seq_items(a).unwrap_or_default(),
-                    seq_items(b).unwrap_or_default(),
-                );
+                let (x, y) = (seq_items(a).unwrap_or_default(), seq_items(b).unwrap_or_default());
                 x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
             }
             (a, b) if a.is_mapping() && b.is_mapping() => {
@@ -157,11 +152,10 @@ impl<'a> Value<'a> {
         match self {
             Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| m.contains_key(k))),
             Value::Dict(d) => Ok(d.get(item).is_some()),
-            Value::Undefined(_) => Err(self.undefined_error()),
-            Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
-                TypeError,
-                "argument of type 'Namespace' is not iterable"
-            )),
+            Value::Undefined(_) => Ok(false),
+            Value::Object(o) if matches!(&**o, Object::Namespace(_)) => {
+                Err(err!(TypeError, "argument of type 'Namespace' is not iterable"))
+            }
             _ => match self.iterate() {
                 Ok(items) => Ok(items.iter().any(|x| x.py_eq(item))),
                 Err(_) => Err(err!(
@@ -176,9 +170,7 @@ impl<'a> Value<'a> {
     /// `self[key]` without Jinja's attribute fallback; `None` when missing.
     pub fn get_item_opt(&self, key: &Value<'a>) -> Option<Value<'a>> {
         match self {
-            Value::Json(Json::Object(m)) => {
-                key.as_str().and_then(|k| m.get(k)).map(Value::from_json)
-            }
+            Value::Json(Json::Object(m)) => key.as_str().and_then(|k| m.get(k)).map(Value::from_json),
             Value::Dict(d) => d.get(key).cloned(),
             Value::Json(Json::Array(_)) | Value::List(_) | Value::Tuple(_) => {
                 let i = int(key)?;
@@ -211,9 +203,7 @@ impl<'a> Value<'a> {
                     let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
                     let len = items.len() as i64;
                     let idx = if i < 0 { i + len } else { i };
-                    items
-                        .get(usize::try_from(idx).ok()?)
-                        .map(|v| Value::Int(*v))
+                    items.get(usize::try_from(idx).ok()?).map(|v| Value::Int(*v))
                 }
                 _ => None,
             },
@@ -232,12 +222,7 @@ impl<'a> Value<'a> {
     }
 
     /// Python slicing `self[start:stop:step]`.
-    pub fn slice(
-        &self,
-        start: Option<i64>,
-        stop: Option<i64>,
-        step: Option<i64>,
-    ) -> Result<Value<'a>> {
+    pub fn slice(&self, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Result<Value<'a>> {
         let step = step.unwrap_or(1);
         if step == 0 {
             return Err(err!(ValueError, "slice step cannot be zero"));
@@ -246,13 +231,7 @@ impl<'a> Value<'a> {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
             _ if self.is_str() || self.is_sequence_like() => self.py_len()? as i64,
             Value::Undefined(_) => return Err(self.undefined_error()),
-            _ => {
-                return Err(err!(
-                    TypeError,
-                    "'{}' object is not subscriptable",
-                    self.type_name()
-                ))
-            }
+            _ => return Err(err!(TypeError, "'{}' object is not subscriptable", self.type_name())),
         };
         let idx = slice_indices(len, start, stop, step);
         if let Some(s) = self.as_str() {
@@ -260,10 +239,7 @@ impl<'a> Value<'a> {
                 let (a, b) = (idx.first().copied(), idx.last().copied());
                 return Ok(match (a, b) {
                     (Some(a), Some(b)) => {
-                        let mut offsets = s
-                            .char_indices()
-                            .map(|(i, _)| i)
-                            .chain(std::iter::once(s.len()));
+                        let mut offsets = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len()));
                         let begin = offsets.nth(a).unwrap_or(s.len());
                         let end = s
                             .char_indices()
@@ -407,17 +383,13 @@ impl<'a> Value<'a> {
                             }
                         ));
                     }
-                } else if (self.is_str() || self.is_sequence_like())
-                    && !matches!(other, Value::Int(_))
-                {
+                } else if (self.is_str() || self.is_sequence_like()) && !matches!(other, Value::Int(_)) {
                     return Err(err!(
                         TypeError,
                         "can't multiply sequence by non-int of type '{}'",
                         other.type_name()
                     ));
-                } else if (other.is_str() || other.is_sequence_like())
-                    && !matches!(self, Value::Int(_))
-                {
+                } else if (other.is_str() || other.is_sequence_like()) && !matches!(self, Value::Int(_)) {
                     return Err(err!(
                         TypeError,
                         "can't multiply sequence by non-int of type '{}'",
@@ -426,8 +398,7 @@ impl<'a> Value<'a> {
                 }
             }
             BinOp::Mod if self.is_str() => {
-                return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other)
-                    .map(Value::string);
+                return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
             }
             _ => {}
         }
@@ -442,10 +413,7 @@ impl<'a> Value<'a> {
 }
 
 fn overflow() -> Error {
-    err!(
-        OverflowError,
-        "integer result too large for chatfmt (beyond 64 bits)"
-    )
+    err!(OverflowError, "integer result too large for chatfmt (beyond 64 bits)")
 }
 
 fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
@@ -461,41 +429,21 @@ fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
         }
         BinOp::FloorDiv => {
             if b == 0 {
-                return Err(err!(
-                    ZeroDivisionError,
-                    "integer division or modulo by zero"
-                ));
+                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
             }
-            Value::Int(
-                a.div_euclid(b)
-                    - if (a.rem_euclid(b) != 0) && b < 0 {
-                        1
-                    } else {
-                        0
-                    },
-            )
+            Value::Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && b < 0 { 1 } else { 0 })
         }
         BinOp::Mod => {
             if b == 0 {
-                return Err(err!(
-                    ZeroDivisionError,
-                    "integer division or modulo by zero"
-                ));
+                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
             }
             let r = a % b;
-            Value::Int(if r != 0 && ((r < 0) != (b < 0)) {
-                r + b
-            } else {
-                r
-            })
+            Value::Int(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
         }
         BinOp::Pow => {
             if b < 0 {
                 if a == 0 {
-                    return Err(err!(
-                        ZeroDivisionError,
-                        "0.0 cannot be raised to a negative power"
-                    ));
+                    return Err(err!(ZeroDivisionError, "0.0 cannot be raised to a negative power"));
                 }
                 Value::Float((a as f64).powf(b as f64))
             } else {
@@ -536,10 +484,7 @@ fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
         }
         BinOp::Pow => {
             if a == 0.0 && b < 0.0 {
-                return Err(err!(
-                    ZeroDivisionError,
-                    "0.0 cannot be raised to a negative power"
-                ));
+                return Err(err!(ZeroDivisionError, "0.0 cannot be raised to a negative power"));
             }
             let r = a.powf(b);
             if r.is_infinite() && a.is_finite() && b.is_finite() {

@@ -81,10 +81,9 @@ pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report, String> {
         .to_string();
     let mut report = Report::default();
     for p in &probes {
-        let optional = p["tags"].as_array().is_some_and(|tags| {
-            tags.iter()
-                .any(|t| OPTIONAL_TAGS.contains(&t.as_str().unwrap_or("")))
-        });
+        let optional = p["tags"]
+            .as_array()
+            .is_some_and(|tags| tags.iter().any(|t| OPTIONAL_TAGS.contains(&t.as_str().unwrap_or(""))));
         let id = p["id"].as_str().unwrap_or("?");
         let outcome = run_probe(p, &frozen_now);
         if optional {

@@ -1,7 +1,6 @@
 //! KNOWN_DIFFERENCES.md: the one documented list of cases chatfmt deliberately does not reproduce.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 /// Case ids listed in KNOWN_DIFFERENCES.md (lines of the form `- `case-id`: reason`).
 #[derive(Debug, Default, Clone)]
@@ -29,9 +28,4 @@ impl KnownDifferences {
     pub fn contains(&self, id: &str) -> bool {
         self.ids.contains(id)
     }
-}
-
-/// Whether `path` exists (kits may be absent on a bare clone).
-pub fn exists(path: &Path) -> bool {
-    path.exists()
 }

@@ -56,17 +56,16 @@ impl ChatTemplate {
     /// Renders a conversation as `apply_chat_template(conversation, tokenize=False, ...)` does.
     pub fn apply(&self, messages: &[Json], opts: &ApplyOptions) -> Result<Rendered, Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
-        let template = selected.get();
         if messages.is_empty() {
-            return Err(value_error("Cannot apply chat template to an empty conversation. Provide at least one message."));
+            return Err(value_error(
+                "Cannot apply chat template to an empty conversation. Provide at least one message.",
+            ));
         }
         if opts.continue_final_message.is_some() && opts.add_generation_prompt {
             return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
-        let mut chat: Vec<Json> = messages
-            .iter()
-            .map(prepare_message)
-            .collect::<Result<_, _>>()?;
+        let template = selected.get()?;
+        let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect::<Result<_, _>>()?;
         let mut final_text = None;
         if let Some(field) = &opts.continue_final_message {
             final_text = Some(tag_final_message(&mut chat, field, template.source())?);
@@ -76,14 +75,8 @@ impl ChatTemplate {
             vars.insert(k.clone(), v.clone());
         }
         vars.insert("messages".to_string(), Json::Array(chat));
-        vars.insert(
-            "tools".to_string(),
-            opts.tools.clone().unwrap_or(Json::Null),
-        );
-        vars.insert(
-            "documents".to_string(),
-            opts.documents.clone().unwrap_or(Json::Null),
-        );
+        vars.insert("tools".to_string(), opts.tools.clone().unwrap_or(Json::Null));
+        vars.insert("documents".to_string(), opts.documents.clone().unwrap_or(Json::Null));
         vars.insert(
             "add_generation_prompt".to_string(),
             Json::Bool(opts.add_generation_prompt),
@@ -132,16 +125,15 @@ fn tag_final_message(chat: &mut [Json], field: &str, source: &str) -> Result<Str
         for block in blocks.iter_mut().rev() {
             if let Some(Json::String(text)) = block.get("text").cloned() {
                 if let Some(b) = block.as_object_mut() {
-                    b.insert(
-                        "text".to_string(),
-                        Json::String(format!("{text}{CONTINUE_TAG}")),
-                    );
+                    b.insert("text".to_string(), Json::String(format!("{text}{CONTINUE_TAG}")));
                 }
                 last.insert(field.to_string(), Json::Array(blocks));
                 return Ok(text);
             }
         }
-        return Err(value_error("continue_final_message is set but we could not find any text to continue in the final message!"));
+        return Err(value_error(
+            "continue_final_message is set but we could not find any text to continue in the final message!",
+        ));
     }
     let Json::String(text) = final_message else {
         return Err(Error::new(

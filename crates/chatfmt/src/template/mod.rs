@@ -2,8 +2,10 @@
 //! `transformers`' `apply_chat_template(tokenize=False)`.
 
 mod apply;
+mod load;
 
 pub use apply::ApplyOptions;
+pub use load::{special_tokens, LoadError};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};
 use serde_json::{Map, Value as Json};
@@ -18,36 +20,45 @@ pub struct ChatTemplate {
 
 #[derive(Debug)]
 enum Templates {
-    Single(Template),
-    Named(BTreeMap<String, Template>),
+    Single(Compiled),
+    Named(BTreeMap<String, Compiled>),
 }
+
+/// A compiled template, or the error compiling it gave. transformers compiles at render time, after
+/// its own argument checks, so a broken template fails only when it is applied.
+type Compiled = Result<Template, Error>;
 
 fn value_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::ValueError, msg)
 }
 
 impl ChatTemplate {
-    /// One template from its source.
-    pub fn new(source: &str, special_tokens: Map<String, Json>) -> Result<Self, Error> {
-        Ok(ChatTemplate {
-            templates: Templates::Single(Template::new("chat_template", source)?),
+    /// One template from its source. A template that does not compile fails when applied.
+    pub fn new(source: &str, special_tokens: Map<String, Json>) -> Self {
+        ChatTemplate {
+            templates: Templates::Single(Template::new("chat_template", source)),
             special_tokens,
-        })
+        }
     }
 
     /// Several named templates (`default`, `tool_use`, `rag`, ...).
-    pub fn named<'s>(
-        named: impl IntoIterator<Item = (&'s str, &'s str)>,
-        special_tokens: Map<String, Json>,
-    ) -> Result<Self, Error> {
+    pub fn named<'s>(named: impl IntoIterator<Item = (&'s str, &'s str)>, special_tokens: Map<String, Json>) -> Self {
         let mut map = BTreeMap::new();
         for (name, source) in named {
-            map.insert(name.to_string(), Template::new(name, source)?);
+            map.insert(name.to_string(), Template::new(name, source));
         }
-        Ok(ChatTemplate {
+        ChatTemplate {
             templates: Templates::Named(map),
             special_tokens,
-        })
+        }
+    }
+
+    /// The first compile error among the templates, if any.
+    pub fn compile_error(&self) -> Option<&Error> {
+        match &self.templates {
+            Templates::Single(t) => t.as_ref().err(),
+            Templates::Named(m) => m.values().find_map(|t| t.as_ref().err()),
+        }
     }
 
     /// The special tokens passed to templates by name (`bos_token`, `eos_token`, ...).
@@ -67,10 +78,8 @@ impl ChatTemplate {
     /// a template name is template source, compiled on the spot (returned as owned).
     fn select(&self, requested: Option<&str>, has_tools: bool) -> Result<Selected<'_>, Error> {
         match (&self.templates, requested) {
-            (Templates::Named(map), Some(name)) if map.contains_key(name) => {
-                Ok(Selected::Borrowed(&map[name]))
-            }
-            (_, Some(source)) => Ok(Selected::Owned(Template::new("chat_template", source)?)),
+            (Templates::Named(map), Some(name)) if map.contains_key(name) => Ok(Selected::Borrowed(&map[name])),
+            (_, Some(source)) => Ok(Selected::Owned(Template::new("chat_template", source))),
             (Templates::Single(t), None) => Ok(Selected::Borrowed(t)),
             (Templates::Named(map), None) => {
                 if has_tools {
@@ -91,15 +100,15 @@ impl ChatTemplate {
 }
 
 enum Selected<'t> {
-    Borrowed(&'t Template),
-    Owned(Template),
+    Borrowed(&'t Compiled),
+    Owned(Compiled),
 }
 
 impl Selected<'_> {
-    fn get(&self) -> &Template {
+    fn get(&self) -> Result<&Template, Error> {
         match self {
-            Selected::Borrowed(t) => t,
-            Selected::Owned(t) => t,
+            Selected::Borrowed(t) => t.as_ref().map_err(Clone::clone),
+            Selected::Owned(t) => t.as_ref().map_err(Clone::clone),
         }
     }
 }

@@ -1,0 +1,164 @@
+//! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt_jinja::Clock;
+use clap::Args;
+use serde_json::{Map, Value as Json};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Options of `chatfmt render`.
+#[derive(Args)]
+pub struct RenderArgs {
+    /// A model folder (tokenizer_config.json, chat_template.jinja, ...).
+    #[arg(long, conflicts_with = "template")]
+    model: Option<PathBuf>,
+    /// A template file (Jinja source).
+    #[arg(long)]
+    template: Option<PathBuf>,
+    /// Messages: a JSON array, or an object with `messages` (and `tools`, `documents`); `-` for stdin.
+    #[arg(long)]
+    messages: String,
+    /// Tool schemas (JSON array).
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// Documents (JSON array).
+    #[arg(long)]
+    documents: Option<PathBuf>,
+    /// Append the header that starts the assistant's turn.
+    #[arg(long)]
+    add_generation_prompt: bool,
+    /// Leave the final message open for the model to continue (optionally naming the field).
+    #[arg(long, num_args = 0..=1, default_missing_value = "content")]
+    continue_final_message: Option<String>,
+    /// Parse tool-call `arguments` given as JSON strings into objects (as vLLM does).
+    #[arg(long)]
+    parse_tool_arguments: bool,
+    /// A named template of the model (`default`, `tool_use`, `rag`, ...).
+    #[arg(long)]
+    template_name: Option<String>,
+    /// An extra template variable, KEY=JSON (repeatable).
+    #[arg(long = "var", value_name = "KEY=JSON")]
+    vars: Vec<String>,
+    /// Override the BOS token.
+    #[arg(long)]
+    bos_token: Option<String>,
+    /// Override the EOS token.
+    #[arg(long)]
+    eos_token: Option<String>,
+    /// The time `strftime_now` sees (naive local ISO-8601, e.g. 2025-07-10T12:00:00).
+    #[arg(long)]
+    now: Option<String>,
+}
+
+fn read_input(name: &str) -> Result<String> {
+    if name == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading messages from stdin")?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(name).with_context(|| format!("reading {name}"))
+}
+
+fn parse_json(text: &str, origin: &str) -> Result<Json> {
+    serde_json::from_str(text).map_err(|e| {
+        anyhow!(
+            "{origin}: malformed JSON at line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+fn read_json_file(path: &Path) -> Result<Json> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    parse_json(&text, &path.display().to_string())
+}
+
+/// Turns tool-call `arguments` strings into objects, naming the message on failure.
+fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
+    for (i, m) in messages.iter_mut().enumerate() {
+        let Some(calls) = m.get_mut("tool_calls").and_then(Json::as_array_mut) else {
+            continue;
+        };
+        for (j, call) in calls.iter_mut().enumerate() {
+            let Some(args) = call.get_mut("function").and_then(|f| f.get_mut("arguments")) else {
+                continue;
+            };
+            if let Json::String(s) = args {
+                let parsed = parse_json(
+                    s,
+                    &format!("{origin}: messages[{i}].tool_calls[{j}].function.arguments"),
+                )?;
+                *args = parsed;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `chatfmt render`.
+pub fn run(args: RenderArgs) -> Result<()> {
+    let template = match (&args.model, &args.template) {
+        (Some(dir), _) => ChatTemplate::from_model_dir(dir)?,
+        (None, Some(file)) => {
+            let src = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+            ChatTemplate::new(&src, Map::new())
+        }
+        (None, None) => bail!("give --model DIR or --template FILE"),
+    };
+    let origin = if args.messages == "-" {
+        "<stdin>".to_string()
+    } else {
+        args.messages.clone()
+    };
+    let input = parse_json(&read_input(&args.messages)?, &origin)?;
+    let (mut messages, mut tools, mut documents) = match input {
+        Json::Array(m) => (m, None, None),
+        Json::Object(mut o) => {
+            let Some(Json::Array(m)) = o.remove("messages") else {
+                bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array");
+            };
+            (m, o.remove("tools"), o.remove("documents"))
+        }
+        _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
+    };
+    if let Some(p) = &args.tools {
+        tools = Some(read_json_file(p)?);
+    }
+    if let Some(p) = &args.documents {
+        documents = Some(read_json_file(p)?);
+    }
+    if args.parse_tool_arguments {
+        parse_tool_arguments(&mut messages, &origin)?;
+    }
+    let mut kwargs = Map::new();
+    for (key, value) in [("bos_token", &args.bos_token), ("eos_token", &args.eos_token)] {
+        if let Some(v) = value {
+            kwargs.insert(key.to_string(), Json::String(v.clone()));
+        }
+    }
+    for var in &args.vars {
+        let (k, v) = var
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--var {var}: expected KEY=JSON"))?;
+        kwargs.insert(k.to_string(), parse_json(v, &format!("--var {k}"))?);
+    }
+    let opts = ApplyOptions {
+        add_generation_prompt: args.add_generation_prompt,
+        continue_final_message: args.continue_final_message,
+        tools: tools.filter(|t| !t.is_null()),
+        documents: documents.filter(|d| !d.is_null()),
+        chat_template: args.template_name,
+        kwargs,
+        clock: args.now.map(Clock::Fixed).unwrap_or_default(),
+    };
+    let rendered = template.apply(&messages, &opts).map_err(|e| anyhow!("{e:#}"))?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(rendered.text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
