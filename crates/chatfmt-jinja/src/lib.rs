@@ -1,1 +1,2 @@
 //! chatfmt-jinja
+pub mod pystr;
