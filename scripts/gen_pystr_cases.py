@@ -89,4 +89,99 @@ w("/// (input, json ensure_ascii=True, json ensure_ascii=False)")
 table("JSON_STR_CASES", "(&str, &str, &str)",
       [f"({rs(s)}, {rs(json.dumps(s))}, {rs(json.dumps(s, ensure_ascii=False))})" for s in STRS + ["\b\f/<>&"]])
 
+
+# ---------------------------------------------------------------- methods
+def opt(x, conv=rs):
+    return "None" if x is None else f"Some({conv(x)})"
+
+
+def lst(xs):
+    return "&[" + ", ".join(rs(x) for x in xs) + "]"
+
+
+def res_lst(f):
+    return res_rs(err_or(f), lst)
+
+
+def b(v):
+    return 'true' if v else 'false'
+
+
+def opti(x):
+    return opt(x, str)
+
+
+SAMPLES = ["", " ", "a", "  hello  world  ", "\t\na b\x1c c\x85d\xa0e\u3000 ", "a,b,,c,", ",", "ab" * 4,
+           "xxhixx", "ß日本ß語ß", "one\ntwo\r\nthree\rfour\x0bfive\x0c\x1c\x1d\x1e\x85\u2028\u2029end",
+           "trailing\n", "\n\n", "\r\n\r", "mississippi", "😀a😀b😀", "+42", "-7", "a\tb\tc\n\txy\r\tz",
+           "\u200bzero\u200bwidth"]
+CHARSETS = [None, "", " ", "ax", "x", "ß", "😀", "\n "]
+rows = []
+for x in SAMPLES:
+    for c in CHARSETS:
+        rows.append(f"({rs(x)}, {opt(c)}, {rs(x.strip(c))}, {rs(x.lstrip(c))}, {rs(x.rstrip(c))})")
+w("/// (s, chars, strip, lstrip, rstrip)")
+table("STRIP_CASES", "(&str, Option<&str>, &str, &str, &str)", rows)
+
+SEPS = [None, "", ",", " ", "ss", "ß", "😀", "\n", "xx", "abab"]
+rows = []
+for x in SAMPLES:
+    for sep in SEPS:
+        for m in [-1, 0, 1, 2, 100]:
+            rows.append(f"({rs(x)}, {opt(sep)}, {m}, {res_lst(lambda: x.split(sep, m))}, {res_lst(lambda: x.rsplit(sep, m))})")
+w("/// (s, sep, maxsplit, split, rsplit)")
+table("SPLIT_CASES", "(&str, Option<&str>, i64, Result<&[&str], (&str, &str)>, Result<&[&str], (&str, &str)>)", rows)
+
+rows = [f"({rs(x)}, {lst(x.splitlines())}, {lst(x.splitlines(True))})" for x in SAMPLES]
+w("/// (s, splitlines(), splitlines(True))")
+table("SPLITLINES_CASES", "(&str, &[&str], &[&str])", rows)
+
+SUBS = ["", "a", "ss", "ß", "😀", "hello", "xx", "abab", "\n", "iss"]
+IDX = [None, 0, 1, 2, -1, -3, 5, 100, -100]
+rows = []
+for x in SAMPLES:
+    for sub in SUBS:
+        for st, en in [(None, None), (1, None), (-2, None), (0, 3), (2, -1), (5, 2), (100, None), (None, -100), (-100, 100), (3, 3), (len(x), None), (len(x) + 1, None)]:
+            rows.append(f"({rs(x)}, {rs(sub)}, {opti(st)}, {opti(en)}, {b(x.startswith(sub, st, en))}, {b(x.endswith(sub, st, en))}, "
+                        f"{x.find(sub, st, en)}, {x.rfind(sub, st, en)}, {x.count(sub, st, en)})")
+w("/// (s, sub, start, end, startswith, endswith, find, rfind, count)")
+table("FIND_CASES", "(&str, &str, Option<i64>, Option<i64>, bool, bool, i64, i64, i64)", rows)
+
+rows = []
+for x in SAMPLES:
+    for old in ["", "a", "ss", "ß", "😀", "\n", "xx"]:
+        for new in ["", "-", "ØØ"]:
+            for c in [-1, 0, 1, 2, 100]:
+                rows.append(f"({rs(x)}, {rs(old)}, {rs(new)}, {c}, {rs(x.replace(old, new, c))})")
+w("/// (s, old, new, count, replace)")
+table("REPLACE_CASES", "(&str, &str, &str, i64, &str)", rows)
+
+
+def tup(t):
+    return "(" + ", ".join(rs(v) for v in t) + ")"
+
+
+rows = []
+for x in SAMPLES:
+    for sep in SEPS[1:]:
+        rows.append(f"({rs(x)}, {rs(sep)}, {res_rs(err_or(lambda: x.partition(sep)), tup)}, {res_rs(err_or(lambda: x.rpartition(sep)), tup)}, {rs(x.removeprefix(sep))}, {rs(x.removesuffix(sep))})")
+w("/// (s, sep, partition, rpartition, removeprefix, removesuffix)")
+table("PARTITION_CASES", "(&str, &str, Result<(&str, &str, &str), (&str, &str)>, Result<(&str, &str, &str), (&str, &str)>, &str, &str)", rows)
+
+rows = []
+for x in SAMPLES[:10] + ["+42", "-7", "+", "ab", "abc"]:
+    for width in [-5, 0, 1, 5, 6, 7, 8, 20]:
+        for fill in [None, "*", "ß", "", "ab"]:
+            rows.append(f"({rs(x)}, {width}, {opt(fill)}, {res_rs(err_or(lambda: x.center(width, *([fill] if fill is not None else []))))}, "
+                        f"{res_rs(err_or(lambda: x.ljust(width, *([fill] if fill is not None else []))))}, {res_rs(err_or(lambda: x.rjust(width, *([fill] if fill is not None else []))))}, {rs(x.zfill(width))})")
+w("/// (s, width, fillchar, center, ljust, rjust, zfill)")
+table("JUST_CASES", "(&str, i64, Option<&str>, Result<&str, (&str, &str)>, Result<&str, (&str, &str)>, Result<&str, (&str, &str)>, &str)", rows)
+
+rows = []
+for x in SAMPLES:
+    for t in [-1, 0, 1, 4, 8]:
+        rows.append(f"({rs(x)}, {t}, {rs(x.expandtabs(t))})")
+w("/// (s, tabsize, expandtabs)")
+table("EXPANDTABS_CASES", "(&str, i64, &str)", rows)
+
 print("\n".join(OUT))

@@ -8,6 +8,7 @@
 
 mod float;
 mod json;
+mod methods;
 mod repr;
 mod tables;
 #[cfg(test)]
@@ -16,6 +17,11 @@ mod unicode;
 
 pub use float::{float_json, float_repr};
 pub use json::{json_write_float, json_write_str};
+pub use methods::{
+    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
+    removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
+    startswith, strip, zfill,
+};
 pub use repr::{str_ascii, str_repr};
 pub use unicode::{is_printable, is_py_whitespace};
 
