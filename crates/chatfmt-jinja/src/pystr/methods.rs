@@ -350,9 +350,16 @@ pub fn zfill(s: &str, width: i64) -> String {
         }
         _ => s,
     };
-    out.extend(std::iter::repeat('0').take(fill));
+    push_n(&mut out, '0', fill);
     out.push_str(rest);
     out
+}
+
+/// Appends `n` copies of `c`.
+pub(crate) fn push_n(out: &mut String, c: char, n: usize) {
+    for _ in 0..n {
+        out.push(c);
+    }
 }
 
 fn fill_char(fillchar: Option<&str>) -> Result<char, PyError> {
@@ -368,9 +375,9 @@ fn fill_char(fillchar: Option<&str>) -> Result<char, PyError> {
 
 fn pad(s: &str, left: usize, right: usize, fill: char) -> String {
     let mut out = String::with_capacity(s.len() + (left + right) * fill.len_utf8());
-    out.extend(std::iter::repeat(fill).take(left));
+    push_n(&mut out, fill, left);
     out.push_str(s);
-    out.extend(std::iter::repeat(fill).take(right));
+    push_n(&mut out, fill, right);
     out
 }
 
@@ -411,7 +418,7 @@ pub fn expandtabs(s: &str, tabsize: i64) -> String {
             '\t' => {
                 if tabsize > 0 {
                     let n = tabsize - col % tabsize;
-                    out.extend(std::iter::repeat(' ').take(n as usize));
+                    push_n(&mut out, ' ', n as usize);
                     col += n;
                 }
             }

@@ -6,6 +6,7 @@
 //!
 //! Indices and lengths are counted in code points, as in Python.
 
+mod case;
 mod float;
 mod json;
 mod methods;
@@ -15,6 +16,10 @@ mod tables;
 mod test_cases;
 mod unicode;
 
+pub use case::{
+    capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower,
+    isnumeric, isprintable, isspace, istitle, isupper, lower, swapcase, title, upper,
+};
 pub use float::{float_json, float_repr};
 pub use json::{json_write_float, json_write_str};
 pub use methods::{
