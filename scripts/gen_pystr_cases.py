@@ -75,6 +75,8 @@ w(f"//! {sys.version.split()[0]}. Do not edit.")
 w()
 w("#![allow(clippy::type_complexity)]")
 w()
+w("use super::test_support::A;")
+w()
 w("/// (f64 bits, repr, json.dumps)")
 table("FLOAT_CASES", "(u64, &str, &str)",
       [f"({bits(x)}, {rs(repr(x))}, {rs(json.dumps(x))})" for x in FLOATS])
@@ -214,5 +216,58 @@ rows = [f"({rs(x)}, 0x{mask(x):X})" for x in PRED_STRS]
 w("/// (s, bit i set when predicate i holds: isalpha isdigit isdecimal isnumeric isalnum isspace isupper islower")
 w("/// istitle isidentifier isprintable isascii is-empty)")
 table("PREDICATE_CASES", "(&str, u16)", rows)
+
+# ---------------------------------------------------------------- percent
+
+
+def arg_rs(v):
+    if isinstance(v, bool):
+        return f"A::B({b(v)})"
+    if isinstance(v, int):
+        return f"A::I({v})"
+    if isinstance(v, float):
+        return f"A::F({bits(v)})"
+    if isinstance(v, str):
+        return f"A::S({rs(v)})"
+    if v is None:
+        return "A::N"
+    raise TypeError(v)
+
+
+def args_rs(vs):
+    return "&[" + ", ".join(arg_rs(v) for v in vs) + "]"
+
+
+NUMS = [0, 1, -1, 42, -42, 255, 123456789, -2**63, 2**63 - 1, True, False, 0.0, -0.0, 1.5, -2.5, 2.675, 1e-5, 123456.789,
+        1e16, 1e100, -1e-300, float("inf"), float("-inf"), float("nan"), 0.1, 999.9999, 5e-324]
+VALS = NUMS + ["", "x", "hello", "é😀", "it's", None, "\n"]
+PFMTS = ["%s", "%r", "%a", "%d", "%i", "%u", "%o", "%x", "%X", "%e", "%E", "%f", "%F", "%g", "%G", "%c",
+         "%5s", "%-5s|", "%.2s", "%5.1s", "%05d", "%-5d|", "%+d", "% d", "%+ d", "%.3d", "%8.3d", "%-+8.3d|", "%#o", "%#x",
+         "%#X", "%#08x", "%-#8x|", "%.10f", "%.0f", "%#.0f", "%.0e", "%#.0e", "%.3e", "%12.4e", "%-12.4e|", "%+.2f",
+         "%010.3f", "%-010.3f|", "% f", "%.0g", "%.1g", "%.3g", "%#.3g", "%.10g", "%#g", "%g", "%.20g", "%015.6g",
+         "%.17g", "%.50f", "%5c", "%-3c|", "%y", "%", "%5", "%.", "%05s", "%+s", "%.1r", "%#5d", "%0-5d|", "%.0d", "%.0x"]
+rows = []
+for f in PFMTS:
+    for v in VALS:
+        rows.append(f"({rs(f)}, 1, {args_rs([v])}, &[], {res_rs(err_or(lambda: f % (v,)))})")
+MULTI = [("%s %s", (1, 2)), ("%s %s", (1,)), ("%s", (1, 2)), ("", ()), ("", (1,)), ("abc", ()), ("%%", ()),
+         ("%s%%%s", ("a", "b")), ("%*d", (5, 42)), ("%-*d|", (5, 42)), ("%*d", (-5, 42)), ("%.*f", (2, 3.14159)),
+         ("%.*f", (-2, 3.14159)), ("%*.*f", (10, 3, 2.5)), ("%*s", ("a", 1)), ("%.*f", (1.5, 2.0)), ("%*d", (True, 5)),
+         ("%5%", (1,)), ("%5%", ()), ("%s %d %f %r", ("a", 2, 3.0, "b")), ("%c%c%c", (72, "i", 0x1F600)),
+         ("%c", (0x110000,)), ("%c", (-1,)), ("%c", ("ab",)), ("%c", (1.0,)), ("%d%%", (50,)), ("a%\x01", (1,)),
+         ("ü%é", (1,)), ("%(a)s", (1,)), ("%s" * 3, (1, 2, 3)), ("%.3s|%-6.2r|", ("hello", "hi")), ("%x", (1.5,)),
+         ("%d", ("5",)), ("%f", ("x",)), ("%f", (None,)), ("%s %s", (None, True)), ("%0*d", (6, -42)), ("%-0*.*f|", (9, 2, -1.005))]
+for f, t in MULTI:
+    rows.append(f"({rs(f)}, 0, {args_rs(t)}, &[], {res_rs(err_or(lambda: f % t))})")
+for f, v in [("%s", 5), ("", 5), ("%s %s", 5), ("%d", "x")]:
+    rows.append(f"({rs(f)}, 1, {args_rs([v])}, &[], {res_rs(err_or(lambda: f % v))})")
+DICTS = [("%(a)s", {"a": 1}), ("%(a)s %(b)r", {"a": "x", "b": "y"}), ("%(a)s", {}), ("%(a)s %s", {"a": 1}), ("%s %(a)s", {"a": 1}),
+         ("%s", {"a": 1}), ("", {"a": 1}), ("%(a)05.1f", {"a": 2.25}), ("%(a(b))s", {"a(b)": 3}), ("%(a", {"a": 1}),
+         ("%(x)%", {"x": 1}), ("%(x)%", {}), ("%(a)*d", {"a": 1}), ("%(a)s%(a)s", {"a": "é"}), ("%()s", {"": "empty"}),
+         ("%(a)d", {"a": "s"})]
+for f, d in DICTS:
+    rows.append(f"({rs(f)}, 2, {args_rs(list(d.values()))}, {lst(list(d.keys()))}, {res_rs(err_or(lambda: f % d))})")
+w("/// (fmt, 0 = tuple / 1 = single / 2 = dict, values, dict keys, result)")
+table("PERCENT_CASES", "(&str, u8, &[A], &[&str], Result<&str, (&str, &str)>)", rows)
 
 print("\n".join(OUT))

@@ -439,31 +439,7 @@ pub fn expandtabs(s: &str, tabsize: i64) -> String {
 mod tests {
     use super::*;
     use crate::pystr::test_cases::*;
-    use crate::pystr::PyErrorKind;
-
-    fn kind_name(k: PyErrorKind) -> &'static str {
-        match k {
-            PyErrorKind::ValueError => "ValueError",
-            PyErrorKind::TypeError => "TypeError",
-            PyErrorKind::KeyError => "KeyError",
-            PyErrorKind::IndexError => "IndexError",
-            PyErrorKind::OverflowError => "OverflowError",
-        }
-    }
-
-    fn check<T: PartialEq<U> + std::fmt::Debug, U: std::fmt::Debug>(
-        got: Result<T, PyError>,
-        want: &Result<U, (&str, &str)>,
-        what: &str,
-    ) {
-        match (got, want) {
-            (Ok(g), Ok(w)) => assert_eq!(g, *w, "{what}"),
-            (Err(e), Err((k, m))) => {
-                assert_eq!((kind_name(e.kind), e.message.as_str()), (*k, *m), "{what}")
-            }
-            (g, w) => panic!("{what}: got {g:?}, want {w:?}"),
-        }
-    }
+    use crate::pystr::test_support::check;
 
     fn is_within(piece: &str, s: &str) -> bool {
         let (p, b) = (piece.as_ptr() as usize, s.as_ptr() as usize);

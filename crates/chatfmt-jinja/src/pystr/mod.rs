@@ -10,10 +10,13 @@ mod case;
 mod float;
 mod json;
 mod methods;
+mod percent;
 mod repr;
 mod tables;
 #[cfg(test)]
 mod test_cases;
+#[cfg(test)]
+mod test_support;
 mod unicode;
 
 pub use case::{
@@ -27,10 +30,59 @@ pub use methods::{
     removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
     startswith, strip, zfill,
 };
-pub use repr::{str_ascii, str_repr};
+pub use percent::percent_format;
+pub use repr::{ascii_escape, str_ascii, str_repr};
 pub use unicode::{is_printable, is_py_whitespace};
 
 use std::fmt;
+
+/// A value as seen by `%`-formatting and `str.format`: the engine implements
+/// this for its own value type.
+pub trait FormatArg {
+    /// Python `str(value)`.
+    fn py_str(&self) -> String;
+    /// Python `repr(value)`.
+    fn py_repr(&self) -> String;
+    /// The value if it is an `int` or a `bool` (`True` is 1), else `None`.
+    fn as_int(&self) -> Option<i64>;
+    /// The value as a float if it is an `int`, `bool` or `float`, else `None`.
+    fn as_float(&self) -> Option<f64>;
+    /// Python's type name (`type(value).__name__`): `"str"`, `"int"`,
+    /// `"bool"`, `"float"`, `"NoneType"`, `"list"`, `"dict"`, ...
+    fn type_name(&self) -> &str;
+}
+
+/// Item lookup for `%(key)s` formatting.
+pub trait FormatMapping {
+    /// Python `mapping[key]`; a missing key is the engine's error, normally
+    /// `KeyError` with the message `repr(key)` (see [`key_error`]).
+    fn get_item(&self, key: &str) -> Result<&dyn FormatArg, PyError>;
+}
+
+/// The right operand of `fmt % args`.
+#[derive(Clone, Copy)]
+pub enum PercentArgs<'a> {
+    /// A tuple: its items are the positional arguments.
+    Tuple(&'a [&'a dyn FormatArg]),
+    /// Any other object that is not a mapping: the single positional argument.
+    Single(&'a dyn FormatArg),
+    /// An object with `__getitem__` that is neither a tuple nor a str (a
+    /// dict, but also a list): `whole` is used by plain `%s` specs, `map`
+    /// by `%(key)s` ones, and unused arguments are not an error.
+    Mapping {
+        /// The object itself, for specs without a key.
+        whole: &'a dyn FormatArg,
+        /// Its item lookup.
+        map: &'a dyn FormatMapping,
+    },
+}
+
+/// A `KeyError` for a missing string key, worded as CPython does (`'key'`).
+pub fn key_error(key: &str) -> PyError {
+    let mut message = String::new();
+    str_repr(key, &mut message);
+    PyError::new(PyErrorKind::KeyError, message)
+}
 
 /// The Python exception class a failing operation raises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -56,6 +56,20 @@ pub fn str_ascii(s: &str, out: &mut String) {
     write_quoted(s, out, true);
 }
 
+/// Python's `ascii()` applied to a `repr` text: every non-ASCII character
+/// escaped as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub fn ascii_escape(repr: &str) -> String {
+    let mut out = String::with_capacity(repr.len());
+    for c in repr.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            push_hex_escape(&mut out, c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
