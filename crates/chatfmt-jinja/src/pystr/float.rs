@@ -152,12 +152,14 @@ fn strip_fraction_zeros(s: &str) -> String {
 
 /// `%g` of a finite non-negative value: `prec` significant digits (0 means
 /// 1), scientific when the exponent is `< -4` or `>= prec`; trailing zeros
-/// removed unless `alt`. With `add_dot_0` (format spec without a type), a
-/// positional result keeps at least one fractional digit.
+/// removed unless `alt`. With `add_dot_0` (format spec without a type), the
+/// switch to scientific happens at `prec - 1` and a positional result keeps
+/// at least one fractional digit.
 pub(crate) fn general_abs(x: f64, prec: usize, alt: bool, upper: bool, add_dot_0: bool) -> String {
     let p = prec.max(1);
     let exp = rounded_exponent(x, p);
-    let s = if exp < -4 || exp >= p as i32 {
+    let limit = if add_dot_0 { p as i32 - 1 } else { p as i32 };
+    let s = if exp < -4 || exp >= limit {
         exp_abs(x, p - 1, alt, upper)
     } else {
         let frac = (p as i32 - 1 - exp).max(0) as usize;

@@ -8,6 +8,8 @@
 
 mod case;
 mod float;
+mod format;
+mod format_spec;
 mod json;
 mod methods;
 mod percent;
@@ -24,6 +26,11 @@ pub use case::{
     isnumeric, isprintable, isspace, istitle, isupper, lower, swapcase, title, upper,
 };
 pub use float::{float_json, float_repr};
+pub use format::{
+    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg,
+    FormatField, FormatPiece,
+};
+pub use format_spec::apply_format_spec;
 pub use json::{json_write_float, json_write_str};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
