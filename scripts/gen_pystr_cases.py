@@ -302,4 +302,81 @@ for f in FSTRS:
 w("/// (format string, fmt.format('x', 5, 2.5, '<', 7, 'ü', a='A', b=3))")
 table("FORMAT_CASES", "(&str, Result<&str, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- strftime
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+DATES = [datetime(2024, 2, 29, 13, 5, 9, 1234), datetime(5, 1, 1), datetime(99, 12, 31, 23, 59, 59),
+         datetime(999, 6, 15, 0, 0, 0, 500000), datetime(1000, 1, 1, 12, 0, 0), datetime(1969, 12, 31, 23, 59, 59, 999999),
+         datetime(2017, 1, 1, 11, 59, 59), datetime(2023, 1, 1), datetime(2020, 12, 31, 1), datetime(2021, 1, 3),
+         datetime(2026, 12, 28), datetime(2015, 12, 31), datetime(2016, 1, 1), datetime(2000, 2, 29), datetime(1900, 3, 1),
+         datetime(9999, 12, 31, 23, 59, 59, 999999), datetime(1, 1, 1), datetime(2009, 12, 31), datetime(2010, 1, 4),
+         datetime(2024, 7, 4, 0, 30)]
+TZS = [None, timezone.utc, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-1, minutes=-30)),
+       timezone(timedelta(seconds=-3725)), timezone(timedelta(seconds=3725, microseconds=5))]
+SFMTS = ["%Y-%m-%d %H:%M:%S", "%a %A %b %B %h", "%c", "%x", "%X", "%D", "%F", "%T", "%R", "%r", "%C %y %Y %g %G",
+         "%d %e %-d %-m %_m %0e %-e", "%H %I %k %l %-H %-I %_k %0l", "%j %-j %_j %3j %1j %5j", "%U %W %V %u %w",
+         "%p %P %^p %#p %^P %#P", "%s", "%15s %-15s %_15s %015s", "%n%t%%", "%z %Z", "%f %-f %10f %%f %%%f",
+         "%Q %q %i %v %J %N %L %+ %+Y %:z %E %Ej %OY %Oa %ED", "%", "%5", "%-", "%_", "%05", "%010E", "%4Q %04Q %-4Q %^q %#Q",
+         "%^a %#a %^A %#A %^b %#B %^10B %#10b %_10A %-10A %010A %#10A", "%10T %-10T %010T %^c %#c %^r %^10p %010p",
+         "%10Y %-Y %_Y %0Y %_5Y %-5Y %05Y %5C %0C %_C %-C %_G %0G %5G", "%_5d %010d %-10d %_10d %_010d %0_10d %-_d %_-d",
+         "%^5j %^-5j %#5j %_1j %0k %_e %-_e %2e %3e %_3e %_H", "%5n %5t %3% %03% %-5% %_5% %05n %^5n",
+         "%-z %^Z %#Z %10z %Ez %Oz %EZ %^10z", "%EC %EY %Ey %Ec %Ex %EX %Od %Oe %OH %OI %Om %OM %OS %Ou %OU %OV %Ow %OW %Oy %Oj %Ob %OB %Op %Og %OG %Ok %Ol",
+         "%1000d", "literal ü 日本 😀 %Y", "", "no directives", "%%Y %%%Y %%%%", "%m%%"]
+rows = []
+for dt in DATES:
+    for tz in TZS:
+        if tz is not None and dt not in DATES[:4]:
+            continue
+        d = dt.replace(tzinfo=tz)
+        off = "None" if tz is None else f"Some({tz.utcoffset(None) // timedelta(microseconds=1)})"
+        for f in SFMTS:
+            rows.append(f"([{d.year}, {d.month}, {d.day}, {d.hour}, {d.minute}, {d.second}, {d.microsecond}], {off}, {rs(f)}, {rs(d.strftime(f))})")
+w("/// ([y, m, d, H, M, S, us], utc offset, format, strftime)")
+table("STRFTIME_CASES", "([i64; 7], Option<i64>, &str, &str)", rows)
+
+
+def fields(d):
+    off = "None" if d.tzinfo is None else f"Some({d.utcoffset() // timedelta(microseconds=1)})"
+    return f"([{d.year}, {d.month}, {d.day}, {d.hour}, {d.minute}, {d.second}, {d.microsecond}], {off})"
+
+
+rows = []
+for ts in [0, 1, -1, 1.5, -1.5, 1709211909.0012345, 1e9 + 0.0000005, 1e9 + 0.0000015, -0.0000005, 253402300799, -62135596800,
+           951782400, 1234567890.999999, 1234567890.9999996, -86400 * 365.25 * 50]:
+    for off in [0, 3600, -19800, 86399]:
+        r = err_or(lambda: datetime.fromtimestamp(ts, timezone(timedelta(seconds=off))).replace(tzinfo=None))
+        if r[0] != "Ok":
+            continue
+        dt = r[1]
+        rows.append(f"({bits(float(ts))}, {off}, {fields(dt)[1:-7]})")
+w("/// (timestamp, utc offset, fields of datetime.fromtimestamp(ts, tz) made naive)")
+table("TIMESTAMP_CASES", "(u64, i32, [i64; 7])", rows)
+
+rows = []
+for s in ["2024-02-29", "20240229", "2024-02-29T13:05:09", "2024-02-29 13:05:09.123", "2024-02-29T13:05:09,123456789",
+          "2024-02-29T13", "2024-02-29T1305", "2024-02-29T130509", "2024-02-29T13:05:09Z", "2024-02-29T13:05:09+05:30",
+          "2024-02-29T13:05:09-0130", "2024-02-29T13:05+01", "2024-02-29T13:05:09.5-01:02:03", "2024-W09", "2024-W09-4",
+          "2024W094", "2024W09", "2020-W53-7", "2021-W53", "2024-02-30", "2024-13-01", "24-02-29", "2024-02-29T", "2024-02-29T25:00",
+          "2024-02-29T13:60", "2024-02-29T13:05:09.", "2024-02-29X13:05", "2024-02-29ü13:05", "0000-01-01", "", "abc",
+          "2024-02-29T13:05:09+24:00", "2024-02-29T13:5", "2024-02-29T13:05:09.1234567Z", "2024-02-29T13:05:09+00:00",
+          "2024-02-29 00:00:00.000000", "9999-12-31T23:59:59.999999",
+          '2024-02-29T13:05:09-24:00', '2024-02-29T13:05:09+25:30', '2024-02-29T13:05:09+01:60', '2024-02-29T13:05:09+01:00:60',
+          '2024-02-29T13:05:60', '2024-02-29T13:05:09+99', '2024-02-29T13:05:09+0', '2024-02-29T13:05:09+01:00.5',
+          '2024-02-29T13:05:09+01:00:00.5', '2024-02-29T1:05', '2024-02-29T13:05:09Z+01', '2024-02-29T13:05:09+01Z',
+          '2024-02-29T13:05:9', '2024-02-29T13:05:09-00:00', '2024-02-29T13:05:09+01:02:03.000001', '2024-02-29T13:05:09+0102.5',
+          '2024-02-29T13:0509', '2024-02-29T1305:09', '2024-02-29T13:05:09.+01', '2024-02-29T13:05:09,5Z', '2024-02-29t13:05',
+          '2024-W53-1', '2020-W53-8', '2024-W00', '2024-02-29T13:05:09 +01:00', '2024-02-29T13:05:09+1:00', '2024-02-29T13.5',
+          '2024-02-29T13:05.5', '2024-02-29T13:05:09:10', '2024-02-29T13:05:09 ', '2024-02-29T13:05:09-01:00:00.000001',
+          '2024-W01-1T10', '2024W011T10', '2024W01T10', '2024-W01T10', '2024-W01-110', '2024W0112', '2024W01123', '2024-02',
+          '2024-02-2', '2024-0229', '202402-29', '2024-02-29T', '2024-02-29TZ', '2024-02-29T10:00:00.000001-23:59:59.999999',
+          '0001-01-01T00:00:00+01:00', '2024-02-29T10+01:30:45.123456', '2024-02-29T10:20:30.1Z', '2020-W53', '2015-W53-7',
+          '2024-02-29\U0001f600' + '10:00', '2024-02-29\u00e910:00']:
+    r = err_or(lambda: datetime.fromisoformat(s))
+    if r[0] == "Ok":
+        rows.append(f"({rs(s)}, Ok({fields(r[1])}))")
+    else:
+        rows.append(f"({rs(s)}, Err({rs(r[2])}))")
+w("/// (string, datetime.fromisoformat fields or error message)")
+table("ISO_CASES", "(&str, Result<([i64; 7], Option<i64>), &str>)", rows)
+
 print("\n".join(OUT))

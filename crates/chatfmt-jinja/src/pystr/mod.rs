@@ -14,6 +14,7 @@ mod json;
 mod methods;
 mod percent;
 mod repr;
+mod strftime;
 mod tables;
 #[cfg(test)]
 mod test_cases;
@@ -39,6 +40,7 @@ pub use methods::{
 };
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};
+pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
 
 use std::fmt;
