@@ -4,7 +4,7 @@
 use super::float::{exp_abs, fixed_abs, general_abs, repr_abs};
 use super::methods::push_n;
 use super::percent::int_digits;
-use super::{FormatArg, PyError};
+use super::{check_size, FormatArg, PyError};
 
 /// A parsed format spec.
 struct Spec {
@@ -97,6 +97,7 @@ fn parse_spec(
         pos += 1;
     }
     s.width = parse_int(&chars, &mut pos)?.unwrap_or(0);
+    check_size(s.width)?;
     let both = || PyError::value("Cannot specify both ',' and '_'.");
     if chars.get(pos) == Some(&',') {
         s.sep = Some(',');
@@ -295,6 +296,10 @@ fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
     }
     let upper = matches!(ty, Some('E' | 'F' | 'G'));
     let prec = s.prec.unwrap_or(6);
+    if prec > i32::MAX as usize {
+        return Err(PyError::value("precision too big"));
+    }
+    check_size(prec)?;
     let a = x.abs();
     let mut body = if x.is_nan() {
         "nan".to_string()

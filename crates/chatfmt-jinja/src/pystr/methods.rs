@@ -2,7 +2,7 @@
 //! Results that are pieces of the input are returned as slices of it.
 
 use super::unicode::{is_linebreak, is_py_whitespace};
-use super::PyError;
+use super::{check_size, PyError};
 
 /// Number of code points in `s`.
 fn cp_len(s: &str) -> i64 {
@@ -206,8 +206,16 @@ fn tailmatch(s: &str, sub: &str, start: Option<i64>, end: Option<i64>, at_end: b
 
 /// Python `s.replace(old, new, count)`; `count < 0` replaces all. An empty
 /// `old` inserts `new` before every character and at the end.
-pub fn replace(s: &str, old: &str, new: &str, count: i64) -> String {
+/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
+pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
     let mut limit = if count < 0 { i64::MAX } else { count };
+    let found = if old.is_empty() {
+        cp_len(s) + 1
+    } else {
+        s.matches(old).count() as i64
+    };
+    let n = found.min(limit) as usize;
+    check_size(s.len().saturating_add(n.saturating_mul(new.len())))?;
     let mut out = String::with_capacity(s.len());
     if old.is_empty() {
         let mut chars = s.char_indices();
@@ -227,7 +235,7 @@ pub fn replace(s: &str, old: &str, new: &str, count: i64) -> String {
             }
         }
         out.push_str(&s[rest_from..]);
-        return out;
+        return Ok(out);
     }
     let mut rest = s;
     while limit > 0 {
@@ -242,7 +250,7 @@ pub fn replace(s: &str, old: &str, new: &str, count: i64) -> String {
         }
     }
     out.push_str(rest);
-    out
+    Ok(out)
 }
 
 /// The searched window of `s` for find-like methods, with its start index,
@@ -336,11 +344,13 @@ pub fn removesuffix<'a>(s: &'a str, suffix: &str) -> &'a str {
 }
 
 /// Python `s.zfill(width)`: zeros inserted after a leading `+`/`-`.
-pub fn zfill(s: &str, width: i64) -> String {
+/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
+pub fn zfill(s: &str, width: i64) -> Result<String, PyError> {
     let len = cp_len(s);
     if width <= len {
-        return s.to_string();
+        return Ok(s.to_string());
     }
+    check_size(width as usize)?;
     let fill = (width - len) as usize;
     let mut out = String::with_capacity(s.len() + fill);
     let rest = match s.chars().next() {
@@ -352,7 +362,7 @@ pub fn zfill(s: &str, width: i64) -> String {
     };
     push_n(&mut out, '0', fill);
     out.push_str(rest);
-    out
+    Ok(out)
 }
 
 /// Appends `n` copies of `c`.
@@ -373,12 +383,13 @@ fn fill_char(fillchar: Option<&str>) -> Result<char, PyError> {
     }
 }
 
-fn pad(s: &str, left: usize, right: usize, fill: char) -> String {
+fn pad(s: &str, left: usize, right: usize, fill: char) -> Result<String, PyError> {
+    check_size(left.saturating_add(right))?;
     let mut out = String::with_capacity(s.len() + (left + right) * fill.len_utf8());
     push_n(&mut out, fill, left);
     out.push_str(s);
     push_n(&mut out, fill, right);
-    out
+    Ok(out)
 }
 
 /// Python `s.center(width, fillchar)` (CPython puts the odd extra fill on
@@ -391,26 +402,27 @@ pub fn center(s: &str, width: i64, fillchar: Option<&str>) -> Result<String, PyE
     }
     let marg = width - len;
     let left = marg / 2 + (marg & width & 1);
-    Ok(pad(s, left as usize, (marg - left) as usize, fill))
+    pad(s, left as usize, (marg - left) as usize, fill)
 }
 
 /// Python `s.ljust(width, fillchar)`. `TypeError` if `fillchar` is not one character.
 pub fn ljust(s: &str, width: i64, fillchar: Option<&str>) -> Result<String, PyError> {
     let fill = fill_char(fillchar)?;
     let len = cp_len(s);
-    Ok(pad(s, 0, (width - len).max(0) as usize, fill))
+    pad(s, 0, width.saturating_sub(len).max(0) as usize, fill)
 }
 
 /// Python `s.rjust(width, fillchar)`. `TypeError` if `fillchar` is not one character.
 pub fn rjust(s: &str, width: i64, fillchar: Option<&str>) -> Result<String, PyError> {
     let fill = fill_char(fillchar)?;
     let len = cp_len(s);
-    Ok(pad(s, (width - len).max(0) as usize, 0, fill))
+    pad(s, width.saturating_sub(len).max(0) as usize, 0, fill)
 }
 
 /// Python `s.expandtabs(tabsize)`: the column restarts after `\n` and `\r`;
-/// with `tabsize <= 0` tabs are removed.
-pub fn expandtabs(s: &str, tabsize: i64) -> String {
+/// with `tabsize <= 0` tabs are removed. `MemoryError` past
+/// [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
+pub fn expandtabs(s: &str, tabsize: i64) -> Result<String, PyError> {
     let mut out = String::with_capacity(s.len());
     let mut col: i64 = 0;
     for c in s.chars() {
@@ -418,6 +430,7 @@ pub fn expandtabs(s: &str, tabsize: i64) -> String {
             '\t' => {
                 if tabsize > 0 {
                     let n = tabsize - col % tabsize;
+                    check_size((out.len() as u64).saturating_add(n as u64) as usize)?;
                     push_n(&mut out, ' ', n as usize);
                     col += n;
                 }
@@ -432,7 +445,7 @@ pub fn expandtabs(s: &str, tabsize: i64) -> String {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -499,8 +512,8 @@ mod tests {
     fn replace_matches_cpython() {
         for &(s, old, new, c, want) in REPLACE_CASES {
             assert_eq!(
-                replace(s, old, new, c),
-                want,
+                replace(s, old, new, c).as_deref(),
+                Ok(want),
                 "{s:?}.replace({old:?}, {new:?}, {c})"
             );
         }
@@ -524,14 +537,42 @@ mod tests {
             check(center(s, *w, *f), c, &what);
             check(ljust(s, *w, *f), l, &what);
             check(rjust(s, *w, *f), r, &what);
-            assert_eq!(zfill(s, *w), *z, "{what}");
+            assert_eq!(zfill(s, *w).as_deref(), Ok(*z), "{what}");
         }
+    }
+
+    #[test]
+    fn huge_results_are_memory_errors() {
+        let mem = |r: Result<String, PyError>| r.map_err(|e| e.kind);
+        assert_eq!(
+            mem(zfill("1", i64::MAX)),
+            Err(crate::pystr::PyErrorKind::MemoryError)
+        );
+        assert_eq!(
+            mem(center("1", i64::MAX, None)),
+            Err(crate::pystr::PyErrorKind::MemoryError)
+        );
+        assert_eq!(
+            mem(ljust("1", 1 << 40, Some("x"))),
+            Err(crate::pystr::PyErrorKind::MemoryError)
+        );
+        assert_eq!(
+            mem(expandtabs("\t\t", i64::MAX)),
+            Err(crate::pystr::PyErrorKind::MemoryError)
+        );
+        let big = "x".repeat(1 << 16);
+        assert_eq!(
+            mem(replace(&big, "", &big, -1)),
+            Err(crate::pystr::PyErrorKind::MemoryError)
+        );
+        assert_eq!(rjust("ab", i64::MIN, None).as_deref(), Ok("ab"));
+        assert_eq!(zfill("ab", i64::MIN).as_deref(), Ok("ab"));
     }
 
     #[test]
     fn expandtabs_matches_cpython() {
         for &(s, t, want) in EXPANDTABS_CASES {
-            assert_eq!(expandtabs(s, t), want, "{s:?} {t}");
+            assert_eq!(expandtabs(s, t).as_deref(), Ok(want), "{s:?} {t}");
         }
     }
 }

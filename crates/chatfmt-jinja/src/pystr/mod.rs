@@ -14,6 +14,8 @@ mod json;
 mod methods;
 mod percent;
 mod repr;
+#[cfg(test)]
+mod robustness;
 mod strftime;
 mod tables;
 #[cfg(test)]
@@ -106,6 +108,24 @@ pub enum PyErrorKind {
     IndexError,
     /// `OverflowError`.
     OverflowError,
+    /// `MemoryError` (message empty): raised here instead of building a
+    /// result longer than [`MAX_OUTPUT_CHARS`].
+    MemoryError,
+}
+
+/// The longest result (in characters, roughly) that padding, repetition and
+/// replacement will build; beyond it functions fail with `MemoryError`
+/// rather than trying to allocate (CPython would try, then usually fail).
+pub const MAX_OUTPUT_CHARS: usize = 1 << 28;
+
+/// `Err(MemoryError)` when a result of `n` characters would exceed
+/// [`MAX_OUTPUT_CHARS`].
+pub(crate) fn check_size(n: usize) -> Result<(), PyError> {
+    if n > MAX_OUTPUT_CHARS {
+        Err(PyError::new(PyErrorKind::MemoryError, ""))
+    } else {
+        Ok(())
+    }
 }
 
 /// A Python exception: its class and CPython's exact message text.
@@ -145,6 +165,7 @@ impl fmt::Display for PyError {
             PyErrorKind::KeyError => "KeyError",
             PyErrorKind::IndexError => "IndexError",
             PyErrorKind::OverflowError => "OverflowError",
+            PyErrorKind::MemoryError => "MemoryError",
         };
         write!(f, "{}: {}", name, self.message)
     }

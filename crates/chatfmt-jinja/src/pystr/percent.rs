@@ -3,7 +3,7 @@
 use super::float::{exp_abs, fixed_abs, general_abs};
 use super::methods::push_n;
 use super::repr::ascii_escape;
-use super::{FormatArg, PercentArgs, PyError, PyErrorKind};
+use super::{check_size, FormatArg, PercentArgs, PyError, PyErrorKind};
 
 /// Digits of an integer's magnitude in `radix` (2, 8, 10 or 16).
 pub(crate) fn int_digits(v: i64, radix: u32, upper: bool) -> String {
@@ -205,11 +205,23 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
             pos += 1;
             if chars.get(pos) == Some(&'*') {
                 pos += 1;
-                spec.prec = Some(star_arg(&mut st)?.max(0) as usize);
+                let p = star_arg(&mut st)?;
+                if p > i32::MAX as i64 || p < i32::MIN as i64 {
+                    return Err(PyError::new(
+                        PyErrorKind::OverflowError,
+                        "Python int too large to convert to C int",
+                    ));
+                }
+                spec.prec = Some(p.max(0) as usize);
             } else {
-                spec.prec = Some(parse_number(&chars, &mut pos, "precision")?);
+                let p = parse_number(&chars, &mut pos, "precision")?;
+                if p > i32::MAX as usize {
+                    return Err(PyError::value("precision too big"));
+                }
+                spec.prec = Some(p);
             }
         }
+        check_size(spec.width.unwrap_or(0))?;
         let Some(&conv) = chars.get(pos) else {
             return Err(PyError::value("incomplete format"));
         };
@@ -313,6 +325,7 @@ fn format_one(
             push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec);
         }
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' => {
+            check_size(spec.prec.unwrap_or(0))?;
             let is_float = arg.type_name() == "float";
             let (negative, mut digits) = match arg.as_int() {
                 Some(v) if !is_float => {
@@ -360,6 +373,7 @@ fn format_one(
             push_number(out, negative, prefix, &digits, spec);
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
+            check_size(spec.prec.unwrap_or(0))?;
             let x = arg.as_float().ok_or_else(|| {
                 PyError::type_error(format!("must be real number, not {}", arg.type_name()))
             })?;

@@ -618,7 +618,7 @@ fn sub(out: &mut String, sub_fmt: &str, t: &DateTimeFields, d: &Directive) {
 }
 
 fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
-    let wday = ((t.weekday + 1) % 7) as usize;
+    let wday = ((t.weekday % 7 + 1) % 7) as usize;
     let yday0 = t.yday as i64 - 1;
     let hour12 = match t.hour % 12 {
         0 => 12,
@@ -671,7 +671,7 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
         'R' => sub(out, "%H:%M", t, d),
         's' => {
             let days = days_from_civil(year, t.month, t.day);
-            let secs = days * 86400 + (t.hour * 3600 + t.minute * 60 + t.second) as i64;
+            let secs = days * 86400 + t.hour as i64 * 3600 + t.minute as i64 * 60 + t.second as i64;
             push_num(out, secs, 1, NumKind::Epoch, d);
         }
         'S' => push_num(out, t.second as i64, 2, NumKind::Zero, d),

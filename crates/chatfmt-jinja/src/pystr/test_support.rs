@@ -124,6 +124,7 @@ pub fn kind_name(k: PyErrorKind) -> &'static str {
         PyErrorKind::KeyError => "KeyError",
         PyErrorKind::IndexError => "IndexError",
         PyErrorKind::OverflowError => "OverflowError",
+        PyErrorKind::MemoryError => "MemoryError",
     }
 }
 
