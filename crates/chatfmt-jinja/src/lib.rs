@@ -13,6 +13,7 @@
 mod builtins;
 mod error;
 mod eval;
+pub mod pystr;
 mod syntax;
 mod template;
 mod value;

@@ -1,0 +1,513 @@
+//! Parsing of `str.format` strings (the replacement-field syntax).
+//!
+//! [`parse_format_string`] splits a format string into literal text and
+//! replacement fields, assigning automatic field numbers like CPython.
+//! Looking values up, converting them (`!r`) and applying the format spec
+//! (see [`apply_format_spec`](super::apply_format_spec)) is the caller's job,
+//! done piece by piece in order.
+
+use super::{PyError, PyErrorKind};
+
+/// One piece of a parsed format string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatPiece<'a> {
+    /// Literal text, a slice of the input (`{{` and `}}` already reduced to
+    /// one brace: an escape ends one literal piece).
+    Literal(&'a str),
+    /// A replacement field.
+    Field(FormatField<'a>),
+}
+
+/// Which argument a field refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldArg<'a> {
+    /// A positional argument: explicit (`{0}`) or automatically numbered (`{}`).
+    Index(usize),
+    /// A keyword argument (`{name}`); any text that is not all digits,
+    /// e.g. `{-1}` or `{ 0 }` names the keyword `"-1"` or `" 0 "`.
+    Name(&'a str),
+}
+
+/// One step of a field's access chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldAccessor<'a> {
+    /// `.name`: `getattr(obj, name)`.
+    Attr(&'a str),
+    /// `[123]`: `obj[123]` with an integer.
+    Index(usize),
+    /// `[key]`: `obj["key"]` with a string.
+    Key(&'a str),
+}
+
+/// A field's conversion (`!s`, `!r`, `!a`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conversion {
+    /// `!s`: `str(value)`.
+    Str,
+    /// `!r`: `repr(value)`.
+    Repr,
+    /// `!a`: `ascii(value)`.
+    Ascii,
+}
+
+/// A replacement field `{arg.path!c:spec}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatField<'a> {
+    /// The argument.
+    pub arg: FieldArg<'a>,
+    /// The raw access chain after the argument name, e.g. `.b[c][0]`; walk
+    /// it with [`FormatField::accessors`].
+    pub path: &'a str,
+    /// The raw conversion character after `!`, if any; check it with
+    /// [`FormatField::conversion`].
+    pub conversion_char: Option<char>,
+    /// The format spec: literal pieces and (one level of) nested fields.
+    /// Render them in order and concatenate to get the spec string. Empty
+    /// when the field has no spec.
+    pub spec: Vec<FormatPiece<'a>>,
+}
+
+/// Python's `get_integer`: `None` if `s` is not all ASCII digits (or is
+/// empty), an error if it overflows.
+fn get_integer(s: &str) -> Result<Option<usize>, PyError> {
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let mut v: usize = 0;
+    for d in s.bytes() {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((d - b'0') as usize))
+            .filter(|&v| v <= isize::MAX as usize)
+            .ok_or_else(|| PyError::value("Too many decimal digits in format string"))?;
+    }
+    Ok(Some(v))
+}
+
+impl<'a> FormatField<'a> {
+    /// The conversion, with CPython's error for an unknown one
+    /// (`ValueError: Unknown conversion specifier x`).
+    pub fn conversion(&self) -> Result<Option<Conversion>, PyError> {
+        match self.conversion_char {
+            None => Ok(None),
+            Some('s') => Ok(Some(Conversion::Str)),
+            Some('r') => Ok(Some(Conversion::Repr)),
+            Some('a') => Ok(Some(Conversion::Ascii)),
+            Some(c) if (c as u32) > 32 && (c as u32) < 127 => {
+                Err(PyError::value(format!("Unknown conversion specifier {c}")))
+            }
+            Some(c) => Err(PyError::value(format!(
+                "Unknown conversion specifier \\x{:x}",
+                c as u32
+            ))),
+        }
+    }
+
+    /// The access chain, step by step; a malformed step yields CPython's
+    /// error at that point (as Python raises it only when it gets there).
+    pub fn accessors(&self) -> Accessors<'a> {
+        Accessors { rest: self.path }
+    }
+}
+
+/// Iterator over a field's access chain (see [`FormatField::accessors`]).
+#[derive(Debug, Clone)]
+pub struct Accessors<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Accessors<'a> {
+    type Item = Result<FieldAccessor<'a>, PyError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut chars = self.rest.chars();
+        let first = chars.next()?;
+        let result = match first {
+            '.' => {
+                let body = &self.rest[1..];
+                let end = body.find(['.', '[']).unwrap_or(body.len());
+                let name = &body[..end];
+                self.rest = &body[end..];
+                if name.is_empty() {
+                    Err(PyError::value("Empty attribute in format string"))
+                } else {
+                    get_integer(name).map(|_| FieldAccessor::Attr(name))
+                }
+            }
+            '[' => {
+                let body = &self.rest[1..];
+                match body.find(']') {
+                    None => {
+                        self.rest = "";
+                        Err(PyError::value("Missing ']' in format string"))
+                    }
+                    Some(end) => {
+                        let key = &body[..end];
+                        self.rest = &body[end + 1..];
+                        if key.is_empty() {
+                            Err(PyError::value("Empty attribute in format string"))
+                        } else {
+                            get_integer(key).map(|i| match i {
+                                Some(i) => FieldAccessor::Index(i),
+                                None => FieldAccessor::Key(key),
+                            })
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.rest = "";
+                Err(PyError::value(
+                    "Only '.' or '[' may follow ']' in format field specifier",
+                ))
+            }
+        };
+        if result.is_err() {
+            self.rest = "";
+        }
+        Some(result)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Numbering {
+    Init,
+    Auto(usize),
+    Manual,
+}
+
+struct Parser {
+    numbering: Numbering,
+}
+
+/// `IndexError` for a positional field past the arguments, worded as CPython.
+pub fn format_index_error(index: usize) -> PyError {
+    PyError::new(
+        PyErrorKind::IndexError,
+        format!("Replacement index {index} out of range for positional args tuple"),
+    )
+}
+
+/// Parses a `str.format` format string into literal and field pieces, with
+/// CPython's errors (`Single '}' encountered in format string`,
+/// `cannot switch from manual field specification to automatic field
+/// numbering`, `Max string recursion exceeded`, ...).
+///
+/// Python parses lazily while rendering, so when a string has both a parse
+/// error and an earlier field whose lookup or formatting fails, Python
+/// reports the earlier failure; this function reports the parse error.
+/// Errors inside a field's access chain and conversion are deferred (see
+/// [`FormatField::accessors`] and [`FormatField::conversion`]) so they keep
+/// Python's order relative to lookups.
+pub fn parse_format_string(s: &str) -> Result<Vec<FormatPiece<'_>>, PyError> {
+    let mut p = Parser {
+        numbering: Numbering::Init,
+    };
+    p.parse(s, 2)
+}
+
+impl Parser {
+    fn parse<'a>(&mut self, s: &'a str, depth: u32) -> Result<Vec<FormatPiece<'a>>, PyError> {
+        if depth == 0 {
+            return Err(PyError::value("Max string recursion exceeded"));
+        }
+        let mut out = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            let Some(i) = rest.find(['{', '}']) else {
+                out.push(FormatPiece::Literal(rest));
+                break;
+            };
+            let brace = rest.as_bytes()[i];
+            let after = &rest[i + 1..];
+            if after.as_bytes().first() == Some(&brace) {
+                // Escaped brace: literal text up to and including one brace.
+                out.push(FormatPiece::Literal(&rest[..i + 1]));
+                rest = &after[1..];
+                continue;
+            }
+            if brace == b'}' {
+                return Err(PyError::value("Single '}' encountered in format string"));
+            }
+            if after.is_empty() {
+                return Err(PyError::value("Single '{' encountered in format string"));
+            }
+            if i > 0 {
+                out.push(FormatPiece::Literal(&rest[..i]));
+            }
+            let (field, remaining) = self.parse_field(after, depth)?;
+            out.push(FormatPiece::Field(field));
+            rest = remaining;
+        }
+        Ok(out)
+    }
+
+    /// Parses a field whose opening brace was just consumed; returns it and
+    /// the text after its closing brace.
+    fn parse_field<'a>(
+        &mut self,
+        s: &'a str,
+        depth: u32,
+    ) -> Result<(FormatField<'a>, &'a str), PyError> {
+        // The field name runs to '}', ':' or '!', skipping over [...].
+        let mut chars = s.char_indices();
+        let mut term = None;
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' => return Err(PyError::value("unexpected '{' in field name")),
+                '[' => {
+                    for (_, c2) in chars.by_ref() {
+                        if c2 == ']' {
+                            break;
+                        }
+                    }
+                }
+                '}' | ':' | '!' => {
+                    term = Some((i, c));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some((name_end, term_char)) = term else {
+            return Err(PyError::value("expected '}' before end of string"));
+        };
+        let name = &s[..name_end];
+        let mut rest = &s[name_end + 1..];
+        let mut conversion_char = None;
+        let mut spec_text = "";
+        if term_char == '!' || term_char == ':' {
+            if term_char == '!' {
+                let mut it = rest.chars();
+                let Some(conv) = it.next() else {
+                    return Err(PyError::value(
+                        "end of string while looking for conversion specifier",
+                    ));
+                };
+                conversion_char = Some(conv);
+                rest = it.as_str();
+                let mut it = rest.chars();
+                match it.next() {
+                    None => {}
+                    Some('}') => {
+                        let (arg, path) = self.field_name(name)?;
+                        let field = FormatField {
+                            arg,
+                            path,
+                            conversion_char,
+                            spec: Vec::new(),
+                        };
+                        return Ok((field, it.as_str()));
+                    }
+                    Some(':') => rest = it.as_str(),
+                    Some(_) => {
+                        return Err(PyError::value("expected ':' after conversion specifier"))
+                    }
+                }
+            }
+            // The spec runs to the matching '}'.
+            let mut count = 1;
+            let mut end = None;
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '{' => count += 1,
+                    '}' => {
+                        count -= 1;
+                        if count == 0 {
+                            end = Some(i);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(end) = end else {
+                return Err(PyError::value("unmatched '{' in format spec"));
+            };
+            spec_text = &rest[..end];
+            rest = &rest[end + 1..];
+        }
+        let (arg, path) = self.field_name(name)?;
+        let spec = if spec_text.contains('{') {
+            self.parse(spec_text, depth - 1)?
+        } else if spec_text.is_empty() {
+            Vec::new()
+        } else {
+            vec![FormatPiece::Literal(spec_text)]
+        };
+        let field = FormatField {
+            arg,
+            path,
+            conversion_char,
+            spec,
+        };
+        Ok((field, rest))
+    }
+
+    /// Splits a field name into the argument and the access chain, applying
+    /// automatic numbering.
+    fn field_name<'a>(&mut self, name: &'a str) -> Result<(FieldArg<'a>, &'a str), PyError> {
+        let first_end = name.find(['.', '[']).unwrap_or(name.len());
+        let (first, path) = name.split_at(first_end);
+        let index = get_integer(first)?;
+        let arg = if first.is_empty() {
+            let n = match self.numbering {
+                Numbering::Manual => return Err(PyError::value(
+                    "cannot switch from manual field specification to automatic field numbering",
+                )),
+                Numbering::Init => 0,
+                Numbering::Auto(n) => n,
+            };
+            self.numbering = Numbering::Auto(n + 1);
+            FieldArg::Index(n)
+        } else if let Some(i) = index {
+            match self.numbering {
+                Numbering::Auto(_) => return Err(PyError::value(
+                    "cannot switch from automatic field numbering to manual field specification",
+                )),
+                _ => self.numbering = Numbering::Manual,
+            }
+            FieldArg::Index(i)
+        } else {
+            FieldArg::Name(first)
+        };
+        Ok((arg, path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pystr::test_cases::FORMAT_CASES;
+    use crate::pystr::test_support::{check, A};
+    use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg};
+
+    const ARGS: [A; 6] = [
+        A::S("x"),
+        A::I(5),
+        A::F(0x4004000000000000),
+        A::S("<"),
+        A::I(7),
+        A::S("ü"),
+    ];
+    const KW: [(&str, A); 2] = [("a", A::S("A")), ("b", A::I(3))];
+
+    fn render(pieces: &[FormatPiece<'_>], out: &mut String) -> Result<(), PyError> {
+        for piece in pieces {
+            match piece {
+                FormatPiece::Literal(s) => out.push_str(s),
+                FormatPiece::Field(f) => {
+                    let mut value: A = *match f.arg {
+                        FieldArg::Index(i) => ARGS.get(i).ok_or_else(|| format_index_error(i))?,
+                        FieldArg::Name(n) => KW
+                            .iter()
+                            .find(|(k, _)| *k == n)
+                            .map(|(_, v)| v)
+                            .ok_or_else(|| key_error(n))?,
+                    };
+                    for step in f.accessors() {
+                        value = match (step?, value) {
+                            (FieldAccessor::Index(i), A::S(s)) => {
+                                let c = s.chars().nth(i).map(String::from).ok_or_else(|| {
+                                    PyError::new(
+                                        PyErrorKind::IndexError,
+                                        "string index out of range",
+                                    )
+                                })?;
+                                A::S(Box::leak(c.into_boxed_str()))
+                            }
+                            _ => panic!("this accessor is not supported by the test"),
+                        };
+                    }
+                    let text = match f.conversion()? {
+                        None => None,
+                        Some(Conversion::Str) => Some(value.py_str()),
+                        Some(Conversion::Repr) => Some(value.py_repr()),
+                        Some(Conversion::Ascii) => Some(ascii_escape(&value.py_repr())),
+                    };
+                    let mut spec = String::new();
+                    render(&f.spec, &mut spec)?;
+                    let s = match &text {
+                        Some(t) => {
+                            apply_format_spec(&spec, &A::S(Box::leak(t.clone().into_boxed_str())))?
+                        }
+                        None => apply_format_spec(&spec, &value)?,
+                    };
+                    out.push_str(&s);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn format_strings_match_cpython() {
+        for (fmt, want) in FORMAT_CASES {
+            let got = parse_format_string(fmt).and_then(|pieces| {
+                let mut out = String::new();
+                render(&pieces, &mut out).map(|_| out)
+            });
+            check(got, want, &format!("{fmt:?}.format(...)"));
+        }
+    }
+
+    #[test]
+    fn literal_pieces_are_input_slices() {
+        let s = "a{{b}}c{0}d";
+        let pieces = parse_format_string(s).unwrap_or_default();
+        assert_eq!(pieces.len(), 5);
+        for p in &pieces {
+            if let FormatPiece::Literal(l) = p {
+                let (lp, sp) = (l.as_ptr() as usize, s.as_ptr() as usize);
+                assert!(lp >= sp && lp + l.len() <= sp + s.len());
+            }
+        }
+    }
+
+    #[test]
+    fn accessor_chains() {
+        let pieces = parse_format_string("{a.b[c][0].d[ x ]!r:>{}}").unwrap_or_default();
+        let Some(FormatPiece::Field(f)) = pieces.first() else {
+            panic!("no field");
+        };
+        assert_eq!(f.arg, FieldArg::Name("a"));
+        let steps: Vec<_> = f.accessors().collect();
+        assert_eq!(
+            steps,
+            vec![
+                Ok(FieldAccessor::Attr("b")),
+                Ok(FieldAccessor::Key("c")),
+                Ok(FieldAccessor::Index(0)),
+                Ok(FieldAccessor::Attr("d")),
+                Ok(FieldAccessor::Key(" x ")),
+            ]
+        );
+        assert_eq!(f.conversion(), Ok(Some(Conversion::Repr)));
+        assert_eq!(f.spec.len(), 2);
+        let bad = |s: &str| -> Vec<String> {
+            match parse_format_string(s).unwrap_or_default().first() {
+                Some(FormatPiece::Field(f)) => f
+                    .accessors()
+                    .map(|r| r.map_or_else(|e| e.message, |a| format!("{a:?}")))
+                    .collect(),
+                _ => vec![],
+            }
+        };
+        assert_eq!(
+            bad("{0[1]x}"),
+            [
+                "Index(1)",
+                "Only '.' or '[' may follow ']' in format field specifier"
+            ]
+        );
+        assert_eq!(
+            bad("{0.a.}"),
+            ["Attr(\"a\")", "Empty attribute in format string"]
+        );
+        assert_eq!(bad("{0[]}"), ["Empty attribute in format string"]);
+        assert_eq!(
+            bad("{0[99999999999999999999]}"),
+            ["Too many decimal digits in format string"]
+        );
+    }
+}

@@ -1,0 +1,67 @@
+//! Pieces of `json.dumps`.
+
+use super::float::float_json;
+use std::fmt::Write;
+
+/// Appends `s` as a JSON string literal exactly as Python's `json.dumps`
+/// writes it: `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`, other control
+/// characters as `\u00XX`; with `ensure_ascii` every non-ASCII character (and
+/// DEL) as `\uXXXX`, astral characters as surrogate pairs; without it they
+/// are written raw.
+pub fn json_write_str(s: &str, ensure_ascii: bool, out: &mut String) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ensure_ascii && (c as u32) >= 0x7f) => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    // Writing to a String never fails.
+                    let _ = write!(out, "\\u{:04x}", u);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Appends a float as `json.dumps` writes it (`NaN`, `Infinity`,
+/// `-Infinity`, otherwise `repr`).
+pub fn json_write_float(x: f64, out: &mut String) {
+    out.push_str(&float_json(x));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pystr::test_cases::{FLOAT_CASES, JSON_STR_CASES};
+
+    #[test]
+    fn strings_match_cpython() {
+        for &(input, ascii, raw) in JSON_STR_CASES {
+            let mut out = String::new();
+            json_write_str(input, true, &mut out);
+            assert_eq!(out, ascii, "ensure_ascii of {input:?}");
+            let mut out = String::new();
+            json_write_str(input, false, &mut out);
+            assert_eq!(out, raw, "raw of {input:?}");
+        }
+    }
+
+    #[test]
+    fn floats_match_cpython() {
+        for &(bits, _, json) in FLOAT_CASES {
+            let mut out = String::new();
+            json_write_float(f64::from_bits(bits), &mut out);
+            assert_eq!(out, json);
+        }
+    }
+}

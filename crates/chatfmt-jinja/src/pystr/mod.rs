@@ -1,0 +1,174 @@
+//! Pure functions reproducing CPython 3.11's string and number semantics.
+//!
+//! Everything here works on plain Rust values (`&str`, `i64`, `f64`, `char`)
+//! or on the small traits defined in this module, so that the template engine
+//! can call it without this module knowing the engine's value type.
+//!
+//! Indices and lengths are counted in code points, as in Python.
+
+mod case;
+mod float;
+mod format;
+mod format_spec;
+mod json;
+mod methods;
+mod percent;
+mod repr;
+#[cfg(test)]
+mod robustness;
+mod strftime;
+mod tables;
+#[cfg(test)]
+mod test_cases;
+#[cfg(test)]
+mod test_support;
+mod unicode;
+
+pub use case::{
+    capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower,
+    isnumeric, isprintable, isspace, istitle, isupper, lower, swapcase, title, upper,
+};
+pub use float::{float_json, float_repr};
+pub use format::{
+    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg,
+    FormatField, FormatPiece,
+};
+pub use format_spec::apply_format_spec;
+pub use json::{json_write_float, json_write_str};
+pub use methods::{
+    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
+    removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
+    startswith, strip, zfill,
+};
+pub use percent::percent_format;
+pub use repr::{ascii_escape, str_ascii, str_repr};
+pub use strftime::{strftime, DateTimeFields};
+pub use unicode::{is_printable, is_py_whitespace};
+
+use std::fmt;
+
+/// A value as seen by `%`-formatting and `str.format`: the engine implements
+/// this for its own value type.
+pub trait FormatArg {
+    /// Python `str(value)`.
+    fn py_str(&self) -> String;
+    /// Python `repr(value)`.
+    fn py_repr(&self) -> String;
+    /// The value if it is an `int` or a `bool` (`True` is 1), else `None`.
+    fn as_int(&self) -> Option<i64>;
+    /// The value as a float if it is an `int`, `bool` or `float`, else `None`.
+    fn as_float(&self) -> Option<f64>;
+    /// Python's type name (`type(value).__name__`): `"str"`, `"int"`,
+    /// `"bool"`, `"float"`, `"NoneType"`, `"list"`, `"dict"`, ...
+    fn type_name(&self) -> &str;
+}
+
+/// Item lookup for `%(key)s` formatting.
+pub trait FormatMapping {
+    /// Python `mapping[key]`; a missing key is the engine's error, normally
+    /// `KeyError` with the message `repr(key)` (see [`key_error`]).
+    fn get_item(&self, key: &str) -> Result<&dyn FormatArg, PyError>;
+}
+
+/// The right operand of `fmt % args`.
+#[derive(Clone, Copy)]
+pub enum PercentArgs<'a> {
+    /// A tuple: its items are the positional arguments.
+    Tuple(&'a [&'a dyn FormatArg]),
+    /// Any other object that is not a mapping: the single positional argument.
+    Single(&'a dyn FormatArg),
+    /// An object with `__getitem__` that is neither a tuple nor a str (a
+    /// dict, but also a list): `whole` is used by plain `%s` specs, `map`
+    /// by `%(key)s` ones, and unused arguments are not an error.
+    Mapping {
+        /// The object itself, for specs without a key.
+        whole: &'a dyn FormatArg,
+        /// Its item lookup.
+        map: &'a dyn FormatMapping,
+    },
+}
+
+/// A `KeyError` for a missing string key, worded as CPython does (`'key'`).
+pub fn key_error(key: &str) -> PyError {
+    let mut message = String::new();
+    str_repr(key, &mut message);
+    PyError::new(PyErrorKind::KeyError, message)
+}
+
+/// The Python exception class a failing operation raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PyErrorKind {
+    /// `ValueError`.
+    ValueError,
+    /// `TypeError`.
+    TypeError,
+    /// `KeyError`.
+    KeyError,
+    /// `IndexError`.
+    IndexError,
+    /// `OverflowError`.
+    OverflowError,
+    /// `MemoryError` (message empty): raised here instead of building a
+    /// result longer than [`MAX_OUTPUT_CHARS`].
+    MemoryError,
+}
+
+/// The longest result (in characters, roughly) that padding, repetition and
+/// replacement will build; beyond it functions fail with `MemoryError`
+/// rather than trying to allocate (CPython would try, then usually fail).
+pub const MAX_OUTPUT_CHARS: usize = 1 << 28;
+
+/// `Err(MemoryError)` when a result of `n` characters would exceed
+/// [`MAX_OUTPUT_CHARS`].
+pub(crate) fn check_size(n: usize) -> Result<(), PyError> {
+    if n > MAX_OUTPUT_CHARS {
+        Err(PyError::new(PyErrorKind::MemoryError, ""))
+    } else {
+        Ok(())
+    }
+}
+
+/// A Python exception: its class and CPython's exact message text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyError {
+    /// The exception class.
+    pub kind: PyErrorKind,
+    /// The message, exactly as CPython words it (`str(exc)`).
+    pub message: String,
+}
+
+impl PyError {
+    /// Builds an error of the given kind.
+    pub fn new(kind: PyErrorKind, message: impl Into<String>) -> Self {
+        PyError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Builds a `ValueError`.
+    pub fn value(message: impl Into<String>) -> Self {
+        Self::new(PyErrorKind::ValueError, message)
+    }
+
+    /// Builds a `TypeError`.
+    pub fn type_error(message: impl Into<String>) -> Self {
+        Self::new(PyErrorKind::TypeError, message)
+    }
+}
+
+impl fmt::Display for PyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.kind {
+            PyErrorKind::ValueError => "ValueError",
+            PyErrorKind::TypeError => "TypeError",
+            PyErrorKind::KeyError => "KeyError",
+            PyErrorKind::IndexError => "IndexError",
+            PyErrorKind::OverflowError => "OverflowError",
+            PyErrorKind::MemoryError => "MemoryError",
+        };
+        write!(f, "{}: {}", name, self.message)
+    }
+}
+
+impl std::error::Error for PyError {}

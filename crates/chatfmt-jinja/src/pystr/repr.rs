@@ -1,0 +1,89 @@
+//! `repr()` and `ascii()` of strings.
+
+use super::unicode::is_printable;
+use std::fmt::Write;
+
+/// Appends the escape for `c` used by `repr`/`ascii` (`\xNN`, `\uNNNN` or `\UNNNNNNNN`).
+fn push_hex_escape(out: &mut String, c: char) {
+    let cp = c as u32;
+    // Writing to a String never fails.
+    let _ = if cp < 0x100 {
+        write!(out, "\\x{cp:02x}")
+    } else if cp < 0x10000 {
+        write!(out, "\\u{cp:04x}")
+    } else {
+        write!(out, "\\U{cp:08x}")
+    };
+}
+
+fn write_quoted(s: &str, out: &mut String, ascii_only: bool) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.reserve(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c if c.is_ascii() => push_hex_escape(out, c),
+            c if !ascii_only && is_printable(c) => out.push(c),
+            c => push_hex_escape(out, c),
+        }
+    }
+    out.push(quote);
+}
+
+/// Appends Python's `repr(s)` to `out`: single quotes unless `s` contains `'`
+/// and no `"`; `\\`, `\n`, `\r`, `\t` and the quote escaped; other
+/// non-printable characters as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub fn str_repr(s: &str, out: &mut String) {
+    write_quoted(s, out, false);
+}
+
+/// Appends Python's `ascii(s)` to `out`: like [`str_repr`] but every
+/// non-ASCII character is escaped.
+pub fn str_ascii(s: &str, out: &mut String) {
+    write_quoted(s, out, true);
+}
+
+/// Python's `ascii()` applied to a `repr` text: every non-ASCII character
+/// escaped as `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub fn ascii_escape(repr: &str) -> String {
+    let mut out = String::with_capacity(repr.len());
+    for c in repr.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            push_hex_escape(&mut out, c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pystr::test_cases::REPR_CASES;
+
+    #[test]
+    fn repr_matches_cpython() {
+        for &(input, repr, ascii) in REPR_CASES {
+            let mut out = String::from("prefix");
+            str_repr(input, &mut out);
+            assert_eq!(out, format!("prefix{repr}"), "repr of {input:?}");
+            let mut out = String::new();
+            str_ascii(input, &mut out);
+            assert_eq!(out, ascii, "ascii of {input:?}");
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Randomised no-panic checks: every public function on arbitrary input.
+
+use super::test_support::A;
+use super::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn int(&mut self) -> i64 {
+        match self.below(4) {
+            0 => self.next() as i64,
+            1 => [i64::MIN, i64::MAX, 0, -1, 1 << 40][self.below(5)],
+            _ => self.below(40) as i64 - 20,
+        }
+    }
+
+    fn string(&mut self, alphabet: &[&str], max: usize) -> String {
+        let n = self.below(max + 1);
+        (0..n)
+            .map(|_| alphabet[self.below(alphabet.len())])
+            .collect()
+    }
+}
+
+const ALPHABET: &[&str] = &[
+    "a",
+    "Z",
+    "0",
+    "9",
+    "5",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "{",
+    "}",
+    "[",
+    "]",
+    ".",
+    ":",
+    "!",
+    "%",
+    "(",
+    ")",
+    "-",
+    "+",
+    "#",
+    "_",
+    ",",
+    "<",
+    ">",
+    "^",
+    "=",
+    "*",
+    "s",
+    "r",
+    "d",
+    "x",
+    "f",
+    "g",
+    "e",
+    "c",
+    "z",
+    "E",
+    "O",
+    "Y",
+    "W",
+    "T",
+    "ß",
+    "İ",
+    "Σ",
+    "ﬁ",
+    "ǅ",
+    "😀",
+    "\u{a0}",
+    "\u{85}",
+    "\u{200b}",
+    "\u{301}",
+    "\u{2028}",
+    "\u{0}",
+    "99999999999999999999",
+];
+
+#[test]
+fn no_panics_on_random_input() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let vals = [
+        A::I(5),
+        A::I(-1 << 62),
+        A::B(true),
+        A::F(f64::NAN.to_bits()),
+        A::F((-1e300f64).to_bits()),
+        A::F(0.5f64.to_bits()),
+        A::S("é"),
+        A::S(""),
+        A::N,
+    ];
+    for _ in 0..4000 {
+        let s = rng.string(ALPHABET, 12);
+        let t = rng.string(ALPHABET, 3);
+        let (i, j) = (rng.int(), rng.int());
+        let opt = |r: &mut Rng, v: i64| if r.below(3) == 0 { None } else { Some(v) };
+        let (oi, oj) = (opt(&mut rng, i), opt(&mut rng, j));
+        let _ = strip(&s, Some(&t));
+        let _ = split(&s, Some(&t), i);
+        let _ = rsplit(&s, None, j);
+        let _ = splitlines(&s, i > 0);
+        let _ = startswith(&s, &t, oi, oj);
+        let _ = endswith(&s, &t, oj, oi);
+        let _ = find(&s, &t, oi, oj);
+        let _ = rfind(&s, &t, oi, oj);
+        let _ = count(&s, &t, oi, oj);
+        let _ = replace(&s, &t, &s, i);
+        let _ = partition(&s, &t);
+        let _ = rpartition(&s, &t);
+        let _ = zfill(&s, i);
+        let _ = center(&s, i, Some(&t));
+        let _ = expandtabs(&s, j);
+        for f in [upper, lower, title, capitalize, swapcase, casefold] {
+            let _ = f(&s);
+        }
+        let _ = (isidentifier(&s), istitle(&s), isupper(&s), islower(&s));
+        let mut out = String::new();
+        str_repr(&s, &mut out);
+        json_write_str(&s, i > 0, &mut out);
+        let _ = float_repr(f64::from_bits(rng.next()));
+        let v = &vals[rng.below(vals.len())];
+        let refs: Vec<&dyn FormatArg> = vals[..rng.below(4)]
+            .iter()
+            .map(|v| v as &dyn FormatArg)
+            .collect();
+        let _ = percent_format(&s, PercentArgs::Tuple(&refs));
+        let _ = percent_format(&s, PercentArgs::Single(v));
+        let _ = apply_format_spec(&s, v);
+        if let Ok(pieces) = parse_format_string(&s) {
+            for p in pieces {
+                if let FormatPiece::Field(f) = p {
+                    let _ = f.conversion();
+                    let _ = f.accessors().count();
+                }
+            }
+        }
+        let dt = DateTimeFields {
+            year: rng.next() as i32,
+            month: rng.next() as u32,
+            day: rng.next() as u32,
+            hour: rng.next() as u32,
+            minute: rng.next() as u32,
+            second: rng.next() as u32,
+            microsecond: rng.next() as u32,
+            weekday: rng.next() as u32,
+            yday: rng.next() as u32,
+            utc_offset_us: Some(rng.next() as i64 >> 20),
+        };
+        let _ = strftime(&s, &dt);
+        let _ = DateTimeFields::from_iso(&s);
+        let _ = DateTimeFields::from_timestamp(f64::from_bits(rng.next()), i as i32);
+    }
+}
