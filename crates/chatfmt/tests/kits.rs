@@ -5,9 +5,9 @@ use chatfmt::conformance::{self, KnownDifferences};
 use std::path::PathBuf;
 
 /// Matched cases of the hf kit at the last commit (6248 is the goal).
-const HF_MATCHED_AT_LEAST: usize = 5979;
+const HF_MATCHED_AT_LEAST: usize = 6234;
 /// Matched required probes of the jinja kit at the last commit (3105 is the goal).
-const JINJA_MATCHED_AT_LEAST: usize = 2823;
+const JINJA_MATCHED_AT_LEAST: usize = 2883;
 
 /// The kit folder, or `None` (with a loud message) when it is absent outside CI.
 fn kit(name: &str) -> Option<PathBuf> {

@@ -1,212 +1,196 @@
-//! String formatting: `%` (printf style), `str.format`, and `strftime_now`.
+//! String formatting: `%` (printf style), `str.format` with the sandbox's attribute rules, and
+//! `strftime_now`, on top of the CPython semantics in [`crate::pystr`].
 
-use crate::error::{err, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::eval::{CallArgs, Evaluator};
+use crate::pystr::{
+    self, FieldAccessor, FieldArg, FormatArg, FormatMapping, FormatPiece, PercentArgs, PyError, PyErrorKind,
+};
 use crate::template::Clock;
 use crate::value::Value;
 
+/// Converts a CPython-semantics error into an engine error.
+pub fn py_err(e: PyError) -> Error {
+    let kind = match e.kind {
+        PyErrorKind::ValueError => ErrorKind::ValueError,
+        PyErrorKind::TypeError => ErrorKind::TypeError,
+        PyErrorKind::KeyError => ErrorKind::KeyError,
+        PyErrorKind::IndexError => ErrorKind::IndexError,
+        PyErrorKind::OverflowError => ErrorKind::OverflowError,
+        PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
+    };
+    let message = if e.kind == PyErrorKind::MemoryError {
+        "result too large".to_string()
+    } else {
+        e.message
+    };
+    Error::new(kind, message)
+}
+
+impl FormatArg for Value<'_> {
+    fn py_str(&self) -> String {
+        self.to_py_str()
+    }
+
+    fn py_repr(&self) -> String {
+        let mut s = String::new();
+        self.write_repr(&mut s);
+        s
+    }
+
+    fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+
+    fn as_float(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Bool(b) => Some(*b as i64 as f64),
+            Value::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    fn type_name(&self) -> &str {
+        Value::type_name(self)
+    }
+}
+
+/// A mapping's items collected so `%(key)s` can borrow them.
+struct Items<'v, 'a> {
+    whole: &'v Value<'a>,
+    pairs: Vec<(Value<'a>, Value<'a>)>,
+}
+
+impl FormatMapping for Items<'_, '_> {
+    fn get_item(&self, key: &str) -> std::result::Result<&dyn FormatArg, PyError> {
+        if !self.whole.is_mapping() {
+            return Err(PyError::type_error(format!(
+                "{} indices must be integers or slices, not str",
+                self.whole.type_name()
+            )));
+        }
+        self.pairs
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v as &dyn FormatArg)
+            .ok_or_else(|| pystr::key_error(key))
+    }
+}
+
 /// Python `fmt % args`.
 pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
-    let seq: Vec<Value> = match args {
-        Value::Tuple(items) => items.to_vec(),
-        other => vec![other.clone()],
+    let r = match args {
+        Value::Tuple(items) => {
+            let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
+            pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
+        }
+        v if v.is_mapping() || v.is_sequence_like() => {
+            let mut pairs = Vec::new();
+            v.for_each_pair(|k, x| pairs.push((k, x)));
+            let items = Items { whole: v, pairs };
+            pystr::percent_format(fmt, PercentArgs::Mapping { whole: v, map: &items })
+        }
+        v => pystr::percent_format(fmt, PercentArgs::Single(v)),
     };
-    let mapping = args.is_mapping().then_some(args);
-    let mut next = 0;
+    r.map_err(py_err)
+}
+
+/// Python `fmt.format(*args, **kwargs)`, looking attributes up through the sandbox.
+pub fn str_format<'a>(ev: &mut Evaluator<'a>, fmt: &str, args: CallArgs<'a>) -> Result<String> {
+    let pieces = pystr::parse_format_string(fmt).map_err(py_err)?;
     let mut out = String::new();
-    let mut chars = fmt.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let mut key = None;
-        if let Some((_, '(')) = chars.peek() {
-            chars.next();
-            let mut k = String::new();
-            for (_, c) in chars.by_ref() {
-                if c == ')' {
-                    break;
-                }
-                k.push(c);
-            }
-            key = Some(k);
-        }
-        let mut flags = String::new();
-        while let Some((_, c)) = chars.peek() {
-            if "-+ #0".contains(*c) {
-                flags.push(*c);
-                chars.next();
-            } else {
-                break;
-            }
-        }
-        let mut width = String::new();
-        while let Some((_, c)) = chars.peek().filter(|(_, c)| c.is_ascii_digit()) {
-            width.push(*c);
-            chars.next();
-        }
-        let mut precision = None;
-        if let Some((_, '.')) = chars.peek() {
-            chars.next();
-            let mut p = String::new();
-            while let Some((_, c)) = chars.peek().filter(|(_, c)| c.is_ascii_digit()) {
-                p.push(*c);
-                chars.next();
-            }
-            precision = Some(p.parse::<usize>().unwrap_or(0));
-        }
-        let Some((ci, conv)) = chars.next() else {
-            return Err(err!(ValueError, "incomplete format"));
-        };
-        if conv == '%' {
-            out.push('%');
-            continue;
-        }
-        let arg = match (&key, mapping) {
-            (Some(k), Some(m)) => m
-                .get_item_opt(&Value::String(k.as_str().into()))
-                .ok_or_else(|| err!(KeyError, "'{k}'"))?,
-            (Some(_), None) => return Err(err!(TypeError, "format requires a mapping")),
-            (None, _) => {
-                let a = seq
-                    .get(next)
-                    .cloned()
-                    .ok_or_else(|| err!(TypeError, "not enough arguments for format string"))?;
-                next += 1;
-                a
-            }
-        };
-        let body = match conv {
-            's' => arg.to_py_str(),
-            'r' | 'a' => {
-                let mut s = String::new();
-                arg.write_repr(&mut s);
-                s
-            }
-            'd' | 'i' | 'u' => match arg {
-                Value::Int(v) => v.to_string(),
-                Value::Bool(b) => (b as i64).to_string(),
-                Value::Float(f) => (f.trunc() as i64).to_string(),
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "%{conv} format: a real number is required, not {}",
-                        arg.type_name()
-                    ))
-                }
-            },
-            'f' | 'F' => match arg {
-                Value::Int(v) => format!("{:.*}", precision.unwrap_or(6), v as f64),
-                Value::Bool(b) => format!("{:.*}", precision.unwrap_or(6), b as i64 as f64),
-                Value::Float(f) => format!("{:.*}", precision.unwrap_or(6), f),
-                _ => return Err(err!(TypeError, "must be real number, not {}", arg.type_name())),
-            },
-            'x' | 'X' => match arg {
-                Value::Int(v) if conv == 'x' => format!("{v:x}"),
-                Value::Int(v) => format!("{v:X}"),
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "%{conv} format: an integer is required, not {}",
-                        arg.type_name()
-                    ))
-                }
-            },
-            other => {
-                return Err(err!(
-                    ValueError,
-                    "unsupported format character '{other}' (0x{:x}) at index {}",
-                    other as u32,
-                    ci.max(i)
-                ))
-            }
-        };
-        let w: usize = width.parse().unwrap_or(0);
-        let len = body.chars().count();
-        if len < w {
-            let pad = w - len;
-            if flags.contains('-') {
-                out.push_str(&body);
-                out.push_str(&" ".repeat(pad));
-            } else if flags.contains('0') && conv != 's' && conv != 'r' {
-                let (sign, digits) = body.strip_prefix('-').map_or(("", body.as_str()), |d| ("-", d));
-                out.push_str(sign);
-                out.push_str(&"0".repeat(pad));
-                out.push_str(digits);
-            } else {
-                out.push_str(&" ".repeat(pad));
-                out.push_str(&body);
-            }
-        } else {
-            out.push_str(&body);
-        }
-    }
-    if mapping.is_none() && next < seq.len() && !matches!(args, Value::Tuple(_) if next == 0 && seq.is_empty()) {
-        return Err(err!(TypeError, "not all arguments converted during string formatting"));
-    }
+    format_pieces(ev, &pieces, &args, &mut out)?;
     Ok(out)
 }
 
-/// Python `str.format` with the sandbox's attribute rules.
-pub fn str_format<'a>(_ev: &mut Evaluator<'a>, fmt: &str, args: CallArgs<'a>) -> Result<String> {
-    let mut out = String::new();
-    let mut auto = 0;
-    let mut chars = fmt.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                out.push('{');
+fn format_pieces<'a>(
+    ev: &mut Evaluator<'a>,
+    pieces: &[FormatPiece],
+    args: &CallArgs<'a>,
+    out: &mut String,
+) -> Result<()> {
+    for piece in pieces {
+        let field = match piece {
+            FormatPiece::Literal(s) => {
+                out.push_str(s);
+                continue;
             }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                out.push('}');
-            }
-            '{' => {
-                let mut field = String::new();
-                for c in chars.by_ref() {
-                    if c == '}' {
-                        break;
+            FormatPiece::Field(f) => f,
+        };
+        let mut v = match field.arg {
+            FieldArg::Index(i) => args
+                .pos
+                .get(i)
+                .cloned()
+                .ok_or_else(|| py_err(pystr::format_index_error(i)))?,
+            FieldArg::Name(n) => args
+                .kw
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| py_err(pystr::key_error(n)))?,
+        };
+        for acc in field.accessors() {
+            v = match acc.map_err(py_err)? {
+                FieldAccessor::Attr(name) => {
+                    if name.starts_with('_') {
+                        Value::Undefined(None)
+                    } else {
+                        super::getattr_transient(&v, name)?
                     }
-                    field.push(c);
                 }
-                let name = field.split([':', '!']).next().unwrap_or("");
-                let v = if name.is_empty() {
-                    let v = args.pos.get(auto).cloned();
-                    auto += 1;
-                    v.ok_or_else(|| {
-                        err!(
-                            IndexError,
-                            "Replacement index {} out of range for positional args tuple",
-                            auto - 1
-                        )
-                    })?
-                } else if let Ok(i) = name.parse::<usize>() {
-                    args.pos.get(i).cloned().ok_or_else(|| {
-                        err!(
-                            IndexError,
-                            "Replacement index {i} out of range for positional args tuple"
-                        )
-                    })?
-                } else {
-                    args.kw
-                        .iter()
-                        .find(|(k, _)| *k == name)
-                        .map(|(_, v)| v.clone())
-                        .ok_or_else(|| err!(KeyError, "'{name}'"))?
-                };
-                v.write_str(&mut out);
-            }
-            '}' => return Err(err!(ValueError, "Single '}}' encountered in format string")),
-            c => out.push(c),
+                FieldAccessor::Index(i) => super::getitem(&v, &Value::Int(i as i64))?,
+                FieldAccessor::Key(k) => super::getitem(&v, &Value::string(k))?,
+            };
+        }
+        let converted = match field.conversion().map_err(py_err)? {
+            None => v,
+            Some(pystr::Conversion::Str) => Value::string(v.to_py_str()),
+            Some(pystr::Conversion::Repr) => Value::string(v.py_repr()),
+            Some(pystr::Conversion::Ascii) => Value::string(pystr::ascii_escape(&v.py_repr())),
+        };
+        let mut spec = String::new();
+        format_pieces(ev, &field.spec, args, &mut spec)?;
+        if spec.is_empty() {
+            converted.write_str(out);
+        } else if matches!(converted, Value::Int(_) | Value::Float(_) | Value::Bool(_)) || converted.is_str() {
+            out.push_str(&pystr::apply_format_spec(&spec, &converted).map_err(py_err)?);
+        } else {
+            return Err(Error::new(
+                ErrorKind::TypeError,
+                format!(
+                    "unsupported format string passed to {}.__format__",
+                    converted.type_name()
+                ),
+            ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// `strftime_now(fmt)`: the clock's time formatted as Python's `datetime.strftime`.
+/// `strftime_now(fmt)`: the clock's time formatted as Python's `datetime.now().strftime(fmt)`.
 pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
-    let _ = (clock, fmt);
-    Err(err!(TemplateRuntimeError, "strftime_now is not available yet"))
+    let t = match clock {
+        Clock::Fixed(iso) => pystr::DateTimeFields::from_iso(iso).map_err(py_err)?,
+        Clock::Local => {
+            use chrono::{Datelike, Timelike};
+            let now = chrono::Local::now().naive_local();
+            pystr::DateTimeFields::new(
+                now.year() as i64,
+                now.month() as i64,
+                now.day() as i64,
+                now.hour() as i64,
+                now.minute() as i64,
+                now.second() as i64,
+                (now.nanosecond() / 1000).min(999_999) as i64,
+            )
+            .map_err(py_err)?
+        }
+    };
+    Ok(pystr::strftime(fmt, &t))
 }

@@ -56,6 +56,21 @@ pub fn getattr<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
         .unwrap_or_else(|| Value::missing_member(obj, Value::Str(name))))
 }
 
+/// `obj.name` for a name that does not live as long as the render (format-string fields):
+/// data attributes and items; a method is not bound (it reads as undefined).
+pub fn getattr_transient<'a>(obj: &Value<'a>, name: &str) -> Result<Value<'a>> {
+    if obj.is_undefined() {
+        return Err(obj.undefined_error());
+    }
+    let key = Value::string(name);
+    if methods::has_method(obj, name) {
+        return Ok(Value::missing_member(obj, key));
+    }
+    Ok(obj
+        .get_item_opt(&key)
+        .unwrap_or_else(|| Value::missing_member(obj, key)))
+}
+
 /// `obj[key]` in the sandbox: the item first, then (for string keys) the Python attribute.
 pub fn getitem<'a>(obj: &Value<'a>, key: &Value<'a>) -> Result<Value<'a>> {
     if obj.is_undefined() {

@@ -2,8 +2,8 @@
 //! full (multi-character) mappings and final-sigma rule.
 
 use super::tables::{
-    ALPHA, CASE_IGNORABLE, DECIMAL, DIGIT, FOLD_MAP, LOWER, LOWER_MAP, NUMERIC, PRINTABLE, SPACE,
-    TITLE, TITLE_MAP, UPPER, UPPER_MAP, XID_CONTINUE, XID_START,
+    ALPHA, CASE_IGNORABLE, DECIMAL, DIGIT, FOLD_MAP, LOWER, LOWER_MAP, NUMERIC, PRINTABLE, SPACE, TITLE, TITLE_MAP,
+    UPPER, UPPER_MAP, XID_CONTINUE, XID_START,
 };
 use super::unicode::{has, is_cased, map_lookup};
 
@@ -31,11 +31,7 @@ fn is_final_sigma(chars: &[char], i: usize) -> bool {
 fn push_lower(out: &mut String, chars: &[char], i: usize) {
     let c = chars[i];
     if c == CAPITAL_SIGMA {
-        out.push(if is_final_sigma(chars, i) {
-            '\u{3c2}'
-        } else {
-            '\u{3c3}'
-        });
+        out.push(if is_final_sigma(chars, i) { '\u{3c2}' } else { '\u{3c3}' });
     } else {
         push_mapped(out, &LOWER_MAP, c);
     }

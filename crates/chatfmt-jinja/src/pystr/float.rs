@@ -130,9 +130,7 @@ pub(crate) fn exp_abs(x: f64, prec: usize, alt: bool, upper: bool) -> String {
 /// Decimal exponent of `x` once rounded to `sig` significant digits.
 fn rounded_exponent(x: f64, sig: usize) -> i32 {
     let s = format!("{:.*e}", sig.saturating_sub(1), x);
-    s.split_once('e')
-        .and_then(|(_, e)| e.parse().ok())
-        .unwrap_or(0)
+    s.split_once('e').and_then(|(_, e)| e.parse().ok()).unwrap_or(0)
 }
 
 /// Strips trailing zeros of the fraction (and a bare trailing point) from a

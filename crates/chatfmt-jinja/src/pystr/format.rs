@@ -244,11 +244,7 @@ impl Parser {
 
     /// Parses a field whose opening brace was just consumed; returns it and
     /// the text after its closing brace.
-    fn parse_field<'a>(
-        &mut self,
-        s: &'a str,
-        depth: u32,
-    ) -> Result<(FormatField<'a>, &'a str), PyError> {
+    fn parse_field<'a>(&mut self, s: &'a str, depth: u32) -> Result<(FormatField<'a>, &'a str), PyError> {
         // The field name runs to '}', ':' or '!', skipping over [...].
         let mut chars = s.char_indices();
         let mut term = None;
@@ -280,9 +276,7 @@ impl Parser {
             if term_char == '!' {
                 let mut it = rest.chars();
                 let Some(conv) = it.next() else {
-                    return Err(PyError::value(
-                        "end of string while looking for conversion specifier",
-                    ));
+                    return Err(PyError::value("end of string while looking for conversion specifier"));
                 };
                 conversion_char = Some(conv);
                 rest = it.as_str();
@@ -300,9 +294,7 @@ impl Parser {
                         return Ok((field, it.as_str()));
                     }
                     Some(':') => rest = it.as_str(),
-                    Some(_) => {
-                        return Err(PyError::value("expected ':' after conversion specifier"))
-                    }
+                    Some(_) => return Err(PyError::value("expected ':' after conversion specifier")),
                 }
             }
             // The spec runs to the matching '}'.
@@ -352,9 +344,11 @@ impl Parser {
         let index = get_integer(first)?;
         let arg = if first.is_empty() {
             let n = match self.numbering {
-                Numbering::Manual => return Err(PyError::value(
-                    "cannot switch from manual field specification to automatic field numbering",
-                )),
+                Numbering::Manual => {
+                    return Err(PyError::value(
+                        "cannot switch from manual field specification to automatic field numbering",
+                    ))
+                }
                 Numbering::Init => 0,
                 Numbering::Auto(n) => n,
             };
@@ -362,9 +356,11 @@ impl Parser {
             FieldArg::Index(n)
         } else if let Some(i) = index {
             match self.numbering {
-                Numbering::Auto(_) => return Err(PyError::value(
-                    "cannot switch from automatic field numbering to manual field specification",
-                )),
+                Numbering::Auto(_) => {
+                    return Err(PyError::value(
+                        "cannot switch from automatic field numbering to manual field specification",
+                    ))
+                }
                 _ => self.numbering = Numbering::Manual,
             }
             FieldArg::Index(i)
@@ -409,10 +405,7 @@ mod tests {
                         value = match (step?, value) {
                             (FieldAccessor::Index(i), A::S(s)) => {
                                 let c = s.chars().nth(i).map(String::from).ok_or_else(|| {
-                                    PyError::new(
-                                        PyErrorKind::IndexError,
-                                        "string index out of range",
-                                    )
+                                    PyError::new(PyErrorKind::IndexError, "string index out of range")
                                 })?;
                                 A::S(Box::leak(c.into_boxed_str()))
                             }
@@ -428,9 +421,7 @@ mod tests {
                     let mut spec = String::new();
                     render(&f.spec, &mut spec)?;
                     let s = match &text {
-                        Some(t) => {
-                            apply_format_spec(&spec, &A::S(Box::leak(t.clone().into_boxed_str())))?
-                        }
+                        Some(t) => apply_format_spec(&spec, &A::S(Box::leak(t.clone().into_boxed_str())))?,
                         None => apply_format_spec(&spec, &value)?,
                     };
                     out.push_str(&s);
@@ -495,15 +486,9 @@ mod tests {
         };
         assert_eq!(
             bad("{0[1]x}"),
-            [
-                "Index(1)",
-                "Only '.' or '[' may follow ']' in format field specifier"
-            ]
+            ["Index(1)", "Only '.' or '[' may follow ']' in format field specifier"]
         );
-        assert_eq!(
-            bad("{0.a.}"),
-            ["Attr(\"a\")", "Empty attribute in format string"]
-        );
+        assert_eq!(bad("{0.a.}"), ["Attr(\"a\")", "Empty attribute in format string"]);
         assert_eq!(bad("{0[]}"), ["Empty attribute in format string"]);
         assert_eq!(
             bad("{0[99999999999999999999]}"),

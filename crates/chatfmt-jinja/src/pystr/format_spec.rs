@@ -48,12 +48,7 @@ fn is_align(c: Option<&char>) -> bool {
 
 /// Parses `spec` for an object of type `type_name` whose default type is
 /// `default_type` and default alignment `default_align`.
-fn parse_spec(
-    spec: &str,
-    type_name: &str,
-    default_type: Option<char>,
-    default_align: char,
-) -> Result<Spec, PyError> {
+fn parse_spec(spec: &str, type_name: &str, default_type: Option<char>, default_align: char) -> Result<Spec, PyError> {
     let chars: Vec<char> = spec.chars().collect();
     let mut s = Spec {
         fill: ' ',
@@ -137,9 +132,7 @@ fn parse_spec(
         };
         if !ok {
             let ty = s.ty.map_or(String::new(), show_type);
-            return Err(PyError::value(format!(
-                "Cannot specify '{sep}' with '{ty}'."
-            )));
+            return Err(PyError::value(format!("Cannot specify '{sep}' with '{ty}'.")));
         }
     }
     Ok(s)
@@ -213,9 +206,7 @@ fn format_str(spec: &str, value: &str) -> Result<String, PyError> {
         ));
     }
     if s.align == Some('=') {
-        return Err(PyError::value(
-            "'=' alignment not allowed in string format specifier",
-        ));
+        return Err(PyError::value("'=' alignment not allowed in string format specifier"));
     }
     let body = match s.prec.and_then(|p| value.char_indices().nth(p)) {
         Some((b, _)) => &value[..b],
@@ -237,9 +228,7 @@ fn format_str(spec: &str, value: &str) -> Result<String, PyError> {
 
 fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
     if s.prec.is_some() {
-        return Err(PyError::value(
-            "Precision not allowed in integer format specifier",
-        ));
+        return Err(PyError::value("Precision not allowed in integer format specifier"));
     }
     if s.no_neg_0 {
         return Err(PyError::value(
@@ -249,9 +238,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
     let ty = s.ty.unwrap_or('d');
     if ty == 'c' {
         if s.sign.is_some() {
-            return Err(PyError::value(
-                "Sign not allowed with integer format specifier 'c'",
-            ));
+            return Err(PyError::value("Sign not allowed with integer format specifier 'c'"));
         }
         if s.alt {
             return Err(PyError::value(
@@ -261,12 +248,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
         let c = u32::try_from(v)
             .ok()
             .and_then(char::from_u32)
-            .ok_or_else(|| {
-                PyError::new(
-                    super::PyErrorKind::OverflowError,
-                    "%c arg not in range(0x110000)",
-                )
-            })?;
+            .ok_or_else(|| PyError::new(super::PyErrorKind::OverflowError, "%c arg not in range(0x110000)"))?;
         return Ok(render_number(s, false, "", &c.to_string(), "", 3));
     }
     let (radix, prefix, upper) = match ty {
@@ -331,9 +313,7 @@ fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
             negative = false;
         }
     }
-    let split = body
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(body.len());
+    let split = body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len());
     let (digits, rest) = body.split_at(split);
     let mut remainder = rest.to_string();
     if pct {
@@ -348,11 +328,7 @@ fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
 fn group_digits(digits: &str, sep: Option<char>, group: usize, min_width: usize) -> String {
     let Some(sep) = sep else {
         let mut out = String::new();
-        push_n(
-            &mut out,
-            '0',
-            min_width.saturating_sub(digits.chars().count()),
-        );
+        push_n(&mut out, '0', min_width.saturating_sub(digits.chars().count()));
         out.push_str(digits);
         return out;
     };
@@ -384,14 +360,7 @@ fn group_digits(digits: &str, sep: Option<char>, group: usize, min_width: usize)
 }
 
 /// Lays out sign, prefix, grouped digits and remainder with fill and alignment.
-fn render_number(
-    s: &Spec,
-    negative: bool,
-    prefix: &str,
-    digits: &str,
-    remainder: &str,
-    group: usize,
-) -> String {
+fn render_number(s: &Spec, negative: bool, prefix: &str, digits: &str, remainder: &str, group: usize) -> String {
     let sign = if negative {
         "-"
     } else {
@@ -439,11 +408,7 @@ mod tests {
     #[test]
     fn format_spec_matches_cpython() {
         for (spec, v, want) in FORMAT_SPEC_CASES {
-            check(
-                apply_format_spec(spec, v),
-                want,
-                &format!("format({v:?}, {spec:?})"),
-            );
+            check(apply_format_spec(spec, v), want, &format!("format({v:?}, {spec:?})"));
         }
     }
 }

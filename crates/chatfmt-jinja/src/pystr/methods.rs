@@ -168,11 +168,7 @@ pub fn splitlines(s: &str, keepends: bool) -> Vec<&str> {
                 iter.next();
             }
         }
-        out.push(if keepends {
-            &s[start..end]
-        } else {
-            &s[start..i]
-        });
+        out.push(if keepends { &s[start..end] } else { &s[start..i] });
         start = end;
     }
     if start < s.len() {
@@ -255,12 +251,7 @@ pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyEr
 
 /// The searched window of `s` for find-like methods, with its start index,
 /// or `None` when `sub` cannot fit.
-fn window<'a>(
-    s: &'a str,
-    sub: &str,
-    start: Option<i64>,
-    end: Option<i64>,
-) -> Option<(&'a str, i64)> {
+fn window<'a>(s: &'a str, sub: &str, start: Option<i64>, end: Option<i64>) -> Option<(&'a str, i64)> {
     let (start, end) = adjust(start, end, cp_len(s));
     if end - start < cp_len(sub) {
         return None;
@@ -544,10 +535,7 @@ mod tests {
     #[test]
     fn huge_results_are_memory_errors() {
         let mem = |r: Result<String, PyError>| r.map_err(|e| e.kind);
-        assert_eq!(
-            mem(zfill("1", i64::MAX)),
-            Err(crate::pystr::PyErrorKind::MemoryError)
-        );
+        assert_eq!(mem(zfill("1", i64::MAX)), Err(crate::pystr::PyErrorKind::MemoryError));
         assert_eq!(
             mem(center("1", i64::MAX, None)),
             Err(crate::pystr::PyErrorKind::MemoryError)

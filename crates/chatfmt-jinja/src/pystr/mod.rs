@@ -25,20 +25,18 @@ mod test_support;
 mod unicode;
 
 pub use case::{
-    capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower,
-    isnumeric, isprintable, isspace, istitle, isupper, lower, swapcase, title, upper,
+    capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower, isnumeric, isprintable,
+    isspace, istitle, isupper, lower, swapcase, title, upper,
 };
 pub use float::{float_json, float_repr};
 pub use format::{
-    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg,
-    FormatField, FormatPiece,
+    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg, FormatField, FormatPiece,
 };
 pub use format_spec::apply_format_spec;
 pub use json::{json_write_float, json_write_str};
 pub use methods::{
-    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
-    removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
-    startswith, strip, zfill,
+    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix, replace,
+    rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith, strip, zfill,
 };
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};

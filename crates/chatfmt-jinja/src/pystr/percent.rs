@@ -76,9 +76,7 @@ impl<'a> State<'a> {
                 return Ok(arg);
             }
         }
-        Err(PyError::type_error(
-            "not enough arguments for format string",
-        ))
+        Err(PyError::type_error("not enough arguments for format string"))
     }
 }
 
@@ -278,13 +276,7 @@ fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spe
     }
 }
 
-fn format_one(
-    out: &mut String,
-    conv: char,
-    spec: &Spec,
-    arg: &dyn FormatArg,
-    index: usize,
-) -> Result<(), PyError> {
+fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, index: usize) -> Result<(), PyError> {
     match conv {
         's' | 'r' | 'a' => {
             let text = match conv {
@@ -318,9 +310,7 @@ fn format_one(
                 u32::try_from(v)
                     .ok()
                     .and_then(char::from_u32)
-                    .ok_or_else(|| {
-                        PyError::new(PyErrorKind::OverflowError, "%c arg not in range(0x110000)")
-                    })?
+                    .ok_or_else(|| PyError::new(PyErrorKind::OverflowError, "%c arg not in range(0x110000)"))?
             };
             push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec);
         }
@@ -342,11 +332,7 @@ fn format_one(
                     match arg.as_float() {
                         Some(x) if decimal && is_float => float_to_int_digits(x)?,
                         _ => {
-                            let need = if decimal {
-                                "a real number"
-                            } else {
-                                "an integer"
-                            };
+                            let need = if decimal { "a real number" } else { "an integer" };
                             return Err(PyError::type_error(format!(
                                 "%{conv} format: {need} is required, not {}",
                                 arg.type_name()
@@ -374,9 +360,9 @@ fn format_one(
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
             check_size(spec.prec.unwrap_or(0))?;
-            let x = arg.as_float().ok_or_else(|| {
-                PyError::type_error(format!("must be real number, not {}", arg.type_name()))
-            })?;
+            let x = arg
+                .as_float()
+                .ok_or_else(|| PyError::type_error(format!("must be real number, not {}", arg.type_name())))?;
             let upper = conv.is_ascii_uppercase();
             let body = float_body(
                 x.abs(),
@@ -388,11 +374,7 @@ fn format_one(
             push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec);
         }
         _ => {
-            let shown = if (' '..='~').contains(&conv) {
-                conv
-            } else {
-                '?'
-            };
+            let shown = if (' '..='~').contains(&conv) { conv } else { '?' };
             return Err(PyError::value(format!(
                 "unsupported format character '{shown}' (0x{:x}) at index {index}",
                 conv as u32
@@ -441,11 +423,7 @@ mod tests {
                     map: &dict,
                 },
             };
-            check(
-                percent_format(fmt, args),
-                want,
-                &format!("{fmt:?} % {vals:?}"),
-            );
+            check(percent_format(fmt, args), want, &format!("{fmt:?} % {vals:?}"));
         }
     }
 }

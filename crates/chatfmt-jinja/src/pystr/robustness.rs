@@ -27,9 +27,7 @@ impl Rng {
 
     fn string(&mut self, alphabet: &[&str], max: usize) -> String {
         let n = self.below(max + 1);
-        (0..n)
-            .map(|_| alphabet[self.below(alphabet.len())])
-            .collect()
+        (0..n).map(|_| alphabet[self.below(alphabet.len())]).collect()
     }
 }
 
@@ -136,10 +134,7 @@ fn no_panics_on_random_input() {
         json_write_str(&s, i > 0, &mut out);
         let _ = float_repr(f64::from_bits(rng.next()));
         let v = &vals[rng.below(vals.len())];
-        let refs: Vec<&dyn FormatArg> = vals[..rng.below(4)]
-            .iter()
-            .map(|v| v as &dyn FormatArg)
-            .collect();
+        let refs: Vec<&dyn FormatArg> = vals[..rng.below(4)].iter().map(|v| v as &dyn FormatArg).collect();
         let _ = percent_format(&s, PercentArgs::Tuple(&refs));
         let _ = percent_format(&s, PercentArgs::Single(v));
         let _ = apply_format_spec(&s, v);

@@ -148,15 +148,7 @@ impl DateTimeFields {
         let days = local.div_euclid(86400);
         let sod = local.rem_euclid(86400);
         let (y, m, d) = civil_from_days(days);
-        Self::new(
-            y,
-            m as i64,
-            d as i64,
-            sod / 3600,
-            sod / 60 % 60,
-            sod % 60,
-            us,
-        )
+        Self::new(y, m as i64, d as i64, sod / 3600, sod / 60 % 60, sod % 60, us)
     }
 
     /// Parses a string as Python 3.11's `datetime.fromisoformat` does
@@ -178,12 +170,8 @@ impl DateTimeFields {
         let (mut h, mut mi, mut se, mut us, mut off) = (0, 0, 0, 0, None);
         if sep < b.len() {
             // Skip the separator, which may be any character.
-            let skip = s
-                .get(sep..)
-                .and_then(|r| r.chars().next())
-                .map_or(1, char::len_utf8);
-            (h, mi, se, us, off) =
-                iso_time(b.get(sep + skip..).unwrap_or(&[])).ok_or_else(invalid)?;
+            let skip = s.get(sep..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8);
+            (h, mi, se, us, off) = iso_time(b.get(sep + skip..).unwrap_or(&[])).ok_or_else(invalid)?;
         }
         if let Some(total) = off {
             let day = 86_400_000_000i64;
@@ -680,13 +668,7 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
         'U' => push_num(out, (yday0 + 7 - wday as i64) / 7, 2, NumKind::Zero, d),
         'V' => push_num(out, iso_year_week(t).1 as i64, 2, NumKind::Zero, d),
         'w' => push_num(out, wday as i64, 1, NumKind::Zero, d),
-        'W' => push_num(
-            out,
-            (yday0 + 7 - ((wday + 6) % 7) as i64) / 7,
-            2,
-            NumKind::Zero,
-            d,
-        ),
+        'W' => push_num(out, (yday0 + 7 - ((wday + 6) % 7) as i64) / 7, 2, NumKind::Zero, d),
         'y' => push_num(out, year.rem_euclid(100), 2, NumKind::Zero, d),
         'Y' => push_num(out, year, 4, NumKind::Year, d),
         // glibc's own %z/%Z print nothing: Python passes tm_isdst = -1.
@@ -701,8 +683,8 @@ mod tests {
     use crate::pystr::test_cases::{ISO_CASES, STRFTIME_CASES, TIMESTAMP_CASES};
 
     fn make(f: [i64; 7], off: Option<i64>) -> DateTimeFields {
-        let mut t = DateTimeFields::new(f[0], f[1], f[2], f[3], f[4], f[5], f[6])
-            .unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        let mut t =
+            DateTimeFields::new(f[0], f[1], f[2], f[3], f[4], f[5], f[6]).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         t.utc_offset_us = off;
         t
     }
@@ -718,11 +700,7 @@ mod tests {
     fn from_timestamp_matches_cpython() {
         for &(bits, off, f) in TIMESTAMP_CASES {
             let ts = f64::from_bits(bits);
-            assert_eq!(
-                DateTimeFields::from_timestamp(ts, off),
-                Ok(make(f, None)),
-                "{ts} {off}"
-            );
+            assert_eq!(DateTimeFields::from_timestamp(ts, off), Ok(make(f, None)), "{ts} {off}");
         }
         assert!(DateTimeFields::from_timestamp(f64::NAN, 0).is_err());
         assert!(DateTimeFields::from_timestamp(f64::INFINITY, 0).is_err());

@@ -37,25 +37,14 @@ pub(crate) fn is_cased(c: char) -> bool {
 
 /// Looks `c` up in one of the generated full case mapping tables.
 pub(crate) fn map_lookup(table: &'static [(char, &'static str)], c: char) -> Option<&'static str> {
-    table
-        .binary_search_by(|&(k, _)| k.cmp(&c))
-        .ok()
-        .map(|i| table[i].1)
+    table.binary_search_by(|&(k, _)| k.cmp(&c)).ok().map(|i| table[i].1)
 }
 
 /// Whether `c` is one of Python's line boundaries (`str.splitlines`).
 pub(crate) fn is_linebreak(c: char) -> bool {
     matches!(
         c,
-        '\n' | '\r'
-            | '\x0b'
-            | '\x0c'
-            | '\x1c'
-            | '\x1d'
-            | '\x1e'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
+        '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}'
     )
 }
 
@@ -69,8 +58,7 @@ mod tests {
             assert!(is_printable(c), "{c:?}");
         }
         for c in [
-            '\0', '\n', '\x7f', '\u{85}', '\u{a0}', '\u{200b}', '\u{2028}', '\u{e000}', '\u{378}',
-            '\u{3000}',
+            '\0', '\n', '\x7f', '\u{85}', '\u{a0}', '\u{200b}', '\u{2028}', '\u{e000}', '\u{378}', '\u{3000}',
         ] {
             assert!(!is_printable(c), "{c:?}");
         }
@@ -79,8 +67,8 @@ mod tests {
     #[test]
     fn whitespace_samples() {
         for c in [
-            ' ', '\t', '\n', '\x0b', '\x0c', '\r', '\x1c', '\x1d', '\x1e', '\x1f', '\u{85}',
-            '\u{a0}', '\u{2028}', '\u{3000}',
+            ' ', '\t', '\n', '\x0b', '\x0c', '\r', '\x1c', '\x1d', '\x1e', '\x1f', '\u{85}', '\u{a0}', '\u{2028}',
+            '\u{3000}',
         ] {
             assert!(is_py_whitespace(c), "{c:?}");
         }
