@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "chatfmt", version, about = "Render chat prompts exactly as the reference implementations do")]
+#[command(
+    name = "chatfmt",
+    version,
+    about = "Render chat prompts exactly as the reference implementations do"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

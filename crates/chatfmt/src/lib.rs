@@ -1,1 +1,3 @@
 //! chatfmt
+
+pub mod conversation;

@@ -1,0 +1,1 @@
+//! Export of FastChat templates as Hugging Face chat templates (Jinja source).
