@@ -1,5 +1,8 @@
 //! The `chatfmt` command-line tool.
 
+mod conformance_fastchat;
+mod templates_cmd;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -15,9 +18,25 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Conversation templates: list, show, match a model path, export as Jinja.
+    #[command(subcommand)]
+    Templates(templates_cmd::TemplatesCommand),
+    /// Check chatfmt against a conformance kit.
+    #[command(subcommand)]
+    Conformance(ConformanceCommand),
+}
+
+#[derive(Subcommand)]
+enum ConformanceCommand {
+    /// Replay the FastChat conversation-template kit.
+    Fastchat(conformance_fastchat::Args),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Templates(cmd) => templates_cmd::run(cmd),
+        Command::Conformance(ConformanceCommand::Fastchat(args)) => conformance_fastchat::run(args),
+    }
 }

@@ -8,7 +8,7 @@
 //! are listed (field and record id) in the "FastChat" section of `KNOWN_DIFFERENCES.md`, which
 //! is embedded here: a record whose only mismatches are listed counts as `documented`.
 
-use super::adapter::{match_model_in, matching_adapters};
+use super::adapter::{match_model_in, matching_adapters, ADAPTERS};
 use super::error::{Error, ErrorKind, Result};
 use super::message::Message;
 use super::record::Conversation;
@@ -631,10 +631,13 @@ impl Run {
                 .map(|a| a.iter().map(|m| m["index"].clone()).collect::<Vec<_>>()))
         };
         let basename = record["basename"].as_str().unwrap_or_default();
+        // The basename pass skips the catch-all adapter.
+        let mut on_basename = matching_adapters(basename, dir);
+        on_basename.retain(|&i| i + 1 < ADAPTERS.len());
         c.plain(
             "basename_matches",
             &indices(&record["basename_matches"]),
-            json!(matching_adapters(basename, dir)),
+            json!(on_basename),
             false,
         );
         if !record["full_path_matches"].is_null() {

@@ -1,1 +1,258 @@
-//! Export of FastChat templates as Hugging Face chat templates (Jinja source).
+//! Export of a FastChat template as a Hugging Face chat template (Jinja source).
+//!
+//! The exported template renders the prompt FastChat's `get_prompt()` gives for the
+//! conversation [`conversation_from_openai_messages`](super::conversation_from_openai_messages)
+//! builds: an optional leading system message, then user and assistant messages (string
+//! content), and with `add_generation_prompt` the empty assistant turn. It expects the
+//! environment transformers uses (`trim_blocks`, `lstrip_blocks`, Python string methods,
+//! `raise_exception`).
+
+use super::error::{Error, ErrorKind, Result};
+use super::format::format_system;
+use super::message::Message;
+use super::record::Conversation;
+use super::style::SeparatorStyle;
+
+/// An exported chat template and what it cannot express.
+#[derive(Debug, Clone)]
+pub struct JinjaExport {
+    /// The Jinja source.
+    pub source: String,
+    /// FastChat behaviours the exported template does not reproduce.
+    pub limitations: Vec<String>,
+}
+
+/// A Jinja string literal for `s` (Python escapes; non-ASCII kept as is).
+fn lit(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The system prompt as a Jinja expression over the variable `system_message`.
+fn system_prompt_expr(conv: &Conversation) -> Result<String> {
+    const MARK: &str = "\u{0}chatfmt-system-message\u{0}";
+    let formatted = format_system(&conv.system_template, MARK)?;
+    let parts: Vec<String> = formatted.split(MARK).map(lit).collect::<Vec<_>>();
+    Ok(parts.join(" + system_message + "))
+}
+
+fn needed<'a>(conv: &'a Conversation, value: &'a Option<String>, which: &str) -> Result<String> {
+    value.as_deref().map(lit).ok_or_else(|| {
+        Error::new(
+            ErrorKind::MissingSeparator,
+            format!(
+                "template {:?} has no {which}, which its style needs: FastChat's get_prompt fails",
+                conv.name
+            ),
+        )
+    })
+}
+
+/// Exports `conv` (its settings and preset few-shot messages) as a chat template.
+pub fn export_jinja(conv: &Conversation) -> Result<JinjaExport> {
+    use SeparatorStyle::*;
+    let style = conv.sep_style.ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidStyle,
+            format!(
+                "template {:?} has no separator style: FastChat cannot render it",
+                conv.name
+            ),
+        )
+    })?;
+    let (role0, role1) = match conv.roles.as_slice() {
+        [a, b, ..] => (lit(a), lit(b)),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "a template needs two roles",
+            ))
+        }
+    };
+    let mut preset = Vec::new();
+    for (role, msg) in &conv.messages {
+        let content = match msg {
+            None => "none".to_owned(),
+            Some(Message::Text(text)) => lit(text),
+            Some(Message::WithImages { .. }) => {
+                return Err(Error::new(
+                    ErrorKind::ImagesNotSupported,
+                    "preset messages with images cannot be exported",
+                ))
+            }
+        };
+        preset.push(format!("[{}, {content}]", lit(role)));
+    }
+    let sep = || needed(conv, &conv.sep, "sep");
+    let sep2 = || needed(conv, &conv.sep2, "sep2");
+    let seps_i = || -> Result<String> {
+        Ok(format!(
+            "({} if loop.index0 % 2 == 0 else {})",
+            sep()?,
+            sep2()?
+        ))
+    };
+    // if t[1] (a filled turn) -> `filled`, else `empty`
+    let turn = |filled: String, empty: String| {
+        format!("{{%- if t[1] -%}}{{{{ {filled} }}}}{{%- else -%}}{{{{ {empty} }}}}{{%- endif -%}}")
+    };
+    let each = |body: String| format!("{{%- for t in ns.turns -%}}\n{body}\n{{%- endfor -%}}");
+    let body = match style {
+        ADD_COLON_SINGLE => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", sep()?), "t[0] + ':'".into()))),
+        ADD_COLON_SPACE_SINGLE => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", sep()?), "t[0] + ': '".into()))),
+        ADD_COLON_TWO => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into()))),
+        DEEPSEEK_CHAT => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into()))),
+        ADD_NEW_LINE_SINGLE => format!(
+            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
+            each(turn(format!("t[0] + '\\n' + t[1] + {s}", s = sep()?), "t[0] + '\\n'".into())),
+            s = sep()?
+        ),
+        NO_COLON_SINGLE => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + t[1] + {}", sep()?), "t[0]".into()))),
+        NO_COLON_TWO => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + t[1] + {}", seps_i()?), "t[0]".into()))),
+        RWKV => format!(
+            "{{{{ system_prompt }}}}\n{}",
+            each(turn("t[0] + ': ' + t[1].replace('\\r\\n', '\\n').replace('\\n\\n', '\\n') + '\\n\\n'".into(), "t[0] + ':'".into()))
+        ),
+        LLAMA2 => {
+            let tag = format!("({role0} if loop.index0 % 2 == 0 else {role1})");
+            format!(
+                "{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- else -%}}{{{{ '[INST] ' }}}}{{%- endif -%}}\n{}",
+                each(format!(
+                    "{{%- if t[1] and loop.index0 == 0 -%}}{{{{ t[1] + ' ' }}}}{{%- elif t[1] -%}}{{{{ {tag} + ' ' + t[1] + {} }}}}{{%- else -%}}{{{{ {tag} }}}}{{%- endif -%}}",
+                    seps_i()?
+                ))
+            )
+        }
+        LLAMA3 => format!(
+            "{{{{ '<|begin_of_text|>' }}}}{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- endif -%}}\n{}",
+            each("{{ '<|start_header_id|>' + t[0] + '<|end_header_id|>\\n\\n' }}{%- if t[1] -%}{{ t[1].strip() + '<|eot_id|>' }}{%- endif -%}".into())
+        ),
+        CHATGLM => {
+            let add = usize::from(conv.name == "chatglm2");
+            format!(
+                "{{%- if system_prompt -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
+                each(format!(
+                    "{{%- if loop.index0 % 2 == 0 -%}}{{{{ '[Round ' ~ (loop.index0 // 2 + {add}) ~ ']' ~ {s} }}}}{{%- endif -%}}{}",
+                    turn(format!("t[0] + '：' + t[1] + {s}", s = sep()?), "t[0] + '：'".into()),
+                    s = sep()?
+                )),
+                s = sep()?
+            )
+        }
+        CHATML => format!(
+            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} + '\\n' }}}}{{%- endif -%}}\n{}",
+            each(turn(format!("t[0] + '\\n' + t[1] + {s} + '\\n'", s = sep()?), "t[0] + '\\n'".into())),
+            s = sep()?
+        ),
+        CHATGLM3 => format!(
+            "{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- endif -%}}\n{}",
+            each(turn("t[0] + '\\n' + t[1]".into(), "t[0]".into()))
+        ),
+        CHATINTERN => format!(
+            "{{{{ system_prompt }}}}\n{}",
+            each(format!(
+                "{{%- if loop.index0 % 2 == 0 -%}}{{{{ '<s>' }}}}{{%- endif -%}}{}",
+                turn(format!("t[0] + ':' + t[1] + {} + '\\n'", seps_i()?), "t[0] + ':'".into())
+            ))
+        ),
+        DOLLY => format!(
+            "{{{{ system_prompt }}}}\n{}",
+            each(turn(
+                format!("t[0] + ':\\n' + t[1] + {} + ('\\n\\n' if loop.index0 % 2 == 1 else '')", seps_i()?),
+                "t[0] + ':\\n'".into()
+            ))
+        ),
+        PHOENIX => format!("{{{{ system_prompt }}}}\n{}", each(turn("t[0] + ': <s>' + t[1] + '</s>'".into(), "t[0] + ': <s>'".into()))),
+        ROBIN => format!("{{{{ system_prompt + {s} }}}}\n{}", each(turn(format!("t[0] + ':\\n' + t[1] + {s}", s = sep()?), "t[0] + ':\\n'".into())), s = sep()?),
+        FALCON_CHAT => format!(
+            "{{%- if system_message -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
+            each(turn(format!("t[0] + ': ' + t[1] + {s}", s = sep()?), "t[0] + ':'".into())),
+            s = sep()?
+        ),
+        METAMATH => format!(
+            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
+            each(format!(
+                "{{%- if loop.index0 % 2 == 0 -%}}{}{{%- else -%}}{}{{%- endif -%}}",
+                turn(format!("t[0] + ':\\n' + t[1] + {s}", s = sep()?), "t[0] + ':\\n'".into()),
+                turn(format!("t[0] + ': ' + {s2} + t[1]", s2 = sep2()?), format!("t[0] + ': ' + {}", sep2()?))
+            )),
+            s = sep()?
+        ),
+        YUAN2 => format!(
+            "{{%- if system_message -%}}{{%- set ns.out = system_prompt + {} -%}}{{%- endif -%}}\n{}\n{{{{ ns.out.rstrip('<n>') + {} }}}}",
+            sep2()?,
+            each("{%- if t[1] -%}{%- set ns.out = ns.out + t[1] + '<n>' -%}{%- endif -%}".into()),
+            sep()?
+        ),
+        GEMMA => format!(
+            "{{{{ '<bos>' }}}}\n{}",
+            each(format!("{{{{ '<start_of_turn>' + t[0] + '\\n' }}}}{{%- if t[1] -%}}{{{{ t[1] + {} }}}}{{%- endif -%}}", sep()?))
+        ),
+        CLLM => format!(
+            "{{{{ system_prompt + {} }}}}\n{{%- for t in ns.turns[-2:] -%}}\n{}\n{{%- endfor -%}}",
+            sep()?,
+            turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into())
+        ),
+        DEFAULT => format!("{{{{ system_prompt + '\\n' }}}}\n{}", each(turn("t[0] + ': ' + t[1] + '\\n'".into(), "t[0] + ':'".into()))),
+    };
+    let source = format!(
+        "{{#- FastChat conversation template {name} (style {style}), exported by chatfmt -#}}\n\
+         {{%- set system_message = {default_system} -%}}\n\
+         {{%- set loop_messages = messages -%}}\n\
+         {{%- if messages and messages[0]['role'] == 'system' -%}}\n\
+         {{%- set system_message = messages[0]['content'] -%}}\n\
+         {{%- set loop_messages = messages[1:] -%}}\n\
+         {{%- endif -%}}\n\
+         {{%- set system_prompt = {system_prompt} -%}}\n\
+         {{%- set ns = namespace(turns=[{preset}], out='') -%}}\n\
+         {{%- for message in loop_messages -%}}\n\
+         {{%- if message['role'] == 'user' -%}}\n\
+         {{%- set ns.turns = ns.turns + [[{role0}, message['content']]] -%}}\n\
+         {{%- elif message['role'] == 'assistant' -%}}\n\
+         {{%- set ns.turns = ns.turns + [[{role1}, message['content']]] -%}}\n\
+         {{%- else -%}}\n\
+         {{{{ raise_exception('Only a leading system message, then user and assistant messages, are supported') }}}}\n\
+         {{%- endif -%}}\n\
+         {{%- endfor -%}}\n\
+         {{%- if add_generation_prompt -%}}\n\
+         {{%- set ns.turns = ns.turns + [[{role1}, none]] -%}}\n\
+         {{%- endif -%}}\n\
+         {body}\n",
+        name = lit(&conv.name),
+        default_system = lit(&conv.system_message),
+        system_prompt = system_prompt_expr(conv)?,
+        preset = preset.join(", "),
+    );
+    let mut limitations = vec![
+        "message content must be a string: images and content parts are not supported".to_owned(),
+        "only a leading system message is read; FastChat's server takes a system message anywhere"
+            .to_owned(),
+        "stop strings and stop token ids belong to generation settings, not to the chat template"
+            .to_owned(),
+    ];
+    if style == CHATGLM {
+        limitations.push(format!(
+            "round numbering is fixed at export (from {}): FastChat decides it from the conversation's name at render time",
+            usize::from(conv.name == "chatglm2")
+        ));
+    }
+    Ok(JinjaExport {
+        source,
+        limitations,
+    })
+}

@@ -1,0 +1,173 @@
+//! `chatfmt templates list|show|match|export`: FastChat conversation templates.
+
+use chatfmt::conversation::jinja_export::export_jinja;
+use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn};
+use clap::Subcommand;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The `templates` subcommands.
+#[derive(Subcommand)]
+pub enum TemplatesCommand {
+    /// List the templates with their style and stop strings.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show every field of one template (JSON).
+    Show {
+        /// The template name.
+        name: String,
+    },
+    /// Show which adapter and template FastChat picks for a model path.
+    Match {
+        /// A model path or Hugging Face repo id.
+        model_path: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a template as a Hugging Face chat template.
+    Export {
+        /// The template name.
+        name: String,
+        /// Write Jinja source (the only format so far).
+        #[arg(long, required = true)]
+        jinja: bool,
+        /// Write to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+pub fn run(cmd: TemplatesCommand) -> ExitCode {
+    match cmd {
+        TemplatesCommand::List { json } => list(json),
+        TemplatesCommand::Show { name } => show(&name),
+        TemplatesCommand::Match { model_path, json } => match_path(&model_path, json),
+        TemplatesCommand::Export {
+            name,
+            jinja: _,
+            output,
+        } => export(&name, output),
+    }
+}
+
+fn lookup(name: &str) -> Result<Conversation, ExitCode> {
+    registry_snapshot().get(name).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn list(as_json: bool) -> ExitCode {
+    let registry = registry_snapshot();
+    // FastChat conversation templates. Built-in default Jinja templates (chatfmt's `defaults`)
+    // are listed after them once they exist, under a "jinja" kind.
+    let rows: Vec<_> = registry
+        .templates()
+        .iter()
+        .map(|t| {
+            json!({
+                "kind": "fastchat",
+                "name": t.name,
+                "style": t.sep_style.map(|s| s.name()),
+                "stop_str": t.stop_str,
+                "stop_token_ids": t.stop_token_ids,
+            })
+        })
+        .collect();
+    if as_json {
+        println!("{}", json!(rows));
+        return ExitCode::SUCCESS;
+    }
+    for t in registry.templates() {
+        let style = t.sep_style.map_or("(none)", |s| s.name());
+        let stops = t
+            .stop_str
+            .as_ref()
+            .map(|s| format!("{:?}", s.to_vec()))
+            .unwrap_or_default();
+        println!("{:<32} {:<24} {}", t.name, style, stops);
+    }
+    ExitCode::SUCCESS
+}
+
+fn show(name: &str) -> ExitCode {
+    match lookup(name) {
+        Ok(conv) => match serde_json::to_string_pretty(&conv) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Err(code) => code,
+    }
+}
+
+fn match_path(model_path: &str, as_json: bool) -> ExitCode {
+    let found = match_model(model_path);
+    if let Some(warning) = found.warning {
+        eprintln!("{warning}");
+    }
+    let matched_on = match found.matched_on {
+        MatchedOn::Basename => "basename",
+        MatchedOn::FullPath => "full_path",
+    };
+    if as_json {
+        let template = match &found.template {
+            Ok(name) => json!({"ok": name}),
+            Err(e) => json!({"error": e.message()}),
+        };
+        println!(
+            "{}",
+            json!({"adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on, "template": template})
+        );
+    } else {
+        println!("adapter:    {} (#{})", found.adapter, found.index);
+        println!("matched on: {matched_on}");
+        match &found.template {
+            Ok(name) => println!("template:   {name}"),
+            Err(e) => eprintln!("error: {e}"),
+        }
+    }
+    if found.template.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn export(name: &str, output: Option<PathBuf>) -> ExitCode {
+    let conv = match lookup(name) {
+        Ok(conv) => conv,
+        Err(code) => return code,
+    };
+    let exported = match export_jinja(&conv) {
+        Ok(exported) => exported,
+        Err(e) => {
+            eprintln!("error: cannot export {name:?}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    eprintln!("note: the exported template does not reproduce these FastChat behaviours:");
+    for limitation in &exported.limitations {
+        eprintln!("  - {limitation}");
+    }
+    match output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(&path, &exported.source) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+        None => print!("{}", exported.source),
+    }
+    ExitCode::SUCCESS
+}
