@@ -58,7 +58,7 @@ impl<'a> Renderer<'a> {
 
     /// `seps[i % 2]`.
     fn seps(&self, i: usize) -> Result<&'a str> {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             self.sep()
         } else {
             self.sep2()
@@ -215,7 +215,7 @@ impl<'a> Renderer<'a> {
                     ret = system + self.sep()?;
                 }
                 for (i, (role, msg)) in turns {
-                    if i % 2 == 0 {
+                    if i.is_multiple_of(2) {
                         ret += &format!("[Round {}]{}", i / 2 + round_add, self.sep()?);
                     }
                     match self.text(msg)? {
@@ -249,7 +249,7 @@ impl<'a> Renderer<'a> {
             CHATINTERN => {
                 ret = system;
                 for (i, (role, msg)) in turns {
-                    if i % 2 == 0 {
+                    if i.is_multiple_of(2) {
                         ret += "<s>";
                     }
                     match self.text(msg)? {
@@ -264,7 +264,7 @@ impl<'a> Renderer<'a> {
                     match self.text(msg)? {
                         Some(m) => {
                             push_all(&mut ret, &[role, ":\n", &m, self.seps(i)?]);
-                            if i % 2 == 1 {
+                            if !i.is_multiple_of(2) {
                                 ret += "\n\n";
                             }
                         }
@@ -306,14 +306,14 @@ impl<'a> Renderer<'a> {
                     ret = system + self.sep()?;
                 }
                 for (i, (role, msg)) in turns {
-                    let starting = if i % 2 == 0 {
+                    let starting = if i.is_multiple_of(2) {
                         ":\n".to_owned()
                     } else {
                         format!(": {}", self.sep2()?)
                     };
                     match self.text(msg)? {
                         Some(m) => {
-                            let ending = if i % 2 == 0 { self.sep()? } else { "" };
+                            let ending = if i.is_multiple_of(2) { self.sep()? } else { "" };
                             push_all(&mut ret, &[role, &starting, &m, ending]);
                         }
                         None => push_all(&mut ret, &[role, &starting]),

@@ -145,7 +145,7 @@ impl Conversation {
                 Some(Message::Text(text)) => Some(text),
                 None => None,
             };
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 out.push(json!({"role": "user", "content": content}));
             } else if let Some(text) = content {
                 out.push(json!({"role": "assistant", "content": text}));
@@ -160,7 +160,7 @@ impl Conversation {
     pub fn to_openai_vision_api_messages(&self, is_mistral: bool) -> Result<Vec<Value>> {
         let mut out = self.openai_system();
         for (i, (_, msg)) in self.conversation_turns().iter().enumerate() {
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 let content = match msg {
                     None => Value::Null,
                     Some(Message::Text(text)) => Value::from(text.as_str()),
@@ -210,7 +210,7 @@ impl Conversation {
             let shown = match msg {
                 None => None,
                 Some(Message::Text(text)) => Some(text.clone()),
-                Some(Message::WithImages { .. }) if i % 2 == 1 => {
+                Some(Message::WithImages { .. }) if !i.is_multiple_of(2) => {
                     return Err(images_error("gradio assistant turns"))
                 }
                 Some(Message::WithImages { text, images }) => {
@@ -227,7 +227,7 @@ impl Conversation {
                     Some(tag + crate::conversation::prompt::py_strip(&text))
                 }
             };
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 out.push([shown, None]);
             } else if let Some(pair) = out.last_mut() {
                 pair[1] = shown;
