@@ -1,5 +1,6 @@
 //! `chatfmt conformance fastchat --kit DIR [--json]`: replays the FastChat kit.
 
+use crate::output::emit;
 use chatfmt::conversation::conformance::{run_kit, Failure, Report};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
@@ -32,9 +33,9 @@ pub fn run(args: Args) -> ExitCode {
         }
     };
     if args.json {
-        println!("{}", report.to_json());
+        emit(&format!("{}\n", report.to_json()));
     } else {
-        print_human(&report);
+        emit(&human(&report));
     }
     if report.passed() {
         ExitCode::SUCCESS
@@ -43,23 +44,23 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn print_human(report: &Report) {
-    println!(
-        "FastChat kit: {} cases, {} matched, {} documented, {} failed",
+fn human(report: &Report) -> String {
+    let mut out = format!(
+        "FastChat kit: {} cases, {} matched, {} documented, {} failed\n",
         report.cases,
         report.matched,
         report.documented,
         report.cases - report.matched - report.documented
     );
     if !report.extra_failures.is_empty() {
-        println!(
-            "uncounted outputs differing: {}",
+        out += &format!(
+            "uncounted outputs differing: {}\n",
             report.extra_failures.len()
         );
     }
     if !report.stale_documented.is_empty() {
-        println!(
-            "documented differences that now match (stale): {}",
+        out += &format!(
+            "documented differences that now match (stale): {}\n",
             report.stale_documented.len()
         );
     }
@@ -69,12 +70,14 @@ fn print_human(report: &Report) {
         .chain(&report.extra_failures)
         .take(SHOWN)
     {
-        print_failure(failure);
+        out += &diff(failure);
     }
+    out
 }
 
-fn print_failure(f: &Failure) {
-    println!("\n--- {} [{}]", f.id, f.field);
+/// A failure with, for prompts, the text around the first differing character.
+fn diff(f: &Failure) -> String {
+    let mut out = format!("\n--- {} [{}]\n", f.id, f.field);
     let text = |v: &serde_json::Value| v.get("ok").and_then(|s| s.as_str()).map(str::to_owned);
     match (text(&f.expected), text(&f.actual)) {
         (Some(expected), Some(actual)) => {
@@ -88,13 +91,14 @@ fn print_failure(f: &Failure) {
                 .rev()
                 .nth(40)
                 .map_or(0, |(i, _)| i);
-            println!("first difference at byte {at}");
-            println!("  expected: {:?}", &expected[start..]);
-            println!("  actual:   {:?}", actual.get(start..).unwrap_or(&actual));
+            out += &format!("first difference at byte {at}\n");
+            out += &format!("  expected: {:?}\n", &expected[start..]);
+            out += &format!("  actual:   {:?}\n", actual.get(start..).unwrap_or(&actual));
         }
         _ => {
-            println!("  expected: {}", f.expected);
-            println!("  actual:   {}", f.actual);
+            out += &format!("  expected: {}\n", f.expected);
+            out += &format!("  actual:   {}\n", f.actual);
         }
     }
+    out
 }

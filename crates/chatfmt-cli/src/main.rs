@@ -1,6 +1,7 @@
 //! The `chatfmt` command-line tool.
 
 mod conformance_fastchat;
+mod output;
 mod templates_cmd;
 
 use clap::{Parser, Subcommand};

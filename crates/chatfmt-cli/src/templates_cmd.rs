@@ -1,5 +1,6 @@
 //! `chatfmt templates list|show|match|export`: FastChat conversation templates.
 
+use crate::output::emit;
 use chatfmt::conversation::jinja_export::export_jinja;
 use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn};
 use clap::Subcommand;
@@ -80,9 +81,10 @@ fn list(as_json: bool) -> ExitCode {
         })
         .collect();
     if as_json {
-        println!("{}", json!(rows));
+        emit(&format!("{}\n", json!(rows)));
         return ExitCode::SUCCESS;
     }
+    let mut text = String::new();
     for t in registry.templates() {
         let style = t.sep_style.map_or("(none)", |s| s.name());
         let stops = t
@@ -90,8 +92,9 @@ fn list(as_json: bool) -> ExitCode {
             .as_ref()
             .map(|s| format!("{:?}", s.to_vec()))
             .unwrap_or_default();
-        println!("{:<32} {:<24} {}", t.name, style, stops);
+        text += &format!("{:<32} {:<24} {}\n", t.name, style, stops);
     }
+    emit(&text);
     ExitCode::SUCCESS
 }
 
@@ -99,7 +102,7 @@ fn show(name: &str) -> ExitCode {
     match lookup(name) {
         Ok(conv) => match serde_json::to_string_pretty(&conv) {
             Ok(text) => {
-                println!("{text}");
+                emit(&(text + "\n"));
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -125,17 +128,18 @@ fn match_path(model_path: &str, as_json: bool) -> ExitCode {
             Ok(name) => json!({"ok": name}),
             Err(e) => json!({"error": e.message()}),
         };
-        println!(
-            "{}",
-            json!({"adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on, "template": template})
-        );
+        let v = json!({"adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on, "template": template});
+        emit(&format!("{v}\n"));
     } else {
-        println!("adapter:    {} (#{})", found.adapter, found.index);
-        println!("matched on: {matched_on}");
+        let mut text = format!(
+            "adapter:    {} (#{})\nmatched on: {matched_on}\n",
+            found.adapter, found.index
+        );
         match &found.template {
-            Ok(name) => println!("template:   {name}"),
+            Ok(name) => text += &format!("template:   {name}\n"),
             Err(e) => eprintln!("error: {e}"),
         }
+        emit(&text);
     }
     if found.template.is_ok() {
         ExitCode::SUCCESS
@@ -167,7 +171,7 @@ fn export(name: &str, output: Option<PathBuf>) -> ExitCode {
                 return ExitCode::from(2);
             }
         }
-        None => print!("{}", exported.source),
+        None => emit(&exported.source),
     }
     ExitCode::SUCCESS
 }
