@@ -8,6 +8,8 @@
 //! - [`jinja_export`]: writes a Hugging Face chat template equivalent to a FastChat template;
 //!   [`export_check`] checks such exports against the kit through any Jinja renderer.
 
+#![warn(missing_docs)]
+
 mod adapter;
 pub mod conformance;
 mod error;
@@ -21,9 +23,14 @@ mod record;
 mod registry;
 mod style;
 
-pub use adapter::{get_conversation_template, match_model, AdapterMatch, MatchedOn, ADAPTERS};
+pub use adapter::{
+    get_conversation_template, match_model, match_model_in, matching_adapters, Adapter,
+    AdapterMatch, MatchedOn, ADAPTERS, ANTHROPIC_MODELS, OPENAI_MODELS,
+};
 pub use error::{Error, ErrorKind, Result};
-pub use from_messages::{conversation_from_openai_messages, ChatMessage};
+pub use from_messages::{
+    conversation_from_openai_messages, ChatContent, ChatMessage, ContentPart, ImageUrl,
+};
 pub use message::{Image, Message};
 pub use prompt::IMAGE_PLACEHOLDER;
 pub use record::{Conversation, StopStr, Turn};
