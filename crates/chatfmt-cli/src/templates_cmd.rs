@@ -63,36 +63,44 @@ fn lookup(name: &str) -> Result<Conversation, ExitCode> {
     })
 }
 
+/// One line of `templates list`.
+struct Row {
+    kind: &'static str,
+    name: String,
+    style: String,
+    stops: Vec<String>,
+}
+
 fn list(as_json: bool) -> ExitCode {
     let registry = registry_snapshot();
-    // FastChat conversation templates. Built-in default Jinja templates (chatfmt's `defaults`)
-    // are listed after them once they exist, under a "jinja" kind.
-    let rows: Vec<_> = registry
+    let rows: Vec<Row> = registry
         .templates()
         .iter()
-        .map(|t| {
-            json!({
-                "kind": "fastchat",
-                "name": t.name,
-                "style": t.sep_style.map(|s| s.name()),
-                "stop_str": t.stop_str,
-                "stop_token_ids": t.stop_token_ids,
-            })
+        .map(|t| Row {
+            kind: "fastchat",
+            name: t.name.clone(),
+            style: t.sep_style.map_or("(none)", |s| s.name()).to_owned(),
+            stops: t.stop_str.as_ref().map(|s| s.to_vec()).unwrap_or_default(),
         })
         .collect();
+    // Hook: when chatfmt's built-in default Jinja templates (`defaults`) exist, make `rows`
+    // mutable and append them here as rows of kind "jinja" (style "jinja", no stop strings).
     if as_json {
-        emit(&format!("{}\n", json!(rows)));
+        let v: Vec<_> = rows
+            .iter()
+            .map(|r| json!({"kind": r.kind, "name": r.name, "style": r.style, "stop_str": r.stops}))
+            .collect();
+        emit(&format!("{}\n", json!(v)));
         return ExitCode::SUCCESS;
     }
     let mut text = String::new();
-    for t in registry.templates() {
-        let style = t.sep_style.map_or("(none)", |s| s.name());
-        let stops = t
-            .stop_str
-            .as_ref()
-            .map(|s| format!("{:?}", s.to_vec()))
-            .unwrap_or_default();
-        text += &format!("{:<32} {:<24} {}\n", t.name, style, stops);
+    for r in &rows {
+        let stops = if r.stops.is_empty() {
+            String::new()
+        } else {
+            format!("{:?}", r.stops)
+        };
+        text += &format!("{:<32} {:<24} {}\n", r.name, r.style, stops);
     }
     emit(&text);
     ExitCode::SUCCESS

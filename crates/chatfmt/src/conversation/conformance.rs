@@ -476,9 +476,12 @@ impl Run {
                 first.append_message("USER", Some(Message::from("mutated")));
                 first.system_message.push_str(" (mutated)");
                 let mut fresh = self.template(id, record)?;
-                let roles = fresh.roles.clone();
-                fresh.append_message(roles[0].clone(), Some(Message::from("Hello!")));
-                fresh.append_message(roles[1].clone(), None);
+                let (user, assistant) = match fresh.roles.as_slice() {
+                    [u, a, ..] => (u.clone(), a.clone()),
+                    _ => return Err(bad_record(id, "template needs two roles")),
+                };
+                fresh.append_message(user, Some(Message::from("Hello!")));
+                fresh.append_message(assistant, None);
                 c.result(
                     "fresh_prompt_after_mutating_other_copy",
                     &record["fresh_prompt_after_mutating_other_copy"],

@@ -47,8 +47,19 @@ fn lit(s: &str) -> String {
 fn system_prompt_expr(conv: &Conversation) -> Result<String> {
     const MARK: &str = "\u{0}chatfmt-system-message\u{0}";
     let formatted = format_system(&conv.system_template, MARK)?;
-    let parts: Vec<String> = formatted.split(MARK).map(lit).collect::<Vec<_>>();
-    Ok(parts.join(" + system_message + "))
+    let parts: Vec<&str> = formatted.split(MARK).collect();
+    // A format spec (padding, truncation) would change the message; the split form cannot say it.
+    if parts.concat() != format_system(&conv.system_template, "")? {
+        return Err(Error::new(
+            ErrorKind::SystemTemplateSyntax,
+            format!(
+                "the system template of {:?} formats the message with a spec the export cannot express",
+                conv.name
+            ),
+        ));
+    }
+    let literals: Vec<String> = parts.into_iter().map(lit).collect();
+    Ok(literals.join(" + system_message + "))
 }
 
 fn needed<'a>(conv: &'a Conversation, value: &'a Option<String>, which: &str) -> Result<String> {
@@ -255,4 +266,34 @@ pub fn export_jinja(conv: &Conversation) -> Result<JinjaExport> {
         source,
         limitations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_escape_quotes_backslashes_and_controls() {
+        assert_eq!(lit("a'b\\c\n\r\t\u{1}é"), r"'a\'b\\c\n\r\t\x01é'");
+    }
+
+    #[test]
+    fn system_template_becomes_concatenation() {
+        let mut conv = Conversation::new("t");
+        conv.system_template = "<<{system_message}>> {{x}}".to_owned();
+        assert_eq!(
+            system_prompt_expr(&conv).unwrap(),
+            "'<<' + system_message + '>> {x}'"
+        );
+    }
+
+    #[test]
+    fn format_specs_are_refused() {
+        let mut conv = Conversation::new("t");
+        conv.system_template = "[{system_message:>10}]".to_owned();
+        assert_eq!(
+            export_jinja(&conv).unwrap_err().kind(),
+            ErrorKind::SystemTemplateSyntax
+        );
+    }
 }
