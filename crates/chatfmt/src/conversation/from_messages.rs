@@ -1,6 +1,17 @@
 //! Building a conversation from OpenAI-shaped chat messages, as FastChat's OpenAI-compatible
 //! server does: a system message sets the system message, user and assistant messages are
 //! appended with the template's roles, and the generation prompt is the empty assistant turn.
+//!
+//! ```
+//! use chatfmt::conversation::{conversation_from_openai_messages, get_conv_template, ChatMessage};
+//!
+//! let messages: Vec<ChatMessage> = serde_json::from_str(
+//!     r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]"#,
+//! ).unwrap();
+//! let zephyr = get_conv_template("zephyr").unwrap();
+//! let conv = conversation_from_openai_messages(zephyr, &messages, true).unwrap();
+//! assert_eq!(conv.get_prompt().unwrap(), "<|system|>\nBe brief.</s>\n<|user|>\nHi</s>\n<|assistant|>\n");
+//! ```
 
 use super::error::{Error, ErrorKind, Result};
 use super::message::{Image, Message};
@@ -75,6 +86,8 @@ impl ImageUrl {
     }
 }
 
+/// The message for `content`. A user content list becomes FastChat's `(text, images)`: one
+/// `<image>\n` per image, then the text parts joined by newlines.
 fn to_message(content: &Option<ChatContent>) -> Option<Message> {
     match content.as_ref()? {
         ChatContent::Text(text) => Some(Message::Text(text.clone())),
@@ -87,7 +100,7 @@ fn to_message(content: &Option<ChatContent>) -> Option<Message> {
                     ContentPart::ImageUrl { image_url } => images.push(image_url.to_image()),
                 }
             }
-            let text = texts.join("\n");
+            let text = "<image>\n".repeat(images.len()) + &texts.join("\n");
             Some(if images.is_empty() {
                 Message::Text(text)
             } else {
