@@ -74,6 +74,31 @@ fn needed<'a>(conv: &'a Conversation, value: &'a Option<String>, which: &str) ->
     })
 }
 
+/// `{{ expr }}`
+fn out(expr: &str) -> String {
+    format!("{{{{ {expr} }}}}")
+}
+
+/// `{% if cond %}then{% endif %}`
+fn when(cond: &str, then: &str) -> String {
+    format!("{{%- if {cond} -%}}{then}{{%- endif -%}}")
+}
+
+/// `{% if cond %}then{% else %}otherwise{% endif %}`
+fn if_else(cond: &str, then: &str, otherwise: &str) -> String {
+    format!("{{%- if {cond} -%}}{then}{{%- else -%}}{otherwise}{{%- endif -%}}")
+}
+
+/// A turn: `filled` when its message is truthy (Python's `if message:`), else `empty`.
+fn turn(filled: &str, empty: &str) -> String {
+    if_else("t[1]", &out(filled), &out(empty))
+}
+
+/// `body` for every turn `t` (`t[0]` the role, `t[1]` the message, `loop.index0` its index).
+fn each(body: &str) -> String {
+    format!("\n{{%- for t in ns.turns -%}}\n{body}\n{{%- endfor -%}}\n")
+}
+
 /// Exports `conv` (its settings and preset few-shot messages) as a chat template.
 pub fn export_jinja(conv: &Conversation) -> Result<JinjaExport> {
     use SeparatorStyle::*;
@@ -109,118 +134,184 @@ pub fn export_jinja(conv: &Conversation) -> Result<JinjaExport> {
         };
         preset.push(format!("[{}, {content}]", lit(role)));
     }
-    let sep = || needed(conv, &conv.sep, "sep");
-    let sep2 = || needed(conv, &conv.sep2, "sep2");
-    let seps_i = || -> Result<String> {
-        Ok(format!(
-            "({} if loop.index0 % 2 == 0 else {})",
-            sep()?,
-            sep2()?
-        ))
-    };
-    // if t[1] (a filled turn) -> `filled`, else `empty`
-    let turn = |filled: String, empty: String| {
-        format!("{{%- if t[1] -%}}{{{{ {filled} }}}}{{%- else -%}}{{{{ {empty} }}}}{{%- endif -%}}")
-    };
-    let each = |body: String| format!("{{%- for t in ns.turns -%}}\n{body}\n{{%- endfor -%}}");
+    let sep = needed(conv, &conv.sep, "sep");
+    let sep2 = needed(conv, &conv.sep2, "sep2");
+    let s = || sep.clone();
+    let s2 = || sep2.clone();
+    // `seps[i % 2]`
+    let seps_i =
+        || -> Result<String> { Ok(format!("({} if loop.index0 % 2 == 0 else {})", s()?, s2()?)) };
     let body = match style {
-        ADD_COLON_SINGLE => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", sep()?), "t[0] + ':'".into()))),
-        ADD_COLON_SPACE_SINGLE => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", sep()?), "t[0] + ': '".into()))),
-        ADD_COLON_TWO => format!("{{{{ system_prompt + {} }}}}\n{}", sep()?, each(turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into()))),
-        DEEPSEEK_CHAT => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into()))),
-        ADD_NEW_LINE_SINGLE => format!(
-            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
-            each(turn(format!("t[0] + '\\n' + t[1] + {s}", s = sep()?), "t[0] + '\\n'".into())),
-            s = sep()?
-        ),
-        NO_COLON_SINGLE => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + t[1] + {}", sep()?), "t[0]".into()))),
-        NO_COLON_TWO => format!("{{{{ system_prompt }}}}\n{}", each(turn(format!("t[0] + t[1] + {}", seps_i()?), "t[0]".into()))),
-        RWKV => format!(
-            "{{{{ system_prompt }}}}\n{}",
-            each(turn("t[0] + ': ' + t[1].replace('\\r\\n', '\\n').replace('\\n\\n', '\\n') + '\\n\\n'".into(), "t[0] + ':'".into()))
-        ),
+        ADD_COLON_SINGLE => {
+            out(&format!("system_prompt + {}", s()?))
+                + &each(&turn(
+                    &format!("t[0] + ': ' + t[1] + {}", s()?),
+                    "t[0] + ':'",
+                ))
+        }
+        ADD_COLON_SPACE_SINGLE => {
+            out(&format!("system_prompt + {}", s()?))
+                + &each(&turn(
+                    &format!("t[0] + ': ' + t[1] + {}", s()?),
+                    "t[0] + ': '",
+                ))
+        }
+        ADD_COLON_TWO => {
+            out(&format!("system_prompt + {}", s()?))
+                + &each(&turn(
+                    &format!("t[0] + ': ' + t[1] + {}", seps_i()?),
+                    "t[0] + ':'",
+                ))
+        }
+        DEEPSEEK_CHAT => {
+            out("system_prompt")
+                + &each(&turn(
+                    &format!("t[0] + ': ' + t[1] + {}", seps_i()?),
+                    "t[0] + ':'",
+                ))
+        }
+        ADD_NEW_LINE_SINGLE => {
+            when(
+                "system_prompt != ''",
+                &out(&format!("system_prompt + {}", s()?)),
+            ) + &each(&turn(
+                &format!(r"t[0] + '\n' + t[1] + {}", s()?),
+                r"t[0] + '\n'",
+            ))
+        }
+        NO_COLON_SINGLE => {
+            out("system_prompt") + &each(&turn(&format!("t[0] + t[1] + {}", s()?), "t[0]"))
+        }
+        NO_COLON_TWO => {
+            out("system_prompt") + &each(&turn(&format!("t[0] + t[1] + {}", seps_i()?), "t[0]"))
+        }
+        RWKV => {
+            out("system_prompt")
+                + &each(&turn(
+                    r"t[0] + ': ' + t[1].replace('\r\n', '\n').replace('\n\n', '\n') + '\n\n'",
+                    "t[0] + ':'",
+                ))
+        }
         LLAMA2 => {
             let tag = format!("({role0} if loop.index0 % 2 == 0 else {role1})");
-            format!(
-                "{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- else -%}}{{{{ '[INST] ' }}}}{{%- endif -%}}\n{}",
-                each(format!(
-                    "{{%- if t[1] and loop.index0 == 0 -%}}{{{{ t[1] + ' ' }}}}{{%- elif t[1] -%}}{{{{ {tag} + ' ' + t[1] + {} }}}}{{%- else -%}}{{{{ {tag} }}}}{{%- endif -%}}",
-                    seps_i()?
+            if_else("system_message", &out("system_prompt"), &out("'[INST] '"))
+                + &each(&format!(
+                    "{{%- if t[1] and loop.index0 == 0 -%}}{}{{%- elif t[1] -%}}{}{{%- else -%}}{}{{%- endif -%}}",
+                    out("t[1] + ' '"),
+                    out(&format!("{tag} + ' ' + t[1] + {}", seps_i()?)),
+                    out(&tag)
                 ))
-            )
         }
-        LLAMA3 => format!(
-            "{{{{ '<|begin_of_text|>' }}}}{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- endif -%}}\n{}",
-            each("{{ '<|start_header_id|>' + t[0] + '<|end_header_id|>\\n\\n' }}{%- if t[1] -%}{{ t[1].strip() + '<|eot_id|>' }}{%- endif -%}".into())
-        ),
+        LLAMA3 => {
+            out("'<|begin_of_text|>'")
+                + &when("system_message", &out("system_prompt"))
+                + &each(
+                    &(out(r"'<|start_header_id|>' + t[0] + '<|end_header_id|>\n\n'")
+                        + &when("t[1]", &out("t[1].strip() + '<|eot_id|>'"))),
+                )
+        }
         CHATGLM => {
-            let add = usize::from(conv.name == "chatglm2");
-            format!(
-                "{{%- if system_prompt -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
-                each(format!(
-                    "{{%- if loop.index0 % 2 == 0 -%}}{{{{ '[Round ' ~ (loop.index0 // 2 + {add}) ~ ']' ~ {s} }}}}{{%- endif -%}}{}",
-                    turn(format!("t[0] + '：' + t[1] + {s}", s = sep()?), "t[0] + '：'".into()),
-                    s = sep()?
-                )),
-                s = sep()?
-            )
+            let round_add = usize::from(conv.name == "chatglm2");
+            when("system_prompt", &out(&format!("system_prompt + {}", s()?)))
+                + &each(
+                    &(when(
+                        "loop.index0 % 2 == 0",
+                        &out(&format!(
+                            "'[Round ' ~ (loop.index0 // 2 + {round_add}) ~ ']' ~ {}",
+                            s()?
+                        )),
+                    ) + &turn(&format!("t[0] + '：' + t[1] + {}", s()?), "t[0] + '：'")),
+                )
         }
-        CHATML => format!(
-            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} + '\\n' }}}}{{%- endif -%}}\n{}",
-            each(turn(format!("t[0] + '\\n' + t[1] + {s} + '\\n'", s = sep()?), "t[0] + '\\n'".into())),
-            s = sep()?
-        ),
-        CHATGLM3 => format!(
-            "{{%- if system_message -%}}{{{{ system_prompt }}}}{{%- endif -%}}\n{}",
-            each(turn("t[0] + '\\n' + t[1]".into(), "t[0]".into()))
-        ),
-        CHATINTERN => format!(
-            "{{{{ system_prompt }}}}\n{}",
-            each(format!(
-                "{{%- if loop.index0 % 2 == 0 -%}}{{{{ '<s>' }}}}{{%- endif -%}}{}",
-                turn(format!("t[0] + ':' + t[1] + {} + '\\n'", seps_i()?), "t[0] + ':'".into())
+        CHATML => {
+            when(
+                "system_prompt != ''",
+                &out(&format!(r"system_prompt + {} + '\n'", s()?)),
+            ) + &each(&turn(
+                &format!(r"t[0] + '\n' + t[1] + {} + '\n'", s()?),
+                r"t[0] + '\n'",
             ))
-        ),
-        DOLLY => format!(
-            "{{{{ system_prompt }}}}\n{}",
-            each(turn(
-                format!("t[0] + ':\\n' + t[1] + {} + ('\\n\\n' if loop.index0 % 2 == 1 else '')", seps_i()?),
-                "t[0] + ':\\n'".into()
+        }
+        CHATGLM3 => {
+            when("system_message", &out("system_prompt"))
+                + &each(&turn(r"t[0] + '\n' + t[1]", "t[0]"))
+        }
+        CHATINTERN => {
+            out("system_prompt")
+                + &each(
+                    &(when("loop.index0 % 2 == 0", &out("'<s>'"))
+                        + &turn(
+                            &format!(r"t[0] + ':' + t[1] + {} + '\n'", seps_i()?),
+                            "t[0] + ':'",
+                        )),
+                )
+        }
+        DOLLY => {
+            out("system_prompt")
+                + &each(&turn(
+                    &format!(
+                        r"t[0] + ':\n' + t[1] + {} + ('\n\n' if loop.index0 % 2 == 1 else '')",
+                        seps_i()?
+                    ),
+                    r"t[0] + ':\n'",
+                ))
+        }
+        PHOENIX => {
+            out("system_prompt") + &each(&turn("t[0] + ': <s>' + t[1] + '</s>'", "t[0] + ': <s>'"))
+        }
+        ROBIN => {
+            out(&format!("system_prompt + {}", s()?))
+                + &each(&turn(
+                    &format!(r"t[0] + ':\n' + t[1] + {}", s()?),
+                    r"t[0] + ':\n'",
+                ))
+        }
+        FALCON_CHAT => {
+            when("system_message", &out(&format!("system_prompt + {}", s()?)))
+                + &each(&turn(
+                    &format!("t[0] + ': ' + t[1] + {}", s()?),
+                    "t[0] + ':'",
+                ))
+        }
+        METAMATH => {
+            when(
+                "system_prompt != ''",
+                &out(&format!("system_prompt + {}", s()?)),
+            ) + &each(&if_else(
+                "loop.index0 % 2 == 0",
+                &turn(&format!(r"t[0] + ':\n' + t[1] + {}", s()?), r"t[0] + ':\n'"),
+                &turn(
+                    &format!("t[0] + ': ' + {} + t[1]", s2()?),
+                    &format!("t[0] + ': ' + {}", s2()?),
+                ),
             ))
-        ),
-        PHOENIX => format!("{{{{ system_prompt }}}}\n{}", each(turn("t[0] + ': <s>' + t[1] + '</s>'".into(), "t[0] + ': <s>'".into()))),
-        ROBIN => format!("{{{{ system_prompt + {s} }}}}\n{}", each(turn(format!("t[0] + ':\\n' + t[1] + {s}", s = sep()?), "t[0] + ':\\n'".into())), s = sep()?),
-        FALCON_CHAT => format!(
-            "{{%- if system_message -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
-            each(turn(format!("t[0] + ': ' + t[1] + {s}", s = sep()?), "t[0] + ':'".into())),
-            s = sep()?
-        ),
-        METAMATH => format!(
-            "{{%- if system_prompt != '' -%}}{{{{ system_prompt + {s} }}}}{{%- endif -%}}\n{}",
-            each(format!(
-                "{{%- if loop.index0 % 2 == 0 -%}}{}{{%- else -%}}{}{{%- endif -%}}",
-                turn(format!("t[0] + ':\\n' + t[1] + {s}", s = sep()?), "t[0] + ':\\n'".into()),
-                turn(format!("t[0] + ': ' + {s2} + t[1]", s2 = sep2()?), format!("t[0] + ': ' + {}", sep2()?))
-            )),
-            s = sep()?
-        ),
-        YUAN2 => format!(
-            "{{%- if system_message -%}}{{%- set ns.out = system_prompt + {} -%}}{{%- endif -%}}\n{}\n{{{{ ns.out.rstrip('<n>') + {} }}}}",
-            sep2()?,
-            each("{%- if t[1] -%}{%- set ns.out = ns.out + t[1] + '<n>' -%}{%- endif -%}".into()),
-            sep()?
-        ),
-        GEMMA => format!(
-            "{{{{ '<bos>' }}}}\n{}",
-            each(format!("{{{{ '<start_of_turn>' + t[0] + '\\n' }}}}{{%- if t[1] -%}}{{{{ t[1] + {} }}}}{{%- endif -%}}", sep()?))
-        ),
-        CLLM => format!(
-            "{{{{ system_prompt + {} }}}}\n{{%- for t in ns.turns[-2:] -%}}\n{}\n{{%- endfor -%}}",
-            sep()?,
-            turn(format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'".into())
-        ),
-        DEFAULT => format!("{{{{ system_prompt + '\\n' }}}}\n{}", each(turn("t[0] + ': ' + t[1] + '\\n'".into(), "t[0] + ':'".into()))),
+        }
+        YUAN2 => {
+            when(
+                "system_message",
+                &format!("{{%- set ns.out = system_prompt + {} -%}}", s2()?),
+            ) + &each(&when("t[1]", "{%- set ns.out = ns.out + t[1] + '<n>' -%}"))
+                + &out(&format!("ns.out.rstrip('<n>') + {}", s()?))
+        }
+        GEMMA => {
+            out("'<bos>'")
+                + &each(
+                    &(out(r"'<start_of_turn>' + t[0] + '\n'")
+                        + &when("t[1]", &out(&format!("t[1] + {}", s()?)))),
+                )
+        }
+        CLLM => {
+            out(&format!("system_prompt + {}", s()?))
+                + &format!(
+                    "{{%- for t in ns.turns[-2:] -%}}\n{}\n{{%- endfor -%}}\n",
+                    turn(&format!("t[0] + ': ' + t[1] + {}", seps_i()?), "t[0] + ':'")
+                )
+        }
+        DEFAULT => {
+            out(r"system_prompt + '\n'") + &each(&turn(r"t[0] + ': ' + t[1] + '\n'", "t[0] + ':'"))
+        }
     };
+
     let source = format!(
         "{{#- FastChat conversation template {name} (style {style}), exported by chatfmt -#}}\n\
          {{%- set system_message = {default_system} -%}}\n\
