@@ -3,7 +3,7 @@
 //! FastChat builds the system prompt as `system_template.format(system_message=...)`: `{{` and
 //! `}}` unescape, `{system_message}` is replaced (braces inside the message itself stay), any
 //! other field is an error of the same class Python raises. Supported on the field: the `!s`
-//! conversion and string format specs (`[[fill]align][width][.precision]`); other features
+//! conversion and string format specs (`[[fill]align][0][width][.precision]`); other features
 //! (attribute or index access, `!r`, numeric specs) are reported as errors, never guessed.
 
 use super::error::{Error, ErrorKind, Result};
@@ -111,7 +111,7 @@ fn render_field(field: &str, value: &str, auto_index: &mut usize, out: &mut Stri
     })
 }
 
-/// Applies a string format spec `[[fill]align][width][.precision]`; `None` if unsupported.
+/// Applies a string format spec `[[fill]align][0][width][.precision][s]`; `None` if unsupported.
 fn apply_string_spec(value: &str, spec: &str, out: &mut String) -> Option<()> {
     if spec.is_empty() {
         out.push_str(value);
@@ -119,13 +119,19 @@ fn apply_string_spec(value: &str, spec: &str, out: &mut String) -> Option<()> {
     }
     let chars: Vec<char> = spec.chars().collect();
     let is_align = |c: char| matches!(c, '<' | '>' | '^');
-    let (fill, align, mut i) = if chars.len() >= 2 && is_align(chars[1]) {
-        (chars[0], chars[1], 2)
+    let (explicit_fill, align, mut i) = if chars.len() >= 2 && is_align(chars[1]) {
+        (Some(chars[0]), chars[1], 2)
     } else if is_align(chars[0]) {
-        (' ', chars[0], 1)
+        (None, chars[0], 1)
     } else {
-        (' ', '<', 0)
+        (None, '<', 0)
     };
+    // The `0` flag pads with zeros unless a fill is given (strings stay left-aligned).
+    let zero = chars.get(i) == Some(&'0');
+    if zero {
+        i += 1;
+    }
+    let fill = explicit_fill.unwrap_or(if zero { '0' } else { ' ' });
     let digits = |i: &mut usize| -> Option<usize> {
         let start = *i;
         while *i < chars.len() && chars[*i].is_ascii_digit() {
@@ -191,6 +197,24 @@ mod tests {
             format_system("a } b", "s").unwrap_err().kind(),
             ErrorKind::SystemTemplateSyntax
         );
+    }
+
+    #[test]
+    fn string_specs_like_python() {
+        // Expected values printed by CPython 3.11: format('ab', spec).
+        for (spec, expected) in [
+            ("010", "ab00000000"),
+            (">010", "00000000ab"),
+            ("*>010", "********ab"),
+            ("0", "ab"),
+            ("05.2", "ab000"),
+            ("^5", " ab  "),
+            ("x<5", "abxxx"),
+            ("<05", "ab000"),
+        ] {
+            let template = format!("{{system_message:{spec}}}");
+            assert_eq!(format_system(&template, "ab").unwrap(), expected, "{spec}");
+        }
     }
 
     #[test]
