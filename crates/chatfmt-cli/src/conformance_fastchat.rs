@@ -52,6 +52,17 @@ fn human(report: &Report) -> String {
         report.documented,
         report.cases - report.matched - report.documented
     );
+    if !report.observed_documented.is_empty() {
+        let mut per_code = std::collections::BTreeMap::<&str, usize>::new();
+        for (code, _) in &report.observed_documented {
+            *per_code.entry(code).or_default() += 1;
+        }
+        let parts: Vec<String> = per_code.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+        out += &format!(
+            "documented differences (KNOWN_DIFFERENCES.md): {}\n",
+            parts.join(", ")
+        );
+    }
     if !report.extra_failures.is_empty() {
         out += &format!(
             "uncounted outputs differing: {}\n",

@@ -5,14 +5,16 @@
 //! and `final_state` equal the golden (an error golden is matched by an error of the same
 //! Python class). The other outputs (`gradio_chatbot`, `dict`, `images`, vision forms) are
 //! compared too but reported apart, as `extra_failures`. Differences chatfmt makes on purpose
-//! are listed (field and record id) in the "FastChat" section of `KNOWN_DIFFERENCES.md`, which
-//! is embedded here: a record whose only mismatches are listed counts as `documented`.
+//! are recognised by rule (`known.rs`) and listed with their evidence in the "FastChat" section
+//! of `KNOWN_DIFFERENCES.md`: a record whose only mismatches are such differences counts as
+//! `documented`.
 
 mod adapters;
 mod api_edge;
 mod known;
 mod scenario;
 
+use known::classify;
 pub use known::documented_differences;
 
 use super::error::{Error, ErrorKind, Result};
@@ -20,7 +22,7 @@ use super::record::Conversation;
 use super::registry::Registry;
 use adapters::FixtureDir;
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Fields whose equality decides whether a template record matches.
@@ -58,7 +60,9 @@ pub struct Report {
     pub failures: Vec<Failure>,
     /// Mismatches of the uncounted outputs that are not documented.
     pub extra_failures: Vec<Failure>,
-    /// Documented (record, field) pairs that now match: the documentation is stale.
+    /// (difference code, record id) pairs observed in this run.
+    pub observed_documented: BTreeSet<(String, String)>,
+    /// Evidence listed in KNOWN_DIFFERENCES.md but not observed: the list is stale.
     pub stale_documented: Vec<(String, String)>,
 }
 
@@ -78,39 +82,37 @@ impl Report {
             "failed": self.cases - self.matched - self.documented,
             "failures": self.failures.iter().map(fail).collect::<Vec<_>>(),
             "extra_failures": self.extra_failures.iter().map(fail).collect::<Vec<_>>(),
-            "stale_documented": self.stale_documented.iter().map(|(id, f)| json!({"id": id, "field": f})).collect::<Vec<_>>(),
+            "documented_records": self.observed_documented.iter().map(|(code, id)| json!({"difference": code, "id": id})).collect::<Vec<_>>(),
+            "stale_documented": self.stale_documented.iter().map(|(code, id)| json!({"difference": code, "id": id})).collect::<Vec<_>>(),
         })
     }
 }
 
 /// Runs the kit in `dir` (`goldens.jsonl`, and `adapter_goldens.jsonl` if present).
 pub fn run_kit(dir: &Path) -> Result<Report> {
-    let documented = documented_differences();
     let mut run = Run {
         registry: Registry::builtin(),
         report: Report::default(),
-        documented,
-        seen_documented: HashSet::new(),
     };
     for record in read_jsonl(&dir.join("goldens.jsonl"))? {
-        run.check_golden(&record)?;
+        if let Err(e) = run.check_golden(&record) {
+            run.unreplayable(&record, &e);
+        }
     }
     let adapters = dir.join("adapter_goldens.jsonl");
     if adapters.exists() {
         let records = read_jsonl(&adapters)?;
         let fixtures = FixtureDir::create(&records)?;
         for record in &records {
-            run.check_adapter(record, fixtures.path())?;
+            if let Err(e) = run.check_adapter(record, fixtures.path()) {
+                run.unreplayable(record, &e);
+            }
         }
     }
-    let mut stale: Vec<(String, String)> = run
-        .documented
-        .iter()
-        .filter(|pair| !run.seen_documented.contains(*pair))
-        .cloned()
+    run.report.stale_documented = documented_differences()
+        .into_iter()
+        .filter(|pair| !run.report.observed_documented.contains(pair))
         .collect();
-    stale.sort();
-    run.report.stale_documented = stale;
     Ok(run.report)
 }
 
@@ -164,8 +166,6 @@ fn result_matches(golden: &Value, ours: &Result<Value>) -> bool {
 struct Run {
     registry: Registry,
     report: Report,
-    documented: HashSet<(String, String)>,
-    seen_documented: HashSet<(String, String)>,
 }
 
 /// The comparisons of one record.
@@ -205,42 +205,48 @@ impl<'a> Checks<'a> {
 }
 
 impl Run {
+    /// Counts a record chatfmt cannot replay (unknown op, kind or template) as a failure.
+    fn unreplayable(&mut self, record: &Value, error: &Error) {
+        self.report.cases += 1;
+        self.report.failures.push(Failure {
+            id: record["id"].as_str().unwrap_or("?").to_owned(),
+            field: "record".to_owned(),
+            expected: json!("a record chatfmt can replay"),
+            actual: error_value(error),
+        });
+    }
+
     fn finish(&mut self, checks: Checks) {
         let id = checks.id.to_owned();
         self.report.cases += 1;
         let mut failed = Vec::new();
         let mut any_documented = false;
-        for (field, expected, actual, ok) in checks.counted {
-            let key = (id.clone(), field.clone());
+        for (counted, (field, expected, actual, ok)) in checks
+            .counted
+            .into_iter()
+            .map(|c| (true, c))
+            .chain(checks.extra.into_iter().map(|c| (false, c)))
+        {
             if ok {
                 continue;
             }
-            if self.documented.contains(&key) {
-                self.seen_documented.insert(key);
-                any_documented = true;
-            } else {
-                failed.push(Failure {
-                    id: id.clone(),
-                    field,
-                    expected,
-                    actual,
-                });
-            }
-        }
-        for (field, expected, actual, ok) in checks.extra {
-            let key = (id.clone(), field.clone());
-            if ok {
+            if let Some(code) = classify(&field, &expected, &actual) {
+                self.report
+                    .observed_documented
+                    .insert((code.to_owned(), id.clone()));
+                any_documented |= counted;
                 continue;
             }
-            if self.documented.contains(&key) {
-                self.seen_documented.insert(key);
+            let failure = Failure {
+                id: id.clone(),
+                field,
+                expected,
+                actual,
+            };
+            if counted {
+                failed.push(failure);
             } else {
-                self.report.extra_failures.push(Failure {
-                    id: id.clone(),
-                    field,
-                    expected,
-                    actual,
-                });
+                self.report.extra_failures.push(failure);
             }
         }
         if !failed.is_empty() {
