@@ -101,3 +101,45 @@ fn conformance_json_counts_the_kit() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// A throwaway kit folder with `goldens.jsonl` holding `lines`.
+fn tiny_kit(name: &str, lines: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatfmt-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("goldens.jsonl"), lines).expect("write kit");
+    dir
+}
+
+#[test]
+fn conformance_counts_unreplayable_records_as_failures() {
+    let record = r#"{"id": "x/unknown", "kind": "template_scenario", "template": "no-such-template", "ops": []}"#;
+    let dir = tiny_kit("unreplayable", record);
+    let out = chatfmt(&[
+        "conformance",
+        "fastchat",
+        "--kit",
+        dir.to_str().expect("utf-8"),
+        "--json",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(
+        (v["cases"].as_u64(), v["matched"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(v["failures"][0]["actual"]["error"]["type"], "KeyError");
+}
+
+#[test]
+fn conformance_malformed_kit_exits_2() {
+    let dir = tiny_kit("malformed", "{not json\n");
+    let out = chatfmt(&[
+        "conformance",
+        "fastchat",
+        "--kit",
+        dir.to_str().expect("utf-8"),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+}
