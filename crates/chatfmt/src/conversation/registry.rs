@@ -89,23 +89,27 @@ impl Registry {
         self.templates.iter().map(|t| t.name.as_str())
     }
 
-    /// Up to `n` registered names closest to `name` (case-insensitive edit distance; names
-    /// containing the query rank first).
+    /// Up to `n` registered names closest to `name`: compared lowercase without punctuation,
+    /// names containing the query first, then by edit distance.
     pub fn closest_names(&self, name: &str, n: usize) -> Vec<String> {
-        let query = name.to_lowercase();
+        let squash = |s: &str| -> String {
+            s.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let query = squash(name);
         let mut scored: Vec<(usize, &str)> = self
             .names()
-            .map(|candidate| {
-                let lower = candidate.to_lowercase();
-                let score = if !query.is_empty() && lower.contains(&query) {
+            .filter_map(|candidate| {
+                let key = squash(candidate);
+                let score = if !query.is_empty() && key.contains(&query) {
                     0
                 } else {
-                    edit_distance(&query, &lower)
+                    edit_distance(&query, &key)
                 };
-                (score, candidate)
-            })
-            .filter(|&(score, cand)| {
-                score <= (cand.chars().count().max(query.chars().count()) / 2).max(2)
+                let limit = (key.chars().count().max(query.chars().count()) / 2).max(2);
+                (score <= limit).then_some((score, candidate))
             })
             .collect();
         scored.sort();
