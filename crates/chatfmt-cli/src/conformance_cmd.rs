@@ -11,6 +11,8 @@ use std::process::ExitCode;
 pub enum Kit {
     /// The Jinja semantics probes (`probes.jsonl`).
     Jinja(KitArgs),
+    /// The FastChat conversation-template kit (`goldens.jsonl`, `adapter_goldens.jsonl`).
+    Fastchat(crate::conformance_fastchat::Args),
     /// The Hugging Face chat-template kit (`index.json`, `corpus/`, `scenarios.json`, `goldens.jsonl`).
     Hf {
         #[command(flatten)]
@@ -50,6 +52,7 @@ fn print_failures(failures: &[Failure], show: usize) {
 pub fn run(kit: Kit) -> Result<ExitCode> {
     let known = KnownDifferences::bundled();
     match kit {
+        Kit::Fastchat(args) => Ok(crate::conformance_fastchat::run(args)),
         Kit::Jinja(args) => {
             let r = conformance::jinja::run(&args.kit, &known).map_err(|e| anyhow!(e))?;
             if args.json {

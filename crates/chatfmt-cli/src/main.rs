@@ -1,7 +1,10 @@
 //! The `chatfmt` command-line tool.
 
 mod conformance_cmd;
+mod conformance_fastchat;
+mod output;
 mod render_cmd;
+mod templates_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +24,9 @@ struct Cli {
 enum Command {
     /// Render a conversation with a model's chat template and print the prompt.
     Render(render_cmd::RenderArgs),
+    /// Conversation templates: list, show, match a model path, export as Jinja.
+    #[command(subcommand)]
+    Templates(templates_cmd::TemplatesCommand),
     /// Replay a conformance kit and report how many cases match.
     #[command(subcommand)]
     Conformance(conformance_cmd::Kit),
@@ -30,6 +36,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Conformance(kit) => conformance_cmd::run(kit),
+        Command::Templates(cmd) => Ok(templates_cmd::run(cmd)),
         Command::Render(args) => render_cmd::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {

@@ -1,9 +1,10 @@
 //! chatfmt: turns conversations into the exact prompt text chat models were trained on.
 //!
 //! The chat layer over [`chatfmt_jinja`]: Hugging Face chat templates (`apply`, loading from model
-//! folders) and the conformance runners.
+//! folders), FastChat conversation templates ([`conversation`]), and the conformance runners.
 
 pub mod conformance;
+pub mod conversation;
 pub mod template;
 
 pub use template::{ApplyOptions, ChatTemplate};

@@ -1,0 +1,181 @@
+//! `chatfmt templates list|show|match|export`: FastChat conversation templates.
+
+use crate::output::emit;
+use chatfmt::conversation::jinja_export::export_jinja;
+use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn};
+use clap::Subcommand;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The `templates` subcommands.
+#[derive(Subcommand)]
+pub enum TemplatesCommand {
+    /// List the templates with their style and stop strings.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show every field of one template (JSON).
+    Show {
+        /// The template name.
+        name: String,
+    },
+    /// Show which adapter and template FastChat picks for a model path.
+    Match {
+        /// A model path or Hugging Face repo id.
+        model_path: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a template as a Hugging Face chat template.
+    Export {
+        /// The template name.
+        name: String,
+        /// Write Jinja source (the only format so far).
+        #[arg(long, required = true)]
+        jinja: bool,
+        /// Write to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+pub fn run(cmd: TemplatesCommand) -> ExitCode {
+    match cmd {
+        TemplatesCommand::List { json } => list(json),
+        TemplatesCommand::Show { name } => show(&name),
+        TemplatesCommand::Match { model_path, json } => match_path(&model_path, json),
+        TemplatesCommand::Export { name, jinja: _, output } => export(&name, output),
+    }
+}
+
+fn lookup(name: &str) -> Result<Conversation, ExitCode> {
+    registry_snapshot().get(name).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// One line of `templates list`.
+struct Row {
+    kind: &'static str,
+    name: String,
+    style: String,
+    stops: Vec<String>,
+}
+
+fn list(as_json: bool) -> ExitCode {
+    let registry = registry_snapshot();
+    let rows: Vec<Row> = registry
+        .templates()
+        .iter()
+        .map(|t| Row {
+            kind: "fastchat",
+            name: t.name.clone(),
+            style: t.sep_style.map_or("(none)", |s| s.name()).to_owned(),
+            stops: t.stop_str.as_ref().map(|s| s.to_vec()).unwrap_or_default(),
+        })
+        .collect();
+    // Hook: when chatfmt's built-in default Jinja templates (`defaults`) exist, make `rows`
+    // mutable and append them here as rows of kind "jinja" (style "jinja", no stop strings).
+    if as_json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|r| json!({"kind": r.kind, "name": r.name, "style": r.style, "stop_str": r.stops}))
+            .collect();
+        emit(&format!("{}\n", json!(v)));
+        return ExitCode::SUCCESS;
+    }
+    let mut text = String::new();
+    for r in &rows {
+        let stops = if r.stops.is_empty() {
+            String::new()
+        } else {
+            format!("{:?}", r.stops)
+        };
+        text += &format!("{:<32} {:<24} {}\n", r.name, r.style, stops);
+    }
+    emit(&text);
+    ExitCode::SUCCESS
+}
+
+fn show(name: &str) -> ExitCode {
+    match lookup(name) {
+        Ok(conv) => match serde_json::to_string_pretty(&conv) {
+            Ok(text) => {
+                emit(&(text + "\n"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Err(code) => code,
+    }
+}
+
+fn match_path(model_path: &str, as_json: bool) -> ExitCode {
+    let found = match_model(model_path);
+    if let Some(warning) = found.warning {
+        eprintln!("{warning}");
+    }
+    let matched_on = match found.matched_on {
+        MatchedOn::Basename => "basename",
+        MatchedOn::FullPath => "full_path",
+    };
+    if as_json {
+        let template = match &found.template {
+            Ok(name) => json!({"ok": name}),
+            Err(e) => json!({"error": e.message()}),
+        };
+        let v = json!({"adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on, "template": template});
+        emit(&format!("{v}\n"));
+    } else {
+        let mut text = format!(
+            "adapter:    {} (#{})\nmatched on: {matched_on}\n",
+            found.adapter, found.index
+        );
+        match &found.template {
+            Ok(name) => text += &format!("template:   {name}\n"),
+            Err(e) => eprintln!("error: {e}"),
+        }
+        emit(&text);
+    }
+    if found.template.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn export(name: &str, output: Option<PathBuf>) -> ExitCode {
+    let conv = match lookup(name) {
+        Ok(conv) => conv,
+        Err(code) => return code,
+    };
+    let exported = match export_jinja(&conv) {
+        Ok(exported) => exported,
+        Err(e) => {
+            eprintln!("error: cannot export {name:?}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    eprintln!("note: the exported template does not reproduce these FastChat behaviours:");
+    for limitation in &exported.limitations {
+        eprintln!("  - {limitation}");
+    }
+    match output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(&path, &exported.source) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+        None => emit(&exported.source),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,157 @@
+//! Building a conversation from OpenAI-shaped chat messages, as FastChat's OpenAI-compatible
+//! server does: a system message sets the system message, user and assistant messages are
+//! appended with the template's roles, and the generation prompt is the empty assistant turn.
+//!
+//! ```
+//! use chatfmt::conversation::{conversation_from_openai_messages, get_conv_template, ChatMessage};
+//!
+//! let messages: Vec<ChatMessage> = serde_json::from_str(
+//!     r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]"#,
+//! ).unwrap();
+//! let zephyr = get_conv_template("zephyr").unwrap();
+//! let conv = conversation_from_openai_messages(zephyr, &messages, true).unwrap();
+//! assert_eq!(conv.get_prompt().unwrap(), "<|system|>\nBe brief.</s>\n<|user|>\nHi</s>\n<|assistant|>\n");
+//! ```
+
+use super::error::{Error, ErrorKind, Result};
+use super::message::{Image, Message};
+use super::record::Conversation;
+use serde::Deserialize;
+
+/// One OpenAI-shaped chat message: `{"role", "content"}`, where content is a string, `null`,
+/// or a list of `{"type": "text", "text"}` / `{"type": "image_url", "image_url": {"url"}}` parts.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The content.
+    #[serde(default)]
+    pub content: Option<ChatContent>,
+}
+
+/// The content of a [`ChatMessage`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ChatContent {
+    /// Plain text.
+    Text(String),
+    /// Content parts.
+    Parts(Vec<ContentPart>),
+}
+
+/// One part of a multi-part content.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, by URL or `data:` URL.
+    ImageUrl {
+        /// `{"url": ...}` or the bare URL string.
+        image_url: ImageUrl,
+    },
+}
+
+/// The `image_url` of a content part.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ImageUrl {
+    /// `{"url": ...}`.
+    Object {
+        /// The URL.
+        url: String,
+    },
+    /// A bare URL string.
+    Bare(String),
+}
+
+impl ImageUrl {
+    fn to_image(&self) -> Image {
+        let url = match self {
+            ImageUrl::Object { url } | ImageUrl::Bare(url) => url,
+        };
+        match url
+            .strip_prefix("data:image/")
+            .and_then(|rest| rest.split_once(";base64,"))
+        {
+            Some((filetype, data)) => Image::Base64 {
+                filetype: filetype.to_owned(),
+                data: data.to_owned(),
+            },
+            None => Image::Url { url: url.clone() },
+        }
+    }
+}
+
+/// The message for `content`. A user content list becomes FastChat's `(text, images)`: one
+/// `<image>\n` per image, then the text parts joined by newlines.
+fn to_message(content: &Option<ChatContent>) -> Option<Message> {
+    match content.as_ref()? {
+        ChatContent::Text(text) => Some(Message::Text(text.clone())),
+        ChatContent::Parts(parts) => {
+            let mut texts = Vec::new();
+            let mut images = Vec::new();
+            for part in parts {
+                match part {
+                    ContentPart::Text { text } => texts.push(text.as_str()),
+                    ContentPart::ImageUrl { image_url } => images.push(image_url.to_image()),
+                }
+            }
+            let text = "<image>\n".repeat(images.len()) + &texts.join("\n");
+            Some(if images.is_empty() {
+                Message::Text(text)
+            } else {
+                Message::WithImages { text, images }
+            })
+        }
+    }
+}
+
+/// Fills `template` (a fresh copy from the registry) with `messages`; with
+/// `add_generation_prompt` the empty assistant turn to be generated is appended.
+pub fn conversation_from_openai_messages(
+    mut template: Conversation,
+    messages: &[ChatMessage],
+    add_generation_prompt: bool,
+) -> Result<Conversation> {
+    let role = |conv: &Conversation, i: usize| {
+        conv.roles.get(i).cloned().ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidInput,
+                format!("template {:?} has fewer than two roles", conv.name),
+            )
+        })
+    };
+    for (n, message) in messages.iter().enumerate() {
+        match message.role.as_str() {
+            "system" => {
+                let text = to_message(&message.content)
+                    .map(|m| m.text().to_owned())
+                    .unwrap_or_default();
+                template.set_system_message(text);
+            }
+            "user" => {
+                let r = role(&template, 0)?;
+                template.append_message(r, to_message(&message.content));
+            }
+            "assistant" => {
+                let r = role(&template, 1)?;
+                template.append_message(r, to_message(&message.content));
+            }
+            other => {
+                return Err(Error::new(
+                    ErrorKind::InvalidInput,
+                    format!("message {n}: unknown role {other:?} (expected system, user or assistant)"),
+                ))
+            }
+        }
+    }
+    if add_generation_prompt {
+        let r = role(&template, 1)?;
+        template.append_message(r, None);
+    }
+    Ok(template)
+}
