@@ -1,13 +1,11 @@
-//! The conformance kits as tests. Each is a ratchet until it passes in full: the matched count may
-//! never fall below the committed figure (raise it as the engine improves).
+//! The conformance kits as tests. The hf kit must match in full; the jinja kit is a ratchet until it
+//! does: its matched count may never fall below the committed figure (raise it as the engine improves).
 
 use chatfmt::conformance::{self, KnownDifferences};
 use std::path::PathBuf;
 
-/// Matched cases of the hf kit at the last commit (6248 is the goal).
-const HF_MATCHED_AT_LEAST: usize = 6234;
 /// Matched required probes of the jinja kit at the last commit (3105 is the goal).
-const JINJA_MATCHED_AT_LEAST: usize = 2883;
+const JINJA_MATCHED_AT_LEAST: usize = 2885;
 
 /// The kit folder, or `None` (with a loud message) when it is absent outside CI.
 fn kit(name: &str) -> Option<PathBuf> {

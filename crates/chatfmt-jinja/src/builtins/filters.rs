@@ -294,7 +294,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 return Ok(Value::Iter(Rc::new(Vec::new())));
             }
             if !v.is_mapping() {
-                return Err(err!(FilterArgumentError, "Can only get item pairs from a mapping."));
+                return Err(err!(TypeError, "Can only get item pairs from a mapping."));
             }
             let mut out = Vec::new();
             v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));

@@ -2,7 +2,7 @@
 //! `strftime_now`, on top of the CPython semantics in [`crate::pystr`].
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::eval::{CallArgs, Evaluator};
+use crate::eval::CallArgs;
 use crate::pystr::{
     self, FieldAccessor, FieldArg, FormatArg, FormatMapping, FormatPiece, PercentArgs, PyError, PyErrorKind,
 };
@@ -101,19 +101,14 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
 }
 
 /// Python `fmt.format(*args, **kwargs)`, looking attributes up through the sandbox.
-pub fn str_format<'a>(ev: &mut Evaluator<'a>, fmt: &str, args: CallArgs<'a>) -> Result<String> {
+pub fn str_format<'a>(fmt: &str, args: CallArgs<'a>) -> Result<String> {
     let pieces = pystr::parse_format_string(fmt).map_err(py_err)?;
     let mut out = String::new();
-    format_pieces(ev, &pieces, &args, &mut out)?;
+    format_pieces(&pieces, &args, &mut out)?;
     Ok(out)
 }
 
-fn format_pieces<'a>(
-    ev: &mut Evaluator<'a>,
-    pieces: &[FormatPiece],
-    args: &CallArgs<'a>,
-    out: &mut String,
-) -> Result<()> {
+fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut String) -> Result<()> {
     for piece in pieces {
         let field = match piece {
             FormatPiece::Literal(s) => {
@@ -155,7 +150,7 @@ fn format_pieces<'a>(
             Some(pystr::Conversion::Ascii) => Value::string(pystr::ascii_escape(&v.py_repr())),
         };
         let mut spec = String::new();
-        format_pieces(ev, &field.spec, args, &mut spec)?;
+        format_pieces(&field.spec, args, &mut spec)?;
         if spec.is_empty() {
             converted.write_str(out);
         } else if matches!(converted, Value::Int(_) | Value::Float(_) | Value::Bool(_)) || converted.is_str() {

@@ -119,7 +119,7 @@ pub fn call_attr<'a>(ev: &mut Evaluator<'a>, obj: &Value<'a>, name: &'a str, arg
                 obj.type_name()
             ));
         }
-        return call_method(ev, obj, name, args);
+        return call_method(obj, name, args);
     }
     let f = super::getattr(obj, name)?;
     ev.call_value(&f, args)
@@ -305,7 +305,7 @@ fn affix_test(recv: &str, arg: &Value, start: bool) -> Result<bool> {
     ))
 }
 
-fn str_method<'a>(ev: &mut Evaluator<'a>, recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
+fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     let s = recv.as_str().unwrap_or("");
     Ok(match name {
         "strip" | "lstrip" | "rstrip" => {
@@ -461,15 +461,15 @@ fn str_method<'a>(ev: &mut Evaluator<'a>, recv: &Value<'a>, name: &str, args: Ca
             };
             sub(recv, s, r.unwrap_or(s))
         }
-        "format" => Value::string(super::format::str_format(ev, s, args)?),
+        "format" => Value::string(super::format::str_format(s, args)?),
         _ => return Err(err!(AttributeError, "'str' object has no attribute '{name}'")),
     })
 }
 
 /// Calls the method `name` of `recv`.
-pub fn call_method<'a>(ev: &mut Evaluator<'a>, recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
+pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     if recv.is_str() {
-        return str_method(ev, recv, name, args);
+        return str_method(recv, name, args);
     }
     if recv.is_mapping() {
         return Ok(match name {

@@ -537,7 +537,7 @@ impl<'a> Evaluator<'a> {
             Value::Object(o) => match &**o {
                 Object::Macro(m) => self.call_macro(m, args),
                 Object::Function(name) => builtins::globals::call_global(self, name, args),
-                Object::Method(recv, name) => builtins::methods::call_method(self, recv, name, args),
+                Object::Method(recv, name) => builtins::methods::call_method(recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
                 Object::Joiner(sep, used) => Ok(builtins::globals::call_joiner(sep, used)),
                 _ => Err(err!(TypeError, "'{}' object is not callable", f.type_name())),
