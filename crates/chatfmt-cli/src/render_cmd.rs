@@ -1,7 +1,7 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::{conversation, ApplyOptions, ChatTemplate};
 use chatfmt_jinja::Clock;
 use clap::Args;
 use serde_json::{Map, Value as Json};
@@ -17,6 +17,9 @@ pub struct RenderArgs {
     /// A template file (Jinja source).
     #[arg(long)]
     template: Option<PathBuf>,
+    /// A FastChat conversation template by name (see `chatfmt templates list`).
+    #[arg(long, conflicts_with_all = ["model", "template"])]
+    conv_template: Option<String>,
     /// Messages: a JSON array, or an object with `messages` (and `tools`, `documents`); `-` for stdin.
     #[arg(long)]
     messages: String,
@@ -78,6 +81,19 @@ fn read_json_file(path: &Path) -> Result<Json> {
     parse_json(&text, &path.display().to_string())
 }
 
+/// Reads `--messages`: a JSON array of messages, or an object with `messages` (+ `tools`, `documents`).
+fn read_messages(name: &str) -> Result<(Vec<Json>, Option<Json>, Option<Json>)> {
+    let origin = if name == "-" { "<stdin>" } else { name };
+    match parse_json(&read_input(name)?, origin)? {
+        Json::Array(m) => Ok((m, None, None)),
+        Json::Object(mut o) => match o.remove("messages") {
+            Some(Json::Array(m)) => Ok((m, o.remove("tools"), o.remove("documents"))),
+            _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
+        },
+        _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
+    }
+}
+
 /// Turns tool-call `arguments` strings into objects, naming the message on failure.
 fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
     for (i, m) in messages.iter_mut().enumerate() {
@@ -100,8 +116,44 @@ fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
     Ok(())
 }
 
+/// Renders with a FastChat conversation template: messages appended in order, a system message
+/// sets the system message, the generation prompt appends the empty assistant turn.
+fn render_fastchat(template: conversation::Conversation, messages: &[Json], add_generation_prompt: bool) -> Result<()> {
+    let msgs: Vec<conversation::ChatMessage> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| serde_json::from_value(m.clone()).map_err(|e| anyhow!("messages[{i}]: {e}")))
+        .collect::<Result<_>>()?;
+    let conv = conversation::conversation_from_openai_messages(template, &msgs, add_generation_prompt)
+        .map_err(|e| anyhow!("{e}"))?;
+    let prompt = conv.get_prompt().map_err(|e| anyhow!("{e}"))?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(prompt.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Whether `path` is a model folder with a Jinja chat template.
+fn has_jinja_template(path: &Path) -> bool {
+    path.is_dir() && ChatTemplate::from_model_dir(path).is_ok()
+}
+
 /// Runs `chatfmt render`.
 pub fn run(args: RenderArgs) -> Result<()> {
+    if let Some(name) = &args.conv_template {
+        let template = conversation::get_conv_template(name).map_err(|e| anyhow!("{e}"))?;
+        return render_fastchat(template, &read_messages(&args.messages)?.0, args.add_generation_prompt);
+    }
+    if let Some(model) = args.model.as_ref().filter(|m| !has_jinja_template(m)) {
+        let path = model.to_string_lossy();
+        let template = conversation::get_conversation_template(&path).map_err(|e| anyhow!("{e}"))?;
+        eprintln!(
+            "note: {} has no Jinja chat template; using FastChat template '{}' chosen by model-path matching",
+            model.display(),
+            template.name
+        );
+        return render_fastchat(template, &read_messages(&args.messages)?.0, args.add_generation_prompt);
+    }
     let template = match (&args.model, &args.template) {
         (Some(dir), _) => ChatTemplate::from_model_dir(dir)?,
         (None, Some(file)) => {
