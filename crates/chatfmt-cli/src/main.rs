@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Render a conversation with a model's chat template and print the prompt.
-    Render(render_cmd::RenderArgs),
+    Render(Box<render_cmd::RenderArgs>),
     /// Conversation templates: list, show, match a model path, export as Jinja.
     #[command(subcommand)]
     Templates(templates_cmd::TemplatesCommand),
@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Conformance(kit) => conformance_cmd::run(kit),
         Command::Templates(cmd) => Ok(templates_cmd::run(cmd)),
-        Command::Render(args) => render_cmd::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Render(args) => render_cmd::run(*args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
