@@ -1,9 +1,9 @@
 //! Jinja2's built-in filters.
 
 use super::json::{dumps, DumpOptions};
-use super::methods::{py_capitalize, py_split};
 use crate::error::{err, Result};
 use crate::eval::{CallArgs, Evaluator};
+use crate::pystr;
 use crate::syntax::lexer::is_py_space;
 use crate::value::{Object, UndefInfo, Value};
 use std::cmp::Ordering;
@@ -258,9 +258,9 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let start = r.as_ptr() as usize - text.as_ptr() as usize;
             s.substr(start, start + r.len())
         }
-        "upper" => Value::string(soft_str(&v).as_str().unwrap_or("").to_uppercase()),
-        "lower" => Value::string(soft_str(&v).as_str().unwrap_or("").to_lowercase()),
-        "capitalize" => Value::string(py_capitalize(soft_str(&v).as_str().unwrap_or(""))),
+        "upper" => Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))),
+        "lower" => Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))),
+        "capitalize" => Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))),
         "title" => {
             let s = soft_str(&v);
             let text = s.as_str().unwrap_or("");
@@ -796,7 +796,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     _ => {}
                 }
             }
-            let words: Vec<&str> = py_split(&out, None, -1)?;
+            let words: Vec<&str> = pystr::split(&out, None, -1).map_err(super::format::py_err)?;
             Value::string(words.join(" "))
         }
         "pprint" => {

@@ -1,7 +1,6 @@
 //! `tojson`: Python's `json.dumps` with every argument transformers passes.
 
 use crate::error::{err, Result};
-use crate::value::repr::float_repr;
 use crate::value::Value;
 use serde_json::Value as Json;
 
@@ -17,37 +16,11 @@ pub struct DumpOptions {
 
 /// Appends a JSON string literal the way Python's encoder writes it.
 pub fn write_json_str(s: &str, ensure_ascii: bool, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if ensure_ascii && (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{:04x}", unit));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    crate::pystr::json_write_str(s, ensure_ascii, out);
 }
 
 fn write_float(f: f64, out: &mut String) {
-    if f.is_nan() {
-        out.push_str("NaN");
-    } else if f.is_infinite() {
-        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        float_repr(f, out);
-    }
+    crate::pystr::json_write_float(f, out);
 }
 
 fn key_string(k: &Value) -> Result<String> {

@@ -3,7 +3,7 @@
 
 use crate::error::{err, Result};
 use crate::eval::{CallArgs, Evaluator};
-use crate::syntax::lexer::is_py_space;
+use crate::pystr;
 use crate::value::{Object, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
@@ -146,173 +146,45 @@ fn int_arg(v: &Option<Value>, default: i64) -> Result<i64> {
     }
 }
 
-/// Python's `str.split(sep, maxsplit)`.
-pub fn py_split<'s>(s: &'s str, sep: Option<&str>, maxsplit: i64) -> Result<Vec<&'s str>> {
-    let mut out = Vec::new();
-    match sep {
-        Some("") => return Err(err!(ValueError, "empty separator")),
-        Some(sep) => {
-            let mut rest = s;
-            while maxsplit < 0 || (out.len() as i64) < maxsplit {
-                match rest.find(sep) {
-                    Some(i) => {
-                        out.push(&rest[..i]);
-                        rest = &rest[i + sep.len()..];
-                    }
-                    None => break,
-                }
-            }
-            out.push(rest);
-        }
-        None => {
-            let mut rest = s.trim_start_matches(is_py_space);
-            while !rest.is_empty() {
-                if maxsplit >= 0 && out.len() as i64 >= maxsplit {
-                    out.push(rest.trim_end_matches(is_py_space));
-                    break;
-                }
-                let end = rest.find(is_py_space).unwrap_or(rest.len());
-                out.push(&rest[..end]);
-                rest = rest[end..].trim_start_matches(is_py_space);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Python's `str.rsplit(sep, maxsplit)`.
-pub fn py_rsplit<'s>(s: &'s str, sep: Option<&str>, maxsplit: i64) -> Result<Vec<&'s str>> {
-    if maxsplit < 0 {
-        return py_split(s, sep, maxsplit);
-    }
-    let mut out = Vec::new();
-    match sep {
-        Some("") => return Err(err!(ValueError, "empty separator")),
-        Some(sep) => {
-            let mut rest = s;
-            while (out.len() as i64) < maxsplit {
-                match rest.rfind(sep) {
-                    Some(i) => {
-                        out.push(&rest[i + sep.len()..]);
-                        rest = &rest[..i];
-                    }
-                    None => break,
-                }
-            }
-            out.push(rest);
-        }
-        None => {
-            let mut rest = s.trim_end_matches(is_py_space);
-            while !rest.is_empty() {
-                if out.len() as i64 >= maxsplit {
-                    out.push(rest.trim_start_matches(is_py_space));
-                    break;
-                }
-                let start = rest
-                    .rfind(is_py_space)
-                    .map_or(0, |i| i + rest[i..].chars().next().map_or(1, |c| c.len_utf8()));
-                out.push(&rest[start..]);
-                rest = rest[..start].trim_end_matches(is_py_space);
-            }
-        }
-    }
-    out.reverse();
-    Ok(out)
-}
-
-fn strip_with<'s>(s: &'s str, chars: Option<&str>, left: bool, right: bool) -> &'s str {
-    let pred = |c: char| match chars {
-        Some(set) => set.contains(c),
-        None => is_py_space(c),
-    };
-    let mut r = s;
-    if left {
-        r = r.trim_start_matches(pred);
-    }
-    if right {
-        r = r.trim_end_matches(pred);
-    }
-    r
-}
-
 fn sub<'a>(recv: &Value<'a>, whole: &str, part: &str) -> Value<'a> {
     let start = part.as_ptr() as usize - whole.as_ptr() as usize;
     recv.substr(start, start + part.len())
 }
 
-/// Python `str.title()`.
-pub fn py_title(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut prev_cased = false;
-    for c in s.chars() {
-        if prev_cased {
-            out.extend(c.to_lowercase());
-        } else {
-            out.extend(c.to_uppercase());
-        }
-        prev_cased =
-            c.is_alphabetic() && (c.is_lowercase() || c.is_uppercase() || c.to_lowercase().ne(c.to_uppercase()));
-    }
-    out
-}
-
-/// Python `str.capitalize()`.
-pub fn py_capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(first) => {
-            let mut out: String = first.to_uppercase().collect();
-            out.extend(chars.flat_map(|c| c.to_lowercase()));
-            out
-        }
-        None => String::new(),
+fn slice_bound(v: &Option<Value>) -> Result<Option<i64>> {
+    match v {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Int(i)) => Ok(Some(*i)),
+        Some(Value::Bool(b)) => Ok(Some(*b as i64)),
+        Some(_) => Err(err!(
+            TypeError,
+            "slice indices must be integers or None or have an __index__ method"
+        )),
     }
 }
 
-fn affix_test(recv: &str, arg: &Value, start: bool) -> Result<bool> {
-    let check = |p: &str| {
-        if start {
-            recv.starts_with(p)
-        } else {
-            recv.ends_with(p)
-        }
-    };
-    if let Some(p) = arg.as_str() {
-        return Ok(check(p));
+fn needle<'v>(v: &'v Option<Value>, what: &str) -> Result<&'v str> {
+    match v {
+        Some(x) if x.is_str() => Ok(x.as_str().unwrap_or("")),
+        Some(x) => Err(err!(TypeError, "must be str, not {}", x.type_name())),
+        None => Err(err!(TypeError, "{what}() takes at least 1 argument (0 given)")),
     }
-    if let Value::Tuple(items) = arg {
-        for i in items.iter() {
-            match i.as_str() {
-                Some(p) if check(p) => return Ok(true),
-                Some(_) => {}
-                None => {
-                    return Err(err!(
-                        TypeError,
-                        "tuple for {}swith must only contain str, not {}",
-                        if start { "start" } else { "end" },
-                        i.type_name()
-                    ))
-                }
-            }
-        }
-        return Ok(false);
-    }
-    Err(err!(
-        TypeError,
-        "{}swith first arg must be str or a tuple of str, not {}",
-        if start { "start" } else { "end" },
-        arg.type_name()
-    ))
 }
 
 fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
+    use super::format::py_err;
     let s = recv.as_str().unwrap_or("");
+    let text = |t: String| Value::string(t);
     Ok(match name {
         "strip" | "lstrip" | "rstrip" => {
             let [chars] = args.bind(name, ["chars"])?;
             let chars = str_arg(&chars, name)?;
             let cs = chars.as_ref().and_then(|c| c.as_str());
-            let r = strip_with(s, cs, name != "rstrip", name != "lstrip");
+            let r = match name {
+                "strip" => pystr::strip(s, cs),
+                "lstrip" => pystr::lstrip(s, cs),
+                _ => pystr::rstrip(s, cs),
+            };
             sub(recv, s, r)
         }
         "split" | "rsplit" => {
@@ -321,23 +193,60 @@ fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Va
             let max = int_arg(&maxsplit, -1)?;
             let sep_s = sep.as_ref().and_then(|v| v.as_str());
             let parts = if name == "split" {
-                py_split(s, sep_s, max)?
+                pystr::split(s, sep_s, max)
             } else {
-                py_rsplit(s, sep_s, max)?
+                pystr::rsplit(s, sep_s, max)
             };
-            Value::list(parts.into_iter().map(|p| sub(recv, s, p)).collect())
+            Value::list(parts.map_err(py_err)?.into_iter().map(|p| sub(recv, s, p)).collect())
+        }
+        "splitlines" => {
+            let [keepends] = args.bind(name, ["keepends"])?;
+            let keep = keepends.is_some_and(|k| k.truthy());
+            Value::list(
+                pystr::splitlines(s, keep)
+                    .into_iter()
+                    .map(|p| sub(recv, s, p))
+                    .collect(),
+            )
         }
         "startswith" | "endswith" => {
-            let [prefix] = args.bind(name, ["prefix"])?;
-            let Some(p) = prefix else {
-                return Err(err!(TypeError, "{name}() takes at least 1 argument (0 given)"));
+            let [prefix, start, end] = args.bind(name, ["prefix", "start", "end"])?;
+            let (start, end) = (slice_bound(&start)?, slice_bound(&end)?);
+            let test = |p: &str| {
+                if name == "startswith" {
+                    pystr::startswith(s, p, start, end)
+                } else {
+                    pystr::endswith(s, p, start, end)
+                }
             };
-            Value::Bool(affix_test(s, &p, name == "startswith")?)
+            match prefix {
+                Some(p) if p.is_str() => Value::Bool(test(p.as_str().unwrap_or(""))),
+                Some(Value::Tuple(items)) => {
+                    let mut hit = false;
+                    for i in items.iter() {
+                        match i.as_str() {
+                            Some(p) => hit = hit || test(p),
+                            None => {
+                                return Err(err!(
+                                    TypeError,
+                                    "tuple for {name} must only contain str, not {}",
+                                    i.type_name()
+                                ))
+                            }
+                        }
+                    }
+                    Value::Bool(hit)
+                }
+                Some(p) => {
+                    return Err(err!(
+                        TypeError,
+                        "{name} first arg must be str or a tuple of str, not {}",
+                        p.type_name()
+                    ))
+                }
+                None => return Err(err!(TypeError, "{name}() takes at least 1 argument (0 given)")),
+            }
         }
-        "upper" => Value::string(s.to_uppercase()),
-        "lower" => Value::string(s.to_lowercase()),
-        "title" => Value::string(py_title(s)),
-        "capitalize" => Value::string(py_capitalize(s)),
         "replace" => {
             let [old, new, count] = args.bind(name, ["old", "new", "count"])?;
             let (Some(old), Some(new)) = (old, new) else {
@@ -348,17 +257,110 @@ fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Va
                 ));
             };
             let (Some(o), Some(n)) = (old.as_str(), new.as_str()) else {
+                let bad = if old.is_str() { &new } else { &old };
                 return Err(err!(
                     TypeError,
-                    "replace() argument 1 must be str, not {}",
-                    old.type_name()
+                    "replace() argument {} must be str, not {}",
+                    if old.is_str() { 2 } else { 1 },
+                    bad.type_name()
                 ));
             };
-            let count = int_arg(&count, -1)?;
-            Value::string(if count < 0 {
-                s.replace(o, n)
+            text(pystr::replace(s, o, n, int_arg(&count, -1)?).map_err(py_err)?)
+        }
+        "find" | "rfind" | "index" | "rindex" | "count" => {
+            let [sub_arg, start, end] = args.bind(name, ["sub", "start", "end"])?;
+            let n = needle(&sub_arg, name)?;
+            let (start, end) = (slice_bound(&start)?, slice_bound(&end)?);
+            Value::Int(match name {
+                "find" => pystr::find(s, n, start, end),
+                "rfind" => pystr::rfind(s, n, start, end),
+                "index" => pystr::index(s, n, start, end).map_err(py_err)?,
+                "rindex" => pystr::rindex(s, n, start, end).map_err(py_err)?,
+                _ => pystr::count(s, n, start, end),
+            })
+        }
+        "partition" | "rpartition" => {
+            let [sep] = args.bind(name, ["sep"])?;
+            let sep = needle(&sep, name)?;
+            let (a, b, c) = if name == "partition" {
+                pystr::partition(s, sep)
             } else {
-                s.replacen(o, n, count as usize)
+                pystr::rpartition(s, sep)
+            }
+            .map_err(py_err)?;
+            let piece = |p: &str| if p.is_empty() { Value::Str("") } else { sub(recv, s, p) };
+            let mid = if b.is_empty() { Value::Str("") } else { Value::string(b) };
+            Value::Tuple(std::rc::Rc::new(vec![piece(a), mid, piece(c)]))
+        }
+        "removeprefix" | "removesuffix" => {
+            let [affix] = args.bind(name, ["affix"])?;
+            let a = needle(&affix, name)?;
+            let r = if name == "removeprefix" {
+                pystr::removeprefix(s, a)
+            } else {
+                pystr::removesuffix(s, a)
+            };
+            sub(recv, s, r)
+        }
+        "zfill" => {
+            let [width] = args.bind(name, ["width"])?;
+            text(pystr::zfill(s, int_arg(&width, 0)?).map_err(py_err)?)
+        }
+        "center" | "ljust" | "rjust" => {
+            let [width, fill] = args.bind(name, ["width", "fillchar"])?;
+            if width.is_none() {
+                return Err(err!(TypeError, "{name} expected at least 1 argument, got 0"));
+            }
+            let w = int_arg(&width, 0)?;
+            let fill_s = match &fill {
+                None => None,
+                Some(f) if f.is_str() => f.as_str(),
+                Some(f) => {
+                    return Err(err!(
+                        TypeError,
+                        "{name}() argument 2 must be str, not {}",
+                        f.type_name()
+                    ))
+                }
+            };
+            let r = match name {
+                "center" => pystr::center(s, w, fill_s),
+                "ljust" => pystr::ljust(s, w, fill_s),
+                _ => pystr::rjust(s, w, fill_s),
+            };
+            text(r.map_err(py_err)?)
+        }
+        "expandtabs" => {
+            let [tabsize] = args.bind(name, ["tabsize"])?;
+            text(pystr::expandtabs(s, int_arg(&tabsize, 8)?).map_err(py_err)?)
+        }
+        "upper" | "lower" | "casefold" | "capitalize" | "title" | "swapcase" => {
+            args.none(&format!("str.{name}"))?;
+            text(match name {
+                "upper" => pystr::upper(s),
+                "lower" => pystr::lower(s),
+                "casefold" => pystr::casefold(s),
+                "capitalize" => pystr::capitalize(s),
+                "title" => pystr::title(s),
+                _ => pystr::swapcase(s),
+            })
+        }
+        "isalnum" | "isalpha" | "isascii" | "isdecimal" | "isdigit" | "isidentifier" | "islower" | "isnumeric"
+        | "isprintable" | "isspace" | "istitle" | "isupper" => {
+            args.none(&format!("str.{name}"))?;
+            Value::Bool(match name {
+                "isalnum" => pystr::isalnum(s),
+                "isalpha" => pystr::isalpha(s),
+                "isascii" => pystr::isascii(s),
+                "isdecimal" => pystr::isdecimal(s),
+                "isdigit" => pystr::isdigit(s),
+                "isidentifier" => pystr::isidentifier(s),
+                "islower" => pystr::islower(s),
+                "isnumeric" => pystr::isnumeric(s),
+                "isprintable" => pystr::isprintable(s),
+                "isspace" => pystr::isspace(s),
+                "istitle" => pystr::istitle(s),
+                _ => pystr::isupper(s),
             })
         }
         "join" => {
@@ -380,89 +382,22 @@ fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Va
                     }
                 }
             }
-            Value::string(out)
+            text(out)
         }
-        "find" | "rfind" | "index" | "rindex" | "count" => {
-            let [needle] = args.bind(name, ["sub"])?;
-            let needle = needle.unwrap_or(Value::Undefined(None));
-            let Some(n) = needle.as_str() else {
-                return Err(err!(TypeError, "must be str, not {}", needle.type_name()));
-            };
-            let to_chars = |b: usize| s[..b].chars().count() as i64;
-            match name {
-                "count" => Value::Int(if n.is_empty() {
-                    s.chars().count() as i64 + 1
-                } else {
-                    s.matches(n).count() as i64
-                }),
-                "find" => Value::Int(s.find(n).map_or(-1, to_chars)),
-                "rfind" => Value::Int(s.rfind(n).map_or(-1, to_chars)),
-                "index" => Value::Int(to_chars(
-                    s.find(n).ok_or_else(|| err!(ValueError, "substring not found"))?,
-                )),
-                _ => Value::Int(to_chars(
-                    s.rfind(n).ok_or_else(|| err!(ValueError, "substring not found"))?,
-                )),
-            }
-        }
-        "splitlines" => {
-            let [keepends] = args.bind(name, ["keepends"])?;
-            let keep = keepends.is_some_and(|k| k.truthy());
-            let mut out = Vec::new();
-            let mut start = 0;
-            let mut it = s.char_indices().peekable();
-            while let Some((i, c)) = it.next() {
-                if matches!(
-                    c,
-                    '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}'
-                ) {
-                    let mut end = i + c.len_utf8();
-                    if c == '\r' {
-                        if let Some((_, '\n')) = it.peek() {
-                            it.next();
-                            end += 1;
-                        }
+        "format" => text(super::format::str_format(s, args)?),
+        "format_map" => {
+            let [mapping] = args.bind(name, ["mapping"])?;
+            let mut kw = Vec::new();
+            if let Some(m) = &mapping {
+                m.for_each_pair(|k, v| {
+                    if let Value::Str(k) = k {
+                        kw.push((k, v))
                     }
-                    out.push(sub(recv, s, &s[start..if keep { end } else { i }]));
-                    start = end;
-                }
+                });
             }
-            if start < s.len() {
-                out.push(sub(recv, s, &s[start..]));
-            }
-            Value::list(out)
+            text(super::format::str_format(s, CallArgs { pos: Vec::new(), kw })?)
         }
-        "isdigit" | "isdecimal" | "isnumeric" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_numeric())),
-        "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
-        "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
-        "isspace" => Value::Bool(!s.is_empty() && s.chars().all(is_py_space)),
-        "isupper" => Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
-        "islower" => Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
-        "isascii" => Value::Bool(s.is_ascii()),
-        "swapcase" => Value::string(
-            s.chars()
-                .flat_map(|c| -> Vec<char> {
-                    if c.is_uppercase() {
-                        c.to_lowercase().collect()
-                    } else {
-                        c.to_uppercase().collect()
-                    }
-                })
-                .collect::<String>(),
-        ),
-        "removeprefix" | "removesuffix" => {
-            let [affix] = args.bind(name, ["affix"])?;
-            let affix = affix.unwrap_or(Value::Undefined(None));
-            let a = affix.as_str().unwrap_or("");
-            let r = if name == "removeprefix" {
-                s.strip_prefix(a)
-            } else {
-                s.strip_suffix(a)
-            };
-            sub(recv, s, r.unwrap_or(s))
-        }
-        "format" => Value::string(super::format::str_format(s, args)?),
-        _ => return Err(err!(AttributeError, "'str' object has no attribute '{name}'")),
+        _ => return Err(err!(TypeError, "str.{name}() is not supported by chatfmt")),
     })
 }
 

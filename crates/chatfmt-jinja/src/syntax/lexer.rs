@@ -52,10 +52,7 @@ const OPERATORS: [&str; 25] = [
     ":", "|", ",",
 ];
 
-/// Python's `str.isspace` / regex `\s` for one character.
-pub fn is_py_space(c: char) -> bool {
-    matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ' | '\u{85}') || (c > '\u{7f}' && c.is_whitespace())
-}
+pub use crate::pystr::is_py_whitespace as is_py_space;
 
 fn py_rstrip(s: &str) -> &str {
     s.trim_end_matches(is_py_space)
