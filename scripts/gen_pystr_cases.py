@@ -3,6 +3,7 @@
 
     python3 scripts/gen_pystr_cases.py > crates/chatfmt-jinja/src/pystr/test_cases.rs
 """
+import calendar
 import json
 import random
 import struct
@@ -378,5 +379,138 @@ for s in ["2024-02-29", "20240229", "2024-02-29T13:05:09", "2024-02-29 13:05:09.
         rows.append(f"({rs(s)}, Err({rs(r[2])}))")
 w("/// (string, datetime.fromisoformat fields or error message)")
 table("ISO_CASES", "(&str, Result<([i64; 7], Option<i64>), &str>)", rows)
+
+# ---------------------------------------------------------------- random differential cases
+rnd = random.Random(20261122)
+
+
+def rand_spec():
+    out = ""
+    if rnd.random() < 0.3:
+        out += rnd.choice("*0x é<>") + rnd.choice("<>=^")
+    elif rnd.random() < 0.3:
+        out += rnd.choice("<>=^")
+    if rnd.random() < 0.3:
+        out += rnd.choice("+- ")
+    if rnd.random() < 0.1:
+        out += "z"
+    if rnd.random() < 0.2:
+        out += "#"
+    if rnd.random() < 0.25:
+        out += "0"
+    if rnd.random() < 0.5:
+        out += str(rnd.randint(0, 25))
+    if rnd.random() < 0.25:
+        out += rnd.choice([",", "_"])
+    if rnd.random() < 0.4:
+        out += "." + str(rnd.randint(0, 20))
+    if rnd.random() < 0.8:
+        out += rnd.choice("bcdoxXneEfFgG%s")
+    return out
+
+
+def rand_float():
+    k = rnd.random()
+    if k < 0.3:
+        return rnd.uniform(-1e6, 1e6)
+    if k < 0.5:
+        return rnd.choice([0.5, 1.5, 2.5, 0.125, 0.375, 1e-5, 9.995, 0.05, 99.5, 1e21, 123456789.125])
+    if k < 0.8:
+        return rnd.random() * 10 ** rnd.randint(-12, 22) * rnd.choice([1, -1])
+    return struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(64)))[0]
+
+
+def rand_val():
+    k = rnd.random()
+    if k < 0.35:
+        return rnd.choice([rnd.randint(-10**6, 10**6), rnd.randint(-2**63, 2**63 - 1), rnd.randint(0, 300)])
+    if k < 0.8:
+        return rand_float()
+    if k < 0.85:
+        return rnd.choice([True, False])
+    return rnd.choice(["", "abc", "héllo", "😀x"])
+
+
+rows = []
+for _ in range(4000):
+    sp = rand_spec()
+    v = rand_val()
+    rows.append(f"({rs(sp)}, {arg_rs(v)}, {res_rs(err_or(lambda: format(v, sp)))})")
+w("/// Random (spec, value, format(value, spec))")
+table("RANDOM_SPEC_CASES", "(&str, A, Result<&str, (&str, &str)>)", rows)
+
+
+def rand_pct():
+    out = "%"
+    for f in "-+ #0":
+        if rnd.random() < 0.15:
+            out += f
+    if rnd.random() < 0.5:
+        out += str(rnd.randint(0, 25))
+    if rnd.random() < 0.4:
+        out += "." + str(rnd.randint(0, 20))
+    out += rnd.choice("sradiuoxXeEfFgGc")
+    return out
+
+
+rows = []
+for _ in range(3000):
+    f = rand_pct()
+    v = rand_val()
+    rows.append(f"({rs(f)}, 1, {args_rs([v])}, &[], {res_rs(err_or(lambda: f % (v,)))})")
+w("/// Random (fmt, 1, [value], [], fmt % (value,))")
+table("RANDOM_PERCENT_CASES", "(&str, u8, &[A], &[&str], Result<&str, (&str, &str)>)", rows)
+
+
+def rand_strftime():
+    out = ""
+    for _ in range(rnd.randint(1, 4)):
+        out += "%"
+        for f in "-_0^#":
+            if rnd.random() < 0.12:
+                out += f
+        if rnd.random() < 0.25:
+            out += str(rnd.randint(0, 12))
+        if rnd.random() < 0.15:
+            out += rnd.choice("EO")
+        out += rnd.choice("aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZf%q")
+        if rnd.random() < 0.3:
+            out += rnd.choice([" ", "-", ":", "x"])
+    return out
+
+
+rows = []
+for _ in range(3000):
+    d = datetime(rnd.randint(1, 9999), rnd.randint(1, 12), rnd.randint(1, 28), rnd.randint(0, 23), rnd.randint(0, 59),
+                 rnd.randint(0, 59), rnd.choice([0, rnd.randint(0, 999999)]))
+    if rnd.random() < 0.2:
+        d = d.replace(day=calendar.monthrange(d.year, d.month)[1])
+    if rnd.random() < 0.3:
+        d = d.replace(tzinfo=timezone(timedelta(minutes=rnd.randint(-1439, 1439))))
+    off = "None" if d.tzinfo is None else f"Some({d.utcoffset() // timedelta(microseconds=1)})"
+    f = rand_strftime()
+    rows.append(f"([{d.year}, {d.month}, {d.day}, {d.hour}, {d.minute}, {d.second}, {d.microsecond}], {off}, {rs(f)}, {rs(d.strftime(f))})")
+w("/// Random ([y, m, d, H, M, S, us], utc offset, format, strftime)")
+table("RANDOM_STRFTIME_CASES", "([i64; 7], Option<i64>, &str, &str)", rows)
+
+POOL = ["a", "b", "A", "Σ", "σ", "ß", "İ", "ı", "ﬁ", "ǅ", "ǆ", "Ǆ", " ", "\t", "\n", "\x1c", "\xa0", "\u2028", "'", ".", "\u0301",
+        "1", "²", "½", "😀", "ΐ", "ᾳ", "ῼ", "Å", "K", "\u0345", "-", "_", "x", "\r", "\x85", "ŉ"]
+rows = []
+for _ in range(1500):
+    x = "".join(rnd.choice(POOL) for _ in range(rnd.randint(0, 10)))
+    rows.append(f"({rs(x)}, {rs(x.upper())}, {rs(x.lower())}, {rs(x.capitalize())}, {rs(x.title())}, {rs(x.swapcase())}, {rs(x.casefold())})")
+w("/// Random (s, upper, lower, capitalize, title, swapcase, casefold)")
+table("RANDOM_CASE_CASES", "(&str, &str, &str, &str, &str, &str, &str)", rows)
+rows = [f"({rs(x)}, 0x{mask(x):X})" for x in ("".join(rnd.choice(POOL) for _ in range(rnd.randint(0, 5))) for _ in range(1500))]
+w("/// Random (s, predicate bits as in PREDICATE_CASES)")
+table("RANDOM_PREDICATE_CASES", "(&str, u16)", rows)
+rows = []
+for _ in range(1500):
+    x = "".join(rnd.choice(POOL) for _ in range(rnd.randint(0, 12)))
+    sep = rnd.choice([None, None, "a", " ", "Σ", "ab", "\n"])
+    m = rnd.choice([-1, 0, 1, 2, 3])
+    rows.append(f"({rs(x)}, {opt(sep)}, {m}, {res_lst(lambda: x.split(sep, m))}, {res_lst(lambda: x.rsplit(sep, m))})")
+w("/// Random (s, sep, maxsplit, split, rsplit)")
+table("RANDOM_SPLIT_CASES", "(&str, Option<&str>, i64, Result<&[&str], (&str, &str)>, Result<&[&str], (&str, &str)>)", rows)
 
 print("\n".join(OUT))

@@ -433,12 +433,12 @@ fn render_number(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::FORMAT_SPEC_CASES;
+    use crate::pystr::test_cases::{FORMAT_SPEC_CASES, RANDOM_SPEC_CASES};
     use crate::pystr::test_support::check;
 
     #[test]
     fn format_spec_matches_cpython() {
-        for (spec, v, want) in FORMAT_SPEC_CASES {
+        for (spec, v, want) in FORMAT_SPEC_CASES.iter().chain(RANDOM_SPEC_CASES) {
             check(
                 apply_format_spec(spec, v),
                 want,

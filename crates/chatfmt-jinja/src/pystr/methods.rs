@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn split_matches_cpython() {
-        for (s, sep, m, want, rwant) in SPLIT_CASES {
+        for (s, sep, m, want, rwant) in SPLIT_CASES.iter().chain(RANDOM_SPLIT_CASES) {
             let what = format!("{s:?}.split({sep:?}, {m})");
             let got = split(s, *sep, *m);
             if let Ok(pieces) = &got {

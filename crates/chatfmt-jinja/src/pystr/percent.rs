@@ -425,12 +425,12 @@ pub(crate) fn float_body(x: f64, kind: char, prec: usize, alt: bool, upper: bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::PERCENT_CASES;
+    use crate::pystr::test_cases::{PERCENT_CASES, RANDOM_PERCENT_CASES};
     use crate::pystr::test_support::{check, Dict};
 
     #[test]
     fn percent_matches_cpython() {
-        for (fmt, kind, vals, keys, want) in PERCENT_CASES {
+        for (fmt, kind, vals, keys, want) in PERCENT_CASES.iter().chain(RANDOM_PERCENT_CASES) {
             let refs: Vec<&dyn FormatArg> = vals.iter().map(|v| v as &dyn FormatArg).collect();
             let dict = Dict { keys, vals };
             let args = match kind {
