@@ -1,13 +1,28 @@
 //! Float to text conversions with CPython's rules (`repr`, `%`-style and
 //! format-spec `e`/`f`/`g`), all correctly rounded.
 
-/// Shortest round-trip decimal digits of a finite `x >= 0` and the decimal
-/// exponent of the first digit (value = d.ddd × 10^exp).
-fn shortest_digits(x: f64) -> (String, i32) {
-    let s = format!("{:e}", x);
-    let (mant, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+/// Splits Rust's `{:e}` output into mantissa digits and exponent.
+fn split_sci(s: &str) -> (String, i32) {
+    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     (digits, exp.parse().unwrap_or(0))
+}
+
+/// Shortest round-trip decimal digits of a finite `x >= 0` and the decimal
+/// exponent of the first digit (value = d.ddd × 10^exp), as CPython's repr
+/// picks them: among the shortest strings that round-trip, the one nearest
+/// to `x`, ties to even.
+fn shortest_digits(x: f64) -> (String, i32) {
+    let shortest = format!("{:e}", x);
+    let (digits, exp) = split_sci(&shortest);
+    // Rust's shortest mode may settle an exact tie between two candidates
+    // upwards; the correctly rounded (ties-to-even) string of the same
+    // length is CPython's choice whenever it round-trips too.
+    let rounded = format!("{:.*e}", digits.len().saturating_sub(1), x);
+    if rounded != shortest && rounded.parse::<f64>() == Ok(x) {
+        return split_sci(&rounded);
+    }
+    (digits, exp)
 }
 
 /// Places `digits` (first digit at decimal exponent `exp`) in positional
