@@ -516,4 +516,41 @@ for _ in range(1500):
 w("/// Random (s, sep, maxsplit, split, rsplit)")
 table("RANDOM_SPLIT_CASES", "(&str, Option<&str>, i64, Result<&[&str], (&str, &str)>, Result<&[&str], (&str, &str)>)", rows)
 
+
+def rand_field(depth):
+    name = rnd.choice(["", "", "", "0", "1", "2", "5", "a", "b", "c", "0[1]", "0[9]", "[0]", "0.", "0[", "x y", "-1"])
+    out = "{" + name
+    if rnd.random() < 0.2:
+        out += "!" + rnd.choice("rsaxr")
+    if rnd.random() < 0.5:
+        out += ":"
+        if depth > 0 and rnd.random() < 0.4:
+            out += rnd.choice(["", ">", "*^", "0"]) + rand_field(depth - 1)
+        else:
+            out += rand_spec()
+    if rnd.random() < 0.97:
+        out += "}"
+    return out
+
+
+def rand_format_string():
+    out = ""
+    for _ in range(rnd.randint(0, 4)):
+        k = rnd.random()
+        if k < 0.4:
+            out += rand_field(2)
+        elif k < 0.5:
+            out += rnd.choice(["{{", "}}", "{", "}"])
+        else:
+            out += rnd.choice(["a", " ", "é", "😀", "xyz", ":", "!", "[", "]"])
+    return out
+
+
+rows = []
+for _ in range(2500):
+    f = rand_format_string()
+    rows.append(f"({rs(f)}, {res_rs(err_or(lambda: f.format(*FARGS, **FKW)))})")
+w("/// Random (format string, fmt.format(*FARGS, **FKW)) as FORMAT_CASES")
+table("RANDOM_FORMAT_CASES", "(&str, Result<&str, (&str, &str)>)", rows)
+
 print("\n".join(OUT))

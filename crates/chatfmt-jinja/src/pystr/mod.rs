@@ -30,8 +30,8 @@ pub use case::{
 };
 pub use float::{float_json, float_repr};
 pub use format::{
-    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg,
-    FormatField, FormatPiece,
+    format_index_error, format_iter, parse_format_string, Accessors, Conversion, FieldAccessor,
+    FieldArg, FormatField, FormatIter, FormatPiece,
 };
 pub use format_spec::apply_format_spec;
 pub use json::{json_write_float, json_write_str};
