@@ -553,4 +553,21 @@ for _ in range(2500):
 w("/// Random (format string, fmt.format(*FARGS, **FKW)) as FORMAT_CASES")
 table("RANDOM_FORMAT_CASES", "(&str, Result<&str, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- slicing, numbers
+rows = []
+SL = [None, 0, 1, 2, -1, -2, 3, 10, -10, 2**63 - 1, -2**63]
+for x in ["", "a", "héllo", "ab😀cd", "0123456789"]:
+    for st in SL:
+        for sp in SL:
+            for step in [None, 1, 2, -1, -2, 3, -3, 0, 2**63 - 1, -2**63]:
+                rows.append(f"({rs(x)}, {opti(st)}, {opti(sp)}, {opti(step)}, {res_rs(err_or(lambda: x[st:sp:step]))})")
+w("/// (s, start, stop, step, s[start:stop:step])")
+table("STR_SLICE_CASES", "(&str, Option<i64>, Option<i64>, Option<i64>, Result<&str, (&str, &str)>)", rows)
+rows = []
+for x in ["", "a", "héllo", "ab😀cd"]:
+    for i in [0, 1, 4, 5, -1, -5, -6, 2**63 - 1, -2**63]:
+        rows.append(f"({rs(x)}, {i}, {res_rs(err_or(lambda: x[i]))})")
+w("/// (s, i, s[i])")
+table("STR_INDEX_CASES", "(&str, i64, Result<&str, (&str, &str)>)", rows)
+
 print("\n".join(OUT))

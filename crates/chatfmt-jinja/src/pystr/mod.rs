@@ -16,6 +16,7 @@ mod percent;
 mod repr;
 #[cfg(test)]
 mod robustness;
+mod slice;
 mod strftime;
 mod tables;
 #[cfg(test)]
@@ -42,6 +43,7 @@ pub use methods::{
 };
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};
+pub use slice::{slice_indices, str_index, str_slice};
 pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
 
