@@ -75,6 +75,18 @@ def main():
     if line:
         w("    " + line.rstrip())
     w("];")
+    zeros = [cp for cp in range(0x110000) if unicodedata.decimal(chr(cp), -1) == 0]
+    for cp in range(0x110000):
+        d = unicodedata.decimal(chr(cp), -1)
+        if d >= 0:
+            z = max(x for x in zeros if x <= cp)
+            assert cp - z == d, hex(cp)
+    w("")
+    w("/// Code points of the decimal digit zeros (each starts a run of ten, 0 to 9).")
+    w(f"pub static DECIMAL_ZEROS: [u32; {len(zeros)}] = [")
+    for i in range(0, len(zeros), 8):
+        w("    " + " ".join(f"0x{z:X}," for z in zeros[i:i + 8]))
+    w("];")
     maps = [
         ("UPPER_MAP", lambda c: c.upper()),
         ("LOWER_MAP", lambda c: c.lower()),

@@ -12,6 +12,7 @@ mod format;
 mod format_spec;
 mod json;
 mod methods;
+mod numbers;
 mod percent;
 mod repr;
 #[cfg(test)]
@@ -41,6 +42,7 @@ pub use methods::{
     removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
     startswith, strip, zfill,
 };
+pub use numbers::{parse_float, parse_int, py_round};
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};
 pub use slice::{slice_indices, str_index, str_slice};

@@ -165,6 +165,11 @@ fn no_panics_on_random_input() {
         };
         let _ = strftime(&s, &dt);
         let _ = DateTimeFields::from_iso(&s);
+        let _ = str_slice(&s, oi, oj, opt(&mut rng, rng.int()));
+        let _ = str_index(&s, i);
+        let _ = parse_float(&s);
+        let _ = parse_int(&s, j.rem_euclid(40));
+        let _ = py_round(f64::from_bits(rng.next()), i.rem_euclid(700) - 350);
         let _ = DateTimeFields::from_timestamp(f64::from_bits(rng.next()), i as i32);
     }
 }
