@@ -165,7 +165,8 @@ fn no_panics_on_random_input() {
         };
         let _ = strftime(&s, &dt);
         let _ = DateTimeFields::from_iso(&s);
-        let _ = str_slice(&s, oi, oj, opt(&mut rng, rng.int()));
+        let step = rng.int();
+        let _ = str_slice(&s, oi, oj, opt(&mut rng, step));
         let _ = str_index(&s, i);
         let _ = parse_float(&s);
         let _ = parse_int(&s, j.rem_euclid(40));
