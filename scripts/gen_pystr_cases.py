@@ -325,7 +325,7 @@ SFMTS = ["%Y-%m-%d %H:%M:%S", "%a %A %b %B %h", "%c", "%x", "%X", "%D", "%F", "%
          "%10Y %-Y %_Y %0Y %_5Y %-5Y %05Y %5C %0C %_C %-C %_G %0G %5G", "%_5d %010d %-10d %_10d %_010d %0_10d %-_d %_-d",
          "%^5j %^-5j %#5j %_1j %0k %_e %-_e %2e %3e %_3e %_H", "%5n %5t %3% %03% %-5% %_5% %05n %^5n",
          "%-z %^Z %#Z %10z %Ez %Oz %EZ %^10z", "%EC %EY %Ey %Ec %Ex %EX %Od %Oe %OH %OI %Om %OM %OS %Ou %OU %OV %Ow %OW %Oy %Oj %Ob %OB %Op %Og %OG %Ok %Ol",
-         "%1000d", "literal ü 日本 😀 %Y", "", "no directives", "%%Y %%%Y %%%%", "%m%%"]
+         "%1000d", "literal ü 日本 😀 %Y", "", "no directives", "%%Y %%%Y %%%%", "%m%%", "a\0b", "%\0", "%Y\0%m", "\0"]
 rows = []
 for dt in DATES:
     for tz in TZS:

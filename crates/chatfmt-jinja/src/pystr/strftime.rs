@@ -514,8 +514,11 @@ fn iso_year_week(t: &DateTimeFields) -> (i64, u32) {
 }
 
 /// Python `dt.strftime(fmt)` on Linux/glibc in the C locale. `%s` treats the
-/// fields as UTC (the local zone of a UTC machine).
+/// fields as UTC (the local zone of a UTC machine); the format ends at a NUL
+/// character, as in CPython; widths are capped at 2^20.
 pub fn strftime(fmt: &str, t: &DateTimeFields) -> String {
+    // CPython hands the format to C as a NUL-terminated string.
+    let fmt = fmt.split('\0').next().unwrap_or("");
     let pre = python_pass(fmt, t);
     let mut out = String::with_capacity(pre.len() + 16);
     glibc_format(&pre, t, &mut out);
