@@ -4,7 +4,39 @@
 //! or on the small traits defined in this module, so that the template engine
 //! can call it without this module knowing the engine's value type.
 //!
-//! Indices and lengths are counted in code points, as in Python.
+//! Indices and lengths are counted in code points, as in Python. Where a
+//! result is a piece of the input (strip, split, partition, step-1 slices,
+//! format literals) it is returned as a `&str` slice of that input.
+//!
+//! Functions that can fail in Python return `Result<_, PyError>` carrying
+//! the exception class and CPython's exact message.
+//!
+//! # Map
+//!
+//! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
+//!   [`float_json`], [`json_write_float`].
+//! - Strings to text: [`str_repr`], [`str_ascii`], [`ascii_escape`],
+//!   [`json_write_str`].
+//! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
+//!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
+//!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace`],
+//!   [`partition`], [`rpartition`], [`removeprefix`], [`removesuffix`],
+//!   [`zfill`], [`center`], [`ljust`], [`rjust`], [`expandtabs`].
+//! - Case and classes: [`upper`], [`lower`], [`capitalize`], [`title`],
+//!   [`swapcase`], [`casefold`], [`isalpha`], [`isdigit`], [`isdecimal`],
+//!   [`isnumeric`], [`isalnum`], [`isspace`], [`isupper`], [`islower`],
+//!   [`istitle`], [`isidentifier`], [`isprintable`], [`isascii`];
+//!   per character [`is_printable`], [`is_py_whitespace`].
+//! - Indexing: [`str_index`], [`str_slice`], [`slice_indices`].
+//! - `%` formatting: [`percent_format`] with [`PercentArgs`],
+//!   [`FormatArg`], [`FormatMapping`].
+//! - `str.format`: [`format_iter`] (lazy, exact error order) or
+//!   [`parse_format_string`] (eager), then [`apply_format_spec`] per field.
+//! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
+//!   (`int(s, base)`), [`py_round`] (`round(x, n)`).
+//! - Dates: [`DateTimeFields`] and [`strftime`].
+
+#![warn(missing_docs)]
 
 mod case;
 mod float;
