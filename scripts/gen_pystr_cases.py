@@ -80,6 +80,8 @@ w()
 w("#![allow(clippy::type_complexity)]")
 w()
 w("use super::test_support::A;")
+w("use super::PyNumber as N;")
+w("use std::cmp::Ordering;")
 w()
 w("/// (f64 bits, repr, json.dumps)")
 table("FLOAT_CASES", "(u64, &str, &str)",
@@ -617,5 +619,60 @@ for x, n in ROUNDS:
     rows.append(f"({bits(float(x))}, {n}, {'Ok(' + bits(r[1]) + ')' if r[0] == 'Ok' else 'Err(' + rs(r[2]) + ')'})")
 w("/// (x bits, ndigits, round(x, ndigits) bits or error message)")
 table("ROUND_CASES", "(u64, i64, Result<u64, &str>)", rows)
+
+# ---------------------------------------------------------------- arithmetic
+import math  # noqa: E402
+
+I64 = (-2**63, 2**63 - 1)
+
+
+def int_res(f):
+    r = err_or(f)
+    if r[0] == "Ok":
+        v = r[1]
+        if isinstance(v, complex):
+            return 'Err(("ValueError", "negative number cannot be raised to a fractional power"))'
+        if isinstance(v, float):
+            return f"Ok(N::Float(f64::from_bits({bits(v)})))"
+        if I64[0] <= v <= I64[1]:
+            return f"Ok(N::Int({v}))"
+        return 'Err(("OverflowError", "integer overflow"))'
+    return f"Err(({rs(r[1])}, {rs(r[2])}))"
+
+
+INTS = [0, 1, -1, 2, -2, 3, -3, 5, -5, 7, 10, -10, 63, 64, 2**31, 2**53, 2**53 + 1, -(2**53 + 1), 2**62, 2**63 - 1, -2**63,
+        -2**63 + 1, 12345678901234567, -98765432109876543, 3**39]
+INTS += [rnd.randint(-2**63, 2**63 - 1) for _ in range(15)] + [rnd.randint(-1000, 1000) for _ in range(10)]
+rows = []
+for a in INTS:
+    for b_ in INTS:
+        pw = int_res(lambda: a ** b_) if abs(b_) <= 64 or a in (0, 1, -1) else None
+        if pw is None:
+            pw = int_res(lambda: a ** b_) if abs(a) <= 1 else 'Err(("OverflowError", "integer overflow"))' if b_ > 0 else int_res(lambda: float(a) ** float(b_))
+        rows.append(f"({a}, {b_}, {int_res(lambda: a // b_)}, {int_res(lambda: a % b_)}, {int_res(lambda: a / b_)}, {pw})")
+w("/// (a, b, a // b, a % b, a / b, a ** b) for ints")
+table("INT_ARITH_CASES", "(i64, i64, Result<N, (&str, &str)>, Result<N, (&str, &str)>, Result<N, (&str, &str)>, Result<N, (&str, &str)>)", rows)
+
+FLS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, 2.5, -7.0, 1e300, -1e300, 1e-300, 5e-324, math.inf, -math.inf, math.nan,
+       0.1, 1 / 3, 10.0, 400.0, -3.5, 1e10, 1e10 + 1, 123.456]
+rows = []
+for a in FLS:
+    for b_ in FLS:
+        rows.append(f"({bits(a)}, {bits(b_)}, {int_res(lambda: a / b_)}, {int_res(lambda: a // b_)}, {int_res(lambda: a % b_)}, {int_res(lambda: a ** b_)})")
+w("/// (a, b, a / b, a // b, a % b, a ** b) for floats")
+table("FLOAT_ARITH_CASES", "(u64, u64, Result<N, (&str, &str)>, Result<N, (&str, &str)>, Result<N, (&str, &str)>, Result<N, (&str, &str)>)", rows)
+
+rows = []
+for a in INTS[:20]:
+    for b_ in FLS + [float(2**53), float(2**63), -float(2**63), 9.223372036854775e18, 2.0**53 + 2]:
+        c = "None" if math.isnan(b_) else ("Some(Ordering::Less)" if a < b_ else "Some(Ordering::Greater)" if a > b_ else "Some(Ordering::Equal)")
+        rows.append(f"({a}, {bits(b_)}, {c})")
+w("/// (int, float, exact comparison)")
+table("CMP_INT_FLOAT_CASES", "(i64, u64, Option<std::cmp::Ordering>)", rows)
+rows = []
+for x in FLS + [9.3e18, -9.3e18, 9.2e18, -9.223372036854775808e18, 1.5, -1.5, 2.9999]:
+    rows.append(f"({bits(x)}, {int_res(lambda: int(x))})")
+w("/// (float, int(float))")
+table("FLOAT_TO_INT_CASES", "(u64, Result<N, (&str, &str)>)", rows)
 
 print("\n".join(OUT))

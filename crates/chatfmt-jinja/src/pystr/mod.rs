@@ -34,10 +34,14 @@
 //!   [`parse_format_string`] (eager), then [`apply_format_spec`] per field.
 //! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
 //!   (`int(s, base)`), [`py_round`] (`round(x, n)`).
+//! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
+//!   [`int_pow`], [`float_truediv`], [`float_floordiv`], [`float_mod`],
+//!   [`float_pow`], [`float_to_int`], [`cmp_int_float`].
 //! - Dates: [`DateTimeFields`] and [`strftime`].
 
 #![warn(missing_docs)]
 
+mod arith;
 mod case;
 mod float;
 mod format;
@@ -58,6 +62,10 @@ mod test_cases;
 mod test_support;
 mod unicode;
 
+pub use arith::{
+    cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv, int_floordiv,
+    int_mod, int_pow, int_truediv, PyNumber,
+};
 pub use case::{
     capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower,
     isnumeric, isprintable, isspace, istitle, isupper, lower, swapcase, title, upper,
@@ -144,6 +152,8 @@ pub enum PyErrorKind {
     IndexError,
     /// `OverflowError`.
     OverflowError,
+    /// `ZeroDivisionError`.
+    ZeroDivisionError,
     /// `MemoryError` (message empty): raised here instead of building a
     /// result longer than [`MAX_OUTPUT_CHARS`].
     MemoryError,
@@ -202,6 +212,7 @@ impl fmt::Display for PyError {
             PyErrorKind::IndexError => "IndexError",
             PyErrorKind::OverflowError => "OverflowError",
             PyErrorKind::MemoryError => "MemoryError",
+            PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
         };
         write!(f, "{}: {}", name, self.message)
     }

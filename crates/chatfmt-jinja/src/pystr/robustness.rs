@@ -168,6 +168,20 @@ fn no_panics_on_random_input() {
         let step = rng.int();
         let _ = str_slice(&s, oi, oj, opt(&mut rng, step));
         let _ = str_index(&s, i);
+        let (x, y) = (f64::from_bits(rng.next()), f64::from_bits(rng.next()));
+        let _ = (
+            int_floordiv(i, j),
+            int_mod(i, j),
+            int_truediv(i, j),
+            int_pow(i, j),
+        );
+        let _ = (
+            float_floordiv(x, y),
+            float_mod(x, y),
+            float_pow(x, y),
+            float_truediv(x, y),
+        );
+        let _ = (cmp_int_float(i, x), float_to_int(x));
         let _ = parse_float(&s);
         let _ = parse_int(&s, j.rem_euclid(40));
         let _ = py_round(f64::from_bits(rng.next()), i.rem_euclid(700) - 350);

@@ -125,6 +125,7 @@ pub fn kind_name(k: PyErrorKind) -> &'static str {
         PyErrorKind::IndexError => "IndexError",
         PyErrorKind::OverflowError => "OverflowError",
         PyErrorKind::MemoryError => "MemoryError",
+        PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
     }
 }
 
