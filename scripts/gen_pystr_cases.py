@@ -675,4 +675,77 @@ for x in FLS + [9.3e18, -9.3e18, 9.2e18, -9.223372036854775808e18, 1.5, -1.5, 2.
 w("/// (float, int(float))")
 table("FLOAT_TO_INT_CASES", "(u64, Result<N, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- json.dumps
+w("/// A JSON-able test value.")
+w("#[derive(Debug)]")
+w("pub enum J {")
+w("    N,")
+w("    B(bool),")
+w("    I(i64),")
+w("    F(u64),")
+w("    S(&'static str),")
+w("    L(&'static [J]),")
+w("    D(&'static [(crate::pystr::JsonKey<'static>, J)]),")
+w("    O(&'static str),")
+w("}")
+w()
+
+
+class Opaque:
+    pass
+
+
+def key_rs(k):
+    if isinstance(k, bool):
+        return f"crate::pystr::JsonKey::Bool({b(k)})"
+    if isinstance(k, int):
+        return f"crate::pystr::JsonKey::Int({k})"
+    if isinstance(k, float):
+        return f"crate::pystr::JsonKey::Float(f64::from_bits({bits(k)}))"
+    if isinstance(k, str):
+        return f"crate::pystr::JsonKey::Str({rs(k)})"
+    if k is None:
+        return "crate::pystr::JsonKey::None"
+    return f"crate::pystr::JsonKey::Other({rs(type(k).__name__)})"
+
+
+def j_rs(v):
+    if v is None:
+        return "J::N"
+    if isinstance(v, bool):
+        return f"J::B({b(v)})"
+    if isinstance(v, int):
+        return f"J::I({v})"
+    if isinstance(v, float):
+        return f"J::F({bits(v)})"
+    if isinstance(v, str):
+        return f"J::S({rs(v)})"
+    if isinstance(v, (list, tuple)):
+        return "J::L(&[" + ", ".join(j_rs(x) for x in v) + "])"
+    if isinstance(v, dict):
+        return "J::D(&[" + ", ".join(f"({key_rs(k)}, {j_rs(x)})" for k, x in v.items()) + "])"
+    return f"J::O({rs(type(v).__name__)})"
+
+
+JVALS = [None, True, 1, -5, 1.5, 1e16, float("nan"), float("-inf"), "", "héllo \"q\" \\ \n 😀", [], {}, [1, [2, [3, []]], {}],
+         {"b": 1, "a": [1, 2, {"c": None}], "é": "ü"}, {"z": {}, "y": [], "x": {"w": [True, False, None]}},
+         {1: "int", "s": 2}, {2: 1, 1.5: 2, False: 3, None: 4}, {None: 1, 0.1: 2}, {float("nan"): 1, float("inf"): 2},
+         {(1, 2): 3}, [Opaque()], {"a": Opaque()}, {"k": [1, 2.5, "x", None, True]},
+         {"tools": [{"type": "function", "function": {"name": "get_weather", "description": "Get the weather",
+                                                       "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                                      "required": ["city"]}}}]},
+         {"b": 2, "a": 1, "c": 3, "a1": 0, "B": 5, "": 6}, {3: "c", 1: "a", 2: "b", -1: "z", 2.5: "h", True: "t"},
+         {"x": 1, 2: 3, "y": 4}, {2: 3, "x": 1}, {None: 1, "a": 2}, {"a": 1, None: 2}, {1: 1, None: 2, "a": 3},
+         [[], [[]], [{}], {"a": {}}], "\x7f\x00\u2028", 12345678901234567, -0.0, 0.1 + 0.2]
+OPTS = [(True, None, None, False), (False, None, None, False), (True, "  ", None, False), (False, "\t", None, True),
+        (True, "", None, False), (True, None, (",", ":"), True), (False, "  ", (", ", ": "), True), (True, "--", (";", "="), False)]
+rows = []
+for v in JVALS:
+    for ea, ind, seps, sk in OPTS:
+        r = err_or(lambda: json.dumps(v, ensure_ascii=ea, indent=ind, separators=seps, sort_keys=sk))
+        seps_rs = "None" if seps is None else f"Some(({rs(seps[0])}, {rs(seps[1])}))"
+        rows.append(f"({j_rs(v)}, {b(ea)}, {opt(ind)}, {seps_rs}, {b(sk)}, {res_rs(r)})")
+w("/// (value, ensure_ascii, indent, separators, sort_keys, json.dumps)")
+table("JSON_DUMPS_CASES", "(J, bool, Option<&str>, Option<(&str, &str)>, bool, Result<&str, (&str, &str)>)", rows)
+
 print("\n".join(OUT))

@@ -16,7 +16,7 @@
 //! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
 //!   [`float_json`], [`json_write_float`].
 //! - Strings to text: [`str_repr`], [`str_ascii`], [`ascii_escape`],
-//!   [`json_write_str`].
+//!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`].
 //! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
 //!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
 //!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace`],
@@ -47,6 +47,7 @@ mod float;
 mod format;
 mod format_spec;
 mod json;
+mod json_dumps;
 mod methods;
 mod numbers;
 mod percent;
@@ -77,6 +78,7 @@ pub use format::{
 };
 pub use format_spec::apply_format_spec;
 pub use json::{json_write_float, json_write_str};
+pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
     removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
@@ -154,6 +156,8 @@ pub enum PyErrorKind {
     OverflowError,
     /// `ZeroDivisionError`.
     ZeroDivisionError,
+    /// `RecursionError`.
+    RecursionError,
     /// `MemoryError` (message empty): raised here instead of building a
     /// result longer than [`MAX_OUTPUT_CHARS`].
     MemoryError,
@@ -213,6 +217,7 @@ impl fmt::Display for PyError {
             PyErrorKind::OverflowError => "OverflowError",
             PyErrorKind::MemoryError => "MemoryError",
             PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            PyErrorKind::RecursionError => "RecursionError",
         };
         write!(f, "{}: {}", name, self.message)
     }

@@ -126,6 +126,7 @@ pub fn kind_name(k: PyErrorKind) -> &'static str {
         PyErrorKind::OverflowError => "OverflowError",
         PyErrorKind::MemoryError => "MemoryError",
         PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
+        PyErrorKind::RecursionError => "RecursionError",
     }
 }
 
