@@ -56,8 +56,10 @@ mod repr;
 mod robustness;
 mod slice;
 mod strftime;
+#[rustfmt::skip]
 mod tables;
 #[cfg(test)]
+#[rustfmt::skip]
 mod test_cases;
 #[cfg(test)]
 mod test_support;
