@@ -748,4 +748,58 @@ for v in JVALS:
 w("/// (value, ensure_ascii, indent, separators, sort_keys, json.dumps)")
 table("JSON_DUMPS_CASES", "(J, bool, Option<&str>, Option<(&str, &str)>, bool, Result<&str, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- repr of values
+w("/// A repr-able test value.")
+w("#[derive(Debug)]")
+w("pub enum R {")
+w("    N,")
+w("    B(bool),")
+w("    I(i64),")
+w("    F(u64),")
+w("    S(&'static str),")
+w("    L(&'static [R]),")
+w("    T(&'static [R]),")
+w("    D(&'static [(R, R)]),")
+w("}")
+w()
+
+
+def r_rs(v):
+    if v is None:
+        return "R::N"
+    if isinstance(v, bool):
+        return f"R::B({b(v)})"
+    if isinstance(v, int):
+        return f"R::I({v})"
+    if isinstance(v, float):
+        return f"R::F({bits(v)})"
+    if isinstance(v, str):
+        return f"R::S({rs(v)})"
+    if isinstance(v, list):
+        return "R::L(&[" + ", ".join(r_rs(x) for x in v) + "])"
+    if isinstance(v, tuple):
+        return "R::T(&[" + ", ".join(r_rs(x) for x in v) + "])"
+    if isinstance(v, dict):
+        return "R::D(&[" + ", ".join(f"({r_rs(k)}, {r_rs(x)})" for k, x in v.items()) + "])"
+    raise TypeError(v)
+
+
+RVALS = [None, True, False, 0, -7, 1.0, 1e16, float("nan"), float("-inf"), -0.0, "", "it's", 'say "hi"', "é\n\x00",
+         [], [1], [1, "a", None, 2.5, [True, ()]], (), (1,), (1, 2), ((),), {}, {"a": 1}, {"k": [1, {"x": (None,)}], 2: "two", None: 0.1},
+         {(1, 2): "tuple key", 1.5: [], False: {}}, [{"role": "user", "content": "Hi 'there'"}, {"role": "assistant", "content": "\"ok\""}],
+         {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}, "required": []}}}]
+rows = [f"({r_rs(v)}, {rs(repr(v))})" for v in RVALS]
+w("/// (value, repr(value))")
+table("VALUE_REPR_CASES", "(R, &str)", rows)
+
+# ---------------------------------------------------------------- html
+import markupsafe  # noqa: E402
+from jinja2.utils import htmlsafe_json_dumps  # noqa: E402
+
+rows = []
+for x in STRS + ["<a href='x'>&amp;\"</a>", "", "&&<<>>''\"\"", "é<😀>"]:
+    rows.append(f"({rs(x)}, {rs(str(markupsafe.escape(x)))}, {rs(str(htmlsafe_json_dumps(x)))})")
+w("/// (s, markupsafe.escape(s), jinja2 htmlsafe_json_dumps(s))")
+table("HTML_CASES", "(&str, &str, &str)", rows)
+
 print("\n".join(OUT))

@@ -15,8 +15,10 @@
 //!
 //! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
 //!   [`float_json`], [`json_write_float`].
+//! - Values to text: [`py_repr`] over [`ToRepr`] (lists, tuples, dicts).
 //! - Strings to text: [`str_repr`], [`str_ascii`], [`ascii_escape`],
-//!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`].
+//!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`];
+//!   Jinja's [`json_htmlsafe`] and MarkupSafe's [`html_escape`].
 //! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
 //!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
 //!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace`],
@@ -64,6 +66,7 @@ mod test_cases;
 #[cfg(test)]
 mod test_support;
 mod unicode;
+mod value_repr;
 
 pub use arith::{
     cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv, int_floordiv,
@@ -79,7 +82,7 @@ pub use format::{
     FieldArg, FormatField, FormatIter, FormatPiece,
 };
 pub use format_spec::apply_format_spec;
-pub use json::{json_write_float, json_write_str};
+pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
 pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix,
@@ -92,6 +95,7 @@ pub use repr::{ascii_escape, str_ascii, str_repr};
 pub use slice::{slice_indices, str_index, str_slice};
 pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
+pub use value_repr::{py_repr, ReprValue, ToRepr};
 
 use std::fmt;
 
