@@ -802,4 +802,16 @@ for x in STRS + ["<a href='x'>&amp;\"</a>", "", "&&<<>>''\"\"", "é<😀>"]:
 w("/// (s, markupsafe.escape(s), jinja2 htmlsafe_json_dumps(s))")
 table("HTML_CASES", "(&str, &str, &str)", rows)
 
+RI = [(1250, -2), (1350, -2), (-1250, -2), (-1350, -2), (15, -1), (25, -1), (-25, -1), (5, -1), (-5, -1), (4, -1), (6, -1), (1234, 0),
+      (1234, 3), (2**63 - 1, -1), (2**63 - 1, -19), (-2**63, -19), (-2**63, -18), (2**63 - 1, -20), (123, -400), (0, -5), (499, -3),
+      (500, -3), (1500, -3), (2500, -3), (2501, -3), (-2**63, -1), (-2**63, 5), (2**63 - 1, -500)]
+RI += [(rnd.randint(-2**63, 2**63 - 1), rnd.randint(-20, 2)) for _ in range(200)]
+rows = []
+for n, k in RI:
+    r = round(n, k)
+    val = f"Ok({r})" if -2**63 <= r < 2**63 else 'Err(("OverflowError", "integer overflow"))'
+    rows.append(f"({n}, {k}, {val})")
+w("/// (n, ndigits, round(n, ndigits)) for ints")
+table("ROUND_INT_CASES", "(i64, i64, Result<i64, (&str, &str)>)", rows)
+
 print("\n".join(OUT))

@@ -3,6 +3,7 @@
 use super::arith::cmp_int_float;
 use super::float::float_json;
 use super::json::json_write_str;
+use super::sort::python_sort;
 use super::{PyError, PyErrorKind};
 use std::cmp::Ordering;
 
@@ -149,45 +150,6 @@ fn key_lt(a: &JsonKey<'_>, b: &JsonKey<'_>) -> Result<bool, PyError> {
         },
     };
     Ok(ord == Some(Ordering::Less))
-}
-
-/// Sorts like CPython's `list.sort` does for short lists (a natural run,
-/// then binary insertion), so that the first failing comparison, which
-/// names the types in the error, is the one CPython makes.
-fn python_sort<T>(
-    items: &mut [T],
-    lt: impl Fn(&T, &T) -> Result<bool, PyError>,
-) -> Result<(), PyError> {
-    let n = items.len();
-    if n < 2 {
-        return Ok(());
-    }
-    // count_run
-    let mut run = 2;
-    if lt(&items[1], &items[0])? {
-        while run < n && lt(&items[run], &items[run - 1])? {
-            run += 1;
-        }
-        items[..run].reverse();
-    } else {
-        while run < n && !lt(&items[run], &items[run - 1])? {
-            run += 1;
-        }
-    }
-    // binarysort of the rest
-    for start in run..n {
-        let (mut l, mut r) = (0, start);
-        while l < r {
-            let p = l + (r - l) / 2;
-            if lt(&items[start], &items[p])? {
-                r = p;
-            } else {
-                l = p + 1;
-            }
-        }
-        items[l..=start].rotate_right(1);
-    }
-    Ok(())
 }
 
 impl Encoder<'_> {

@@ -35,10 +35,11 @@
 //! - `str.format`: [`format_iter`] (lazy, exact error order) or
 //!   [`parse_format_string`] (eager), then [`apply_format_spec`] per field.
 //! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
-//!   (`int(s, base)`), [`py_round`] (`round(x, n)`).
+//!   (`int(s, base)`), [`py_round`] (`round(x, n)`), [`py_round_int`].
 //! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
 //!   [`int_pow`], [`float_truediv`], [`float_floordiv`], [`float_mod`],
 //!   [`float_pow`], [`float_to_int`], [`cmp_int_float`].
+//! - Sorting: [`python_sort`] (CPython's comparison sequence and errors).
 //! - Dates: [`DateTimeFields`] and [`strftime`].
 
 #![warn(missing_docs)]
@@ -57,6 +58,7 @@ mod repr;
 #[cfg(test)]
 mod robustness;
 mod slice;
+mod sort;
 mod strftime;
 #[rustfmt::skip]
 mod tables;
@@ -89,10 +91,11 @@ pub use methods::{
     removesuffix, replace, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines,
     startswith, strip, zfill,
 };
-pub use numbers::{parse_float, parse_int, py_round};
+pub use numbers::{parse_float, parse_int, py_round, py_round_int};
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};
 pub use slice::{slice_indices, str_index, str_slice};
+pub use sort::python_sort;
 pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
 pub use value_repr::{py_repr, ReprValue, ToRepr};

@@ -279,10 +279,38 @@ pub fn py_round(x: f64, ndigits: i64) -> Result<f64, PyError> {
     Ok(r)
 }
 
+/// Python `round(n, ndigits)` for an int: `n` itself when `ndigits >= 0`,
+/// else rounded to a multiple of `10**-ndigits`, exact ties to even. A
+/// result outside `i64` (a big int in Python) is `OverflowError: integer
+/// overflow`.
+pub fn py_round_int(n: i64, ndigits: i64) -> Result<i64, PyError> {
+    if ndigits >= 0 {
+        return Ok(n);
+    }
+    let k = ndigits.unsigned_abs();
+    if k > 19 {
+        // 10**20 exceeds every i64 magnitude: everything rounds to 0.
+        return Ok(0);
+    }
+    let p = 10i128.pow(k as u32);
+    let v = n as i128;
+    let q = v.div_euclid(p);
+    let r = v.rem_euclid(p);
+    let up = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => q % 2 != 0,
+    };
+    let rounded = (q + i128::from(up)) * p;
+    i64::try_from(rounded).map_err(|_| PyError::new(PyErrorKind::OverflowError, "integer overflow"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{PARSE_FLOAT_CASES, PARSE_INT_CASES, ROUND_CASES};
+    use crate::pystr::test_cases::{
+        PARSE_FLOAT_CASES, PARSE_INT_CASES, ROUND_CASES, ROUND_INT_CASES,
+    };
     use crate::pystr::test_support::check;
 
     fn same(a: f64, b: f64) -> bool {
@@ -304,6 +332,13 @@ mod tests {
     fn parse_int_matches_cpython() {
         for (s, base, want) in PARSE_INT_CASES {
             check(parse_int(s, *base), want, &format!("int({s:?}, {base})"));
+        }
+    }
+
+    #[test]
+    fn int_round_matches_cpython() {
+        for &(n, k, ref want) in ROUND_INT_CASES {
+            check(py_round_int(n, k), want, &format!("round({n}, {k})"));
         }
     }
 
