@@ -814,4 +814,42 @@ for n, k in RI:
 w("/// (n, ndigits, round(n, ndigits)) for ints")
 table("ROUND_INT_CASES", "(i64, i64, Result<i64, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- random str methods
+MPOOL = ["a", "b", "ab", " ", "  ", "\t", "\n", "\r\n", "\r", "\x0b", "\x1c", "\x85", "\u2028", "\xa0", "ß", "😀", "x", ",", "é"]
+rows = []
+for _ in range(1500):
+    x = "".join(rnd.choice(MPOOL) for _ in range(rnd.randint(0, 8)))
+    sub = "".join(rnd.choice(MPOOL) for _ in range(rnd.randint(0, 2)))
+    st = rnd.choice([None, rnd.randint(-12, 12)])
+    en = rnd.choice([None, rnd.randint(-12, 12)])
+    rows.append(f"({rs(x)}, {rs(sub)}, {opti(st)}, {opti(en)}, {b(x.startswith(sub, st, en))}, {b(x.endswith(sub, st, en))}, "
+                f"{x.find(sub, st, en)}, {x.rfind(sub, st, en)}, {x.count(sub, st, en)})")
+w("/// Random (s, sub, start, end, startswith, endswith, find, rfind, count)")
+table("RANDOM_FIND_CASES", "(&str, &str, Option<i64>, Option<i64>, bool, bool, i64, i64, i64)", rows)
+rows = []
+for _ in range(800):
+    x = "".join(rnd.choice(MPOOL) for _ in range(rnd.randint(0, 8)))
+    c = rnd.choice([None, "", " ", "ab", "\n\r", "😀a"])
+    rows.append(f"({rs(x)}, {opt(c)}, {rs(x.strip(c))}, {rs(x.lstrip(c))}, {rs(x.rstrip(c))})")
+w("/// Random (s, chars, strip, lstrip, rstrip)")
+table("RANDOM_STRIP_CASES", "(&str, Option<&str>, &str, &str, &str)", rows)
+rows = [f"({rs(x)}, {lst(x.splitlines())}, {lst(x.splitlines(True))})" for x in ("".join(rnd.choice(MPOOL) for _ in range(rnd.randint(0, 8))) for _ in range(800))]
+w("/// Random (s, splitlines(), splitlines(True))")
+table("RANDOM_SPLITLINES_CASES", "(&str, &[&str], &[&str])", rows)
+
+
+def rand_pct_multi():
+    n = rnd.randint(0, 3)
+    f = "".join(rnd.choice(["x", " ", "%%", rand_pct(), "%*d", "%.*f", "%-*s"]) for _ in range(n))
+    args = tuple(rand_val() for _ in range(rnd.randint(0, 4)))
+    return f, args
+
+
+rows = []
+for _ in range(1500):
+    f, t = rand_pct_multi()
+    rows.append(f"({rs(f)}, 0, {args_rs(t)}, &[], {res_rs(err_or(lambda: f % t))})")
+w("/// Random (fmt, 0, args, [], fmt % args) for tuples")
+table("RANDOM_PERCENT_TUPLE_CASES", "(&str, u8, &[A], &[&str], Result<&str, (&str, &str)>)", rows)
+
 print("\n".join(OUT))

@@ -97,7 +97,6 @@ fn parse_spec(
         pos += 1;
     }
     s.width = parse_int(&chars, &mut pos)?.unwrap_or(0);
-    check_size(s.width)?;
     let both = || PyError::value("Cannot specify both ',' and '_'.");
     if chars.get(pos) == Some(&',') {
         s.sep = Some(',');
@@ -221,6 +220,7 @@ fn format_str(spec: &str, value: &str) -> Result<String, PyError> {
         Some((b, _)) => &value[..b],
         None => value,
     };
+    check_size(s.width)?;
     let len = body.chars().count();
     let pad = s.width.saturating_sub(len);
     let (left, right) = match s.align.unwrap_or('<') {
@@ -267,7 +267,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
                     "%c arg not in range(0x110000)",
                 )
             })?;
-        return Ok(render_number(s, false, "", &c.to_string(), "", 3));
+        return render_number(s, false, "", &c.to_string(), "", 3);
     }
     let (radix, prefix, upper) = match ty {
         'b' => (2, "0b", false),
@@ -279,7 +279,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
     let digits = int_digits(v, radix, upper);
     let prefix = if s.alt { prefix } else { "" };
     let group = if radix == 10 { 3 } else { 4 };
-    Ok(render_number(s, v < 0, prefix, &digits, "", group))
+    render_number(s, v < 0, prefix, &digits, "", group)
 }
 
 fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
@@ -339,7 +339,7 @@ fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
     if pct {
         remainder.push('%');
     }
-    Ok(render_number(s, negative, "", digits, &remainder, 3))
+    render_number(s, negative, "", digits, &remainder, 3)
 }
 
 /// Inserts the separator every `group` digits from the right, padding with
@@ -391,7 +391,8 @@ fn render_number(
     digits: &str,
     remainder: &str,
     group: usize,
-) -> String {
+) -> Result<String, PyError> {
+    check_size(s.width)?;
     let sign = if negative {
         "-"
     } else {
@@ -427,7 +428,7 @@ fn render_number(
     out.push_str(&grouped);
     out.push_str(remainder);
     push_n(&mut out, s.fill, right);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn strip_matches_cpython() {
-        for &(s, chars, a, l, r) in STRIP_CASES {
+        for &(s, chars, a, l, r) in STRIP_CASES.iter().chain(RANDOM_STRIP_CASES) {
             assert_eq!(strip(s, chars), a, "{s:?}.strip({chars:?})");
             assert_eq!(lstrip(s, chars), l, "{s:?}.lstrip({chars:?})");
             assert_eq!(rstrip(s, chars), r, "{s:?}.rstrip({chars:?})");
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn splitlines_matches_cpython() {
-        for &(s, plain, keep) in SPLITLINES_CASES {
+        for &(s, plain, keep) in SPLITLINES_CASES.iter().chain(RANDOM_SPLITLINES_CASES) {
             assert_eq!(splitlines(s, false), plain, "{s:?}");
             assert_eq!(splitlines(s, true), keep, "{s:?}");
         }
@@ -492,7 +492,7 @@ mod tests {
 
     #[test]
     fn find_family_matches_cpython() {
-        for &(s, sub, st, en, sw, ew, f, rf, c) in FIND_CASES {
+        for &(s, sub, st, en, sw, ew, f, rf, c) in FIND_CASES.iter().chain(RANDOM_FIND_CASES) {
             let what = format!("{s:?} {sub:?} {st:?} {en:?}");
             assert_eq!(startswith(s, sub, st, en), sw, "startswith {what}");
             assert_eq!(endswith(s, sub, st, en), ew, "endswith {what}");

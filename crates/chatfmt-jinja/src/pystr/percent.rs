@@ -221,7 +221,6 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
                 spec.prec = Some(p);
             }
         }
-        check_size(spec.width.unwrap_or(0))?;
         let Some(&conv) = chars.get(pos) else {
             return Err(PyError::value("incomplete format"));
         };
@@ -238,7 +237,8 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
 }
 
 /// Writes `body` padded to the width with spaces (strings and `%c`).
-fn push_padded_text(out: &mut String, body: &str, spec: &Spec) {
+fn push_padded_text(out: &mut String, body: &str, spec: &Spec) -> Result<(), PyError> {
+    check_size(spec.width.unwrap_or(0))?;
     let len = body.chars().count();
     let pad = spec.width.unwrap_or(0).saturating_sub(len);
     if !spec.left {
@@ -248,10 +248,18 @@ fn push_padded_text(out: &mut String, body: &str, spec: &Spec) {
     if spec.left {
         push_n(out, ' ', pad);
     }
+    Ok(())
 }
 
 /// Writes a number: sign, prefix, digits, padded per the flags.
-fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spec: &Spec) {
+fn push_number(
+    out: &mut String,
+    negative: bool,
+    prefix: &str,
+    digits: &str,
+    spec: &Spec,
+) -> Result<(), PyError> {
+    check_size(spec.width.unwrap_or(0))?;
     let sign = if negative {
         "-"
     } else if spec.plus {
@@ -276,6 +284,7 @@ fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spe
     if spec.left {
         push_n(out, ' ', pad);
     }
+    Ok(())
 }
 
 fn format_one(
@@ -299,7 +308,7 @@ fn format_one(
                 },
                 None => &text,
             };
-            push_padded_text(out, body, spec);
+            push_padded_text(out, body, spec)?;
         }
         'c' => {
             let ch = if arg.type_name() == "str" {
@@ -322,10 +331,9 @@ fn format_one(
                         PyError::new(PyErrorKind::OverflowError, "%c arg not in range(0x110000)")
                     })?
             };
-            push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec);
+            push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec)?;
         }
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' => {
-            check_size(spec.prec.unwrap_or(0))?;
             let is_float = arg.type_name() == "float";
             let (negative, mut digits) = match arg.as_int() {
                 Some(v) if !is_float => {
@@ -356,6 +364,7 @@ fn format_one(
                 }
             };
             if let Some(p) = spec.prec {
+                check_size(p)?;
                 let len = digits.len();
                 if p > len {
                     let mut padded = String::with_capacity(p);
@@ -370,13 +379,13 @@ fn format_one(
                 (true, 'X') => "0X",
                 _ => "",
             };
-            push_number(out, negative, prefix, &digits, spec);
+            push_number(out, negative, prefix, &digits, spec)?;
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
-            check_size(spec.prec.unwrap_or(0))?;
             let x = arg.as_float().ok_or_else(|| {
                 PyError::type_error(format!("must be real number, not {}", arg.type_name()))
             })?;
+            check_size(spec.prec.unwrap_or(0))?;
             let upper = conv.is_ascii_uppercase();
             let body = float_body(
                 x.abs(),
@@ -385,7 +394,7 @@ fn format_one(
                 spec.alt,
                 upper,
             );
-            push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec);
+            push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec)?;
         }
         _ => {
             let shown = if (' '..='~').contains(&conv) {
@@ -425,12 +434,18 @@ pub(crate) fn float_body(x: f64, kind: char, prec: usize, alt: bool, upper: bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{PERCENT_CASES, RANDOM_PERCENT_CASES};
+    use crate::pystr::test_cases::{
+        PERCENT_CASES, RANDOM_PERCENT_CASES, RANDOM_PERCENT_TUPLE_CASES,
+    };
     use crate::pystr::test_support::{check, Dict};
 
     #[test]
     fn percent_matches_cpython() {
-        for (fmt, kind, vals, keys, want) in PERCENT_CASES.iter().chain(RANDOM_PERCENT_CASES) {
+        for (fmt, kind, vals, keys, want) in PERCENT_CASES
+            .iter()
+            .chain(RANDOM_PERCENT_CASES)
+            .chain(RANDOM_PERCENT_TUPLE_CASES)
+        {
             let refs: Vec<&dyn FormatArg> = vals.iter().map(|v| v as &dyn FormatArg).collect();
             let dict = Dict { keys, vals };
             let args = match kind {
