@@ -55,7 +55,14 @@ def err_or(f):
         return ("Err", type(e).__name__, str(e))
 
 
+def has_surrogate(r):
+    """Whether a result holds a lone surrogate (not representable in Rust)."""
+    return r[0] == "Ok" and isinstance(r[1], str) and any(0xD800 <= ord(c) < 0xE000 for c in r[1])
+
+
 def res_rs(r, conv=rs):
+    if has_surrogate(r):
+        return "Err((\"ValueError\", \"lone surrogate\"))"
     if r[0] == "Ok":
         return f"Ok({conv(r[1])})"
     return f"Err(({rs(r[1])}, {rs(r[2])}))"
@@ -291,6 +298,7 @@ rows = []
 for sp in SPECS:
     for v in FVALS:
         rows.append(f"({rs(sp)}, {arg_rs(v)}, {res_rs(err_or(lambda: format(v, sp)))})")
+rows.append(f"({rs('c')}, {arg_rs(0xDF24)}, {res_rs(err_or(lambda: format(0xDF24, 'c')))})")
 w("/// (spec, value, format(value, spec))")
 table("FORMAT_SPEC_CASES", "(&str, A, Result<&str, (&str, &str)>)", rows)
 

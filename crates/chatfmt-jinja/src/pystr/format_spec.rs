@@ -258,15 +258,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
                 "Alternate form (#) not allowed with integer format specifier 'c'",
             ));
         }
-        let c = u32::try_from(v)
-            .ok()
-            .and_then(char::from_u32)
-            .ok_or_else(|| {
-                PyError::new(
-                    super::PyErrorKind::OverflowError,
-                    "%c arg not in range(0x110000)",
-                )
-            })?;
+        let c = super::py_chr(v)?;
         return render_number(s, false, "", &c.to_string(), "", 3);
     }
     let (radix, prefix, upper) = match ty {

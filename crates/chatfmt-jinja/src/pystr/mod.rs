@@ -143,6 +143,23 @@ pub enum PercentArgs<'a> {
     },
 }
 
+/// `chr(v)` as `%c` and the `c` presentation type do it: `OverflowError:
+/// %c arg not in range(0x110000)`. A surrogate code point, which CPython
+/// accepts but a Rust string cannot hold, is a `ValueError` here.
+pub(crate) fn py_chr(v: i64) -> Result<char, PyError> {
+    if !(0..0x110000).contains(&v) {
+        return Err(PyError::new(
+            PyErrorKind::OverflowError,
+            "%c arg not in range(0x110000)",
+        ));
+    }
+    char::from_u32(v as u32).ok_or_else(|| {
+        PyError::value(format!(
+            "character U+{v:04X} is a lone surrogate, which cannot be represented here"
+        ))
+    })
+}
+
 /// A `KeyError` for a missing string key, worded as CPython does (`'key'`).
 pub fn key_error(key: &str) -> PyError {
     let mut message = String::new();

@@ -324,12 +324,7 @@ fn format_one(
                 let v = arg
                     .as_int()
                     .ok_or_else(|| PyError::type_error("%c requires int or char"))?;
-                u32::try_from(v)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| {
-                        PyError::new(PyErrorKind::OverflowError, "%c arg not in range(0x110000)")
-                    })?
+                super::py_chr(v)?
             };
             push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec)?;
         }

@@ -138,6 +138,11 @@ pub fn check<T: PartialEq<U> + std::fmt::Debug, U: std::fmt::Debug>(
 ) {
     match (got, want) {
         (Ok(g), Ok(w)) => assert_eq!(g, *w, "{what}"),
+        (Err(e), Err((k, m))) if *m == "lone surrogate" => {
+            // CPython returns a string with a lone surrogate here.
+            assert_eq!(kind_name(e.kind), *k, "{what}");
+            assert!(e.message.contains("lone surrogate"), "{what}");
+        }
         (Err(e), Err((k, m))) => {
             assert_eq!((kind_name(e.kind), e.message.as_str()), (*k, *m), "{what}")
         }
