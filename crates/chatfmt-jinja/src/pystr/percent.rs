@@ -392,7 +392,7 @@ fn format_one(
             push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec)?;
         }
         _ => {
-            let shown = if (' '..='~').contains(&conv) {
+            let shown = if ('\x1f'..='~').contains(&conv) {
                 conv
             } else {
                 '?'
