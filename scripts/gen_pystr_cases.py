@@ -860,4 +860,14 @@ for _ in range(1500):
 w("/// Random (fmt, 0, args, [], fmt % args) for tuples")
 table("RANDOM_PERCENT_TUPLE_CASES", "(&str, u8, &[A], &[&str], Result<&str, (&str, &str)>)", rows)
 
+# ---------------------------------------------------------------- jinja filters
+from jinja2.filters import do_title, do_wordcount  # noqa: E402
+
+JSTRS = CASE_STRS + STRS + ["hello-world (foo) {bar} [baz] <qux>", "--x--y", "  lead trail  ", "ΣΑΣ-ΣΑΣ (ΣΑΣ)", "ǆemal-ǆ",
+                            "ﬁne ﬂour", "a_b c1 ²x ½", "snake_case and kebab-case", "\u3000全角\u3000スペース", "tab\tsep\x1cx"]
+JSTRS += ["".join(rnd.choice(POOL + ["-", "(", "{", "[", "<", "_"]) for _ in range(rnd.randint(0, 12))) for _ in range(500)]
+rows = [f"({rs(x)}, {rs(do_title(x))}, {do_wordcount(x)})" for x in JSTRS]
+w("/// (s, jinja2 do_title(s), do_wordcount(s))")
+table("JINJA_CASES", "(&str, &str, usize)", rows)
+
 print("\n".join(OUT))

@@ -39,6 +39,8 @@
 //! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
 //!   [`int_pow`], [`float_truediv`], [`float_floordiv`], [`float_mod`],
 //!   [`float_pow`], [`float_to_int`], [`cmp_int_float`].
+//! - Jinja filters that are pure Python string logic: [`jinja_title`],
+//!   [`jinja_wordcount`].
 //! - Sorting: [`python_sort`] (CPython's comparison sequence and errors).
 //! - Dates: [`DateTimeFields`] and [`strftime`].
 
@@ -49,6 +51,7 @@ mod case;
 mod float;
 mod format;
 mod format_spec;
+mod jinja;
 mod json;
 mod json_dumps;
 mod methods;
@@ -84,6 +87,7 @@ pub use format::{
     FieldArg, FormatField, FormatIter, FormatPiece,
 };
 pub use format_spec::apply_format_spec;
+pub use jinja::{jinja_title, jinja_wordcount};
 pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
 pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
