@@ -168,6 +168,7 @@ fn no_panics_on_random_input() {
         };
         let _ = strftime(&s, &dt);
         let _ = DateTimeFields::from_iso(&s);
+        let _ = DateTimeFields::from_unix(i, rng.next() as u32, j as i32);
         let step = rng.int();
         let _ = str_slice(&s, oi, oj, opt(&mut rng, step));
         let _ = str_index(&s, i);

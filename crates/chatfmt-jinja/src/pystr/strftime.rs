@@ -120,6 +120,30 @@ impl DateTimeFields {
         })
     }
 
+    /// What `datetime.now()` gives for the system time `secs` + `nanos`
+    /// since the Unix epoch in a zone `utc_offset` seconds east of UTC
+    /// (nanoseconds truncated to microseconds, as CPython does). Naive: set
+    /// `utc_offset_us` for an aware value.
+    pub fn from_unix(secs: i64, nanos: u32, utc_offset: i32) -> Result<Self, PyError> {
+        let local = secs
+            .checked_add(utc_offset as i64)
+            .filter(|v| v.unsigned_abs() < 1 << 50)
+            .ok_or_else(|| PyError::value("year is out of range"))?;
+        let days = local.div_euclid(86400);
+        let sod = local.rem_euclid(86400);
+        let (y, m, d) = civil_from_days(days);
+        let us = (nanos.min(999_999_999) / 1000) as i64;
+        Self::new(
+            y,
+            m as i64,
+            d as i64,
+            sod / 3600,
+            sod / 60 % 60,
+            sod % 60,
+            us,
+        )
+    }
+
     /// The naive local time of Unix timestamp `ts` in a zone `utc_offset`
     /// seconds east of UTC, like `datetime.fromtimestamp(ts)` (microseconds
     /// rounded half to even). The offset is not recorded: set
@@ -749,6 +773,16 @@ mod tests {
                 Err(m) => assert_eq!(got.map_err(|e| e.message), Err(m.to_string()), "{s:?}"),
             }
         }
+    }
+
+    #[test]
+    fn from_unix_truncates_to_microseconds() {
+        let t = DateTimeFields::from_unix(1_709_211_909, 123_456_789, 3600);
+        assert_eq!(t, Ok(make([2024, 2, 29, 14, 5, 9, 123_456], None)));
+        let t = DateTimeFields::from_unix(-1, 999_999_999, 0);
+        assert_eq!(t, Ok(make([1969, 12, 31, 23, 59, 59, 999_999], None)));
+        assert!(DateTimeFields::from_unix(i64::MAX, 0, 1).is_err());
+        assert!(DateTimeFields::from_unix(253_402_300_800, 0, 0).is_err());
     }
 
     #[test]
