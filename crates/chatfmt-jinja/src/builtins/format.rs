@@ -17,6 +17,8 @@ pub fn py_err(e: PyError) -> Error {
         PyErrorKind::KeyError => ErrorKind::KeyError,
         PyErrorKind::IndexError => ErrorKind::IndexError,
         PyErrorKind::OverflowError => ErrorKind::OverflowError,
+        PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
+        PyErrorKind::RecursionError => ErrorKind::RecursionError,
         PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
     };
     let message = if e.kind == PyErrorKind::MemoryError {
@@ -100,17 +102,17 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
     r.map_err(py_err)
 }
 
-/// Python `fmt.format(*args, **kwargs)`, looking attributes up through the sandbox.
+/// Python `fmt.format(*args, **kwargs)`, looking attributes up through the sandbox. Pieces are
+/// parsed lazily, so errors come in CPython's order.
 pub fn str_format<'a>(fmt: &str, args: CallArgs<'a>) -> Result<String> {
-    let pieces = pystr::parse_format_string(fmt).map_err(py_err)?;
     let mut out = String::new();
-    format_pieces(&pieces, &args, &mut out)?;
+    format_pieces(&mut pystr::format_iter(fmt), &args, &mut out)?;
     Ok(out)
 }
 
-fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut String) -> Result<()> {
-    for piece in pieces {
-        let field = match piece {
+fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, out: &mut String) -> Result<()> {
+    while let Some(piece) = iter.next() {
+        let field = match piece.map_err(py_err)? {
             FormatPiece::Literal(s) => {
                 out.push_str(s);
                 continue;
@@ -118,11 +120,7 @@ fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut Stri
             FormatPiece::Field(f) => f,
         };
         let mut v = match field.arg {
-            FieldArg::Index(i) => args
-                .pos
-                .get(i)
-                .cloned()
-                .ok_or_else(|| py_err(pystr::format_index_error(i)))?,
+            FieldArg::Index(i) => args.pos.get(i).cloned().ok_or_else(|| py_err(pystr::format_index_error(i)))?,
             FieldArg::Name(n) => args
                 .kw
                 .iter()
@@ -132,13 +130,8 @@ fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut Stri
         };
         for acc in field.accessors() {
             v = match acc.map_err(py_err)? {
-                FieldAccessor::Attr(name) => {
-                    if name.starts_with('_') {
-                        Value::Undefined(None)
-                    } else {
-                        super::getattr_transient(&v, name)?
-                    }
-                }
+                FieldAccessor::Attr(name) if name.starts_with('_') => Value::Undefined(None),
+                FieldAccessor::Attr(name) => super::getattr_transient(&v, name)?,
                 FieldAccessor::Index(i) => super::getitem(&v, &Value::Int(i as i64))?,
                 FieldAccessor::Key(k) => super::getitem(&v, &Value::string(k))?,
             };
@@ -150,7 +143,11 @@ fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut Stri
             Some(pystr::Conversion::Ascii) => Value::string(pystr::ascii_escape(&v.py_repr())),
         };
         let mut spec = String::new();
-        format_pieces(&field.spec, args, &mut spec)?;
+        if field.spec_text.contains('{') {
+            format_pieces(&mut iter.spec_iter(field.spec_text).map_err(py_err)?, args, &mut spec)?;
+        } else {
+            spec.push_str(field.spec_text);
+        }
         if spec.is_empty() {
             converted.write_str(out);
         } else if matches!(converted, Value::Int(_) | Value::Float(_) | Value::Bool(_)) || converted.is_str() {
@@ -158,10 +155,7 @@ fn format_pieces<'a>(pieces: &[FormatPiece], args: &CallArgs<'a>, out: &mut Stri
         } else {
             return Err(Error::new(
                 ErrorKind::TypeError,
-                format!(
-                    "unsupported format string passed to {}.__format__",
-                    converted.type_name()
-                ),
+                format!("unsupported format string passed to {}.__format__", converted.type_name()),
             ));
         }
     }

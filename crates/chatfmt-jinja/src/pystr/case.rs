@@ -219,11 +219,11 @@ pub fn isascii(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{CASE_CASES, PREDICATE_CASES};
+    use crate::pystr::test_cases::{CASE_CASES, PREDICATE_CASES, RANDOM_CASE_CASES, RANDOM_PREDICATE_CASES};
 
     #[test]
     fn conversions_match_cpython() {
-        for &(s, u, l, c, t, sw, f) in CASE_CASES {
+        for &(s, u, l, c, t, sw, f) in CASE_CASES.iter().chain(RANDOM_CASE_CASES) {
             assert_eq!(upper(s), u, "upper {s:?}");
             assert_eq!(lower(s), l, "lower {s:?}");
             assert_eq!(capitalize(s), c, "capitalize {s:?}");
@@ -250,7 +250,7 @@ mod tests {
             isascii,
             |s| s.is_empty(),
         ];
-        for &(s, mask) in PREDICATE_CASES {
+        for &(s, mask) in PREDICATE_CASES.iter().chain(RANDOM_PREDICATE_CASES) {
             for (bit, p) in preds.iter().enumerate() {
                 assert_eq!(p(s), mask & (1 << bit) != 0, "predicate {bit} of {s:?}");
             }

@@ -1,13 +1,60 @@
 //! Float to text conversions with CPython's rules (`repr`, `%`-style and
 //! format-spec `e`/`f`/`g`), all correctly rounded.
 
-/// Shortest round-trip decimal digits of a finite `x >= 0` and the decimal
-/// exponent of the first digit (value = d.ddd × 10^exp).
-fn shortest_digits(x: f64) -> (String, i32) {
-    let s = format!("{:e}", x);
+/// Fractional digits that show every f64 exactly in positional notation
+/// (the smallest subnormal has 1074).
+const EXACT_FIXED_DIGITS: usize = 1100;
+/// Mantissa digits that show every f64 exactly in scientific notation (at
+/// most 767 significant digits).
+const EXACT_SCI_DIGITS: usize = 800;
+
+/// `format!("{:.prec$}", x)` for any `prec` (Rust's formatter limits the
+/// precision to `u16::MAX`; digits past the exact expansion are zeros).
+fn fmt_fixed(x: f64, prec: usize) -> String {
+    if prec <= EXACT_FIXED_DIGITS {
+        return format!("{:.*}", prec, x);
+    }
+    let mut s = format!("{:.*}", EXACT_FIXED_DIGITS, x);
+    super::methods::push_n(&mut s, '0', prec - EXACT_FIXED_DIGITS);
+    s
+}
+
+/// `format!("{:.prec$e}", x)` for any `prec` (see [`fmt_fixed`]).
+fn fmt_sci(x: f64, prec: usize) -> String {
+    if prec <= EXACT_SCI_DIGITS {
+        return format!("{:.*e}", prec, x);
+    }
+    let s = format!("{:.*e}", EXACT_SCI_DIGITS, x);
     let (mant, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+    let mut out = mant.to_string();
+    super::methods::push_n(&mut out, '0', prec - EXACT_SCI_DIGITS);
+    out.push('e');
+    out.push_str(exp);
+    out
+}
+
+/// Splits Rust's `{:e}` output into mantissa digits and exponent.
+fn split_sci(s: &str) -> (String, i32) {
+    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     (digits, exp.parse().unwrap_or(0))
+}
+
+/// Shortest round-trip decimal digits of a finite `x >= 0` and the decimal
+/// exponent of the first digit (value = d.ddd × 10^exp), as CPython's repr
+/// picks them: among the shortest strings that round-trip, the one nearest
+/// to `x`, ties to even.
+fn shortest_digits(x: f64) -> (String, i32) {
+    let shortest = format!("{:e}", x);
+    let (digits, exp) = split_sci(&shortest);
+    // Rust's shortest mode may settle an exact tie between two candidates
+    // upwards; the correctly rounded (ties-to-even) string of the same
+    // length is CPython's choice whenever it round-trips too.
+    let rounded = fmt_sci(x, digits.len().saturating_sub(1));
+    if rounded != shortest && rounded.parse::<f64>() == Ok(x) {
+        return split_sci(&rounded);
+    }
+    (digits, exp)
 }
 
 /// Places `digits` (first digit at decimal exponent `exp`) in positional
@@ -108,7 +155,7 @@ pub fn float_json(x: f64) -> String {
 /// `%f` of a finite non-negative value with `prec` fractional digits
 /// (correctly rounded, ties to even on exact halves like CPython).
 pub(crate) fn fixed_abs(x: f64, prec: usize, alt: bool) -> String {
-    let mut s = format!("{:.*}", prec, x);
+    let mut s = fmt_fixed(x, prec);
     if alt && prec == 0 {
         s.push('.');
     }
@@ -117,7 +164,7 @@ pub(crate) fn fixed_abs(x: f64, prec: usize, alt: bool) -> String {
 
 /// `%e` of a finite non-negative value with `prec` fractional digits.
 pub(crate) fn exp_abs(x: f64, prec: usize, alt: bool, upper: bool) -> String {
-    let s = format!("{:.*e}", prec, x);
+    let s = fmt_sci(x, prec);
     let (mant, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
     let mut out = mant.to_string();
     if alt && prec == 0 {
@@ -129,7 +176,7 @@ pub(crate) fn exp_abs(x: f64, prec: usize, alt: bool, upper: bool) -> String {
 
 /// Decimal exponent of `x` once rounded to `sig` significant digits.
 fn rounded_exponent(x: f64, sig: usize) -> i32 {
-    let s = format!("{:.*e}", sig.saturating_sub(1), x);
+    let s = fmt_sci(x, sig.saturating_sub(1));
     s.split_once('e').and_then(|(_, e)| e.parse().ok()).unwrap_or(0)
 }
 
@@ -174,6 +221,19 @@ pub(crate) fn general_abs(x: f64, prec: usize, alt: bool, upper: bool, add_dot_0
 mod tests {
     use super::*;
     use crate::pystr::test_cases::FLOAT_CASES;
+
+    #[test]
+    fn huge_precisions_do_not_hit_the_formatter_limit() {
+        let f = fixed_abs(0.1, 70_000, false);
+        assert_eq!(f.len(), 70_002);
+        assert!(f.starts_with("0.1000000000000000055511151231257827"));
+        assert!(f.ends_with("000"));
+        let e = exp_abs(5e-324, 70_000, false, false);
+        assert!(e.starts_with("4.940656458412465441765687928682213723650598026143247644255856825006755"));
+        assert!(e.ends_with("0e-324"));
+        assert_eq!(general_abs(1.0, 100_000, false, false, false), "1");
+        assert_eq!(rounded_exponent(123.0, 100_000), 2);
+    }
 
     #[test]
     fn repr_and_json_match_cpython() {

@@ -1,10 +1,13 @@
 //! Parsing of `str.format` strings (the replacement-field syntax).
 //!
-//! [`parse_format_string`] splits a format string into literal text and
-//! replacement fields, assigning automatic field numbers like CPython.
-//! Looking values up, converting them (`!r`) and applying the format spec
-//! (see [`apply_format_spec`](super::apply_format_spec)) is the caller's job,
-//! done piece by piece in order.
+//! [`format_iter`] yields literal text and replacement fields one at a time,
+//! assigning automatic field numbers like CPython; rendering each piece as it
+//! comes (look the value up, walk [`FormatField::accessors`], apply
+//! [`FormatField::conversion`], expand a spec with fields through
+//! [`FormatIter::spec_iter`], then
+//! [`apply_format_spec`](super::apply_format_spec)) reproduces CPython's
+//! results and the order of its errors exactly. [`parse_format_string`] is
+//! the eager version.
 
 use super::{PyError, PyErrorKind};
 
@@ -61,9 +64,13 @@ pub struct FormatField<'a> {
     /// The raw conversion character after `!`, if any; check it with
     /// [`FormatField::conversion`].
     pub conversion_char: Option<char>,
-    /// The format spec: literal pieces and (one level of) nested fields.
-    /// Render them in order and concatenate to get the spec string. Empty
-    /// when the field has no spec.
+    /// The raw format spec after `:` (empty if none). If it contains `{`
+    /// it holds nested fields: expand it with [`FormatIter::spec_iter`];
+    /// otherwise it is the spec string itself.
+    pub spec_text: &'a str,
+    /// The parsed spec, filled only by [`parse_format_string`]: literal
+    /// pieces and nested fields to render in order and concatenate. Empty
+    /// from [`FormatIter`] and when there is no spec.
     pub spec: Vec<FormatPiece<'a>>,
 }
 
@@ -176,8 +183,123 @@ enum Numbering {
     Manual,
 }
 
-struct Parser {
-    numbering: Numbering,
+/// The automatic-numbering state, owned by the top-level iterator and
+/// borrowed by the ones expanding nested specs.
+enum NumberingRef<'n> {
+    Own(Numbering),
+    Borrowed(&'n mut Numbering),
+}
+
+impl NumberingRef<'_> {
+    fn get(&mut self) -> &mut Numbering {
+        match self {
+            NumberingRef::Own(n) => n,
+            NumberingRef::Borrowed(n) => n,
+        }
+    }
+}
+
+/// Lazily parses a format string piece by piece (see [`format_iter`]).
+/// After an error it yields nothing more.
+pub struct FormatIter<'a, 'n> {
+    rest: &'a str,
+    depth: u32,
+    numbering: NumberingRef<'n>,
+}
+
+/// Starts parsing a `str.format` string. Each item is a literal piece or a
+/// field, or CPython's error at that point (`Single '}' encountered in
+/// format string`, `cannot switch from manual field specification to
+/// automatic field numbering`, ...).
+///
+/// Rendering `"{:>{}}|{0!r}".format(...)`-style strings piece by piece:
+///
+/// ```
+/// use chatfmt_jinja::pystr::{
+///     apply_format_spec, format_index_error, format_iter, FieldArg, FormatArg, FormatIter,
+///     FormatPiece, PyError,
+/// };
+///
+/// struct Str(&'static str);
+/// impl FormatArg for Str {
+///     fn py_str(&self) -> String { self.0.to_string() }
+///     fn py_repr(&self) -> String {
+///         let mut r = String::new();
+///         chatfmt_jinja::pystr::str_repr(self.0, &mut r);
+///         r
+///     }
+///     fn as_int(&self) -> Option<i64> { None }
+///     fn as_float(&self) -> Option<f64> { None }
+///     fn type_name(&self) -> &str { "str" }
+/// }
+///
+/// fn render(iter: &mut FormatIter<'_, '_>, args: &[Str], out: &mut String) -> Result<(), PyError> {
+///     while let Some(piece) = iter.next() {
+///         match piece? {
+///             FormatPiece::Literal(text) => out.push_str(text),
+///             FormatPiece::Field(field) => {
+///                 let FieldArg::Index(i) = field.arg else { unimplemented!("keywords") };
+///                 let value = args.get(i).ok_or_else(|| format_index_error(i))?;
+///                 // (walk field.accessors() here)
+///                 let converted = match field.conversion()? {
+///                     Some(_) => Some(Str(Box::leak(value.py_repr().into_boxed_str()))),
+///                     None => None,
+///                 };
+///                 let mut spec = String::new();
+///                 if field.spec_text.contains('{') {
+///                     render(&mut iter.spec_iter(field.spec_text)?, args, &mut spec)?;
+///                 } else {
+///                     spec.push_str(field.spec_text);
+///                 }
+///                 out.push_str(&apply_format_spec(&spec, converted.as_ref().unwrap_or(value))?);
+///             }
+///         }
+///     }
+///     Ok(())
+/// }
+///
+/// let mut out = String::new();
+/// render(&mut format_iter("[{0:>{1}}|{0!r}]"), &[Str("ab"), Str("5")], &mut out).unwrap_or(());
+/// assert_eq!(out, "[   ab|'ab']");
+/// ```
+pub fn format_iter(s: &str) -> FormatIter<'_, 'static> {
+    FormatIter {
+        rest: s,
+        depth: 2,
+        numbering: NumberingRef::Own(Numbering::Init),
+    }
+}
+
+impl<'a> FormatIter<'a, '_> {
+    /// An iterator over the pieces of a field's spec (its `spec_text`),
+    /// sharing this iterator's automatic numbering; call it when rendering
+    /// that field, after its value and conversion. Fails with `Max string
+    /// recursion exceeded` for a spec nested in a spec.
+    pub fn spec_iter(&mut self, spec_text: &'a str) -> Result<FormatIter<'a, '_>, PyError> {
+        if self.depth <= 1 {
+            return Err(PyError::value("Max string recursion exceeded"));
+        }
+        Ok(FormatIter {
+            rest: spec_text,
+            depth: self.depth - 1,
+            numbering: NumberingRef::Borrowed(self.numbering.get()),
+        })
+    }
+}
+
+impl<'a> Iterator for FormatIter<'a, '_> {
+    type Item = Result<FormatPiece<'a>, PyError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let item = self.next_piece();
+        if item.is_err() {
+            self.rest = "";
+        }
+        Some(item)
+    }
 }
 
 /// `IndexError` for a positional field past the arguments, worded as CPython.
@@ -188,63 +310,66 @@ pub fn format_index_error(index: usize) -> PyError {
     )
 }
 
-/// Parses a `str.format` format string into literal and field pieces, with
-/// CPython's errors (`Single '}' encountered in format string`,
-/// `cannot switch from manual field specification to automatic field
-/// numbering`, `Max string recursion exceeded`, ...).
-///
-/// Python parses lazily while rendering, so when a string has both a parse
-/// error and an earlier field whose lookup or formatting fails, Python
-/// reports the earlier failure; this function reports the parse error.
-/// Errors inside a field's access chain and conversion are deferred (see
-/// [`FormatField::accessors`] and [`FormatField::conversion`]) so they keep
-/// Python's order relative to lookups.
+/// Parses a whole `str.format` string eagerly, nested specs included (in
+/// [`FormatField::spec`]). Python parses lazily while rendering, so when a
+/// string has a parse error after a field whose lookup or formatting fails,
+/// Python reports the earlier failure while this reports the parse error;
+/// use [`format_iter`] to match CPython exactly.
 pub fn parse_format_string(s: &str) -> Result<Vec<FormatPiece<'_>>, PyError> {
-    let mut p = Parser {
-        numbering: Numbering::Init,
-    };
-    p.parse(s, 2)
+    collect_pieces(&mut format_iter(s))
 }
 
-impl Parser {
-    fn parse<'a>(&mut self, s: &'a str, depth: u32) -> Result<Vec<FormatPiece<'a>>, PyError> {
-        if depth == 0 {
-            return Err(PyError::value("Max string recursion exceeded"));
+fn collect_pieces<'a>(iter: &mut FormatIter<'a, '_>) -> Result<Vec<FormatPiece<'a>>, PyError> {
+    let mut out = Vec::new();
+    while let Some(piece) = iter.next() {
+        let mut piece = piece?;
+        if let FormatPiece::Field(f) = &mut piece {
+            if f.spec_text.contains('{') {
+                f.spec = collect_pieces(&mut iter.spec_iter(f.spec_text)?)?;
+            } else if !f.spec_text.is_empty() {
+                f.spec = vec![FormatPiece::Literal(f.spec_text)];
+            }
         }
-        let mut out = Vec::new();
-        let mut rest = s;
-        while !rest.is_empty() {
-            let Some(i) = rest.find(['{', '}']) else {
-                out.push(FormatPiece::Literal(rest));
-                break;
-            };
-            let brace = rest.as_bytes()[i];
-            let after = &rest[i + 1..];
-            if after.as_bytes().first() == Some(&brace) {
-                // Escaped brace: literal text up to and including one brace.
-                out.push(FormatPiece::Literal(&rest[..i + 1]));
-                rest = &after[1..];
-                continue;
-            }
-            if brace == b'}' {
-                return Err(PyError::value("Single '}' encountered in format string"));
-            }
-            if after.is_empty() {
-                return Err(PyError::value("Single '{' encountered in format string"));
-            }
-            if i > 0 {
-                out.push(FormatPiece::Literal(&rest[..i]));
-            }
-            let (field, remaining) = self.parse_field(after, depth)?;
-            out.push(FormatPiece::Field(field));
-            rest = remaining;
+        out.push(piece);
+    }
+    Ok(out)
+}
+
+impl<'a> FormatIter<'a, '_> {
+    /// Parses the next piece; `self.rest` is not empty.
+    fn next_piece(&mut self) -> Result<FormatPiece<'a>, PyError> {
+        let rest = self.rest;
+        let Some(i) = rest.find(['{', '}']) else {
+            self.rest = "";
+            return Ok(FormatPiece::Literal(rest));
+        };
+        let brace = rest.as_bytes()[i];
+        let after = &rest[i + 1..];
+        if after.as_bytes().first() == Some(&brace) {
+            // Escaped brace: literal text up to and including one brace.
+            self.rest = &after[1..];
+            return Ok(FormatPiece::Literal(&rest[..i + 1]));
         }
-        Ok(out)
+        if brace == b'}' {
+            return Err(PyError::value("Single '}' encountered in format string"));
+        }
+        if after.is_empty() {
+            return Err(PyError::value("Single '{' encountered in format string"));
+        }
+        if i > 0 {
+            // The literal first; the field is parsed on the next call (no
+            // lookup can happen in between, so errors keep their order).
+            self.rest = &rest[i..];
+            return Ok(FormatPiece::Literal(&rest[..i]));
+        }
+        let (field, remaining) = self.parse_field(after)?;
+        self.rest = remaining;
+        Ok(FormatPiece::Field(field))
     }
 
     /// Parses a field whose opening brace was just consumed; returns it and
     /// the text after its closing brace.
-    fn parse_field<'a>(&mut self, s: &'a str, depth: u32) -> Result<(FormatField<'a>, &'a str), PyError> {
+    fn parse_field(&mut self, s: &'a str) -> Result<(FormatField<'a>, &'a str), PyError> {
         // The field name runs to '}', ':' or '!', skipping over [...].
         let mut chars = s.char_indices();
         let mut term = None;
@@ -289,6 +414,7 @@ impl Parser {
                             arg,
                             path,
                             conversion_char,
+                            spec_text: "",
                             spec: Vec::new(),
                         };
                         return Ok((field, it.as_str()));
@@ -320,30 +446,25 @@ impl Parser {
             rest = &rest[end + 1..];
         }
         let (arg, path) = self.field_name(name)?;
-        let spec = if spec_text.contains('{') {
-            self.parse(spec_text, depth - 1)?
-        } else if spec_text.is_empty() {
-            Vec::new()
-        } else {
-            vec![FormatPiece::Literal(spec_text)]
-        };
         let field = FormatField {
             arg,
             path,
             conversion_char,
-            spec,
+            spec_text,
+            spec: Vec::new(),
         };
         Ok((field, rest))
     }
 
     /// Splits a field name into the argument and the access chain, applying
     /// automatic numbering.
-    fn field_name<'a>(&mut self, name: &'a str) -> Result<(FieldArg<'a>, &'a str), PyError> {
+    fn field_name(&mut self, name: &'a str) -> Result<(FieldArg<'a>, &'a str), PyError> {
         let first_end = name.find(['.', '[']).unwrap_or(name.len());
         let (first, path) = name.split_at(first_end);
         let index = get_integer(first)?;
         let arg = if first.is_empty() {
-            let n = match self.numbering {
+            let numbering = self.numbering.get();
+            let n = match *numbering {
                 Numbering::Manual => {
                     return Err(PyError::value(
                         "cannot switch from manual field specification to automatic field numbering",
@@ -352,16 +473,17 @@ impl Parser {
                 Numbering::Init => 0,
                 Numbering::Auto(n) => n,
             };
-            self.numbering = Numbering::Auto(n + 1);
+            *numbering = Numbering::Auto(n + 1);
             FieldArg::Index(n)
         } else if let Some(i) = index {
-            match self.numbering {
+            let numbering = self.numbering.get();
+            match *numbering {
                 Numbering::Auto(_) => {
                     return Err(PyError::value(
                         "cannot switch from automatic field numbering to manual field specification",
                     ))
                 }
-                _ => self.numbering = Numbering::Manual,
+                _ => *numbering = Numbering::Manual,
             }
             FieldArg::Index(i)
         } else {
@@ -374,9 +496,9 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::FORMAT_CASES;
+    use crate::pystr::test_cases::{FORMAT_CASES, RANDOM_FORMAT_CASES};
     use crate::pystr::test_support::{check, A};
-    use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg};
+    use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg, PyErrorKind};
 
     const ARGS: [A; 6] = [
         A::S("x"),
@@ -388,43 +510,77 @@ mod tests {
     ];
     const KW: [(&str, A); 2] = [("a", A::S("A")), ("b", A::I(3))];
 
+    /// Looks a field's value up, walks its accessors and applies its conversion.
+    fn field_value(f: &FormatField<'_>) -> Result<A, PyError> {
+        let mut value: A = *match f.arg {
+            FieldArg::Index(i) => ARGS.get(i).ok_or_else(|| format_index_error(i))?,
+            FieldArg::Name(n) => KW
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v)
+                .ok_or_else(|| key_error(n))?,
+        };
+        for step in f.accessors() {
+            value = match (step?, value) {
+                (FieldAccessor::Index(i), A::S(s)) => {
+                    let c = s
+                        .chars()
+                        .nth(i)
+                        .map(String::from)
+                        .ok_or_else(|| PyError::new(PyErrorKind::IndexError, "string index out of range"))?;
+                    A::S(Box::leak(c.into_boxed_str()))
+                }
+                (FieldAccessor::Key(_), A::S(_)) => {
+                    return Err(PyError::type_error("string indices must be integers, not 'str'"))
+                }
+                (FieldAccessor::Attr(_), _) => panic!("attributes are not supported by the test"),
+                (_, v) => {
+                    return Err(PyError::type_error(format!(
+                        "'{}' object is not subscriptable",
+                        v.type_name()
+                    )))
+                }
+            };
+        }
+        let text = match f.conversion()? {
+            None => return Ok(value),
+            Some(Conversion::Str) => value.py_str(),
+            Some(Conversion::Repr) => value.py_repr(),
+            Some(Conversion::Ascii) => ascii_escape(&value.py_repr()),
+        };
+        Ok(A::S(Box::leak(text.into_boxed_str())))
+    }
+
+    /// Renders lazily, as CPython does.
+    fn render_iter(iter: &mut FormatIter<'_, '_>, out: &mut String) -> Result<(), PyError> {
+        while let Some(piece) = iter.next() {
+            match piece? {
+                FormatPiece::Literal(s) => out.push_str(s),
+                FormatPiece::Field(f) => {
+                    let value = field_value(&f)?;
+                    let mut spec = String::new();
+                    if f.spec_text.contains('{') {
+                        render_iter(&mut iter.spec_iter(f.spec_text)?, &mut spec)?;
+                    } else {
+                        spec.push_str(f.spec_text);
+                    }
+                    out.push_str(&apply_format_spec(&spec, &value)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Renders the eagerly parsed pieces.
     fn render(pieces: &[FormatPiece<'_>], out: &mut String) -> Result<(), PyError> {
         for piece in pieces {
             match piece {
                 FormatPiece::Literal(s) => out.push_str(s),
                 FormatPiece::Field(f) => {
-                    let mut value: A = *match f.arg {
-                        FieldArg::Index(i) => ARGS.get(i).ok_or_else(|| format_index_error(i))?,
-                        FieldArg::Name(n) => KW
-                            .iter()
-                            .find(|(k, _)| *k == n)
-                            .map(|(_, v)| v)
-                            .ok_or_else(|| key_error(n))?,
-                    };
-                    for step in f.accessors() {
-                        value = match (step?, value) {
-                            (FieldAccessor::Index(i), A::S(s)) => {
-                                let c = s.chars().nth(i).map(String::from).ok_or_else(|| {
-                                    PyError::new(PyErrorKind::IndexError, "string index out of range")
-                                })?;
-                                A::S(Box::leak(c.into_boxed_str()))
-                            }
-                            _ => panic!("this accessor is not supported by the test"),
-                        };
-                    }
-                    let text = match f.conversion()? {
-                        None => None,
-                        Some(Conversion::Str) => Some(value.py_str()),
-                        Some(Conversion::Repr) => Some(value.py_repr()),
-                        Some(Conversion::Ascii) => Some(ascii_escape(&value.py_repr())),
-                    };
+                    let value = field_value(f)?;
                     let mut spec = String::new();
                     render(&f.spec, &mut spec)?;
-                    let s = match &text {
-                        Some(t) => apply_format_spec(&spec, &A::S(Box::leak(t.clone().into_boxed_str())))?,
-                        None => apply_format_spec(&spec, &value)?,
-                    };
-                    out.push_str(&s);
+                    out.push_str(&apply_format_spec(&spec, &value)?);
                 }
             }
         }
@@ -433,6 +589,15 @@ mod tests {
 
     #[test]
     fn format_strings_match_cpython() {
+        for (fmt, want) in FORMAT_CASES.iter().chain(RANDOM_FORMAT_CASES) {
+            let mut out = String::new();
+            let got = render_iter(&mut format_iter(fmt), &mut out).map(|_| out);
+            check(got, want, &format!("{fmt:?}.format(...)"));
+        }
+    }
+
+    #[test]
+    fn eager_parse_matches_cpython_without_error_races() {
         for (fmt, want) in FORMAT_CASES {
             let got = parse_format_string(fmt).and_then(|pieces| {
                 let mut out = String::new();

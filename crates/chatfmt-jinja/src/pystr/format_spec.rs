@@ -92,7 +92,6 @@ fn parse_spec(spec: &str, type_name: &str, default_type: Option<char>, default_a
         pos += 1;
     }
     s.width = parse_int(&chars, &mut pos)?.unwrap_or(0);
-    check_size(s.width)?;
     let both = || PyError::value("Cannot specify both ',' and '_'.");
     if chars.get(pos) == Some(&',') {
         s.sep = Some(',');
@@ -212,6 +211,7 @@ fn format_str(spec: &str, value: &str) -> Result<String, PyError> {
         Some((b, _)) => &value[..b],
         None => value,
     };
+    check_size(s.width)?;
     let len = body.chars().count();
     let pad = s.width.saturating_sub(len);
     let (left, right) = match s.align.unwrap_or('<') {
@@ -245,11 +245,8 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
                 "Alternate form (#) not allowed with integer format specifier 'c'",
             ));
         }
-        let c = u32::try_from(v)
-            .ok()
-            .and_then(char::from_u32)
-            .ok_or_else(|| PyError::new(super::PyErrorKind::OverflowError, "%c arg not in range(0x110000)"))?;
-        return Ok(render_number(s, false, "", &c.to_string(), "", 3));
+        let c = super::py_chr(v)?;
+        return render_number(s, false, "", &c.to_string(), "", 3);
     }
     let (radix, prefix, upper) = match ty {
         'b' => (2, "0b", false),
@@ -261,7 +258,7 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
     let digits = int_digits(v, radix, upper);
     let prefix = if s.alt { prefix } else { "" };
     let group = if radix == 10 { 3 } else { 4 };
-    Ok(render_number(s, v < 0, prefix, &digits, "", group))
+    render_number(s, v < 0, prefix, &digits, "", group)
 }
 
 fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
@@ -319,7 +316,7 @@ fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {
     if pct {
         remainder.push('%');
     }
-    Ok(render_number(s, negative, "", digits, &remainder, 3))
+    render_number(s, negative, "", digits, &remainder, 3)
 }
 
 /// Inserts the separator every `group` digits from the right, padding with
@@ -360,7 +357,15 @@ fn group_digits(digits: &str, sep: Option<char>, group: usize, min_width: usize)
 }
 
 /// Lays out sign, prefix, grouped digits and remainder with fill and alignment.
-fn render_number(s: &Spec, negative: bool, prefix: &str, digits: &str, remainder: &str, group: usize) -> String {
+fn render_number(
+    s: &Spec,
+    negative: bool,
+    prefix: &str,
+    digits: &str,
+    remainder: &str,
+    group: usize,
+) -> Result<String, PyError> {
+    check_size(s.width)?;
     let sign = if negative {
         "-"
     } else {
@@ -396,18 +401,18 @@ fn render_number(s: &Spec, negative: bool, prefix: &str, digits: &str, remainder
     out.push_str(&grouped);
     out.push_str(remainder);
     push_n(&mut out, s.fill, right);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::FORMAT_SPEC_CASES;
+    use crate::pystr::test_cases::{FORMAT_SPEC_CASES, RANDOM_SPEC_CASES};
     use crate::pystr::test_support::check;
 
     #[test]
     fn format_spec_matches_cpython() {
-        for (spec, v, want) in FORMAT_SPEC_CASES {
+        for (spec, v, want) in FORMAT_SPEC_CASES.iter().chain(RANDOM_SPEC_CASES) {
             check(apply_format_spec(spec, v), want, &format!("format({v:?}, {spec:?})"));
         }
     }

@@ -452,7 +452,7 @@ mod tests {
 
     #[test]
     fn strip_matches_cpython() {
-        for &(s, chars, a, l, r) in STRIP_CASES {
+        for &(s, chars, a, l, r) in STRIP_CASES.iter().chain(RANDOM_STRIP_CASES) {
             assert_eq!(strip(s, chars), a, "{s:?}.strip({chars:?})");
             assert_eq!(lstrip(s, chars), l, "{s:?}.lstrip({chars:?})");
             assert_eq!(rstrip(s, chars), r, "{s:?}.rstrip({chars:?})");
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn split_matches_cpython() {
-        for (s, sep, m, want, rwant) in SPLIT_CASES {
+        for (s, sep, m, want, rwant) in SPLIT_CASES.iter().chain(RANDOM_SPLIT_CASES) {
             let what = format!("{s:?}.split({sep:?}, {m})");
             let got = split(s, *sep, *m);
             if let Ok(pieces) = &got {
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn splitlines_matches_cpython() {
-        for &(s, plain, keep) in SPLITLINES_CASES {
+        for &(s, plain, keep) in SPLITLINES_CASES.iter().chain(RANDOM_SPLITLINES_CASES) {
             assert_eq!(splitlines(s, false), plain, "{s:?}");
             assert_eq!(splitlines(s, true), keep, "{s:?}");
         }
@@ -483,7 +483,7 @@ mod tests {
 
     #[test]
     fn find_family_matches_cpython() {
-        for &(s, sub, st, en, sw, ew, f, rf, c) in FIND_CASES {
+        for &(s, sub, st, en, sw, ew, f, rf, c) in FIND_CASES.iter().chain(RANDOM_FIND_CASES) {
             let what = format!("{s:?} {sub:?} {st:?} {en:?}");
             assert_eq!(startswith(s, sub, st, en), sw, "startswith {what}");
             assert_eq!(endswith(s, sub, st, en), ew, "endswith {what}");

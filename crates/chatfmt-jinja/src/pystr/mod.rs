@@ -4,44 +4,104 @@
 //! or on the small traits defined in this module, so that the template engine
 //! can call it without this module knowing the engine's value type.
 //!
-//! Indices and lengths are counted in code points, as in Python.
+//! Indices and lengths are counted in code points, as in Python. Where a
+//! result is a piece of the input (strip, split, partition, step-1 slices,
+//! format literals) it is returned as a `&str` slice of that input.
+//!
+//! Functions that can fail in Python return `Result<_, PyError>` carrying
+//! the exception class and CPython's exact message.
+//!
+//! # Map
+//!
+//! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
+//!   [`float_json`], [`json_write_float`].
+//! - Values to text: [`py_repr`] over [`ToRepr`] (lists, tuples, dicts).
+//! - Strings to text: [`str_repr`], [`str_ascii`], [`ascii_escape`],
+//!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`];
+//!   Jinja's [`json_htmlsafe`] and MarkupSafe's [`html_escape`].
+//! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
+//!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
+//!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace`],
+//!   [`partition`], [`rpartition`], [`removeprefix`], [`removesuffix`],
+//!   [`zfill`], [`center`], [`ljust`], [`rjust`], [`expandtabs`].
+//! - Case and classes: [`upper`], [`lower`], [`capitalize`], [`title`],
+//!   [`swapcase`], [`casefold`], [`isalpha`], [`isdigit`], [`isdecimal`],
+//!   [`isnumeric`], [`isalnum`], [`isspace`], [`isupper`], [`islower`],
+//!   [`istitle`], [`isidentifier`], [`isprintable`], [`isascii`];
+//!   per character [`is_printable`], [`is_py_whitespace`].
+//! - Indexing: [`str_index`], [`str_slice`], [`slice_indices`].
+//! - `%` formatting: [`percent_format`] with [`PercentArgs`],
+//!   [`FormatArg`], [`FormatMapping`].
+//! - `str.format`: [`format_iter`] (lazy, exact error order) or
+//!   [`parse_format_string`] (eager), then [`apply_format_spec`] per field.
+//! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
+//!   (`int(s, base)`), [`py_round`] (`round(x, n)`), [`py_round_int`].
+//! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
+//!   [`int_pow`], [`float_truediv`], [`float_floordiv`], [`float_mod`],
+//!   [`float_pow`], [`float_to_int`], [`cmp_int_float`].
+//! - Jinja filters that are pure Python string logic: [`jinja_title`],
+//!   [`jinja_wordcount`].
+//! - Sorting: [`python_sort`] (CPython's comparison sequence and errors).
+//! - Dates: [`DateTimeFields`] and [`strftime`].
 
+#![warn(missing_docs)]
+
+mod arith;
 mod case;
 mod float;
 mod format;
 mod format_spec;
+mod jinja;
 mod json;
+mod json_dumps;
 mod methods;
+mod numbers;
 mod percent;
 mod repr;
 #[cfg(test)]
 mod robustness;
+mod slice;
+mod sort;
 mod strftime;
+#[rustfmt::skip]
 mod tables;
 #[cfg(test)]
+#[rustfmt::skip]
 mod test_cases;
 #[cfg(test)]
 mod test_support;
 mod unicode;
+mod value_repr;
 
+pub use arith::{
+    cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv, int_floordiv, int_mod, int_pow,
+    int_truediv, PyNumber,
+};
 pub use case::{
     capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower, isnumeric, isprintable,
     isspace, istitle, isupper, lower, swapcase, title, upper,
 };
 pub use float::{float_json, float_repr};
 pub use format::{
-    format_index_error, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg, FormatField, FormatPiece,
+    format_index_error, format_iter, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg, FormatField,
+    FormatIter, FormatPiece,
 };
 pub use format_spec::apply_format_spec;
-pub use json::{json_write_float, json_write_str};
+pub use jinja::{jinja_title, jinja_wordcount};
+pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
+pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix, replace,
     rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith, strip, zfill,
 };
+pub use numbers::{parse_float, parse_int, py_round, py_round_int};
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_ascii, str_repr};
+pub use slice::{slice_indices, str_index, str_slice};
+pub use sort::python_sort;
 pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
+pub use value_repr::{py_repr, ReprValue, ToRepr};
 
 use std::fmt;
 
@@ -86,6 +146,23 @@ pub enum PercentArgs<'a> {
     },
 }
 
+/// `chr(v)` as `%c` and the `c` presentation type do it: `OverflowError:
+/// %c arg not in range(0x110000)`. A surrogate code point, which CPython
+/// accepts but a Rust string cannot hold, is a `ValueError` here.
+pub(crate) fn py_chr(v: i64) -> Result<char, PyError> {
+    if !(0..0x110000).contains(&v) {
+        return Err(PyError::new(
+            PyErrorKind::OverflowError,
+            "%c arg not in range(0x110000)",
+        ));
+    }
+    char::from_u32(v as u32).ok_or_else(|| {
+        PyError::value(format!(
+            "character U+{v:04X} is a lone surrogate, which cannot be represented here"
+        ))
+    })
+}
+
 /// A `KeyError` for a missing string key, worded as CPython does (`'key'`).
 pub fn key_error(key: &str) -> PyError {
     let mut message = String::new();
@@ -106,6 +183,10 @@ pub enum PyErrorKind {
     IndexError,
     /// `OverflowError`.
     OverflowError,
+    /// `ZeroDivisionError`.
+    ZeroDivisionError,
+    /// `RecursionError`.
+    RecursionError,
     /// `MemoryError` (message empty): raised here instead of building a
     /// result longer than [`MAX_OUTPUT_CHARS`].
     MemoryError,
@@ -164,6 +245,8 @@ impl fmt::Display for PyError {
             PyErrorKind::IndexError => "IndexError",
             PyErrorKind::OverflowError => "OverflowError",
             PyErrorKind::MemoryError => "MemoryError",
+            PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            PyErrorKind::RecursionError => "RecursionError",
         };
         write!(f, "{}: {}", name, self.message)
     }

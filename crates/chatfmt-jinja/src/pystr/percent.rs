@@ -219,7 +219,6 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
                 spec.prec = Some(p);
             }
         }
-        check_size(spec.width.unwrap_or(0))?;
         let Some(&conv) = chars.get(pos) else {
             return Err(PyError::value("incomplete format"));
         };
@@ -236,7 +235,8 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
 }
 
 /// Writes `body` padded to the width with spaces (strings and `%c`).
-fn push_padded_text(out: &mut String, body: &str, spec: &Spec) {
+fn push_padded_text(out: &mut String, body: &str, spec: &Spec) -> Result<(), PyError> {
+    check_size(spec.width.unwrap_or(0))?;
     let len = body.chars().count();
     let pad = spec.width.unwrap_or(0).saturating_sub(len);
     if !spec.left {
@@ -246,10 +246,12 @@ fn push_padded_text(out: &mut String, body: &str, spec: &Spec) {
     if spec.left {
         push_n(out, ' ', pad);
     }
+    Ok(())
 }
 
 /// Writes a number: sign, prefix, digits, padded per the flags.
-fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spec: &Spec) {
+fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spec: &Spec) -> Result<(), PyError> {
+    check_size(spec.width.unwrap_or(0))?;
     let sign = if negative {
         "-"
     } else if spec.plus {
@@ -274,6 +276,7 @@ fn push_number(out: &mut String, negative: bool, prefix: &str, digits: &str, spe
     if spec.left {
         push_n(out, ' ', pad);
     }
+    Ok(())
 }
 
 fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, index: usize) -> Result<(), PyError> {
@@ -291,7 +294,7 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 },
                 None => &text,
             };
-            push_padded_text(out, body, spec);
+            push_padded_text(out, body, spec)?;
         }
         'c' => {
             let ch = if arg.type_name() == "str" {
@@ -307,15 +310,11 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 let v = arg
                     .as_int()
                     .ok_or_else(|| PyError::type_error("%c requires int or char"))?;
-                u32::try_from(v)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| PyError::new(PyErrorKind::OverflowError, "%c arg not in range(0x110000)"))?
+                super::py_chr(v)?
             };
-            push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec);
+            push_padded_text(out, ch.encode_utf8(&mut [0; 4]), spec)?;
         }
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' => {
-            check_size(spec.prec.unwrap_or(0))?;
             let is_float = arg.type_name() == "float";
             let (negative, mut digits) = match arg.as_int() {
                 Some(v) if !is_float => {
@@ -342,6 +341,7 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 }
             };
             if let Some(p) = spec.prec {
+                check_size(p)?;
                 let len = digits.len();
                 if p > len {
                     let mut padded = String::with_capacity(p);
@@ -356,13 +356,13 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 (true, 'X') => "0X",
                 _ => "",
             };
-            push_number(out, negative, prefix, &digits, spec);
+            push_number(out, negative, prefix, &digits, spec)?;
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
-            check_size(spec.prec.unwrap_or(0))?;
             let x = arg
                 .as_float()
                 .ok_or_else(|| PyError::type_error(format!("must be real number, not {}", arg.type_name())))?;
+            check_size(spec.prec.unwrap_or(0))?;
             let upper = conv.is_ascii_uppercase();
             let body = float_body(
                 x.abs(),
@@ -371,10 +371,10 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 spec.alt,
                 upper,
             );
-            push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec);
+            push_number(out, x.is_sign_negative() && !x.is_nan(), "", &body, spec)?;
         }
         _ => {
-            let shown = if (' '..='~').contains(&conv) { conv } else { '?' };
+            let shown = if ('\x1f'..='~').contains(&conv) { conv } else { '?' };
             return Err(PyError::value(format!(
                 "unsupported format character '{shown}' (0x{:x}) at index {index}",
                 conv as u32
@@ -407,12 +407,16 @@ pub(crate) fn float_body(x: f64, kind: char, prec: usize, alt: bool, upper: bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::PERCENT_CASES;
+    use crate::pystr::test_cases::{PERCENT_CASES, RANDOM_PERCENT_CASES, RANDOM_PERCENT_TUPLE_CASES};
     use crate::pystr::test_support::{check, Dict};
 
     #[test]
     fn percent_matches_cpython() {
-        for (fmt, kind, vals, keys, want) in PERCENT_CASES {
+        for (fmt, kind, vals, keys, want) in PERCENT_CASES
+            .iter()
+            .chain(RANDOM_PERCENT_CASES)
+            .chain(RANDOM_PERCENT_TUPLE_CASES)
+        {
             let refs: Vec<&dyn FormatArg> = vals.iter().map(|v| v as &dyn FormatArg).collect();
             let dict = Dict { keys, vals };
             let args = match kind {

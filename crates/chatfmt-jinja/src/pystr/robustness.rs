@@ -88,6 +88,9 @@ const ALPHABET: &[&str] = &[
     "\u{2028}",
     "\u{0}",
     "99999999999999999999",
+    "70000",
+    ".70000",
+    "100000",
 ];
 
 #[test]
@@ -160,6 +163,22 @@ fn no_panics_on_random_input() {
         };
         let _ = strftime(&s, &dt);
         let _ = DateTimeFields::from_iso(&s);
+        let _ = DateTimeFields::from_unix(i, rng.next() as u32, j as i32);
+        let step = rng.int();
+        let _ = str_slice(&s, oi, oj, opt(&mut rng, step));
+        let _ = str_index(&s, i);
+        let (x, y) = (f64::from_bits(rng.next()), f64::from_bits(rng.next()));
+        let _ = (int_floordiv(i, j), int_mod(i, j), int_truediv(i, j), int_pow(i, j));
+        let _ = (
+            float_floordiv(x, y),
+            float_mod(x, y),
+            float_pow(x, y),
+            float_truediv(x, y),
+        );
+        let _ = (cmp_int_float(i, x), float_to_int(x));
+        let _ = parse_float(&s);
+        let _ = parse_int(&s, j.rem_euclid(40));
+        let _ = py_round(f64::from_bits(rng.next()), i.rem_euclid(700) - 350);
         let _ = DateTimeFields::from_timestamp(f64::from_bits(rng.next()), i as i32);
     }
 }

@@ -120,6 +120,22 @@ impl DateTimeFields {
         })
     }
 
+    /// What `datetime.now()` gives for the system time `secs` + `nanos`
+    /// since the Unix epoch in a zone `utc_offset` seconds east of UTC
+    /// (nanoseconds truncated to microseconds, as CPython does). Naive: set
+    /// `utc_offset_us` for an aware value.
+    pub fn from_unix(secs: i64, nanos: u32, utc_offset: i32) -> Result<Self, PyError> {
+        let local = secs
+            .checked_add(utc_offset as i64)
+            .filter(|v| v.unsigned_abs() < 1 << 50)
+            .ok_or_else(|| PyError::value("year is out of range"))?;
+        let days = local.div_euclid(86400);
+        let sod = local.rem_euclid(86400);
+        let (y, m, d) = civil_from_days(days);
+        let us = (nanos.min(999_999_999) / 1000) as i64;
+        Self::new(y, m as i64, d as i64, sod / 3600, sod / 60 % 60, sod % 60, us)
+    }
+
     /// The naive local time of Unix timestamp `ts` in a zone `utc_offset`
     /// seconds east of UTC, like `datetime.fromtimestamp(ts)` (microseconds
     /// rounded half to even). The offset is not recorded: set
@@ -502,8 +518,11 @@ fn iso_year_week(t: &DateTimeFields) -> (i64, u32) {
 }
 
 /// Python `dt.strftime(fmt)` on Linux/glibc in the C locale. `%s` treats the
-/// fields as UTC (the local zone of a UTC machine).
+/// fields as UTC (the local zone of a UTC machine); the format ends at a NUL
+/// character, as in CPython; widths are capped at 2^20.
 pub fn strftime(fmt: &str, t: &DateTimeFields) -> String {
+    // CPython hands the format to C as a NUL-terminated string.
+    let fmt = fmt.split('\0').next().unwrap_or("");
     let pre = python_pass(fmt, t);
     let mut out = String::with_capacity(pre.len() + 16);
     glibc_format(&pre, t, &mut out);
@@ -560,6 +579,10 @@ fn glibc_format(fmt: &str, t: &DateTimeFields, out: &mut String) {
         };
         if !allowed.contains(conv) {
             let text: String = chars[start..i].iter().collect();
+            // glibc applies `#` for %b/%h before rejecting the modifier.
+            if d.swap && matches!(conv, 'b' | 'h') {
+                d.upper = true;
+            }
             bad_format(out, &text, &d);
             continue;
         }
@@ -671,8 +694,10 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
         'W' => push_num(out, (yday0 + 7 - ((wday + 6) % 7) as i64) / 7, 2, NumKind::Zero, d),
         'y' => push_num(out, year.rem_euclid(100), 2, NumKind::Zero, d),
         'Y' => push_num(out, year, 4, NumKind::Year, d),
-        // glibc's own %z/%Z print nothing: Python passes tm_isdst = -1.
-        'z' | 'Z' => {}
+        // glibc's own %z prints nothing (Python passes tm_isdst = -1) and
+        // its %Z an empty zone name, padded to the width.
+        'z' => {}
+        'Z' => push_text(out, "", d),
         _ => push_text(out, "%", d),
     }
 }
@@ -680,7 +705,7 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{ISO_CASES, STRFTIME_CASES, TIMESTAMP_CASES};
+    use crate::pystr::test_cases::{ISO_CASES, RANDOM_STRFTIME_CASES, STRFTIME_CASES, TIMESTAMP_CASES};
 
     fn make(f: [i64; 7], off: Option<i64>) -> DateTimeFields {
         let mut t =
@@ -691,7 +716,7 @@ mod tests {
 
     #[test]
     fn strftime_matches_cpython() {
-        for &(f, off, fmt, want) in STRFTIME_CASES {
+        for &(f, off, fmt, want) in STRFTIME_CASES.iter().chain(RANDOM_STRFTIME_CASES) {
             assert_eq!(strftime(fmt, &make(f, off)), want, "{f:?} {off:?} {fmt:?}");
         }
     }
@@ -716,6 +741,16 @@ mod tests {
                 Err(m) => assert_eq!(got.map_err(|e| e.message), Err(m.to_string()), "{s:?}"),
             }
         }
+    }
+
+    #[test]
+    fn from_unix_truncates_to_microseconds() {
+        let t = DateTimeFields::from_unix(1_709_211_909, 123_456_789, 3600);
+        assert_eq!(t, Ok(make([2024, 2, 29, 14, 5, 9, 123_456], None)));
+        let t = DateTimeFields::from_unix(-1, 999_999_999, 0);
+        assert_eq!(t, Ok(make([1969, 12, 31, 23, 59, 59, 999_999], None)));
+        assert!(DateTimeFields::from_unix(i64::MAX, 0, 1).is_err());
+        assert!(DateTimeFields::from_unix(253_402_300_800, 0, 0).is_err());
     }
 
     #[test]

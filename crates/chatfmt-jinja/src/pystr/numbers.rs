@@ -1,0 +1,350 @@
+//! Number conversions: `float(str)`, `int(str, base)` and `round(x, n)`.
+
+use super::repr::str_repr;
+use super::tables::DECIMAL_ZEROS;
+use super::unicode::is_py_whitespace;
+use super::{PyError, PyErrorKind};
+
+/// CPython's `_PyUnicode_TransformDecimalAndSpaceToASCII`: non-ASCII
+/// whitespace becomes a space, non-ASCII decimal digits become ASCII ones;
+/// anything else non-ASCII ends the text with `?` (which then fails).
+fn to_ascii_number(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if (c as u32) < 127 {
+            out.push(c);
+        } else if is_py_whitespace(c) {
+            out.push(' ');
+        } else if let Some(d) = decimal_value(c) {
+            out.push(char::from(b'0' + d));
+        } else {
+            out.push('?');
+            break;
+        }
+    }
+    out
+}
+
+/// The value of a Unicode decimal digit (category Nd), from the run of ten
+/// that starts at the nearest zero at or below it.
+fn decimal_value(c: char) -> Option<u8> {
+    if !super::isdecimal(c.encode_utf8(&mut [0; 4])) {
+        return None;
+    }
+    let cp = c as u32;
+    let i = DECIMAL_ZEROS.partition_point(|&z| z <= cp);
+    let zero = DECIMAL_ZEROS.get(i.checked_sub(1)?)?;
+    u8::try_from(cp - zero).ok().filter(|&d| d < 10)
+}
+
+/// Python's ASCII whitespace set used by the number parsers.
+fn is_c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+}
+
+fn float_error(s: &str) -> PyError {
+    let mut m = String::from("could not convert string to float: ");
+    str_repr(s, &mut m);
+    PyError::value(m)
+}
+
+/// Removes underscores that sit between two digits; `None` if any other
+/// underscore is present.
+fn strip_underscores(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'_' {
+            let before = i > 0 && b[i - 1].is_ascii_digit();
+            let after = b.get(i + 1).is_some_and(u8::is_ascii_digit);
+            if !(before && after) {
+                return None;
+            }
+        } else {
+            out.push(c as char);
+        }
+    }
+    Some(out)
+}
+
+/// Whether `s` is a decimal float literal as C's `strtod` reads it
+/// (digits with an optional point and exponent, after an optional sign).
+fn is_decimal_literal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let start = i;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let mut digits = i - start;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let f = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        digits += i - f;
+    }
+    if digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let e = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == e {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Python `float(s)` for a string: surrounding whitespace ignored,
+/// underscores between digits, Unicode decimal digits, `inf`/`infinity`/
+/// `nan` in any case with a sign; out-of-range values become `±inf` or 0.
+/// Error: `ValueError: could not convert string to float: '...'`.
+pub fn parse_float(s: &str) -> Result<f64, PyError> {
+    let ascii = to_ascii_number(s);
+    let t = ascii.trim_matches(is_c_space);
+    let t = if t.contains('_') {
+        strip_underscores(t).ok_or_else(|| float_error(s))?
+    } else {
+        t.to_string()
+    };
+    let (sign, body) = match t.as_bytes().first() {
+        Some(b'-') => (-1.0, &t[1..]),
+        Some(b'+') => (1.0, &t[1..]),
+        _ => (1.0, t.as_str()),
+    };
+    let lower = body.to_ascii_lowercase();
+    if lower == "inf" || lower == "infinity" {
+        return Ok(sign * f64::INFINITY);
+    }
+    if lower == "nan" {
+        return Ok(f64::NAN);
+    }
+    if !is_decimal_literal(&t) {
+        return Err(float_error(s));
+    }
+    t.parse::<f64>().map_err(|_| float_error(s))
+}
+
+/// Python `int(s, base)` for a string (`base` 0 or 2..=36): surrounding
+/// whitespace ignored, a sign, a `0x`/`0o`/`0b` prefix matching the base (or
+/// selecting it when `base == 0`), underscores between digits, Unicode
+/// decimal digits. Errors: `ValueError: invalid literal for int() with base
+/// 10: '...'`, `ValueError: int() base must be >= 2 and <= 36, or 0`; a
+/// value outside `i64` (which Python would return) is
+/// `OverflowError: Python int too large to convert to C long`.
+pub fn parse_int(s: &str, base: i64) -> Result<i64, PyError> {
+    if base != 0 && !(2..=36).contains(&base) {
+        return Err(PyError::value("int() base must be >= 2 and <= 36, or 0"));
+    }
+    let invalid = || {
+        let mut r = String::new();
+        str_repr(s, &mut r);
+        // CPython formats the repr with `%.200R`.
+        let r: String = r.chars().take(200).collect();
+        PyError::value(format!("invalid literal for int() with base {base}: {r}"))
+    };
+    let ascii = to_ascii_number(s);
+    let t = ascii.trim_matches(is_c_space);
+    let (negative, mut body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut radix = base as u32;
+    let lower = body.get(..2).map(str::to_ascii_lowercase);
+    let prefix_radix = match lower.as_deref() {
+        Some("0x") => 16,
+        Some("0o") => 8,
+        Some("0b") => 2,
+        _ => 0,
+    };
+    let mut prefixed = false;
+    if prefix_radix != 0 && (base == 0 || base as u32 == prefix_radix) {
+        radix = prefix_radix;
+        body = &body[2..];
+        prefixed = true;
+    } else if base == 0 {
+        radix = 10;
+    }
+    // After a prefix one leading underscore is allowed.
+    if prefixed {
+        if let Some(rest) = body.strip_prefix('_') {
+            body = rest;
+        }
+    }
+    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
+        return Err(invalid());
+    }
+    let digits: String = body.chars().filter(|&c| c != '_').collect();
+    if base == 0 && !prefixed && digits.len() > 1 && digits.starts_with('0') {
+        // Leading zeros are only allowed for zero itself.
+        if digits.bytes().any(|b| b != b'0') {
+            return Err(invalid());
+        }
+    }
+    let mut value: i128 = 0;
+    for c in digits.chars() {
+        let d = c.to_digit(radix).ok_or_else(invalid)?;
+        value = value * radix as i128 + d as i128;
+        if value > i64::MAX as i128 + 1 {
+            // Keep validating the rest before reporting the overflow.
+            value = i64::MAX as i128 + 2;
+        }
+    }
+    let value = if negative { -value } else { value };
+    i64::try_from(value)
+        .map_err(|_| PyError::new(PyErrorKind::OverflowError, "Python int too large to convert to C long"))
+}
+
+/// Python `round(x, ndigits)` for a float (`ndigits` given, so the result is
+/// a float): correctly rounded, exact ties to even; NaN and infinities are
+/// returned as they are. Error: `OverflowError: rounded value too large to
+/// represent`.
+pub fn py_round(x: f64, ndigits: i64) -> Result<f64, PyError> {
+    if !x.is_finite() {
+        return Ok(x);
+    }
+    if ndigits > 323 {
+        return Ok(x);
+    }
+    if ndigits < -308 {
+        return Ok(0.0 * x);
+    }
+    if ndigits >= 0 {
+        let s = format!("{:.*}", ndigits as usize, x);
+        return Ok(s.parse().unwrap_or(x));
+    }
+    let k = ndigits.unsigned_abs() as usize;
+    let int_digits = format!("{:.0}", x.abs().trunc());
+    let fraction = x.fract() != 0.0;
+    // Pad so that there is at least one digit above the rounding position.
+    let mut digits = String::new();
+    for _ in int_digits.len()..=k {
+        digits.push('0');
+    }
+    digits.push_str(&int_digits);
+    let (head, tail) = digits.split_at(digits.len() - k);
+    let tail = tail.as_bytes();
+    let up = match tail[0].cmp(&b'5') {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => {
+            if tail[1..].iter().any(|&d| d != b'0') || fraction {
+                true
+            } else {
+                head.as_bytes().last().is_some_and(|d| (d - b'0') % 2 == 1)
+            }
+        }
+    };
+    let mut head: Vec<u8> = head.bytes().collect();
+    if up {
+        let mut i = head.len();
+        loop {
+            if i == 0 {
+                head.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if head[i] == b'9' {
+                head[i] = b'0';
+            } else {
+                head[i] += 1;
+                break;
+            }
+        }
+    }
+    let mut text = String::from(if x.is_sign_negative() { "-" } else { "" });
+    text.extend(head.iter().map(|&b| b as char));
+    text.push_str(&format!("e{k}"));
+    let r: f64 = text.parse().unwrap_or(f64::INFINITY);
+    if r.is_infinite() {
+        return Err(PyError::new(
+            PyErrorKind::OverflowError,
+            "rounded value too large to represent",
+        ));
+    }
+    Ok(r)
+}
+
+/// Python `round(n, ndigits)` for an int: `n` itself when `ndigits >= 0`,
+/// else rounded to a multiple of `10**-ndigits`, exact ties to even. A
+/// result outside `i64` (a big int in Python) is `OverflowError: integer
+/// overflow`.
+pub fn py_round_int(n: i64, ndigits: i64) -> Result<i64, PyError> {
+    if ndigits >= 0 {
+        return Ok(n);
+    }
+    let k = ndigits.unsigned_abs();
+    if k > 19 {
+        // 10**20 exceeds every i64 magnitude: everything rounds to 0.
+        return Ok(0);
+    }
+    let p = 10i128.pow(k as u32);
+    let v = n as i128;
+    let q = v.div_euclid(p);
+    let r = v.rem_euclid(p);
+    let up = match (2 * r).cmp(&p) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => q % 2 != 0,
+    };
+    let rounded = (q + i128::from(up)) * p;
+    i64::try_from(rounded).map_err(|_| PyError::new(PyErrorKind::OverflowError, "integer overflow"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pystr::test_cases::{PARSE_FLOAT_CASES, PARSE_INT_CASES, ROUND_CASES, ROUND_INT_CASES};
+    use crate::pystr::test_support::check;
+
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    #[test]
+    fn parse_float_matches_cpython() {
+        for &(s, want) in PARSE_FLOAT_CASES {
+            match (parse_float(s), want) {
+                (Ok(g), Ok(w)) => assert!(same(g, f64::from_bits(w)), "{s:?}: {g}"),
+                (Err(e), Err(m)) => assert_eq!(e.message, m, "{s:?}"),
+                (g, w) => panic!("{s:?}: got {g:?}, want {w:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn parse_int_matches_cpython() {
+        for (s, base, want) in PARSE_INT_CASES {
+            check(parse_int(s, *base), want, &format!("int({s:?}, {base})"));
+        }
+    }
+
+    #[test]
+    fn int_round_matches_cpython() {
+        for &(n, k, ref want) in ROUND_INT_CASES {
+            check(py_round_int(n, k), want, &format!("round({n}, {k})"));
+        }
+    }
+
+    #[test]
+    fn round_matches_cpython() {
+        for &(x, n, want) in ROUND_CASES {
+            let x = f64::from_bits(x);
+            match (py_round(x, n), want) {
+                (Ok(g), Ok(w)) => assert!(same(g, f64::from_bits(w)), "round({x:?}, {n}): {g:?}"),
+                (Err(e), Err(m)) => assert_eq!(e.message, m, "round({x:?}, {n})"),
+                (g, w) => panic!("round({x:?}, {n}): got {g:?}, want {w:?}"),
+            }
+        }
+    }
+}
