@@ -36,6 +36,10 @@ pub enum ErrorKind {
     OverflowError,
     /// Python `RecursionError`.
     RecursionError,
+    /// Python `RuntimeError` (e.g. `cycler()` without items).
+    RuntimeError,
+    /// Python `AssertionError` (a failed `assert` inside a Jinja2 filter).
+    AssertionError,
     /// Python `NameError`.
     NameError,
     /// Python `SyntaxError` raised when Jinja2 compiles its generated code (e.g. `break` outside a loop).
@@ -63,6 +67,8 @@ impl ErrorKind {
             ErrorKind::ZeroDivisionError => "ZeroDivisionError",
             ErrorKind::OverflowError => "OverflowError",
             ErrorKind::RecursionError => "RecursionError",
+            ErrorKind::RuntimeError => "RuntimeError",
+            ErrorKind::AssertionError => "AssertionError",
             ErrorKind::NameError => "NameError",
             ErrorKind::SyntaxError => "SyntaxError",
             ErrorKind::LimitExceeded => "LimitExceeded",

@@ -106,8 +106,17 @@ fn no_len_iter(v: &Value) -> Result<()> {
 
 /// Looks up a dotted attribute path (`a.b.0`) the way Jinja2's `make_attrgetter` does.
 fn attr_path<'a>(item: &Value<'a>, path: &Value<'a>) -> Result<Value<'a>> {
+    attr_path_or(item, path, None)
+}
+
+/// [`attr_path`] where an undefined step is replaced by `default` (as `make_attrgetter(default=)`).
+fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'a>>) -> Result<Value<'a>> {
     let Some(p) = path.as_str() else {
-        return super::getitem(item, path);
+        let v = super::getitem(item, path)?;
+        return Ok(match default {
+            Some(d) if v.is_undefined() => d.clone(),
+            _ => v,
+        });
     };
     let mut cur = item.clone();
     let parts: Vec<&str> = p.split('.').collect();
@@ -123,8 +132,28 @@ fn attr_path<'a>(item: &Value<'a>, path: &Value<'a>) -> Result<Value<'a>> {
             },
         };
         cur = super::getitem(&cur, &key)?;
+        if let (Some(d), true) = (default, cur.is_undefined()) {
+            cur = d.clone();
+        }
     }
     Ok(cur)
+}
+
+/// The sort key of `make_multi_attrgetter`: a list of the (comma-separated) attributes' values.
+fn multi_key<'a>(item: &Value<'a>, attribute: &Option<Value<'a>>, case_sensitive: bool) -> Result<Value<'a>> {
+    let parts = match attribute.as_ref().and_then(|a| a.as_str()) {
+        Some(a) if a.contains(',') => a.split(',').map(Value::string).collect(),
+        _ => vec![attribute.clone().unwrap_or(Value::None)],
+    };
+    let mut key = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let v = match part {
+            Value::None => item.clone(),
+            p => attr_path(item, p)?,
+        };
+        key.push(sort_key(&v, case_sensitive));
+    }
+    Ok(Value::list(key))
 }
 
 fn sort_key<'a>(v: &Value<'a>, case_sensitive: bool) -> Value<'a> {
@@ -134,22 +163,27 @@ fn sort_key<'a>(v: &Value<'a>, case_sensitive: bool) -> Value<'a> {
     }
 }
 
+/// Python's `sorted(pairs, key=first, reverse=reverse)`: CPython's comparison sequence, stable.
 fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
-    let mut failure = None;
-    items.sort_by(|a, b| {
-        let o = a.0.py_cmp(&b.0, "<").unwrap_or_else(|e| {
-            failure.get_or_insert(e);
-            Ordering::Equal
-        });
-        if reverse {
-            o.reverse()
-        } else {
-            o
+    let failure = std::cell::RefCell::new(None);
+    if reverse {
+        items.reverse();
+    }
+    let r = pystr::python_sort(items, |a, b| match a.0.py_cmp(&b.0, "<") {
+        Ok(o) => Ok(o == Ordering::Less),
+        Err(e) => {
+            let msg = e.message().to_string();
+            failure.borrow_mut().get_or_insert(e);
+            Err(pystr::PyError::type_error(msg))
         }
     });
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(()),
+    if reverse {
+        items.reverse();
+    }
+    match (r, failure.into_inner()) {
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(super::format::py_err(e)),
+        _ => Ok(()),
     }
 }
 
@@ -334,13 +368,14 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             if let Some(s) = v.as_str() {
                 return Ok(Value::string(s.chars().rev().collect::<String>()));
             }
+            let mut items = v
+                .iterate()
+                .map_err(|_| err!(FilterArgumentError, "argument must be iterable"))?
+                .to_vec();
+            items.reverse();
             if let Value::Iter(_) = v {
-                let mut items = v.iterate()?.to_vec();
-                items.reverse();
                 return Ok(Value::list(items));
             }
-            let mut items = v.iterate()?.to_vec();
-            items.reverse();
             Value::Iter(Rc::new(items))
         }
         "select" | "reject" | "selectattr" | "rejectattr" => select_like(ev, name, v, args)?,
@@ -355,11 +390,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let mut out = Vec::with_capacity(items.len());
             if let Some(a) = attribute {
                 for item in items.iter() {
-                    let x = attr_path(item, &a)?;
-                    out.push(match (&default, x.is_undefined()) {
-                        (Some(d), true) => d.clone(),
-                        _ => x,
-                    });
+                    out.push(attr_path_or(item, &a, default.as_ref())?);
                 }
             } else {
                 if pos.is_empty() {
@@ -388,10 +419,14 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "dictsort" => {
             let [case_sensitive, by, reverse] = args.bind(name, ["case_sensitive", "by", "reverse"])?;
+            if v.is_undefined() {
+                return Err(v.undefined_error());
+            }
             if !v.is_mapping() {
                 return Err(err!(
-                    FilterArgumentError,
-                    "You can only sort by either \"key\" or \"value\""
+                    AttributeError,
+                    "'{}' object has no attribute 'items'",
+                    v.type_name()
                 ));
             }
             let by_value = match by.as_ref().and_then(|b| b.as_str()) {
@@ -418,11 +453,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let cs = bool_arg(&case_sensitive);
             let mut pairs = Vec::new();
             for item in v.iterate()?.iter() {
-                let key = match &attribute {
-                    Some(a) => attr_path(item, a)?,
-                    None => item.clone(),
-                };
-                pairs.push((sort_key(&key, cs), item.clone()));
+                pairs.push((multi_key(item, &attribute, cs)?, item.clone()));
             }
             sort_values(&mut pairs, bool_arg(&reverse))?;
             Value::list(pairs.into_iter().map(|(_, p)| p).collect())
@@ -438,6 +469,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     None => item.clone(),
                 };
                 let key = sort_key(&key, cs);
+                check_hashable(&key)?;
                 if !seen.iter().any(|s| s.py_eq(&key)) {
                     seen.push(key);
                     out.push(item.clone());
@@ -625,18 +657,18 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         "center" => {
             let [width] = args.bind(name, ["width"])?;
             let w = match width {
-                Some(Value::Int(w)) => w.max(0) as usize,
-                _ => 80,
+                None => 80,
+                Some(Value::Int(w)) => w,
+                Some(Value::Bool(b)) => b as i64,
+                Some(w) => {
+                    return Err(err!(
+                        TypeError,
+                        "'{}' object cannot be interpreted as an integer",
+                        w.type_name()
+                    ))
+                }
             };
-            let s = v.to_py_str();
-            let n = s.chars().count();
-            if n >= w {
-                Value::string(s)
-            } else {
-                let pad = w - n;
-                let left = pad / 2 + (pad & w & 1);
-                Value::string(format!("{}{}{}", " ".repeat(left), s, " ".repeat(pad - left)))
-            }
+            Value::string(pystr::center(&v.to_py_str(), w, None).map_err(super::format::py_err)?)
         }
         "wordcount" => {
             let s = v.to_py_str();
@@ -694,13 +726,22 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "attr" => {
             let [attribute] = args.bind(name, ["name"])?;
-            match attribute {
-                Some(Value::Str(n)) => super::getattr(&v, n)?,
-                Some(other) => super::getitem(&v, &other)?,
-                None => return Err(err!(TypeError, "attr() missing 1 required positional argument: 'name'")),
+            let Some(attribute) = attribute else {
+                return Err(err!(TypeError, "attr() missing 1 required positional argument: 'name'"));
+            };
+            let n = attribute.to_py_str();
+            match super::python_attribute(&v, &n) {
+                Some(x) => x,
+                None => Value::missing_member(&v, Value::string(n)),
             }
         }
         "format" => {
+            if !args.kw.is_empty() && !args.pos.is_empty() {
+                return Err(err!(
+                    FilterArgumentError,
+                    "can't handle positional and keyword arguments"
+                ));
+            }
             let s = v.to_py_str();
             let a = if !args.kw.is_empty() {
                 crate::value::ops::dict_from(args.kw.iter().map(|(k, v)| (Value::Str(k), v.clone())).collect())
@@ -709,48 +750,60 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             };
             Value::string(super::format::percent_format(&s, &a)?)
         }
-        "batch" | "slice" => {
+        "batch" => {
             let [count, fill] = args.bind(name, ["linecount", "fill_with"])?;
+            let count = count.ok_or_else(|| err!(TypeError, "batch() missing required argument 'linecount'"))?;
+            let mut out = Vec::new();
+            let mut tmp: Vec<Value> = Vec::new();
+            for item in v.iterate()?.iter() {
+                if Value::Int(tmp.len() as i64).py_eq(&count) {
+                    out.push(Value::list(std::mem::take(&mut tmp)));
+                }
+                tmp.push(item.clone());
+            }
+            if !tmp.is_empty() {
+                if let (Some(f), Value::Int(n)) = (&fill, &count) {
+                    while (tmp.len() as i64) < *n {
+                        tmp.push(f.clone());
+                    }
+                }
+                out.push(Value::list(tmp));
+            }
+            Value::Iter(Rc::new(out))
+        }
+        "slice" => {
+            let [count, fill] = args.bind(name, ["slices", "fill_with"])?;
             let n = match count {
                 Some(Value::Int(n)) => n,
-                _ => return Err(err!(TypeError, "{name}() requires an integer count")),
+                Some(c) => {
+                    return Err(err!(
+                        TypeError,
+                        "'{}' object cannot be interpreted as an integer",
+                        c.type_name()
+                    ))
+                }
+                None => return Err(err!(TypeError, "slice() missing required argument 'slices'")),
             };
             let items = v.iterate()?;
+            if n <= 0 {
+                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
+            }
+            let n = n as usize;
+            let per = items.len() / n;
+            let extra = items.len() % n;
             let mut out = Vec::new();
-            if name == "batch" {
-                if n <= 0 {
-                    return Err(err!(ValueError, "range() arg 3 must not be zero"));
-                }
-                for chunk in items.chunks(n as usize) {
-                    let mut c = chunk.to_vec();
-                    if let Some(f) = &fill {
-                        while c.len() < n as usize {
-                            c.push(f.clone());
-                        }
-                    }
-                    out.push(Value::list(c));
-                }
-            } else {
-                if n <= 0 {
-                    return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-                }
-                let n = n as usize;
-                let per = items.len() / n;
-                let extra = items.len() % n;
-                let mut offset = 0;
-                for i in 0..n {
-                    let start = i * per + i.min(extra);
-                    let end = (i + 1) * per + (i + 1).min(extra);
-                    let mut c = items[start..end].to_vec();
-                    if let Some(f) = &fill {
-                        if i >= extra && extra > 0 {
-                            c.push(f.clone());
-                        }
-                    }
+            let mut offset = 0;
+            for i in 0..n {
+                let start = offset + i * per;
+                if i < extra {
                     offset += 1;
-                    out.push(Value::list(c));
                 }
-                let _ = offset;
+                let end = offset + (i + 1) * per;
+                let mut c = items[start..end].to_vec();
+                if let (Some(f), true) = (&fill, i >= extra && extra > 0) {
+                    c.push(f.clone());
+                }
+                out.push(Value::list(c));
             }
             Value::Iter(Rc::new(out))
         }
@@ -766,12 +819,18 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 Some(Value::Int(l)) => l,
                 _ => 5,
             };
+            let end_len = end.chars().count() as i64;
+            if length < end_len {
+                return Err(err!(AssertionError, "expected length >= {end_len}, got {length}"));
+            }
+            if leeway < 0 {
+                return Err(err!(AssertionError, "expected leeway >= 0, got {leeway}"));
+            }
             let chars: Vec<char> = s.chars().collect();
-            let n = chars.len() as i64;
-            if n <= length + leeway {
+            if chars.len() as i64 <= length + leeway {
                 Value::string(s)
             } else {
-                let keep = (length - end.chars().count() as i64).max(0) as usize;
+                let keep = (length - end_len) as usize;
                 let head: String = chars[..keep.min(chars.len())].iter().collect();
                 if bool_arg(&killwords) {
                     Value::string(head + &end)
@@ -787,27 +846,210 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         "striptags" => {
             let s = v.to_py_str();
             let mut out = String::new();
-            let mut in_tag = false;
-            for c in s.chars() {
-                match c {
-                    '<' => in_tag = true,
-                    '>' if in_tag => in_tag = false,
-                    c if !in_tag => out.push(c),
-                    _ => {}
+            let mut rest = s.as_str();
+            while !rest.is_empty() {
+                if let Some(after) = rest.strip_prefix("<!--") {
+                    rest = after.find("-->").map_or("", |i| &after[i + 3..]);
+                    out.push(' ');
+                } else if rest.starts_with('<') && rest[1..].find('>').is_some() {
+                    let close = rest[1..].find('>').map_or(rest.len(), |i| i + 2);
+                    rest = &rest[close..];
+                    out.push(' ');
+                } else {
+                    let c = rest.chars().next().unwrap_or(' ');
+                    out.push(c);
+                    rest = &rest[c.len_utf8()..];
                 }
             }
             let words: Vec<&str> = pystr::split(&out, None, -1).map_err(super::format::py_err)?;
-            Value::string(words.join(" "))
+            Value::string(html_unescape(&words.join(" ")))
         }
         "pprint" => {
             let mut out = String::new();
-            v.write_repr(&mut out);
+            pformat(&v, 0, 80, &mut out);
             Value::string(out)
         }
-        "groupby" | "random" | "urlencode" | "urlize" | "wordwrap" | "filesizeformat" | "xmlattr" => {
+        "groupby" => {
+            let [attribute, default, case_sensitive] = args.bind(name, ["attribute", "default", "case_sensitive"])?;
+            let attribute =
+                attribute.ok_or_else(|| err!(TypeError, "groupby() missing required argument 'attribute'"))?;
+            let cs = bool_arg(&case_sensitive);
+            let mut pairs = Vec::new();
+            for item in v.iterate()?.iter() {
+                let key = attr_path_or(item, &attribute, default.as_ref())?;
+                pairs.push((sort_key(&key, cs), item.clone()));
+            }
+            sort_values(&mut pairs, false)?;
+            let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+            for (key, item) in pairs {
+                match groups.last_mut() {
+                    Some((k, members)) if k.py_eq(&key) => members.push(item),
+                    _ => groups.push((key, vec![item])),
+                }
+            }
+            let mut out = Vec::with_capacity(groups.len());
+            for (key, members) in groups {
+                let grouper = if cs {
+                    key
+                } else {
+                    attr_path_or(&members[0], &attribute, default.as_ref())?
+                };
+                out.push(Value::Object(Rc::new(Object::Group(grouper, Value::list(members)))));
+            }
+            Value::list(out)
+        }
+        "random" => {
+            let items = v.iterate()?;
+            if items.is_empty() {
+                return Ok(undefined_hint("No random item, sequence was empty."));
+            }
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos() as usize);
+            items[nanos % items.len()].clone()
+        }
+        "urlencode" => {
+            if v.is_undefined() {
+                return Ok(Value::Str(""));
+            }
+            if v.is_str() || !(v.is_sequence_like() || v.is_mapping() || matches!(v, Value::Iter(_))) {
+                return Ok(Value::string(url_quote(&v.to_py_str(), false)));
+            }
+            let mut pairs = Vec::new();
+            if v.is_mapping() {
+                v.for_each_pair(|k, x| pairs.push((k, x)));
+            } else {
+                for item in v.iterate()?.iter() {
+                    let kv = item.iterate()?;
+                    if kv.len() != 2 {
+                        return Err(err!(ValueError, "too many values to unpack (expected 2)"));
+                    }
+                    pairs.push((kv[0].clone(), kv[1].clone()));
+                }
+            }
+            let parts: Vec<String> = pairs
+                .iter()
+                .map(|(k, x)| {
+                    format!(
+                        "{}={}",
+                        url_quote(&k.to_py_str(), true),
+                        url_quote(&x.to_py_str(), true)
+                    )
+                })
+                .collect();
+            Value::string(parts.join("&"))
+        }
+        "xmlattr" => {
+            let [autospace] = args.bind(name, ["autospace"])?;
+            let autospace = autospace.is_none_or(|a| a.truthy());
+            let mut pairs = Vec::new();
+            v.for_each_pair(|k, x| pairs.push((k, x)));
+            let mut items = Vec::new();
+            for (k, x) in pairs {
+                if matches!(x, Value::None | Value::Undefined(_)) {
+                    continue;
+                }
+                let key = k.to_py_str();
+                if key
+                    .chars()
+                    .any(|c| c.is_ascii_whitespace() || matches!(c, '/' | '>' | '='))
+                {
+                    let mut r = String::new();
+                    k.write_repr(&mut r);
+                    return Err(err!(ValueError, "Invalid character in attribute name: {r}"));
+                }
+                let mut item = String::new();
+                escape_into(&key, &mut item);
+                item.push_str("=\"");
+                escape_into(&x.to_py_str(), &mut item);
+                item.push('"');
+                items.push(item);
+            }
+            let mut rv = items.join(" ");
+            if autospace && !rv.is_empty() {
+                rv.insert(0, ' ');
+            }
+            Value::string(rv)
+        }
+        "wordwrap" => {
+            let [width, break_long, wrapstring, break_hyphens] =
+                args.bind(name, ["width", "break_long_words", "wrapstring", "break_on_hyphens"])?;
+            if v.is_undefined() {
+                return Err(v.undefined_error());
+            }
+            let width = match width {
+                None => 79,
+                Some(Value::Int(w)) => w,
+                Some(w) => {
+                    return Err(err!(
+                        TypeError,
+                        "'<=' not supported between instances of '{}' and 'int'",
+                        w.type_name()
+                    ))
+                }
+            };
+            if width <= 0 {
+                return Err(err!(ValueError, "invalid width {width} (must be > 0)"));
+            }
+            let wrap = wrapstring.map(|w| w.to_py_str()).unwrap_or_else(|| "\n".to_string());
+            let long = break_long.is_none_or(|b| b.truthy());
+            let hyphens = break_hyphens.is_none_or(|b| b.truthy());
+            let text = v.to_py_str();
+            let paragraphs: Vec<String> = pystr::splitlines(&text, false)
+                .into_iter()
+                .map(|line| text_wrap(line, width as usize, long, hyphens).join(&wrap))
+                .collect();
+            Value::string(paragraphs.join(&wrap))
+        }
+        "filesizeformat" => {
+            let [binary] = args.bind(name, ["binary"])?;
+            let bytes = match &v {
+                Value::Int(i) => *i as f64,
+                Value::Bool(b) => *b as i64 as f64,
+                Value::Float(f) => *f,
+                _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or("")).map_err(super::format::py_err)?,
+                Value::Undefined(_) => return Err(v.undefined_error()),
+                _ => {
+                    return Err(err!(
+                        TypeError,
+                        "float() argument must be a string or a real number, not '{}'",
+                        v.type_name()
+                    ))
+                }
+            };
+            let binary = bool_arg(&binary);
+            let base: f64 = if binary { 1024.0 } else { 1000.0 };
+            let prefixes = if binary {
+                ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
+            } else {
+                ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"]
+            };
+            if bytes == 1.0 {
+                Value::Str("1 Byte")
+            } else if bytes < base {
+                Value::string(format!("{} Bytes", bytes.trunc() as i64))
+            } else {
+                let mut unit = base;
+                let mut prefix = prefixes[0];
+                for (i, p) in prefixes.iter().enumerate() {
+                    unit = base.powi(i as i32 + 2);
+                    prefix = p;
+                    if bytes < unit {
+                        break;
+                    }
+                }
+                let mut num = String::new();
+                num.push_str(
+                    &pystr::percent_format("%.1f", pystr::PercentArgs::Single(&Value::Float(base * bytes / unit)))
+                        .map_err(super::format::py_err)?,
+                );
+                Value::string(format!("{num} {prefix}"))
+            }
+        }
+        "urlize" => {
             return Err(err!(
                 TemplateRuntimeError,
-                "the '{name}' filter is not supported by chatfmt yet"
+                "the 'urlize' filter is not supported by chatfmt"
             ));
         }
         _ => {
@@ -934,4 +1176,215 @@ pub fn py_float_parse(s: &str) -> Option<f64> {
         return None;
     }
     body.parse::<f64>().ok().map(|f| sign * f)
+}
+
+/// Python's `hash()` refuses mutable containers.
+pub fn check_hashable(v: &Value) -> Result<()> {
+    if (v.is_sequence_like() && !matches!(v, Value::Tuple(_))) || v.is_mapping() {
+        return Err(err!(TypeError, "unhashable type: '{}'", v.type_name()));
+    }
+    if let Value::Tuple(items) = v {
+        items.iter().try_for_each(check_hashable)?;
+    }
+    Ok(())
+}
+
+/// `urllib.parse.quote` as Jinja2's `url_quote` uses it (`for_qs`: no safe `/`, spaces as `+`).
+fn url_quote(s: &str, for_qs: bool) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => out.push(b as char),
+            b'/' if !for_qs => out.push('/'),
+            b' ' if for_qs => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Reverses markupsafe's escaping of the five special characters and numeric references.
+fn html_unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let entity = rest.find(';').map(|j| &rest[1..j]);
+        let decoded = match entity {
+            Some("amp") => Some('&'),
+            Some("lt") => Some('<'),
+            Some("gt") => Some('>'),
+            Some("quot") => Some('"'),
+            Some("apos") => Some('\''),
+            Some(e) if e.starts_with("#x") || e.starts_with("#X") => {
+                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
+            }
+            Some(e) if e.starts_with('#') => e[1..].parse::<u32>().ok().and_then(char::from_u32),
+            _ => None,
+        };
+        match (decoded, entity) {
+            (Some(c), Some(e)) => {
+                out.push(c);
+                rest = &rest[e.len() + 2..];
+            }
+            _ => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Greedy line filling as Python's `textwrap.wrap(width, expand_tabs=False, replace_whitespace=False)`.
+fn text_wrap(text: &str, width: usize, break_long: bool, break_on_hyphens: bool) -> Vec<String> {
+    // Chunks: runs of whitespace, and words (optionally split after hyphens between letters).
+    let mut chunks: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut in_space = false;
+    for c in text.chars() {
+        let space = pystr::is_py_whitespace(c);
+        if !cur.is_empty() && space != in_space {
+            chunks.push(std::mem::take(&mut cur));
+        }
+        in_space = space;
+        cur.push(c);
+        if !space && break_on_hyphens && c == '-' && cur.chars().count() > 1 {
+            let prev_alpha = cur.chars().rev().nth(1).is_some_and(char::is_alphanumeric);
+            if prev_alpha {
+                chunks.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        chunks.push(cur);
+    }
+    chunks.reverse();
+    let len = |s: &str| s.chars().count();
+    let mut lines = Vec::new();
+    while !chunks.is_empty() {
+        let mut line: Vec<String> = Vec::new();
+        let mut cur_len = 0;
+        if lines.is_empty() || !chunks.last().is_some_and(|c| c.chars().all(pystr::is_py_whitespace)) {
+        } else {
+            chunks.pop();
+        }
+        while let Some(chunk) = chunks.last() {
+            let l = len(chunk);
+            if cur_len + l <= width {
+                cur_len += l;
+                line.push(chunks.pop().unwrap_or_default());
+            } else {
+                break;
+            }
+        }
+        if let Some(chunk) = chunks.last() {
+            if len(chunk) > width {
+                if break_long {
+                    let space_left = (width - cur_len).max(1);
+                    let chunk = chunks.pop().unwrap_or_default();
+                    let head: String = chunk.chars().take(space_left).collect();
+                    let tail: String = chunk.chars().skip(space_left).collect();
+                    line.push(head);
+                    chunks.push(tail);
+                } else if line.is_empty() {
+                    line.push(chunks.pop().unwrap_or_default());
+                }
+            }
+        }
+        while line.last().is_some_and(|c| c.chars().all(pystr::is_py_whitespace)) {
+            line.pop();
+        }
+        if !line.is_empty() {
+            lines.push(line.concat());
+        }
+    }
+    lines
+}
+
+/// Python's `pprint.pformat(value)` (width 80, dict keys sorted).
+fn pformat(v: &Value, indent: usize, width: usize, out: &mut String) {
+    let mut flat = String::new();
+    pformat_flat(v, &mut flat);
+    if flat.chars().count() + indent <= width || !(v.is_sequence_like() || v.is_mapping()) {
+        out.push_str(&flat);
+        return;
+    }
+    if v.is_mapping() {
+        let mut pairs = Vec::new();
+        v.for_each_pair(|k, x| pairs.push((k, x)));
+        let _ = sort_values(&mut pairs, false);
+        out.push('{');
+        for (i, (k, x)) in pairs.iter().enumerate() {
+            if i > 0 {
+                out.push_str(",\n");
+                out.push_str(&" ".repeat(indent + 1));
+            }
+            let mut key = String::new();
+            k.write_repr(&mut key);
+            out.push_str(&key);
+            out.push_str(": ");
+            pformat(x, indent + key.chars().count() + 3, width, out);
+        }
+        out.push('}');
+        return;
+    }
+    let (open, close) = if matches!(v, Value::Tuple(_)) {
+        ('(', ')')
+    } else {
+        ('[', ']')
+    };
+    out.push(open);
+    let items = v.iterate().map(|i| i.to_vec()).unwrap_or_default();
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+            out.push_str(&" ".repeat(indent + 1));
+        }
+        pformat(x, indent + 1, width, out);
+    }
+    if items.len() == 1 && open == '(' {
+        out.push(',');
+    }
+    out.push(close);
+}
+
+fn pformat_flat(v: &Value, out: &mut String) {
+    if v.is_mapping() {
+        let mut pairs = Vec::new();
+        v.for_each_pair(|k, x| pairs.push((k, x)));
+        let _ = sort_values(&mut pairs, false);
+        out.push('{');
+        for (i, (k, x)) in pairs.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            k.write_repr(out);
+            out.push_str(": ");
+            pformat_flat(x, out);
+        }
+        out.push('}');
+    } else if v.is_sequence_like() {
+        let (open, close) = if matches!(v, Value::Tuple(_)) {
+            ('(', ')')
+        } else {
+            ('[', ']')
+        };
+        out.push(open);
+        let items = v.iterate().map(|i| i.to_vec()).unwrap_or_default();
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            pformat_flat(x, out);
+        }
+        if items.len() == 1 && open == '(' {
+            out.push(',');
+        }
+        out.push(close);
+    } else {
+        v.write_repr(out);
+    }
 }

@@ -120,6 +120,9 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             out.push('}');
         }
         Value::Json(j) => out.push_str(&j.to_string()),
+        Value::Object(o) if matches!(&**o, crate::value::Object::Group(..)) => {
+            dumps(&Value::list(v.iterate()?.to_vec()), opts, level, out)?
+        }
         Value::Object(o) if matches!(&**o, crate::value::Object::Namespace(_)) => {
             return Err(err!(TypeError, "Object of type Namespace is not JSON serializable"))
         }

@@ -94,6 +94,36 @@ pub fn getitem<'a>(obj: &Value<'a>, key: &Value<'a>) -> Result<Value<'a>> {
     Ok(Value::missing_member(obj, key.clone()))
 }
 
+/// The Python attribute `name` (any lifetime) of `obj`, without the item fallback (the `attr` filter).
+pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
+    if name.starts_with('_') {
+        return is_dunder(name).then(|| UndefInfo::unsafe_attr(name, obj));
+    }
+    if methods::has_method(obj, name) {
+        return Some(Value::missing_member(obj, Value::string(name)));
+    }
+    let owned: &'static str = match name {
+        "real" => "real",
+        "imag" => "imag",
+        "numerator" => "numerator",
+        "denominator" => "denominator",
+        "grouper" => "grouper",
+        "list" => "list",
+        "start" => "start",
+        "stop" => "stop",
+        "step" => "step",
+        "name" => "name",
+        _ => match obj {
+            Value::Object(o) => match &**o {
+                Object::Namespace(d) => return d.borrow().get(&Value::string(name)).cloned(),
+                _ => return None,
+            },
+            _ => return None,
+        },
+    };
+    attribute(obj, owned)
+}
+
 /// The Python attribute `name` of `obj` (methods and data attributes), if it has one.
 fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
     if methods::has_method(obj, name) {
@@ -131,6 +161,11 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 "catch_kwargs" => Some(Value::Bool(m.def.uses_kwargs)),
                 "catch_varargs" => Some(Value::Bool(m.def.uses_varargs)),
                 "caller" => Some(Value::Bool(m.def.uses_caller)),
+                _ => None,
+            },
+            Object::Group(k, l) => match name {
+                "grouper" => Some(k.clone()),
+                "list" => Some(l.clone()),
                 _ => None,
             },
             Object::Range(a, b, s) => match name {

@@ -77,6 +77,8 @@ pub enum Object<'a> {
     Cycler(Vec<Value<'a>>, Cell<usize>),
     Joiner(Value<'a>, Cell<bool>),
     Range(i64, i64, i64),
+    /// A `groupby` result: a named tuple `(grouper, list)`.
+    Group(Value<'a>, Value<'a>),
 }
 
 /// A macro (or the `caller` of a call block) bound to where it can find its variables.
@@ -111,6 +113,7 @@ impl<'a> Object<'a> {
             Object::Method(_, name) => out.push_str(&format!("<built-in method {name}>")),
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
             Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
+            Object::Group(k, l) => Value::Tuple(Rc::new(vec![k.clone(), l.clone()])).write_repr(out),
             Object::Range(a, b, s) => {
                 if *s == 1 {
                     out.push_str(&format!("range({a}, {b})"))
@@ -175,6 +178,7 @@ impl<'a> Value<'a> {
                 Object::Cycler(..) => "Cycler",
                 Object::Joiner(..) => "Joiner",
                 Object::Range(..) => "range",
+                Object::Group(..) => "_GroupTuple",
             },
         }
     }
@@ -202,6 +206,7 @@ impl<'a> Value<'a> {
                 Object::Cycler(..) => "jinja2.utils.Cycler object",
                 Object::Joiner(..) => "jinja2.utils.Joiner object",
                 Object::Range(..) => "range object",
+                Object::Group(..) => "jinja2.filters._GroupTuple object",
             },
         }
     }
@@ -292,6 +297,7 @@ impl<'a> Value<'a> {
                 Object::Range(a, b, s) => range_len(*a, *b, *s),
                 _ => 0,
             },
+            Value::Object(o) if matches!(&**o, Object::Group(..)) => 2,
             _ => return Err(err!(TypeError, "object of type '{}' has no len()", self.type_name())),
         })
     }
@@ -312,6 +318,7 @@ impl<'a> Value<'a> {
             Value::Undefined(_) => Rc::new(Vec::new()),
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
+                Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
                 Object::Namespace(_) => {
                     return Err(err!(TypeError, "'Namespace' object is not iterable"));
                 }

@@ -198,6 +198,11 @@ impl<'a> Value<'a> {
             }
             Value::Object(o) => match &**o {
                 Object::Namespace(d) => key.as_str().and_then(|_| d.borrow().get(key).cloned()),
+                Object::Group(k, l) => match int(key)? {
+                    0 | -2 => Some(k.clone()),
+                    1 | -1 => Some(l.clone()),
+                    _ => None,
+                },
                 Object::Range(a, b, s) => {
                     let i = int(key)?;
                     let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
