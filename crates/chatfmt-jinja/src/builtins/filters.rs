@@ -67,6 +67,31 @@ pub const FILTERS: &[&str] = &[
     "xmlattr",
 ];
 
+/// Filters that take no argument besides the value.
+const NO_ARGUMENTS: &[&str] = &[
+    "abs",
+    "capitalize",
+    "count",
+    "e",
+    "escape",
+    "first",
+    "forceescape",
+    "items",
+    "last",
+    "length",
+    "list",
+    "lower",
+    "random",
+    "reverse",
+    "safe",
+    "string",
+    "striptags",
+    "title",
+    "upper",
+    "urlencode",
+    "wordcount",
+];
+
 /// Appends `s` with HTML special characters escaped as markupsafe does.
 pub fn escape_into(s: &str, out: &mut String) {
     for c in s.chars() {
@@ -198,7 +223,7 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
     let attr = if by_attr {
         Some(
             pos.next()
-                .ok_or_else(|| err!(TypeError, "{name}() missing required argument 'attr'"))?,
+                .ok_or_else(|| err!(FilterArgumentError, "Missing parameter for attribute name"))?,
         )
     } else {
         None
@@ -242,31 +267,15 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
     Ok(Value::Iter(Rc::new(out)))
 }
 
-/// Python `round(x, ndigits)` with round-half-even on the exact binary value.
-fn py_round(x: f64, ndigits: i64) -> f64 {
-    if !x.is_finite() {
-        return x;
-    }
-    if ndigits > 22 {
-        return x;
-    }
-    let s = format!("{:.*}", ndigits.max(0) as usize, x);
-    if ndigits >= 0 {
-        return s.parse().unwrap_or(x);
-    }
-    let p = 10f64.powi((-ndigits) as i32);
-    let y = x / p;
-    let r = y.round();
-    let r = if (y - y.trunc()).abs() == 0.5 {
-        2.0 * (y / 2.0).round()
-    } else {
-        r
-    };
-    r * p
-}
-
 /// Applies filter `name` to `v`.
 pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    if NO_ARGUMENTS.contains(&name) && (!args.pos.is_empty() || !args.kw.is_empty()) {
+        let given = args.pos.len() + args.kw.len() + 1;
+        return Err(err!(
+            TypeError,
+            "{name}() takes 1 positional argument but {given} were given"
+        ));
+    }
     Ok(match name {
         "default" | "d" => {
             let [default, boolean] = args.bind(name, ["default_value", "boolean"])?;
@@ -544,7 +553,11 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             };
             let method = method.map(|m| m.to_py_str()).unwrap_or_else(|| "common".to_string());
             let x = match v {
-                Value::Int(i) if method == "common" => return Ok(Value::Int(i)),
+                Value::Int(i) if method == "common" => {
+                    return Ok(Value::Int(
+                        pystr::py_round_int(i, precision).map_err(super::format::py_err)?,
+                    ))
+                }
                 Value::Int(i) => i as f64,
                 Value::Bool(b) => b as i64 as f64,
                 Value::Float(f) => f,
@@ -558,7 +571,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             };
             let p = 10f64.powi(precision as i32);
             match method.as_str() {
-                "common" => Value::Float(py_round(x, precision)),
+                "common" => Value::Float(pystr::py_round(x, precision).map_err(super::format::py_err)?),
                 "ceil" => Value::Float((x * p).ceil() / p),
                 "floor" => Value::Float((x * p).floor() / p),
                 _ => return Err(err!(FilterArgumentError, "method must be common, ceil or floor")),
@@ -566,6 +579,9 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "int" => {
             let [default, base] = args.bind(name, ["default", "base"])?;
+            if v.is_undefined() {
+                return Err(v.undefined_error());
+            }
             let default = default.unwrap_or(Value::Int(0));
             let base = match base {
                 Some(Value::Int(b)) => b,
@@ -590,6 +606,9 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "float" => {
             let [default] = args.bind(name, ["default"])?;
+            if v.is_undefined() {
+                return Err(v.undefined_error());
+            }
             let default = default.unwrap_or(Value::Float(0.0));
             match &v {
                 Value::Int(i) => Value::Float(*i as f64),
@@ -614,6 +633,16 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "indent" => {
             let [width, first, blank] = args.bind(name, ["width", "first", "blank"])?;
+            if v.is_undefined() {
+                return Err(v.undefined_error());
+            }
+            if !v.is_str() {
+                return Err(err!(
+                    TypeError,
+                    "unsupported operand type(s) for +=: '{}' and 'str'",
+                    v.type_name()
+                ));
+            }
             let indention = match width {
                 None => "    ".to_string(),
                 Some(w) if w.is_str() => w.to_py_str(),

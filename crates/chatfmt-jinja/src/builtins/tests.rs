@@ -2,7 +2,7 @@
 
 use crate::error::{err, Result};
 use crate::eval::{compare, CallArgs, Evaluator};
-use crate::syntax::ast::CmpOp;
+use crate::syntax::ast::{BinOp, CmpOp};
 use crate::value::{Object, Value};
 
 /// The names of the environment's tests.
@@ -53,17 +53,38 @@ fn one_arg<'a>(name: &str, args: &CallArgs<'a>) -> Result<Value<'a>> {
     v.ok_or_else(|| err!(TypeError, "{name}() missing 1 required positional argument"))
 }
 
-fn int_of(v: &Value) -> Result<i64> {
-    match v {
-        Value::Int(i) => Ok(*i),
-        Value::Bool(b) => Ok(*b as i64),
-        Value::Undefined(_) => Err(v.undefined_error()),
-        _ => Err(err!(TypeError, "not all arguments converted during string formatting")),
-    }
-}
+/// Tests that take no argument besides the value.
+const NO_ARGUMENTS: &[&str] = &[
+    "boolean",
+    "callable",
+    "defined",
+    "escaped",
+    "false",
+    "float",
+    "integer",
+    "iterable",
+    "lower",
+    "mapping",
+    "none",
+    "number",
+    "odd",
+    "even",
+    "sequence",
+    "string",
+    "true",
+    "undefined",
+    "upper",
+];
 
 /// Runs the test `name` on `x`.
 pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: CallArgs<'a>) -> Result<bool> {
+    if NO_ARGUMENTS.contains(&name) && (!args.pos.is_empty() || !args.kw.is_empty()) {
+        let given = args.pos.len() + args.kw.len() + 1;
+        return Err(err!(
+            TypeError,
+            "test_{name}() takes 1 positional argument but {given} were given"
+        ));
+    }
     let cmp = |op: CmpOp, args: &CallArgs<'a>| -> Result<bool> { compare(op, x, &one_arg(name, args)?) };
     Ok(match name {
         "defined" => !x.is_undefined(),
@@ -78,7 +99,8 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: Ca
         "string" => x.is_str(),
         "mapping" => x.is_mapping(),
         "sequence" => {
-            x.is_str()
+            x.is_undefined()
+                || x.is_str()
                 || x.is_sequence_like()
                 || x.is_mapping()
                 || matches!(x, Value::Object(o) if matches!(&**o, Object::Range(..)))
@@ -98,15 +120,9 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: Ca
             let s = x.to_py_str();
             s.chars().any(|c| c.is_uppercase()) && !s.chars().any(|c| c.is_lowercase())
         }
-        "odd" => int_of(x)?.rem_euclid(2) == 1,
-        "even" => int_of(x)?.rem_euclid(2) == 0,
-        "divisibleby" => {
-            let n = int_of(&one_arg(name, &args)?)?;
-            if n == 0 {
-                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-            }
-            int_of(x)?.rem_euclid(n) == 0
-        }
+        "odd" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(1)),
+        "even" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(0)),
+        "divisibleby" => x.binary(BinOp::Mod, &one_arg(name, &args)?)?.py_eq(&Value::Int(0)),
         "eq" | "equalto" | "==" => cmp(CmpOp::Eq, &args)?,
         "ne" | "!=" => cmp(CmpOp::Ne, &args)?,
         "lt" | "lessthan" | "<" => cmp(CmpOp::Lt, &args)?,
@@ -120,6 +136,7 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: Ca
                 (Value::None, Value::None) => true,
                 (Value::Bool(a), Value::Bool(b)) => a == b,
                 (Value::Int(a), Value::Int(b)) => a == b && (-5..=256).contains(a),
+                (a, b) if a.is_str() && b.is_str() => a.as_str() == b.as_str(),
                 (Value::Object(a), Value::Object(b)) => std::rc::Rc::ptr_eq(a, b),
                 (Value::List(a), Value::List(b)) => std::rc::Rc::ptr_eq(a, b),
                 (Value::Json(a), Value::Json(b)) => std::ptr::eq(*a, *b),

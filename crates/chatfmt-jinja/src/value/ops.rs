@@ -83,7 +83,13 @@ impl<'a> Value<'a> {
                 });
                 same
             }
-            (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
+            (Value::Object(a), Value::Object(b)) => match (&**a, &**b) {
+                (Object::Range(..), Object::Range(..)) => {
+                    let (x, y) = (self.iterate().unwrap_or_default(), other.iterate().unwrap_or_default());
+                    x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
+                }
+                _ => Rc::ptr_eq(a, b),
+            },
             (Value::Iter(a), Value::Iter(b)) => Rc::ptr_eq(a, b),
             _ => false,
         }
@@ -137,16 +143,11 @@ impl<'a> Value<'a> {
         if let Some(hay) = self.as_str() {
             return match item.as_str() {
                 Some(needle) => Ok(hay.contains(needle)),
-                None => {
-                    if item.is_undefined() {
-                        return Err(item.undefined_error());
-                    }
-                    Err(err!(
-                        TypeError,
-                        "'in <string>' requires string as left operand, not {}",
-                        item.type_name()
-                    ))
-                }
+                None => Err(err!(
+                    TypeError,
+                    "'in <string>' requires string as left operand, not {}",
+                    item.type_name()
+                )),
             };
         }
         match self {
@@ -300,6 +301,14 @@ impl<'a> Value<'a> {
 
     /// Python binary arithmetic.
     pub fn binary(&self, op: BinOp, other: &Value<'a>) -> Result<Value<'a>> {
+        if op == BinOp::Mod && self.is_str() && !matches!(self, Value::Safe(_)) {
+            return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
+        }
+        if op == BinOp::Add {
+            if let Some(v) = markup_concat(self, other) {
+                return Ok(v);
+            }
+        }
         if self.is_undefined() {
             return Err(self.undefined_error());
         }
@@ -480,12 +489,9 @@ fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
             if b == 0.0 {
                 return Err(err!(ZeroDivisionError, "float modulo"));
             }
-            let r = a % b;
-            if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
-                r + b
-            } else {
-                r
-            }
+            return crate::pystr::float_mod(a, b)
+                .map(Value::Float)
+                .map_err(crate::builtins::format::py_err);
         }
         BinOp::Pow => {
             if a == 0.0 && b < 0.0 {
@@ -543,4 +549,24 @@ impl<'a> UndefInfo<'a> {
             crate::error::ErrorKind::SecurityError,
         ))))
     }
+}
+
+/// `Markup + str` and `str + Markup`: the plain operand is HTML-escaped, the result is Markup.
+fn markup_concat<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<Value<'a>> {
+    let escaped = |v: &Value| -> Option<String> {
+        match v {
+            Value::Safe(s) => Some(s.to_string()),
+            v if v.is_str() => {
+                let mut out = String::new();
+                crate::builtins::filters::escape_into(v.as_str().unwrap_or(""), &mut out);
+                Some(out)
+            }
+            _ => None,
+        }
+    };
+    if !matches!(a, Value::Safe(_)) && !matches!(b, Value::Safe(_)) {
+        return None;
+    }
+    let (x, y) = (escaped(a)?, escaped(b)?);
+    Some(Value::Safe(format!("{x}{y}").into()))
 }
