@@ -86,9 +86,19 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
             for (k, v) in args.kw {
                 d.insert(Value::Str(k), v);
             }
+            for (k, _) in &d.entries {
+                if let Some(name) = k.as_str() {
+                    check_namespace_name(name)?;
+                }
+            }
             Ok(Value::Object(Rc::new(Object::Namespace(RefCell::new(d)))))
         }
-        "cycler" => Ok(Value::Object(Rc::new(Object::Cycler(args.pos, Cell::new(0))))),
+        "cycler" => {
+            if args.pos.is_empty() {
+                return Err(err!(RuntimeError, "at least one item has to be provided"));
+            }
+            Ok(Value::Object(Rc::new(Object::Cycler(args.pos, Cell::new(0)))))
+        }
         "joiner" => {
             let [sep] = args.bind("joiner", ["sep"])?;
             Ok(Value::Object(Rc::new(Object::Joiner(
@@ -97,11 +107,14 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
             ))))
         }
         "raise_exception" => {
-            let mut msg = String::new();
-            if let Some(m) = args.pos.first() {
-                m.write_str(&mut msg);
-            }
-            Err(Error::new(ErrorKind::TemplateError, msg))
+            let [message] = args.bind("raise_exception", ["message"])?;
+            let Some(m) = message else {
+                return Err(err!(
+                    TypeError,
+                    "raise_exception() missing 1 required positional argument: 'message'"
+                ));
+            };
+            Err(Error::new(ErrorKind::TemplateError, m.to_py_str()))
         }
         "strftime_now" => {
             let [fmt] = args.bind("strftime_now", ["format"])?;
@@ -150,6 +163,32 @@ fn fill_dict<'a>(d: &mut Dict<'a>, src: &Value<'a>) -> Result<()> {
         d.insert(pair[0].clone(), pair[1].clone());
     }
     Ok(())
+}
+
+/// transformers' namespace refuses underscore-prefixed attribute names.
+pub fn check_namespace_name(name: &str) -> Result<()> {
+    if name.starts_with('_') {
+        let mut r = String::new();
+        crate::pystr::str_repr(name, &mut r);
+        return Err(err!(
+            SecurityError,
+            "Chat templates cannot store underscore-prefixed attributes on a namespace, but got {r}. Please rename the attribute."
+        ));
+    }
+    Ok(())
+}
+
+/// `dict.fromkeys(iterable, value=None)`.
+pub fn dict_fromkeys<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
+    let [keys, value] = args.bind("fromkeys", ["iterable", "value"])?;
+    let keys = keys.ok_or_else(|| err!(TypeError, "fromkeys expected at least 1 argument, got 0"))?;
+    let value = value.unwrap_or(Value::None);
+    let mut d = Dict::default();
+    for k in keys.iterate()?.iter() {
+        crate::builtins::filters::check_hashable(k)?;
+        d.insert(k.clone(), value.clone());
+    }
+    Ok(Value::Dict(Rc::new(d)))
 }
 
 /// Calls a joiner: empty the first time, the separator after.

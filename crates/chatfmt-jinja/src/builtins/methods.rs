@@ -87,6 +87,8 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Json(Json::Array(_)) | Value::List(_) => LIST_METHODS.contains(&name),
         Value::Tuple(_) => TUPLE_METHODS.contains(&name),
         Value::Int(_) | Value::Bool(_) => matches!(name, "bit_length" | "conjugate"),
+        Value::Object(o) if matches!(&**o, Object::Function("dict")) => name == "fromkeys",
+        Value::Object(o) if matches!(&**o, Object::Range(..)) => matches!(name, "index" | "count"),
         Value::Float(_) => matches!(name, "is_integer" | "conjugate"),
         Value::Object(o) => match &**o {
             Object::Loop(_) => matches!(name, "cycle" | "changed"),
@@ -431,6 +433,7 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
                 let key = key.ok_or_else(|| err!(TypeError, "get expected at least 1 argument, got 0"))?;
                 recv.get_item_opt(&key).unwrap_or(default.unwrap_or(Value::None))
             }
+            "fromkeys" => super::globals::dict_fromkeys(args)?,
             "copy" => {
                 let mut pairs = Vec::new();
                 recv.for_each_pair(|k, v| pairs.push((k, v)));
@@ -463,8 +466,47 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
             _ => return Err(err!(AttributeError, "'list' object has no attribute '{name}'")),
         });
     }
+    match recv {
+        Value::Int(_) | Value::Bool(_) => {
+            args.none(&format!("int.{name}"))?;
+            let i = match recv {
+                Value::Int(i) => *i,
+                Value::Bool(b) => *b as i64,
+                _ => 0,
+            };
+            return Ok(match name {
+                "bit_length" => Value::Int(64 - i.unsigned_abs().leading_zeros() as i64),
+                _ => Value::Int(i),
+            });
+        }
+        Value::Float(f) => {
+            args.none(&format!("float.{name}"))?;
+            return Ok(match name {
+                "is_integer" => Value::Bool(f.is_finite() && f.fract() == 0.0),
+                _ => Value::Float(*f),
+            });
+        }
+        _ => {}
+    }
     if let Value::Object(o) = recv {
         match &**o {
+            Object::Function("dict") => return super::globals::dict_fromkeys(args),
+            Object::Range(..) => {
+                let [x] = args.bind(name, ["value"])?;
+                let x = x.unwrap_or(Value::Undefined(None));
+                let items = recv.iterate()?;
+                return match name {
+                    "count" => Ok(Value::Int(items.iter().filter(|i| i.py_eq(&x)).count() as i64)),
+                    _ => match items.iter().position(|i| i.py_eq(&x)) {
+                        Some(i) => Ok(Value::Int(i as i64)),
+                        None => {
+                            let mut r = String::new();
+                            x.write_repr(&mut r);
+                            Err(err!(ValueError, "{r} is not in range"))
+                        }
+                    },
+                };
+            }
             Object::Loop(l) => return super::globals::loop_method(l, name, args),
             Object::Cycler(items, pos) => {
                 return Ok(match name {

@@ -163,6 +163,10 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 "caller" => Some(Value::Bool(m.def.uses_caller)),
                 _ => None,
             },
+            Object::Cycler(items, pos) => match name {
+                "current" => items.get(pos.get()).cloned(),
+                _ => None,
+            },
             Object::Group(k, l) => match name {
                 "grouper" => Some(k.clone()),
                 "list" => Some(l.clone()),

@@ -217,6 +217,14 @@ impl<'a> Evaluator<'a> {
             StmtKind::FilterBlock(filter, body) => {
                 let text = self.capture(|me| me.exec_block(body))?;
                 let v = self.eval_filter_chain(filter, Value::string(text))?;
+                if !v.is_str() {
+                    return Err(err!(
+                        TypeError,
+                        "sequence item 0: expected str instance, {} found",
+                        v.type_name()
+                    )
+                    .at(s.pos.line, s.pos.col));
+                }
                 self.write_value(&v);
             }
             StmtKind::With(assigns, body) => {
@@ -268,7 +276,10 @@ impl<'a> Evaluator<'a> {
                 let target = self.lookup(ns);
                 match &target {
                     Value::Object(o) => match &**o {
-                        Object::Namespace(d) => d.borrow_mut().insert(Value::Str(attr), v),
+                        Object::Namespace(d) => {
+                            builtins::globals::check_namespace_name(attr)?;
+                            d.borrow_mut().insert(Value::Str(attr), v)
+                        }
                         _ => {
                             return Err(err!(
                                 TemplateRuntimeError,
@@ -359,7 +370,9 @@ impl<'a> Evaluator<'a> {
             ExprKind::Dict(items) => {
                 let mut pairs = Vec::with_capacity(items.len());
                 for (k, v) in items {
-                    pairs.push((self.eval(k)?, self.eval(v)?));
+                    let key = self.eval(k)?;
+                    builtins::filters::check_hashable(&key)?;
+                    pairs.push((key, self.eval(v)?));
                 }
                 crate::value::ops::dict_from(pairs)
             }
@@ -442,13 +455,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Concat(parts) => {
                 let mut s = String::new();
                 for p in parts {
-                    let v = self.eval(p)?;
-                    if let Value::Undefined(Some(info)) = &v {
-                        if matches!(**info, UndefInfo::Hint(..)) {
-                            return Err(v.undefined_error());
-                        }
-                    }
-                    v.write_str(&mut s);
+                    self.eval(p)?.write_str(&mut s);
                 }
                 Value::string(s)
             }
@@ -475,7 +482,6 @@ impl<'a> Evaluator<'a> {
             Value::None => Ok(None),
             Value::Int(i) => Ok(Some(i)),
             Value::Bool(b) => Ok(Some(b as i64)),
-            v if v.is_undefined() => Err(v.undefined_error()),
             _ => Err(err!(
                 TypeError,
                 "slice indices must be integers or None or have an __index__ method"
