@@ -134,7 +134,6 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
         };
         for acc in field.accessors() {
             v = match acc.map_err(py_err)? {
-                FieldAccessor::Attr(name) if name.starts_with('_') => Value::Undefined(None),
                 FieldAccessor::Attr(name) => super::getattr_transient(&v, name)?,
                 FieldAccessor::Index(i) => super::getitem(&v, &Value::Int(i as i64))?,
                 FieldAccessor::Key(k) => super::getitem(&v, &Value::string(k))?,

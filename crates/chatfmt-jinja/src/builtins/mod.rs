@@ -63,7 +63,10 @@ pub fn getattr_transient<'a>(obj: &Value<'a>, name: &str) -> Result<Value<'a>> {
         return Err(obj.undefined_error());
     }
     let key = Value::string(name);
-    if methods::has_method(obj, name) {
+    if is_dunder(name) {
+        return Ok(UndefInfo::unsafe_attr(name, obj));
+    }
+    if methods::has_method(obj, name) && !name.starts_with('_') {
         return Ok(Value::missing_member(obj, key));
     }
     Ok(obj

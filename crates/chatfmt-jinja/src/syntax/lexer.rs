@@ -188,6 +188,11 @@ impl<'s> Lexer<'s> {
         let mut search = body_start;
         loop {
             let Some(rel) = src[search..].find("{%") else {
+                if body_start == src.len() {
+                    // Jinja2's lexer stops at the end of the source without looking for `endraw`.
+                    self.pos = src.len();
+                    return Ok(());
+                }
                 let (line, _) = self.line_col(start);
                 return Err(err!(TemplateSyntaxError, "Missing end of raw directive").at(line, 0));
             };

@@ -10,6 +10,8 @@ struct Parser<'s> {
     i: usize,
     /// The block tags we are inside, innermost last (for error messages).
     open: Vec<&'static str>,
+    /// Block names seen so far (a name may be defined once).
+    blocks: Vec<&'s str>,
 }
 
 fn describe(t: &Tok) -> String {
@@ -156,7 +158,7 @@ impl<'s> Parser<'s> {
                 }
                 Tok::VarBegin => {
                     self.next();
-                    let e = self.parse_tuple(false, true, &[], false)?;
+                    let e = self.parse_tuple(true, false)?;
                     if *self.cur() != Tok::VarEnd {
                         return Err(self.unexpected("end of print statement"));
                     }
@@ -242,7 +244,7 @@ impl<'s> Parser<'s> {
             }
             "print" => {
                 self.next();
-                StmtKind::Print(self.parse_tuple(false, true, &[], false)?)
+                StmtKind::Print(self.parse_tuple(true, false)?)
             }
             "break" | "continue" => {
                 self.next();
@@ -265,13 +267,20 @@ impl<'s> Parser<'s> {
                     StmtKind::Continue
                 }
             }
-            "extends" | "include" | "import" | "from" => {
+            "import" => self.parse_import()?,
+            "from" => self.parse_from()?,
+            "extends" => {
+                self.next();
+                StmtKind::NeedsLoader(self.parse_expression(true)?)
+            }
+            "include" => {
                 self.next();
                 let e = self.parse_expression(true)?;
-                // Consume the rest of the tag (`with context`, `as name`, `import a, b` ...).
-                while !matches!(self.cur(), Tok::BlockEnd | Tok::Eof) {
+                if self.is_name("ignore") && matches!(self.look(), Tok::Name("missing")) {
+                    self.next();
                     self.next();
                 }
+                self.parse_import_context();
                 StmtKind::NeedsLoader(e)
             }
             _ => {
@@ -316,11 +325,28 @@ impl<'s> Parser<'s> {
         r
     }
 
+    /// Whether the statement being parsed sits in a `for` body (not inside a macro or call body).
+    fn in_loop_body(&self) -> bool {
+        self.open
+            .iter()
+            .rev()
+            .take_while(|t| **t != "macro" && **t != "call")
+            .any(|t| *t == "for")
+    }
+
+    fn loop_assignment(&self) -> Error {
+        Error::new(
+            crate::error::ErrorKind::TemplateAssertionError,
+            "Can't assign to special loop variable in for-loop target",
+        )
+        .at(self.pos().line, self.pos().col)
+    }
+
     fn parse_if(&mut self) -> Result<StmtKind> {
         self.next();
         let mut branches = Vec::new();
         loop {
-            let test = self.parse_tuple(false, false, &[], false)?;
+            let test = self.parse_tuple(false, false)?;
             let body = self.parse_statements(&["elif", "else", "endif"], false)?;
             branches.push((test, body));
             match self.next() {
@@ -336,9 +362,12 @@ impl<'s> Parser<'s> {
 
     fn parse_for(&mut self) -> Result<StmtKind> {
         self.next();
-        let target = self.parse_assign_target(true, false, &["in"])?;
+        let target = self.parse_assign_target(true, false)?;
+        if target_names(&target).contains(&"loop") {
+            return Err(self.loop_assignment());
+        }
         self.expect_name_kw("in")?;
-        let iter = self.parse_tuple(false, false, &["recursive"], false)?;
+        let iter = self.parse_tuple(false, false)?;
         let cond = if self.skip_name("if") {
             Some(self.parse_expression(true)?)
         } else {
@@ -362,9 +391,12 @@ impl<'s> Parser<'s> {
 
     fn parse_set(&mut self) -> Result<StmtKind> {
         self.next();
-        let target = self.parse_assign_target(true, true, &[])?;
+        let target = self.parse_assign_target(true, true)?;
+        if target_names(&target).contains(&"loop") && self.in_loop_body() {
+            return Err(self.loop_assignment());
+        }
         if self.skip_op("=") {
-            let value = self.parse_tuple(false, true, &[], false)?;
+            let value = self.parse_tuple(true, false)?;
             return Ok(StmtKind::Set(target, value));
         }
         let filter = if self.is_op("|") {
@@ -455,7 +487,7 @@ impl<'s> Parser<'s> {
             if !assigns.is_empty() {
                 self.expect_op(",")?;
             }
-            let target = self.parse_assign_target(true, false, &[])?;
+            let target = self.parse_assign_target(true, false)?;
             self.expect_op("=")?;
             assigns.push((target, self.parse_expression(true)?));
         }
@@ -464,39 +496,126 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_block(&mut self) -> Result<StmtKind> {
+        let pos = self.pos();
         self.next();
-        self.expect_name()?;
+        let name = self.expect_name()?;
+        if self.blocks.contains(&name) {
+            return Err(Error::new(
+                crate::error::ErrorKind::TemplateAssertionError,
+                format!("block '{name}' defined twice"),
+            )
+            .at(pos.line, pos.col));
+        }
+        self.blocks.push(name);
         self.skip_name("scoped");
         self.skip_name("required");
-        let body = self.parse_statements(&["endblock"], true)?;
-        if let Tok::Name(_) = self.cur() {
-            self.next();
+        if self.is_op("-") {
+            return Err(self.fail(
+                "Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.",
+            ));
         }
+        let body = self.parse_statements(&["endblock"], true)?;
+        self.skip_name(name);
         Ok(StmtKind::Block(body))
     }
 
-    fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool, extra_end: &[&str]) -> Result<Target> {
+    fn parse_import_context(&mut self) {
+        if matches!(self.cur(), Tok::Name("with" | "without")) && matches!(self.look(), Tok::Name("context")) {
+            self.next();
+            self.next();
+        }
+    }
+
+    fn parse_import(&mut self) -> Result<StmtKind> {
+        self.next();
+        let e = self.parse_expression(true)?;
+        self.expect_name_kw("as")?;
+        self.expect_name()?;
+        self.parse_import_context();
+        Ok(StmtKind::NeedsLoader(e))
+    }
+
+    fn parse_from(&mut self) -> Result<StmtKind> {
+        self.next();
+        let e = self.parse_expression(true)?;
+        self.expect_name_kw("import")?;
+        let mut first = true;
+        loop {
+            if !first {
+                self.expect_op(",")?;
+            }
+            first = false;
+            if !matches!(self.cur(), Tok::Name(_)) {
+                self.expect_name()?;
+            }
+            if matches!(self.cur(), Tok::Name("with" | "without")) && matches!(self.look(), Tok::Name("context")) {
+                self.parse_import_context();
+                break;
+            }
+            let pos = self.pos();
+            let name = self.expect_name()?;
+            if name.starts_with('_') {
+                return Err(Error::new(
+                    crate::error::ErrorKind::TemplateAssertionError,
+                    "names starting with an underline can not be imported",
+                )
+                .at(pos.line, pos.col));
+            }
+            if self.skip_name("as") {
+                self.expect_name()?;
+            }
+            if matches!(self.cur(), Tok::Name("with" | "without")) && matches!(self.look(), Tok::Name("context")) {
+                self.parse_import_context();
+                break;
+            }
+            if !self.is_op(",") {
+                break;
+            }
+        }
+        Ok(StmtKind::NeedsLoader(e))
+    }
+
+    /// An assignment target: a name, `ns.attr` (with `with_namespace`), or a tuple of them.
+    fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool) -> Result<Target> {
+        let mut items = Vec::new();
+        let mut is_tuple = false;
+        loop {
+            if !items.is_empty() {
+                self.expect_op(",")?;
+            }
+            if self.is_tuple_end() && !items.is_empty() {
+                break;
+            }
+            items.push(self.parse_target_item(with_namespace)?);
+            if with_tuple && self.is_op(",") {
+                is_tuple = true;
+            } else {
+                break;
+            }
+        }
+        if !is_tuple {
+            if let Some(t) = items.pop() {
+                return Ok(t);
+            }
+        }
+        Ok(Target::Tuple(items))
+    }
+
+    fn parse_target_item(&mut self, with_namespace: bool) -> Result<Target> {
         let pos = self.pos();
-        if with_namespace && matches!(self.look(), Tok::Op(".")) {
+        if with_namespace && matches!(self.look(), Tok::Op(".")) && matches!(self.cur(), Tok::Name(_)) {
             let ns = self.expect_name()?;
             self.next();
             let attr = self.expect_name()?;
             return Ok(Target::Attr(ns.into(), attr.into()));
         }
-        let e = if with_tuple {
-            self.parse_tuple(true, true, extra_end, false)?
-        } else {
-            self.parse_primary()?
-        };
+        let e = self.parse_primary()?;
         to_target(&e).ok_or_else(|| {
             let what = match e.kind {
                 ExprKind::Const(_) => "const",
                 ExprKind::Tuple(_) => "tuple",
                 ExprKind::List(_) => "list",
                 ExprKind::Dict(_) => "dict",
-                ExprKind::GetAttr(..) => "getattr",
-                ExprKind::GetItem(..) => "getitem",
-                ExprKind::Call(..) => "call",
                 _ => "expression",
             };
             self.fail_at(format!("can't assign to '{what}'"), pos)
@@ -505,21 +624,13 @@ impl<'s> Parser<'s> {
 
     // ---- expressions ---------------------------------------------------------------------
 
-    fn is_tuple_end(&self, extra_end: &[&str]) -> bool {
-        match self.cur() {
-            Tok::VarEnd | Tok::BlockEnd | Tok::Op(")") => true,
-            Tok::Name(n) => extra_end.contains(n),
-            _ => false,
-        }
+    /// Jinja2 passes extra end rules here too, but its `test_any` receives them as one tuple and
+    /// never matches, so only these tokens end a tuple (`{% for a, in x %}` is a syntax error).
+    fn is_tuple_end(&self) -> bool {
+        matches!(self.cur(), Tok::VarEnd | Tok::BlockEnd | Tok::Op(")"))
     }
 
-    fn parse_tuple(
-        &mut self,
-        simplified: bool,
-        with_condexpr: bool,
-        extra_end: &[&str],
-        explicit: bool,
-    ) -> Result<Expr> {
+    fn parse_tuple(&mut self, with_condexpr: bool, explicit: bool) -> Result<Expr> {
         let pos = self.pos();
         let mut items = Vec::new();
         let mut is_tuple = false;
@@ -527,14 +638,10 @@ impl<'s> Parser<'s> {
             if !items.is_empty() {
                 self.expect_op(",")?;
             }
-            if self.is_tuple_end(extra_end) {
+            if self.is_tuple_end() {
                 break;
             }
-            items.push(if simplified {
-                self.parse_primary()?
-            } else {
-                self.parse_expression(with_condexpr)?
-            });
+            items.push(self.parse_expression(with_condexpr)?);
             if self.is_op(",") {
                 is_tuple = true;
             } else {
@@ -771,7 +878,7 @@ impl<'s> Parser<'s> {
             }
             Tok::Op("(") => {
                 self.next();
-                let e = self.parse_tuple(false, true, &[], true)?;
+                let e = self.parse_tuple(true, true)?;
                 self.expect_op(")")?;
                 return Ok(e);
             }
@@ -928,6 +1035,12 @@ impl<'s> Parser<'s> {
                 if args.dstar.is_some() {
                     return Err(invalid(self));
                 }
+                if args.kw.iter().any(|(k, _)| &**k == n) {
+                    return Err(Error::new(
+                        crate::error::ErrorKind::SyntaxError,
+                        format!("keyword argument repeated: {n}"),
+                    ));
+                }
                 self.next();
                 self.next();
                 let v = self.parse_expression(true)?;
@@ -1028,6 +1141,15 @@ impl<'s> Parser<'s> {
             });
         }
         Ok(test)
+    }
+}
+
+/// The plain names a target binds.
+fn target_names(t: &Target) -> Vec<&str> {
+    match t {
+        Target::Name(n) => vec![&**n],
+        Target::Tuple(items) => items.iter().flat_map(target_names).collect(),
+        Target::Attr(..) => Vec::new(),
     }
 }
 
@@ -1189,6 +1311,7 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         toks,
         i: 0,
         open: Vec::new(),
+        blocks: Vec::new(),
     };
     let body = p.subparse(&[])?;
     if *p.cur() != Tok::Eof {
