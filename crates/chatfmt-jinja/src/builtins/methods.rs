@@ -93,6 +93,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Object(o) => match &**o {
             Object::Loop(_) => matches!(name, "cycle" | "changed"),
             Object::Cycler(..) => matches!(name, "next" | "reset"),
+            Object::View(kind, ..) => *kind != "dict_values" && name == "isdisjoint",
             _ => false,
         },
         _ => false,
@@ -414,19 +415,19 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
                 args.none("dict.items")?;
                 let mut out = Vec::new();
                 recv.for_each_pair(|k, v| out.push(Value::Tuple(Rc::new(vec![k, v]))));
-                Value::list(out)
+                Value::view("dict_items", recv, out)
             }
             "keys" => {
                 args.none("dict.keys")?;
                 let mut out = Vec::new();
                 recv.for_each_pair(|k, _| out.push(k));
-                Value::list(out)
+                Value::view("dict_keys", recv, out)
             }
             "values" => {
                 args.none("dict.values")?;
                 let mut out = Vec::new();
                 recv.for_each_pair(|_, v| out.push(v));
-                Value::list(out)
+                Value::view("dict_values", recv, out)
             }
             "get" => {
                 let [key, default] = args.bind("get", ["key", "default"])?;
@@ -491,6 +492,11 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
     if let Value::Object(o) = recv {
         match &**o {
             Object::Function("dict") => return super::globals::dict_fromkeys(args),
+            Object::View(_, _, items) => {
+                let [other] = args.bind("isdisjoint", ["other"])?;
+                let other = other.unwrap_or(Value::Undefined(None)).iterate()?;
+                return Ok(Value::Bool(!items.iter().any(|i| other.iter().any(|o| o.py_eq(i)))));
+            }
             Object::Range(..) => {
                 let [x] = args.bind(name, ["value"])?;
                 let x = x.unwrap_or(Value::Undefined(None));

@@ -166,6 +166,7 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 "caller" => Some(Value::Bool(m.def.uses_caller)),
                 _ => None,
             },
+            Object::View(_, dict, _) => (name == "mapping").then(|| dict.clone()),
             Object::Cycler(items, pos) => match name {
                 "current" => items.get(pos.get()).cloned(),
                 _ => None,

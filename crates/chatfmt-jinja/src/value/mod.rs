@@ -79,6 +79,8 @@ pub enum Object<'a> {
     Range(i64, i64, i64),
     /// A `groupby` result: a named tuple `(grouper, list)`.
     Group(Value<'a>, Value<'a>),
+    /// A dict view (`dict_items`, `dict_keys`, `dict_values`): its kind, its dict, its items.
+    View(&'static str, Value<'a>, Rc<Vec<Value<'a>>>),
 }
 
 /// A macro (or the `caller` of a call block) bound to where it can find its variables.
@@ -114,6 +116,12 @@ impl<'a> Object<'a> {
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
             Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
             Object::Group(k, l) => Value::Tuple(Rc::new(vec![k.clone(), l.clone()])).write_repr(out),
+            Object::View(kind, _, items) => {
+                out.push_str(kind);
+                out.push('(');
+                Value::List(items.clone()).write_repr(out);
+                out.push(')');
+            }
             Object::Range(a, b, s) => {
                 if *s == 1 {
                     out.push_str(&format!("range({a}, {b})"))
@@ -150,6 +158,11 @@ impl<'a> Value<'a> {
         Value::List(Rc::new(items))
     }
 
+    /// A dict view of `dict` with its items.
+    pub fn view(kind: &'static str, dict: &Value<'a>, items: Vec<Value<'a>>) -> Value<'a> {
+        Value::Object(Rc::new(Object::View(kind, dict.clone(), Rc::new(items))))
+    }
+
     /// An undefined value for a missing member of `owner`.
     pub fn missing_member(owner: &Value<'a>, key: Value<'a>) -> Value<'a> {
         Value::Undefined(Some(Rc::new(UndefInfo::Member(owner.object_type_repr(), key))))
@@ -179,6 +192,7 @@ impl<'a> Value<'a> {
                 Object::Joiner(..) => "Joiner",
                 Object::Range(..) => "range",
                 Object::Group(..) => "_GroupTuple",
+                Object::View(kind, ..) => kind,
             },
         }
     }
@@ -207,6 +221,11 @@ impl<'a> Value<'a> {
                 Object::Joiner(..) => "jinja2.utils.Joiner object",
                 Object::Range(..) => "range object",
                 Object::Group(..) => "jinja2.filters._GroupTuple object",
+                Object::View(kind, ..) => match *kind {
+                    "dict_items" => "dict_items object",
+                    "dict_keys" => "dict_keys object",
+                    _ => "dict_values object",
+                },
             },
         }
     }
@@ -278,6 +297,7 @@ impl<'a> Value<'a> {
             Value::Iter(_) => true,
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => range_len(*a, *b, *s) > 0,
+                Object::View(_, _, items) => !items.is_empty(),
                 _ => true,
             },
         }
@@ -298,6 +318,10 @@ impl<'a> Value<'a> {
                 _ => 0,
             },
             Value::Object(o) if matches!(&**o, Object::Group(..)) => 2,
+            Value::Object(o) if matches!(&**o, Object::View(..)) => match &**o {
+                Object::View(_, _, items) => items.len(),
+                _ => 0,
+            },
             _ => return Err(err!(TypeError, "object of type '{}' has no len()", self.type_name())),
         })
     }
@@ -319,6 +343,7 @@ impl<'a> Value<'a> {
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
                 Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
+                Object::View(_, _, items) => items.clone(),
                 Object::Namespace(_) => {
                     return Err(err!(TypeError, "'Namespace' object is not iterable"));
                 }
