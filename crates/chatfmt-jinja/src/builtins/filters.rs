@@ -1076,10 +1076,28 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
         }
         "urlize" => {
-            return Err(err!(
-                TemplateRuntimeError,
-                "the 'urlize' filter is not supported by chatfmt"
-            ));
+            let [limit, nofollow, target, rel] = args.bind(name, ["trim_url_limit", "nofollow", "target", "rel"])?;
+            let limit = match limit {
+                Some(Value::Int(n)) => Some(n.max(0) as usize),
+                _ => None,
+            };
+            let mut rels: Vec<String> = rel
+                .map(|r| r.to_py_str().split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default();
+            if bool_arg(&nofollow) {
+                rels.push("nofollow".to_string());
+            }
+            rels.push("noopener".to_string());
+            rels.sort();
+            rels.dedup();
+            let rel = rels.join(" ");
+            let target = target.filter(|t| t.truthy()).map(|t| t.to_py_str());
+            Value::string(super::urlize::urlize(
+                &v.to_py_str(),
+                limit,
+                Some(&rel),
+                target.as_deref(),
+            ))
         }
         _ => {
             let _ = Object::Function;

@@ -89,7 +89,7 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
         Value::Int(_) | Value::Bool(_) => matches!(name, "bit_length" | "conjugate"),
         Value::Object(o) if matches!(&**o, Object::Function("dict")) => name == "fromkeys",
         Value::Object(o) if matches!(&**o, Object::Range(..)) => matches!(name, "index" | "count"),
-        Value::Float(_) => matches!(name, "is_integer" | "conjugate"),
+        Value::Float(_) => matches!(name, "is_integer" | "conjugate" | "hex"),
         Value::Object(o) => match &**o {
             Object::Loop(_) => matches!(name, "cycle" | "changed"),
             Object::Cycler(..) => matches!(name, "next" | "reset"),
@@ -484,6 +484,7 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
             args.none(&format!("float.{name}"))?;
             return Ok(match name {
                 "is_integer" => Value::Bool(f.is_finite() && f.fract() == 0.0),
+                "hex" => Value::string(float_hex(*f)),
                 _ => Value::Float(*f),
             });
         }
@@ -535,4 +536,26 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
         "'{}' object has no attribute '{name}'",
         recv.type_name()
     ))
+}
+
+/// Python's `float.hex()`.
+fn float_hex(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let bits = f.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mantissa = bits & ((1 << 52) - 1);
+    match (exp, mantissa) {
+        (0, 0) => format!("{sign}0x0.0p+0"),
+        (0, m) => format!("{sign}0x0.{m:013x}p-1022"),
+        (e, m) => {
+            let e = e - 1023;
+            format!("{sign}0x1.{m:013x}p{}{}", if e < 0 { "-" } else { "+" }, e.abs())
+        }
+    }
 }

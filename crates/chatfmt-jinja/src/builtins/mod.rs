@@ -7,6 +7,7 @@ pub mod globals;
 pub mod json;
 pub mod methods;
 pub mod tests;
+mod urlize;
 
 use crate::error::Result;
 use crate::value::{Object, UndefInfo, Value};

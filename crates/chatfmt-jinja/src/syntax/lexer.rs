@@ -577,7 +577,18 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
                 out.push(hex(i, 8, "\\UXXXXXXXX")?);
                 i += 8;
             }
-            b'N' => return Err("unknown Unicode character name".to_string()),
+            b'N' => {
+                let named = escaped
+                    .get(i..)
+                    .and_then(|r| r.strip_prefix('{'))
+                    .and_then(|r| r.find('}').map(|e| &r[..e]));
+                let Some(name) = named else {
+                    return Err("malformed \\N character escape".to_string());
+                };
+                let c = unicode_names2::character(name).ok_or_else(|| "unknown Unicode character name".to_string())?;
+                out.push(c);
+                i += name.len() + 2;
+            }
             _ => {
                 out.push('\\');
                 out.push(e as char);
