@@ -90,6 +90,11 @@ impl Template {
         })
     }
 
+    /// The parsed body.
+    pub(crate) fn body(&self) -> &[Stmt] {
+        &self.body
+    }
+
     /// The template's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -5,7 +5,7 @@ use chatfmt::conformance::{self, KnownDifferences};
 use std::path::PathBuf;
 
 /// Matched required probes of the jinja kit at the last commit (3105 is the goal).
-const JINJA_MATCHED_AT_LEAST: usize = 3098;
+const JINJA_MATCHED_AT_LEAST: usize = 3101;
 
 /// The kit folder, or `None` (with a loud message) when it is absent outside CI.
 fn kit(name: &str) -> Option<PathBuf> {

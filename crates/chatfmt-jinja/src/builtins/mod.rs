@@ -168,6 +168,10 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 _ => None,
             },
             Object::View(_, dict, _) => (name == "mapping").then(|| dict.clone()),
+            Object::SelfRef(blocks) => blocks
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, b)| Value::Object(Rc::new(Object::Block(b)))),
             Object::Cycler(items, pos) => match name {
                 "current" => items.get(pos.get()).cloned(),
                 _ => None,

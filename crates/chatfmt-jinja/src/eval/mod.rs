@@ -33,6 +33,8 @@ pub struct Evaluator<'a> {
     /// The frame new names are bound in.
     current: usize,
     out: String,
+    /// The template body (for `self.<block>()`).
+    body: &'a [Stmt],
     capture_depth: usize,
     generation_spans: Vec<(usize, usize)>,
     depth: usize,
@@ -49,7 +51,7 @@ fn at(e: Error, pos: Pos) -> Error {
 
 impl<'a> Evaluator<'a> {
     /// A fresh evaluator for `tpl` with `ctx`.
-    pub fn new(_tpl: &'a Template, ctx: &'a Context) -> Self {
+    pub fn new(tpl: &'a Template, ctx: &'a Context) -> Self {
         Evaluator {
             ctx,
             frames: vec![Frame {
@@ -58,6 +60,7 @@ impl<'a> Evaluator<'a> {
             }],
             current: 0,
             out: String::new(),
+            body: tpl.body(),
             capture_depth: 0,
             generation_spans: Vec::new(),
             depth: 0,
@@ -120,6 +123,11 @@ impl<'a> Evaluator<'a> {
                 return v.clone();
             }
             f = frame.parent;
+        }
+        if name == "self" {
+            let mut blocks = Vec::new();
+            collect_blocks(self.body, &mut blocks);
+            return Value::Object(Rc::new(Object::SelfRef(blocks)));
         }
         if let Some(v) = self.ctx.vars.get(name) {
             return Value::from_json(v);
@@ -248,7 +256,7 @@ impl<'a> Evaluator<'a> {
                 }
                 return Ok(flow);
             }
-            StmtKind::Block(body) => return self.exec_block(body),
+            StmtKind::Block(_, body) => return self.exec_block(body),
             StmtKind::NeedsLoader(_) => {
                 return Err(err!(TypeError, "no loader for this environment specified").at(s.pos.line, s.pos.col));
             }
@@ -546,6 +554,16 @@ impl<'a> Evaluator<'a> {
                 Object::Method(recv, name) => builtins::methods::call_method(recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
                 Object::Joiner(sep, used) => Ok(builtins::globals::call_joiner(sep, used)),
+                Object::Block(body) => {
+                    args.none("block")?;
+                    self.enter()?;
+                    let restore = self.current;
+                    let id = self.push_frame(0);
+                    let r = self.capture(|me| me.exec_block(body));
+                    self.pop_frame(id, restore);
+                    self.depth -= 1;
+                    Ok(Value::string(r?))
+                }
                 _ => Err(err!(TypeError, "'{}' object is not callable", f.type_name())),
             },
             Value::Undefined(_) => Err(f.undefined_error()),
@@ -666,6 +684,32 @@ impl<'a> Evaluator<'a> {
         self.pop_frame(id, restore);
         self.depth -= 1;
         Ok(Value::string(r?))
+    }
+}
+
+/// Every `{% block %}` of a body, nested ones included, by name.
+fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Block(name, inner) => {
+                out.push((name, inner));
+                collect_blocks(inner, out);
+            }
+            StmtKind::If(branches, else_body) => {
+                branches.iter().for_each(|(_, b)| collect_blocks(b, out));
+                collect_blocks(else_body, out);
+            }
+            StmtKind::For(f) => {
+                collect_blocks(&f.body, out);
+                collect_blocks(&f.else_body, out);
+            }
+            StmtKind::SetBlock(_, _, b)
+            | StmtKind::FilterBlock(_, b)
+            | StmtKind::With(_, b)
+            | StmtKind::Generation(b)
+            | StmtKind::Autoescape(_, b) => collect_blocks(b, out),
+            _ => {}
+        }
     }
 }
 

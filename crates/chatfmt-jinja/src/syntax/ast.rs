@@ -137,7 +137,7 @@ pub enum StmtKind {
     Continue,
     Generation(Vec<Stmt>),
     /// A `{% block %}` renders in place (there is no inheritance without a loader).
-    Block(Vec<Stmt>),
+    Block(Box<str>, Vec<Stmt>),
     /// Tags that need a template loader (`extends`, `include`, `import`, `from`): fail when run.
     NeedsLoader(Expr),
     Autoescape(Expr, Vec<Stmt>),

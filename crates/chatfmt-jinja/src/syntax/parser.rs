@@ -516,7 +516,7 @@ impl<'s> Parser<'s> {
         }
         let body = self.parse_statements(&["endblock"], true)?;
         self.skip_name(name);
-        Ok(StmtKind::Block(body))
+        Ok(StmtKind::Block(name.into(), body))
     }
 
     fn parse_import_context(&mut self) {
@@ -1225,7 +1225,7 @@ impl UsedNames {
                 }
                 self.stmts(body);
             }
-            StmtKind::Generation(body) | StmtKind::Block(body) => self.stmts(body),
+            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body),
         }
     }
 
@@ -1388,7 +1388,7 @@ impl NameCheck<'_> {
                 }
                 self.stmts(body, false)
             }
-            StmtKind::Generation(body) | StmtKind::Block(body) => self.stmts(body, soft),
+            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body, soft),
         }
     }
 

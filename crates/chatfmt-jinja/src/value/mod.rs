@@ -79,6 +79,10 @@ pub enum Object<'a> {
     Range(i64, i64, i64),
     /// A `groupby` result: a named tuple `(grouper, list)`.
     Group(Value<'a>, Value<'a>),
+    /// The template reference `self`, with the template's blocks.
+    SelfRef(Vec<(&'a str, &'a [crate::syntax::ast::Stmt])>),
+    /// A block of the template, callable as `self.name()`.
+    Block(&'a [crate::syntax::ast::Stmt]),
     /// A dict view (`dict_items`, `dict_keys`, `dict_values`): its kind, its dict, its items.
     View(&'static str, Value<'a>, Rc<Vec<Value<'a>>>),
 }
@@ -116,6 +120,8 @@ impl<'a> Object<'a> {
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
             Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
             Object::Group(k, l) => Value::Tuple(Rc::new(vec![k.clone(), l.clone()])).write_repr(out),
+            Object::SelfRef(_) => out.push_str("<TemplateReference None>"),
+            Object::Block(_) => out.push_str("<BlockReference>"),
             Object::View(kind, _, items) => {
                 out.push_str(kind);
                 out.push('(');
@@ -193,6 +199,8 @@ impl<'a> Value<'a> {
                 Object::Range(..) => "range",
                 Object::Group(..) => "_GroupTuple",
                 Object::View(kind, ..) => kind,
+                Object::SelfRef(_) => "TemplateReference",
+                Object::Block(_) => "BlockReference",
             },
         }
     }
@@ -221,6 +229,8 @@ impl<'a> Value<'a> {
                 Object::Joiner(..) => "jinja2.utils.Joiner object",
                 Object::Range(..) => "range object",
                 Object::Group(..) => "jinja2.filters._GroupTuple object",
+                Object::SelfRef(_) => "jinja2.runtime.TemplateReference object",
+                Object::Block(_) => "jinja2.runtime.BlockReference object",
                 Object::View(kind, ..) => match *kind {
                     "dict_items" => "dict_items object",
                     "dict_keys" => "dict_keys object",
