@@ -207,6 +207,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
         chat_template: args.template_name,
         kwargs,
         clock: args.now.map(Clock::Fixed).unwrap_or_default(),
+        track_spans: false,
     };
     let rendered = template.apply(&messages, &opts).map_err(|e| anyhow!("{e:#}"))?;
     let mut out = std::io::stdout().lock();

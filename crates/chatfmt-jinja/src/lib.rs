@@ -13,12 +13,14 @@
 mod builtins;
 mod error;
 mod eval;
+mod output;
 pub mod pystr;
 mod syntax;
 mod template;
 mod value;
 
 pub use error::{Error, ErrorKind, Result};
+pub use output::{Origin, Span};
 pub use template::{Clock, Context, Limits, Rendered, Template};
 
 /// The largest string a template may build in one operation, in bytes.

@@ -45,6 +45,8 @@ pub struct Context {
     pub clock: Clock,
     /// Resource limits.
     pub limits: Limits,
+    /// Record where each span of the output came from ([`Rendered::spans`]).
+    pub track_spans: bool,
 }
 
 impl Context {
@@ -70,6 +72,8 @@ pub struct Rendered {
     pub text: String,
     /// `(start, end)` character offsets (Unicode code points) of each `{% generation %}` block.
     pub generation_spans: Vec<(usize, usize)>,
+    /// Where each span of the text came from, when [`Context::track_spans`] is set.
+    pub spans: Vec<crate::output::Span>,
 }
 
 impl Template {

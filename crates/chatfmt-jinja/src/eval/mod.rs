@@ -4,6 +4,7 @@ pub mod args;
 
 use crate::builtins;
 use crate::error::{err, Error, Result};
+use crate::output::{RawOrigin, SpanRecorder};
 use crate::syntax::ast::*;
 use crate::template::{Context, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
@@ -36,6 +37,7 @@ pub struct Evaluator<'a> {
     /// The template body (for `self.<block>()`).
     body: &'a [Stmt],
     capture_depth: usize,
+    spans: Option<SpanRecorder>,
     generation_spans: Vec<(usize, usize)>,
     depth: usize,
     autoescape: bool,
@@ -62,6 +64,7 @@ impl<'a> Evaluator<'a> {
             out: String::new(),
             body: tpl.body(),
             capture_depth: 0,
+            spans: ctx.track_spans.then(SpanRecorder::default),
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
@@ -81,7 +84,12 @@ impl<'a> Evaluator<'a> {
                 .map(|(s, e)| (to_char(*s), to_char(*e)))
                 .collect()
         };
-        Ok(Rendered { text, generation_spans })
+        let spans = self.spans.map(|s| s.resolve(&text, &self.ctx.vars)).unwrap_or_default();
+        Ok(Rendered {
+            text,
+            generation_spans,
+            spans,
+        })
     }
 
     /// The clock of the render context.
@@ -150,6 +158,20 @@ impl<'a> Evaluator<'a> {
     }
 
     fn write_value(&mut self, v: &Value<'a>) {
+        let start = self.out.len();
+        self.write_value_text(v);
+        if self.capture_depth == 0 {
+            if let Some(rec) = &mut self.spans {
+                let origin = match v {
+                    Value::Str(s) if !self.autoescape => RawOrigin::Borrowed(s.as_ptr() as usize),
+                    _ => RawOrigin::Computed,
+                };
+                rec.record(start, self.out.len(), origin);
+            }
+        }
+    }
+
+    fn write_value_text(&mut self, v: &Value<'a>) {
         if self.autoescape && !matches!(v, Value::Safe(_)) {
             let s = v.to_py_str();
             builtins::filters::escape_into(&s, &mut self.out);
@@ -172,11 +194,19 @@ impl<'a> Evaluator<'a> {
 
     fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
         match &s.kind {
-            StmtKind::Text(t) => self.out.push_str(t),
-            StmtKind::Print(e) => {
-                let v = self.eval(e)?;
-                self.write_value(&v);
+            StmtKind::Text(t) => {
+                let start = self.out.len();
+                self.out.push_str(t);
+                if self.capture_depth == 0 {
+                    if let Some(rec) = &mut self.spans {
+                        rec.record(start, self.out.len(), RawOrigin::Template);
+                    }
+                }
             }
+            StmtKind::Print(e) => match self.eval_pieces(e)? {
+                Pieces::Str(parts) => parts.iter().for_each(|p| self.write_value(p)),
+                Pieces::Value(v) => self.write_value(&v),
+            },
             StmtKind::If(branches, else_body) => {
                 for (test, body) in branches {
                     if self.eval(test)?.truthy() {
@@ -484,6 +514,51 @@ impl<'a> Evaluator<'a> {
         })
     }
 
+    /// Evaluates an expression that is about to be printed. A string built with `+` or `~` comes
+    /// back as its pieces, so printing needs no intermediate string and each piece keeps its origin;
+    /// the printed text is the same as the concatenation's.
+    fn eval_pieces(&mut self, e: &'a Expr) -> Result<Pieces<'a>> {
+        match &e.kind {
+            ExprKind::Binary(BinOp::Add, a, b) => {
+                let left = self.eval_pieces(a)?;
+                let right = self.eval_pieces(b)?;
+                match (left, right) {
+                    (Pieces::Str(mut l), Pieces::Str(r)) if !l.iter().chain(&r).any(is_markup) => {
+                        l.extend(r);
+                        Ok(Pieces::Str(l))
+                    }
+                    (l, r) => {
+                        let (x, y) = (l.into_value(), r.into_value());
+                        x.binary(BinOp::Add, &y)
+                            .map(Pieces::Value)
+                            .map_err(|err| at(err, e.pos))
+                    }
+                }
+            }
+            ExprKind::Concat(parts) => {
+                let mut out = Vec::with_capacity(parts.len());
+                for p in parts {
+                    match self.eval_pieces(p)? {
+                        Pieces::Str(ps) => {
+                            out.extend(ps.into_iter().map(|v| if is_markup(&v) { demote(v) } else { v }))
+                        }
+                        Pieces::Value(v) if v.is_str() => out.push(demote(v)),
+                        Pieces::Value(v) => out.push(Value::string(v.to_py_str())),
+                    }
+                }
+                Ok(Pieces::Str(out))
+            }
+            _ => {
+                let v = self.eval(e)?;
+                Ok(if v.is_str() {
+                    Pieces::Str(vec![v])
+                } else {
+                    Pieces::Value(v)
+                })
+            }
+        }
+    }
+
     fn slice_bound(&mut self, e: &'a Option<Box<Expr>>) -> Result<Option<i64>> {
         let Some(e) = e else { return Ok(None) };
         match self.eval(e)? {
@@ -684,6 +759,38 @@ impl<'a> Evaluator<'a> {
         self.pop_frame(id, restore);
         self.depth -= 1;
         Ok(Value::string(r?))
+    }
+}
+
+/// A value about to be printed: a string as the pieces it was concatenated from, or any value.
+enum Pieces<'a> {
+    Str(Vec<Value<'a>>),
+    Value(Value<'a>),
+}
+
+impl<'a> Pieces<'a> {
+    fn into_value(self) -> Value<'a> {
+        match self {
+            Pieces::Value(v) => v,
+            Pieces::Str(mut parts) if parts.len() == 1 => parts.pop().unwrap_or(Value::Str("")),
+            Pieces::Str(parts) => {
+                let mut s = String::new();
+                parts.iter().for_each(|p| p.write_str(&mut s));
+                Value::string(s)
+            }
+        }
+    }
+}
+
+fn is_markup(v: &Value) -> bool {
+    matches!(v, Value::Safe(_))
+}
+
+/// `~` joins plain strings: a Markup piece loses its markup status.
+fn demote(v: Value) -> Value {
+    match v {
+        Value::Safe(s) => Value::String(s),
+        v => v,
     }
 }
 

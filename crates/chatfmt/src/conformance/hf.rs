@@ -116,6 +116,7 @@ fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions
         chat_template: opts["chat_template"].as_str().map(str::to_string),
         kwargs: opts["kwargs"].as_object().cloned().unwrap_or_default(),
         clock: Clock::Fixed(frozen_now.to_string()),
+        track_spans: false,
     }
 }
 

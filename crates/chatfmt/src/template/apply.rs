@@ -21,6 +21,8 @@ pub struct ApplyOptions {
     pub kwargs: Map<String, Json>,
     /// The clock for `strftime_now`.
     pub clock: Clock,
+    /// Record where each span of the prompt came from ([`Rendered::spans`]).
+    pub track_spans: bool,
 }
 
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
@@ -84,6 +86,7 @@ impl ChatTemplate {
         let ctx = Context {
             vars,
             clock: opts.clock.clone(),
+            track_spans: opts.track_spans,
             ..Context::default()
         };
         let mut rendered = template.render(&ctx)?;
@@ -185,5 +188,10 @@ fn cut_at_tag(rendered: &mut Rendered, final_text: &str) -> Result<(), Error> {
         text[..loc].trim_end_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
     };
     rendered.text = cut.to_string();
+    let n = rendered.text.chars().count();
+    rendered.spans.retain(|s| s.start < n);
+    for s in &mut rendered.spans {
+        s.end = s.end.min(n);
+    }
     Ok(())
 }

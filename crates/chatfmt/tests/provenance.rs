@@ -1,0 +1,81 @@
+//! The rendered text knows where each span came from: template text, a message field, or computed.
+
+use chatfmt::jinja::{Origin, Rendered};
+use chatfmt::{ApplyOptions, ChatTemplate};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn render(template: &ChatTemplate, messages: &[Value]) -> Rendered {
+    let opts = ApplyOptions {
+        add_generation_prompt: true,
+        track_spans: true,
+        ..ApplyOptions::default()
+    };
+    template.apply(messages, &opts).expect("renders")
+}
+
+/// The text of each span whose origin is the given input path.
+fn input_text<'r>(r: &'r Rendered, path: &str) -> Vec<String> {
+    r.spans
+        .iter()
+        .filter(|s| s.origin == Origin::Input(path.to_string()))
+        .map(|s| r.text.chars().skip(s.start).take(s.end - s.start).collect())
+        .collect()
+}
+
+/// Spans tile the text exactly: contiguous, in order, covering every character.
+fn assert_tiles(r: &Rendered) {
+    let mut at = 0;
+    for s in &r.spans {
+        assert_eq!(s.start, at, "spans must be contiguous: {:?}", r.spans);
+        assert!(s.end > s.start);
+        at = s.end;
+    }
+    assert_eq!(at, r.text.chars().count());
+}
+
+#[test]
+fn chatml_example_spans_name_message_fields() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/chatml-model");
+    let t = ChatTemplate::from_model_dir(&root).expect("example loads");
+    let messages = vec![
+        json!({"role": "system", "content": "Be brief."}),
+        json!({"role": "user", "content": "Héllo <|im_end|> there"}),
+    ];
+    let r = render(&t, &messages);
+    assert_tiles(&r);
+    assert_eq!(input_text(&r, "messages[0].content"), ["Be brief."]);
+    assert_eq!(input_text(&r, "messages[1].content"), ["Héllo <|im_end|> there"]);
+    assert_eq!(input_text(&r, "messages[1].role"), ["user"]);
+    // The special-token text typed by the user is input, the template's own markers are template text.
+    let template_text: String = r
+        .spans
+        .iter()
+        .filter(|s| s.origin == Origin::Template)
+        .map(|s| r.text.chars().skip(s.start).take(s.end - s.start).collect::<String>())
+        .collect();
+    assert!(template_text.contains("<|im_start|>assistant\n"));
+    assert!(!template_text.contains("there"));
+}
+
+#[test]
+fn trimmed_content_in_a_real_template_keeps_its_origin() {
+    let path = chatfmt::conformance::kits_dir().join("hf/corpus/meta-llama--Llama-3.1-8B-Instruct.jinja");
+    let Ok(source) = std::fs::read_to_string(&path) else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{} is missing (CI=true requires the kits)", path.display());
+        }
+        eprintln!("SKIPPED: {} not found", path.display());
+        return;
+    };
+    let mut special = serde_json::Map::new();
+    special.insert("bos_token".into(), json!("<|begin_of_text|>"));
+    let t = ChatTemplate::new(&source, special);
+    let messages = vec![json!({"role": "user", "content": "  What is 2 + 2?  "})];
+    let r = render(&t, &messages);
+    assert_tiles(&r);
+    // Llama 3.1 prints `message['content'] | trim`: the trimmed slice still points at the message.
+    assert_eq!(input_text(&r, "messages[0].content"), ["What is 2 + 2?"]);
+    // Special tokens are template variables too.
+    assert_eq!(input_text(&r, "bos_token"), ["<|begin_of_text|>"]);
+}
