@@ -15,7 +15,7 @@ fn render(template: &ChatTemplate, messages: &[Value]) -> Rendered {
 }
 
 /// The text of each span whose origin is the given input path.
-fn input_text<'r>(r: &'r Rendered, path: &str) -> Vec<String> {
+fn input_text(r: &Rendered, path: &str) -> Vec<String> {
     r.spans
         .iter()
         .filter(|s| s.origin == Origin::Input(path.to_string()))
