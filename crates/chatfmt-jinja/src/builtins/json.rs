@@ -65,6 +65,10 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
+        Value::BigInt(b) => {
+            v.check_printable()?;
+            out.push_str(&b.to_string())
+        }
         Value::Float(f) => write_float(*f, out),
         Value::Str(_) | Value::String(_) | Value::Safe(_) => {
             write_json_str(v.as_str().unwrap_or(""), opts.ensure_ascii, out)

@@ -93,9 +93,9 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: Ca
         "boolean" => matches!(x, Value::Bool(_)),
         "false" => matches!(x, Value::Bool(false)),
         "true" => matches!(x, Value::Bool(true)),
-        "integer" => matches!(x, Value::Int(_)),
+        "integer" => matches!(x, Value::Int(_) | Value::BigInt(_)),
         "float" => matches!(x, Value::Float(_)),
-        "number" => matches!(x, Value::Int(_) | Value::Float(_) | Value::Bool(_)),
+        "number" => matches!(x, Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_)),
         "string" => x.is_str(),
         "mapping" => x.is_mapping(),
         "sequence" => {

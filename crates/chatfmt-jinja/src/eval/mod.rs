@@ -550,6 +550,7 @@ impl<'a> Evaluator<'a> {
             }
             _ => {
                 let v = self.eval(e)?;
+                v.check_printable().map_err(|err| at(err, e.pos))?;
                 Ok(if v.is_str() {
                     Pieces::Str(vec![v])
                 } else {

@@ -1413,7 +1413,14 @@ impl NameCheck<'_> {
                 self.expr(v, soft)
             }),
             ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o, soft),
-            ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+            ExprKind::Binary(..) => {
+                if let ExprKind::Binary(_, a, b) = &e.kind {
+                    self.expr(a, soft)?;
+                    self.expr(b, soft)?;
+                }
+                check_folded_int(e)
+            }
+            ExprKind::GetItem(a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
                 self.expr(a, soft)?;
                 self.expr(b, soft)
             }
@@ -1451,5 +1458,45 @@ impl NameCheck<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+/// Jinja2 folds constant integer arithmetic at compile time and writes the result into generated
+/// Python code, so an integer constant beyond CPython's 4300-digit `str()` limit fails to compile.
+fn check_folded_int(e: &Expr) -> Result<()> {
+    if let Some(v) = const_int(e) {
+        if v.magnitude().bits() > 14_280 && v.magnitude().to_string().len() > 4300 {
+            return Err(Error::new(
+                crate::error::ErrorKind::ValueError,
+                "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit",
+            )
+            .at(e.pos.line, e.pos.col));
+        }
+    }
+    Ok(())
+}
+
+/// The value of a constant integer expression, if it is one (and reasonably sized).
+fn const_int(e: &Expr) -> Option<num_bigint::BigInt> {
+    use num_bigint::BigInt;
+    match &e.kind {
+        ExprKind::Const(Const::Int(i)) => Some(BigInt::from(*i)),
+        ExprKind::Const(Const::Bool(b)) => Some(BigInt::from(*b as i64)),
+        ExprKind::Unary(UnOp::Neg, x) => const_int(x).map(|v| -v),
+        ExprKind::Unary(UnOp::Pos, x) => const_int(x),
+        ExprKind::Binary(op, a, b) => {
+            let (a, b) = (const_int(a)?, const_int(b)?);
+            match op {
+                BinOp::Add => Some(a + b),
+                BinOp::Sub => Some(a - b),
+                BinOp::Mul if a.bits() + b.bits() < 1 << 20 => Some(a * b),
+                BinOp::Pow => {
+                    let e = u32::try_from(&b).ok()?;
+                    (a.bits().saturating_mul(e as u64) < 1 << 20).then(|| a.pow(e))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }

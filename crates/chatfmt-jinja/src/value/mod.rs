@@ -17,6 +17,8 @@ pub enum Value<'a> {
     None,
     Bool(bool),
     Int(i64),
+    /// An integer beyond 64 bits (always outside `i64`'s range).
+    BigInt(Rc<num_bigint::BigInt>),
     Float(f64),
     /// A string borrowed from the template or the context.
     Str(&'a str),
@@ -145,13 +147,35 @@ impl<'a> Value<'a> {
         match j {
             Json::Null => Value::None,
             Json::Bool(b) => Value::Bool(*b),
-            Json::Number(n) => match n.as_i64() {
-                Some(i) => Value::Int(i),
-                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+                (Some(i), _) => Value::Int(i),
+                (None, Some(u)) => Value::BigInt(Rc::new(u.into())),
+                _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
             Json::String(s) => Value::Str(s),
             _ => Value::Json(j),
         }
+    }
+
+    /// An integer from a big integer, as `Int` when it fits 64 bits.
+    pub fn from_bigint(b: num_bigint::BigInt) -> Value<'a> {
+        match i64::try_from(&b) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::BigInt(Rc::new(b)),
+        }
+    }
+
+    /// Fails as CPython's `str(int)` does beyond 4300 digits.
+    pub fn check_printable(&self) -> Result<()> {
+        if let Value::BigInt(b) = self {
+            if b.magnitude().bits() > 14_280 && b.magnitude().to_string().len() > 4300 {
+                return Err(err!(
+                    ValueError,
+                    "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// A computed string.
@@ -180,7 +204,7 @@ impl<'a> Value<'a> {
             Value::Undefined(_) => "Undefined",
             Value::None => "NoneType",
             Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
+            Value::Int(_) | Value::BigInt(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) | Value::String(_) => "str",
             Value::Safe(_) => "Markup",
@@ -210,7 +234,7 @@ impl<'a> Value<'a> {
         match self {
             Value::None => "None",
             Value::Bool(_) => "bool object",
-            Value::Int(_) => "int object",
+            Value::Int(_) | Value::BigInt(_) => "int object",
             Value::Float(_) => "float object",
             Value::Str(_) | Value::String(_) => "str object",
             Value::Safe(_) => "markupsafe.Markup object",
@@ -296,6 +320,7 @@ impl<'a> Value<'a> {
             Value::Undefined(_) | Value::None => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
+            Value::BigInt(_) => true,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::String(s) | Value::Safe(s) => !s.is_empty(),

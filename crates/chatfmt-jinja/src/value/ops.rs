@@ -3,6 +3,7 @@
 use super::{Dict, Object, UndefInfo, Value};
 use crate::error::{err, Error, Result};
 use crate::syntax::ast::BinOp;
+use num_bigint::BigInt;
 use serde_json::Value as Json;
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -11,9 +12,24 @@ fn num(v: &Value) -> Option<f64> {
     match v {
         Value::Bool(b) => Some(*b as i64 as f64),
         Value::Int(i) => Some(*i as f64),
+        Value::BigInt(b) => Some(big_to_f64(b)),
         Value::Float(f) => Some(*f),
         _ => None,
     }
+}
+
+/// An int, bool or big int as a big integer.
+fn big(v: &Value) -> Option<BigInt> {
+    match v {
+        Value::Bool(b) => Some(BigInt::from(*b as i64)),
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::BigInt(b) => Some((**b).clone()),
+        _ => None,
+    }
+}
+
+fn big_to_f64(b: &BigInt) -> f64 {
+    b.to_string().parse::<f64>().unwrap_or(f64::NAN)
 }
 
 fn int(v: &Value) -> Option<i64> {
@@ -56,6 +72,8 @@ impl<'a> Value<'a> {
         }
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::BigInt(_), Value::BigInt(_) | Value::Int(_) | Value::Bool(_))
+            | (Value::Int(_) | Value::Bool(_), Value::BigInt(_)) => big(self) == big(other),
             (Value::None, Value::None) => true,
             (Value::Undefined(_), Value::Undefined(_)) => true,
             (a, b) if num(a).is_some() && num(b).is_some() => match (int(a), int(b)) {
@@ -102,6 +120,11 @@ impl<'a> Value<'a> {
         }
         if let (Some(a), Some(b)) = (int(self), int(other)) {
             return Ok(a.cmp(&b));
+        }
+        if matches!(self, Value::BigInt(_)) || matches!(other, Value::BigInt(_)) {
+            if let (Some(a), Some(b)) = (big(self), big(other)) {
+                return Ok(a.cmp(&b));
+            }
         }
         if let (Some(a), Some(b)) = (num(self), num(other)) {
             // NaN compares false every way; report "equal-ish" so no ordering operator holds.
@@ -283,9 +306,18 @@ impl<'a> Value<'a> {
             Value::Int(_) | Value::Bool(_) => {
                 let i = int(self).unwrap_or(0);
                 if negative {
-                    i.checked_neg().map(Value::Int).ok_or_else(overflow)
+                    Ok(i.checked_neg()
+                        .map(Value::Int)
+                        .unwrap_or_else(|| Value::from_bigint(-BigInt::from(i))))
                 } else {
                     Ok(Value::Int(i))
+                }
+            }
+            Value::BigInt(b) => {
+                if negative {
+                    Ok(Value::from_bigint(-(**b).clone()))
+                } else {
+                    Ok(self.clone())
                 }
             }
             Value::Float(f) => Ok(Value::Float(if negative { -f } else { *f })),
@@ -316,7 +348,23 @@ impl<'a> Value<'a> {
             return Err(other.undefined_error());
         }
         if let (Some(a), Some(b)) = (int(self), int(other)) {
-            return int_op(op, a, b);
+            return match int_op(op, a, b) {
+                Err(e) if e.kind() == crate::error::ErrorKind::OverflowError => big_op(op, a.into(), b.into()),
+                r => r,
+            };
+        }
+        if matches!(self, Value::BigInt(_)) || matches!(other, Value::BigInt(_)) {
+            if let (Some(a), Some(b)) = (big(self), big(other)) {
+                return big_op(op, a, b);
+            }
+            if let (Some(a), Some(b)) = (num(self), num(other)) {
+                if a.is_infinite() && matches!(self, Value::BigInt(_))
+                    || b.is_infinite() && matches!(other, Value::BigInt(_))
+                {
+                    return Err(err!(OverflowError, "int too large to convert to float"));
+                }
+                return float_op(op, a, b);
+            }
         }
         if let (Some(a), Some(b)) = (num(self), num(other)) {
             return float_op(op, a, b);
@@ -429,6 +477,60 @@ impl<'a> Value<'a> {
 fn overflow() -> Error {
     err!(OverflowError, "integer result too large for chatfmt (beyond 64 bits)")
 }
+
+/// Python integer arithmetic beyond 64 bits.
+fn big_op<'a>(op: BinOp, a: BigInt, b: BigInt) -> Result<Value<'a>> {
+    use num_bigint::Sign;
+    let zero = BigInt::from(0);
+    let floor_divmod = |a: &BigInt, b: &BigInt| {
+        let (mut q, mut r) = (a / b, a % b);
+        if r != zero && ((r.sign() == Sign::Minus) != (b.sign() == Sign::Minus)) {
+            q -= 1;
+            r += b;
+        }
+        (q, r)
+    };
+    Ok(match op {
+        BinOp::Add => Value::from_bigint(a + b),
+        BinOp::Sub => Value::from_bigint(a - b),
+        BinOp::Mul => {
+            if a.bits() + b.bits() > MAX_BIGINT_BITS {
+                return Err(err!(LimitExceeded, "integer result beyond {MAX_BIGINT_BITS} bits"));
+            }
+            Value::from_bigint(a * b)
+        }
+        BinOp::Div => {
+            if b == zero {
+                return Err(err!(ZeroDivisionError, "division by zero"));
+            }
+            let r = big_to_f64(&a) / big_to_f64(&b);
+            if r.is_infinite() {
+                return Err(err!(OverflowError, "integer division result too large for a float"));
+            }
+            Value::Float(r)
+        }
+        BinOp::FloorDiv | BinOp::Mod => {
+            if b == zero {
+                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
+            }
+            let (q, r) = floor_divmod(&a, &b);
+            Value::from_bigint(if op == BinOp::FloorDiv { q } else { r })
+        }
+        BinOp::Pow => {
+            if b.sign() == Sign::Minus {
+                return float_op(op, big_to_f64(&a), big_to_f64(&b));
+            }
+            let e = u32::try_from(&b).map_err(|_| err!(LimitExceeded, "exponent too large"))?;
+            if a.bits().saturating_mul(e as u64) > MAX_BIGINT_BITS {
+                return Err(err!(LimitExceeded, "integer result beyond {MAX_BIGINT_BITS} bits"));
+            }
+            Value::from_bigint(a.pow(e))
+        }
+    })
+}
+
+/// The largest integer chatfmt computes (CPython has no limit; this keeps hostile templates bounded).
+const MAX_BIGINT_BITS: u64 = 1 << 20;
 
 fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
     Ok(match op {

@@ -23,6 +23,7 @@ impl Value<'_> {
                 use std::fmt::Write;
                 let _ = write!(out, "{i}");
             }
+            Value::BigInt(b) => out.push_str(&b.to_string()),
             _ => self.write_repr(out),
         }
     }
@@ -41,6 +42,7 @@ impl Value<'_> {
             Value::None => out.push_str("None"),
             Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
             Value::Int(i) => out.push_str(&i.to_string()),
+            Value::BigInt(b) => out.push_str(&b.to_string()),
             Value::Float(f) => float_repr(*f, out),
             Value::Str(s) => write_str_repr(s, out),
             Value::String(s) => write_str_repr(s, out),
