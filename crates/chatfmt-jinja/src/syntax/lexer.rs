@@ -67,6 +67,8 @@ struct Lexer<'s> {
     pos: usize,
     line_starting: bool,
     out: Vec<Token<'s>>,
+    /// The last position whose line and line start were computed (positions are asked in order).
+    cursor: std::cell::Cell<(usize, u32, u32)>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -77,10 +79,21 @@ enum Begin {
 }
 
 impl<'s> Lexer<'s> {
+    /// The 1-based line and column of a byte position, advancing a cursor so lexing stays linear.
     fn line_col(&self, pos: usize) -> (u32, u32) {
-        let before = &self.src[..pos];
-        let line = before.matches('\n').count() as u32 + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+        let (mut at, mut line, mut col) = self.cursor.get();
+        if pos < at {
+            (at, line, col) = (0, 1, 1);
+        }
+        for c in self.src[at..pos].chars() {
+            if c == '\n' {
+                line += 1;
+                col = 1;
+            } else {
+                col += 1;
+            }
+        }
+        self.cursor.set((pos, line, col));
         (line, col)
     }
 
@@ -601,6 +614,7 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
 /// Lexes normalised source into tokens ending with [`Tok::Eof`].
 pub fn tokenize(src: &str) -> Result<Vec<Token<'_>>> {
     Lexer {
+        cursor: std::cell::Cell::new((0, 1, 1)),
         src,
         pos: 0,
         line_starting: true,
