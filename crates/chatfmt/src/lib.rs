@@ -5,8 +5,9 @@
 
 pub mod conformance;
 pub mod conversation;
+pub mod defaults;
 pub mod template;
 
-pub use template::{ApplyOptions, ChatTemplate};
+pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError};
 
 pub use chatfmt_jinja as jinja;

@@ -2,9 +2,12 @@
 //! `transformers`' `apply_chat_template(tokenize=False)`.
 
 mod apply;
+mod gguf;
+mod hub;
 mod load;
 
 pub use apply::ApplyOptions;
+pub use hub::{is_repo_id, HubCache};
 pub use load::{special_tokens, LoadError};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};

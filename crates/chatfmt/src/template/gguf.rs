@@ -1,0 +1,539 @@
+//! Reading a GGUF file's chat template(s) and special tokens from its metadata, without touching
+//! the tensors: the header (magic, version 2 or 3, tensor and key counts), then the metadata
+//! key/value pairs, little-endian as llama.cpp writes them. Reading stops before the tensor table.
+//!
+//! What is taken follows transformers' GGUF tokenizer loading: `tokenizer.chat_template`, and the
+//! `bos`/`eos`/`unk`/`pad` tokens as `tokenizer.ggml.tokens[tokenizer.ggml.<name>_token_id]`. The named
+//! templates llama.cpp stores as `tokenizer.chat_template.<name>` are taken as well.
+
+use super::{ChatTemplate, LoadError};
+use serde_json::{Map, Value as Json};
+use std::fs::File;
+use std::io::{BufReader, ErrorKind, Read};
+use std::path::Path;
+
+const MAGIC: &[u8; 4] = b"GGUF";
+const TEMPLATE_KEY: &str = "tokenizer.chat_template";
+const TOKENS_KEY: &str = "tokenizer.ggml.tokens";
+/// The special tokens transformers reads, with the suffix of their `tokenizer.ggml.*` id key.
+const SPECIAL_TOKENS: [(&str, &str); 4] = [
+    ("bos_token", "bos_token_id"),
+    ("eos_token", "eos_token_id"),
+    ("unk_token", "unknown_token_id"),
+    ("pad_token", "padding_token_id"),
+];
+/// Arrays nest (an array of arrays is legal); deeper nesting than this is refused, not recursed into.
+const MAX_ARRAY_DEPTH: usize = 16;
+
+/// One metadata value. All GGUF value types are read; the chat layer uses strings, integers and the
+/// token array.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    I16(i16),
+    U32(u32),
+    I32(i32),
+    F32(f32),
+    Bool(bool),
+    String(String),
+    Array(Vec<Value>),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+}
+
+impl Value {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Value::U8(_) => "uint8",
+            Value::I8(_) => "int8",
+            Value::U16(_) => "uint16",
+            Value::I16(_) => "int16",
+            Value::U32(_) => "uint32",
+            Value::I32(_) => "int32",
+            Value::F32(_) => "float32",
+            Value::Bool(_) => "bool",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::U64(_) => "uint64",
+            Value::I64(_) => "int64",
+            Value::F64(_) => "float64",
+        }
+    }
+
+    /// The value as an integer, for the integer types.
+    fn as_int(&self) -> Option<i128> {
+        Some(match *self {
+            Value::U8(v) => v.into(),
+            Value::I8(v) => v.into(),
+            Value::U16(v) => v.into(),
+            Value::I16(v) => v.into(),
+            Value::U32(v) => v.into(),
+            Value::I32(v) => v.into(),
+            Value::U64(v) => v.into(),
+            Value::I64(v) => v.into(),
+            _ => return None,
+        })
+    }
+}
+
+/// A sequential little-endian reader that knows its byte offset and the file's length, so lengths
+/// read from the file are checked before anything is allocated for them.
+struct Reader<R> {
+    inner: R,
+    offset: u64,
+    len: u64,
+}
+
+/// A reading failure: the byte offset where it happened and what was wrong.
+struct Failure {
+    offset: u64,
+    message: String,
+}
+
+type Parsed<T> = Result<T, Failure>;
+
+impl<R: Read> Reader<R> {
+    fn fail<T>(&self, offset: u64, message: impl Into<String>) -> Parsed<T> {
+        Err(Failure {
+            offset,
+            message: message.into(),
+        })
+    }
+
+    fn bytes<const N: usize>(&mut self, what: &str) -> Parsed<[u8; N]> {
+        let mut buf = [0u8; N];
+        self.fill(&mut buf, what)?;
+        Ok(buf)
+    }
+
+    fn fill(&mut self, buf: &mut [u8], what: &str) -> Parsed<()> {
+        let start = self.offset;
+        match self.inner.read_exact(buf) {
+            Ok(()) => {
+                self.offset += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => self.fail(
+                start,
+                format!(
+                    "the file ends inside {what} ({} bytes needed, {} left): it is truncated",
+                    buf.len(),
+                    self.len.saturating_sub(start)
+                ),
+            ),
+            Err(e) => self.fail(start, format!("cannot read {what}: {e}")),
+        }
+    }
+
+    fn u32(&mut self, what: &str) -> Parsed<u32> {
+        self.bytes::<4>(what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, what: &str) -> Parsed<u64> {
+        self.bytes::<8>(what).map(u64::from_le_bytes)
+    }
+
+    /// Checks that `count` items of at least `min_size` bytes each can fit in the rest of the file.
+    fn check_fits(&self, at: u64, count: u64, min_size: u64, what: &str) -> Parsed<()> {
+        let left = self.len.saturating_sub(self.offset);
+        let fits = matches!(count.checked_mul(min_size), Some(need) if need <= left);
+        if !fits {
+            return self.fail(
+                at,
+                format!("{what} claims {count} items of at least {min_size} bytes each, but only {left} bytes remain: the file is truncated or corrupt"),
+            );
+        }
+        Ok(())
+    }
+
+    fn string(&mut self, what: &str) -> Parsed<String> {
+        let at = self.offset;
+        let len = self.u64(&format!("the length of {what}"))?;
+        self.check_fits(at, len, 1, &format!("the length of {what}"))?;
+        let mut buf = vec![0u8; len as usize];
+        self.fill(&mut buf, what)?;
+        String::from_utf8(buf).or_else(|e| {
+            let bad = at + 8 + e.utf8_error().valid_up_to() as u64;
+            self.fail(bad, format!("{what} is not valid UTF-8"))
+        })
+    }
+
+    /// The smallest number of bytes a value of `value_type` occupies (for bounds checks), or `None`
+    /// for an unknown type.
+    fn min_size(value_type: u32) -> Option<u64> {
+        Some(match value_type {
+            0 | 1 | 7 => 1,
+            2 | 3 => 2,
+            4..=6 => 4,
+            8 | 10..=12 => 8,
+            9 => 12,
+            _ => return None,
+        })
+    }
+
+    fn value(&mut self, value_type: u32, what: &str, depth: usize) -> Parsed<Value> {
+        let at = self.offset;
+        Ok(match value_type {
+            0 => Value::U8(u8::from_le_bytes(self.bytes(what)?)),
+            1 => Value::I8(i8::from_le_bytes(self.bytes(what)?)),
+            2 => Value::U16(u16::from_le_bytes(self.bytes(what)?)),
+            3 => Value::I16(i16::from_le_bytes(self.bytes(what)?)),
+            4 => Value::U32(u32::from_le_bytes(self.bytes(what)?)),
+            5 => Value::I32(i32::from_le_bytes(self.bytes(what)?)),
+            6 => Value::F32(f32::from_le_bytes(self.bytes(what)?)),
+            7 => match self.bytes::<1>(what)?[0] {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                b => return self.fail(at, format!("{what} is a bool stored as {b}, not 0 or 1")),
+            },
+            8 => Value::String(self.string(what)?),
+            9 => {
+                if depth >= MAX_ARRAY_DEPTH {
+                    return self.fail(at, format!("{what} nests arrays more than {MAX_ARRAY_DEPTH} deep"));
+                }
+                let element_type = self.u32(&format!("the element type of {what}"))?;
+                let count_at = self.offset;
+                let count = self.u64(&format!("the length of {what}"))?;
+                let Some(min) = Self::min_size(element_type) else {
+                    return self.fail(at, format!("{what} is an array of unknown value type {element_type}"));
+                };
+                self.check_fits(count_at, count, min, &format!("the array {what}"))?;
+                let mut items = Vec::with_capacity(count as usize);
+                for i in 0..count {
+                    items.push(self.value(element_type, &format!("{what}[{i}]"), depth + 1)?);
+                }
+                Value::Array(items)
+            }
+            10 => Value::U64(u64::from_le_bytes(self.bytes(what)?)),
+            11 => Value::I64(i64::from_le_bytes(self.bytes(what)?)),
+            12 => Value::F64(f64::from_le_bytes(self.bytes(what)?)),
+            other => {
+                return self.fail(
+                    at.saturating_sub(4),
+                    format!("{what} has unknown value type {other} (GGUF defines 0 to 12)"),
+                )
+            }
+        })
+    }
+}
+
+/// Reads the metadata key/values of a GGUF file, keeping those `keep` selects (all are parsed and
+/// checked). Stops at the tensor table.
+fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Value)>, LoadError> {
+    let file = File::open(path).map_err(|e| LoadError {
+        path: path.to_path_buf(),
+        message: format!("cannot open the GGUF file: {e}"),
+    })?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    let mut r = Reader {
+        inner: BufReader::with_capacity(1 << 16, file),
+        offset: 0,
+        len,
+    };
+    parse(&mut r, keep).map_err(|f| LoadError {
+        path: path.to_path_buf(),
+        message: format!("malformed GGUF at byte offset {}: {}", f.offset, f.message),
+    })
+}
+
+fn parse<R: Read>(r: &mut Reader<R>, keep: impl Fn(&str) -> bool) -> Parsed<Vec<(String, Value)>> {
+    let magic = r.bytes::<4>("the GGUF magic")?;
+    if &magic != MAGIC {
+        return r.fail(
+            0,
+            format!("the file starts with {magic:02x?}, not the GGUF magic \"GGUF\": it is not a GGUF file"),
+        );
+    }
+    let version = r.u32("the GGUF version")?;
+    if version != 2 && version != 3 {
+        let hint = if version.swap_bytes() == 2 || version.swap_bytes() == 3 {
+            " (this looks like a big-endian GGUF, which is not supported)"
+        } else if version == 1 {
+            " (GGUF v1 is obsolete; convert the file with a current llama.cpp)"
+        } else {
+            ""
+        };
+        return r.fail(
+            4,
+            format!("GGUF version {version} is not supported, only 2 and 3{hint}"),
+        );
+    }
+    r.u64("the tensor count")?;
+    let count_at = r.offset;
+    let kv_count = r.u64("the metadata key/value count")?;
+    // Each pair holds at least a key length (8), a value type (4) and a one-byte value.
+    r.check_fits(count_at, kv_count, 13, "the metadata key/value count")?;
+    let mut out = Vec::new();
+    for i in 0..kv_count {
+        let key = r.string(&format!("metadata key #{i}"))?;
+        let value_type = r.u32(&format!("the value type of '{key}'"))?;
+        let value = r.value(value_type, &format!("'{key}'"), 0)?;
+        if keep(&key) {
+            out.push((key, value));
+        }
+    }
+    Ok(out)
+}
+
+fn wanted(key: &str) -> bool {
+    key == TEMPLATE_KEY
+        || key == TOKENS_KEY
+        || key.strip_prefix(TEMPLATE_KEY).is_some_and(|rest| rest.starts_with('.'))
+        || SPECIAL_TOKENS
+            .iter()
+            .any(|(_, id)| key.strip_prefix("tokenizer.ggml.") == Some(*id))
+}
+
+impl ChatTemplate {
+    /// Loads the chat template(s) and special tokens stored in a GGUF file's metadata.
+    ///
+    /// `tokenizer.chat_template` is the template; `tokenizer.chat_template.<name>` keys add named
+    /// templates (the unnamed one is then `default`). The special tokens are looked up in
+    /// `tokenizer.ggml.tokens` by the `tokenizer.ggml.{bos,eos,unknown,padding}_token_id` keys. Only
+    /// the metadata is read; a truncated or malformed file gives an error with the byte offset.
+    ///
+    /// ```no_run
+    /// use chatfmt::ChatTemplate;
+    /// let template = ChatTemplate::from_gguf("model.Q4_K_M.gguf".as_ref())?;
+    /// # Ok::<(), chatfmt::template::LoadError>(())
+    /// ```
+    pub fn from_gguf(path: &Path) -> Result<ChatTemplate, LoadError> {
+        let err = |message: String| LoadError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let metadata = read_metadata(path, wanted)?;
+        let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let as_template = |key: &str, v: &Value| match v {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(err(format!(
+                "metadata key '{key}' holds a {}, not a string template",
+                other.type_name()
+            ))),
+        };
+        let mut special = Map::new();
+        for (name, id_key) in SPECIAL_TOKENS {
+            let key = format!("tokenizer.ggml.{id_key}");
+            let Some(id) = get(&key) else { continue };
+            let Some(id) = id.as_int() else {
+                return Err(err(format!(
+                    "metadata key '{key}' holds a {}, not a token id",
+                    id.type_name()
+                )));
+            };
+            let Some(Value::Array(tokens)) = get(TOKENS_KEY) else {
+                return Err(err(format!(
+                    "metadata key '{key}' is set but there is no '{TOKENS_KEY}' array to look token {id} up in"
+                )));
+            };
+            match usize::try_from(id).ok().and_then(|i| tokens.get(i)) {
+                Some(Value::String(token)) => {
+                    special.insert(name.to_string(), Json::String(token.clone()));
+                }
+                Some(other) => {
+                    return Err(err(format!(
+                        "'{TOKENS_KEY}[{id}]' (the {name}) is a {}, not a string",
+                        other.type_name()
+                    )))
+                }
+                None => {
+                    return Err(err(format!(
+                        "metadata key '{key}' is {id}, outside '{TOKENS_KEY}' ({} tokens)",
+                        tokens.len()
+                    )))
+                }
+            }
+        }
+        let default = get(TEMPLATE_KEY).map(|v| as_template(TEMPLATE_KEY, v)).transpose()?;
+        let mut named: Vec<(String, String)> = Vec::new();
+        for (key, value) in &metadata {
+            if let Some(name) = key.strip_prefix(TEMPLATE_KEY).and_then(|r| r.strip_prefix('.')) {
+                named.push((name.to_string(), as_template(key, value)?));
+            }
+        }
+        match (default, named.is_empty()) {
+            (Some(source), true) => Ok(ChatTemplate::new(&source, special)),
+            (None, true) => Err(err(format!(
+                "this GGUF has no chat template: its metadata has no '{TEMPLATE_KEY}' or '{TEMPLATE_KEY}.<name>' key; \
+                 pass a template with --template FILE or a built-in one with --default-template NAME"
+            ))),
+            (default, false) => {
+                if let Some(source) = default {
+                    named.insert(0, ("default".to_string(), source));
+                }
+                Ok(ChatTemplate::named(
+                    named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+                    special,
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend((s.len() as u64).to_le_bytes());
+        out.extend(s.as_bytes());
+    }
+
+    /// A v3 header and one key of every scalar type, one nested array.
+    fn all_types() -> Vec<u8> {
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(14u64.to_le_bytes());
+        let scalars: [(u32, &[u8]); 12] = [
+            (0, &[200]),
+            (1, &[0xfe]),
+            (2, &[1, 2]),
+            (3, &[0xff, 0xff]),
+            (4, &[1, 0, 0, 0]),
+            (5, &[0xff, 0xff, 0xff, 0xff]),
+            (6, &[0, 0, 0x80, 0x3f]),
+            (7, &[1]),
+            (10, &[9, 0, 0, 0, 0, 0, 0, 0]),
+            (11, &[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            (12, &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f]),
+            (8, &[2, 0, 0, 0, 0, 0, 0, 0, b'h', b'i']),
+        ];
+        for (i, (t, bytes)) in scalars.iter().enumerate() {
+            string(&mut b, &format!("k{i}"));
+            b.extend(t.to_le_bytes());
+            b.extend(*bytes);
+        }
+        string(&mut b, "nested");
+        b.extend(9u32.to_le_bytes());
+        b.extend(9u32.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        b.extend(3u32.to_le_bytes());
+        b.extend(2u64.to_le_bytes());
+        b.extend([1, 0, 2, 0]);
+        string(&mut b, "empty");
+        b.extend(9u32.to_le_bytes());
+        b.extend(8u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b
+    }
+
+    fn parse_bytes(bytes: &[u8]) -> Parsed<Vec<(String, Value)>> {
+        let mut r = Reader {
+            inner: bytes,
+            offset: 0,
+            len: bytes.len() as u64,
+        };
+        parse(&mut r, |_| true)
+    }
+
+    #[test]
+    fn reads_every_value_type() {
+        let kv = parse_bytes(&all_types()).unwrap_or_else(|f| panic!("{}: {}", f.offset, f.message));
+        let values: Vec<Value> = kv.into_iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            values,
+            vec![
+                Value::U8(200),
+                Value::I8(-2),
+                Value::U16(0x0201),
+                Value::I16(-1),
+                Value::U32(1),
+                Value::I32(-1),
+                Value::F32(1.0),
+                Value::Bool(true),
+                Value::U64(9),
+                Value::I64(-2),
+                Value::F64(1.0),
+                Value::String("hi".into()),
+                Value::Array(vec![Value::Array(vec![Value::I16(1), Value::I16(2)])]),
+                Value::Array(vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_with_an_offset_inside_the_file() {
+        let full = all_types();
+        for cut in 0..full.len() {
+            let Err(f) = parse_bytes(&full[..cut]) else {
+                panic!("a file cut at {cut} bytes parsed");
+            };
+            assert!(f.offset <= cut as u64, "offset {} past the cut {cut}", f.offset);
+            assert!(f.message.contains("truncated"), "{}", f.message);
+        }
+    }
+
+    #[test]
+    fn huge_lengths_are_refused_before_allocating() {
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        string(&mut b, "tokenizer.ggml.tokens");
+        b.extend(9u32.to_le_bytes());
+        b.extend(8u32.to_le_bytes());
+        b.extend(u64::MAX.to_le_bytes());
+        let f = parse_bytes(&b).err().expect("refused");
+        assert_eq!(f.offset, 61);
+        assert!(f.message.contains("18446744073709551615 items"), "{}", f.message);
+    }
+
+    #[test]
+    fn deep_nesting_unknown_types_and_bad_bools_are_errors() {
+        let header = |n: u64| {
+            let mut b = b"GGUF".to_vec();
+            b.extend(2u32.to_le_bytes());
+            b.extend(0u64.to_le_bytes());
+            b.extend(n.to_le_bytes());
+            string(&mut b, "k");
+            b
+        };
+        let mut deep = header(1);
+        deep.extend(9u32.to_le_bytes());
+        for _ in 0..40 {
+            deep.extend(9u32.to_le_bytes());
+            deep.extend(1u64.to_le_bytes());
+        }
+        deep.extend(vec![0; 64]);
+        let f = parse_bytes(&deep).err().expect("refused");
+        assert!(f.message.contains("nests arrays"), "{}", f.message);
+
+        let mut unknown = header(1);
+        unknown.extend(13u32.to_le_bytes());
+        unknown.extend([0; 16]);
+        let f = parse_bytes(&unknown).err().expect("refused");
+        assert!(f.message.contains("unknown value type 13"), "{}", f.message);
+        assert_eq!(f.offset, 33);
+
+        let mut bad_bool = header(1);
+        bad_bool.extend(7u32.to_le_bytes());
+        bad_bool.extend([2; 16]);
+        let f = parse_bytes(&bad_bool).err().expect("refused");
+        assert!(f.message.contains("bool stored as 2"), "{}", f.message);
+    }
+
+    #[test]
+    fn wrong_magic_version_and_invalid_utf8() {
+        let f = parse_bytes(b"GGML\x03\0\0\0").err().expect("refused");
+        assert!(f.message.contains("not a GGUF file"), "{}", f.message);
+        let mut be = b"GGUF".to_vec();
+        be.extend(3u32.to_be_bytes());
+        be.extend([0; 16]);
+        let f = parse_bytes(&be).err().expect("refused");
+        assert!(f.message.contains("big-endian"), "{}", f.message);
+        let mut bad = b"GGUF".to_vec();
+        bad.extend(3u32.to_le_bytes());
+        bad.extend(0u64.to_le_bytes());
+        bad.extend(1u64.to_le_bytes());
+        bad.extend(3u64.to_le_bytes());
+        bad.extend([b'a', 0xff, b'b']);
+        bad.extend([0; 16]);
+        let f = parse_bytes(&bad).err().expect("refused");
+        assert_eq!(f.offset, 33);
+        assert!(f.message.contains("not valid UTF-8"), "{}", f.message);
+    }
+}
