@@ -477,7 +477,7 @@ mod tests {
         b.extend(9u32.to_le_bytes());
         b.extend(8u32.to_le_bytes());
         b.extend(u64::MAX.to_le_bytes());
-        let f = parse_bytes(&b).err().expect("refused");
+        let f = parse_bytes(&b).expect_err("refused");
         assert_eq!(f.offset, 61);
         assert!(f.message.contains("18446744073709551615 items"), "{}", f.message);
     }
@@ -499,31 +499,31 @@ mod tests {
             deep.extend(1u64.to_le_bytes());
         }
         deep.extend(vec![0; 64]);
-        let f = parse_bytes(&deep).err().expect("refused");
+        let f = parse_bytes(&deep).expect_err("refused");
         assert!(f.message.contains("nests arrays"), "{}", f.message);
 
         let mut unknown = header(1);
         unknown.extend(13u32.to_le_bytes());
         unknown.extend([0; 16]);
-        let f = parse_bytes(&unknown).err().expect("refused");
+        let f = parse_bytes(&unknown).expect_err("refused");
         assert!(f.message.contains("unknown value type 13"), "{}", f.message);
         assert_eq!(f.offset, 33);
 
         let mut bad_bool = header(1);
         bad_bool.extend(7u32.to_le_bytes());
         bad_bool.extend([2; 16]);
-        let f = parse_bytes(&bad_bool).err().expect("refused");
+        let f = parse_bytes(&bad_bool).expect_err("refused");
         assert!(f.message.contains("bool stored as 2"), "{}", f.message);
     }
 
     #[test]
     fn wrong_magic_version_and_invalid_utf8() {
-        let f = parse_bytes(b"GGML\x03\0\0\0").err().expect("refused");
+        let f = parse_bytes(b"GGML\x03\0\0\0").expect_err("refused");
         assert!(f.message.contains("not a GGUF file"), "{}", f.message);
         let mut be = b"GGUF".to_vec();
         be.extend(3u32.to_be_bytes());
         be.extend([0; 16]);
-        let f = parse_bytes(&be).err().expect("refused");
+        let f = parse_bytes(&be).expect_err("refused");
         assert!(f.message.contains("big-endian"), "{}", f.message);
         let mut bad = b"GGUF".to_vec();
         bad.extend(3u32.to_le_bytes());
@@ -532,7 +532,7 @@ mod tests {
         bad.extend(3u64.to_le_bytes());
         bad.extend([b'a', 0xff, b'b']);
         bad.extend([0; 16]);
-        let f = parse_bytes(&bad).err().expect("refused");
+        let f = parse_bytes(&bad).expect_err("refused");
         assert_eq!(f.offset, 33);
         assert!(f.message.contains("not valid UTF-8"), "{}", f.message);
     }
