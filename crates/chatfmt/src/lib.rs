@@ -8,6 +8,6 @@ pub mod conversation;
 pub mod defaults;
 pub mod template;
 
-pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError};
+pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};
 
 pub use chatfmt_jinja as jinja;

@@ -3,7 +3,8 @@
 #[path = "support/gguf_writer.rs"]
 mod gguf_writer;
 
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::template::{gguf_special_tokens, is_gguf};
+use chatfmt::{ApplyOptions, ChatTemplate, LoadErrorKind};
 use gguf_writer::{chat_model, gguf, V};
 use serde_json::json;
 use std::path::PathBuf;
@@ -97,7 +98,23 @@ fn only_named_templates() {
 
 #[test]
 fn no_template_says_what_was_looked_for() {
-    let kv = vec![("general.architecture", V::Str("llama"))];
+    let kv = chat_model("", vec![]);
+    let kv: Vec<_> = kv
+        .into_iter()
+        .filter(|(k, _)| *k != "tokenizer.chat_template")
+        .collect();
+    let path = write("none.gguf", &gguf(3, &kv));
+    assert_eq!(
+        ChatTemplate::from_gguf(&path).unwrap_err().kind,
+        LoadErrorKind::NoTemplate
+    );
+    let tokens = gguf_special_tokens(&path).expect("tokens without a template");
+    assert_eq!(
+        tokens,
+        *json!({"bos_token": "<s>", "eos_token": "<|im_end|>"})
+            .as_object()
+            .unwrap()
+    );
     let e = load_err("none.gguf", &gguf(3, &kv));
     assert!(
         e.contains("no chat template") && e.contains("'tokenizer.chat_template'"),
@@ -174,4 +191,14 @@ fn truncated_and_foreign_files_give_the_byte_offset() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("/nonexistent/model.gguf: cannot open the GGUF file"), "{e}");
+}
+
+#[test]
+fn gguf_files_are_recognised_by_extension_or_magic() {
+    let named = write("x.GGUF", b"");
+    assert!(is_gguf(&named));
+    let by_magic = write("model.bin", &gguf(3, &chat_model(CHATML, vec![])));
+    assert!(is_gguf(&by_magic));
+    let json = write("tokenizer_config.json", b"{}");
+    assert!(!is_gguf(&json));
 }

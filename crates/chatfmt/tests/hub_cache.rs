@@ -1,6 +1,6 @@
 //! Resolving `org/name` from a synthetic Hugging Face cache laid out as huggingface_hub does.
 
-use chatfmt::{ApplyOptions, ChatTemplate, HubCache};
+use chatfmt::{ApplyOptions, ChatTemplate, HubCache, LoadErrorKind};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -90,6 +90,7 @@ fn absent_models_and_broken_refs_say_where_they_looked() {
     let cache = temp_cache("absent");
     let e = HubCache::new(&cache).snapshot("acme/missing").unwrap_err();
     assert_eq!(e.path, cache.join("models--acme--missing"));
+    assert_eq!(e.kind, LoadErrorKind::NotFound);
     let text = e.to_string();
     assert!(
         text.contains("'acme/missing' is not in the local Hugging Face cache"),

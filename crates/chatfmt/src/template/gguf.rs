@@ -6,7 +6,7 @@
 //! `bos`/`eos`/`unk`/`pad` tokens as `tokenizer.ggml.tokens[tokenizer.ggml.<name>_token_id]`. The named
 //! templates llama.cpp stores as `tokenizer.chat_template.<name>` are taken as well.
 
-use super::{ChatTemplate, LoadError};
+use super::{ChatTemplate, LoadError, LoadErrorKind};
 use serde_json::{Map, Value as Json};
 use std::fs::File;
 use std::io::{BufReader, ErrorKind, Read};
@@ -223,9 +223,13 @@ impl<R: Read> Reader<R> {
 /// Reads the metadata key/values of a GGUF file, keeping those `keep` selects (all are parsed and
 /// checked). Stops at the tensor table.
 fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Value)>, LoadError> {
-    let file = File::open(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: format!("cannot open the GGUF file: {e}"),
+    let file = File::open(path).map_err(|e| {
+        let kind = if e.kind() == ErrorKind::NotFound {
+            LoadErrorKind::NotFound
+        } else {
+            LoadErrorKind::Io
+        };
+        LoadError::new(kind, path, format!("cannot open the GGUF file: {e}"))
     })?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let mut r = Reader {
@@ -233,9 +237,12 @@ fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String
         offset: 0,
         len,
     };
-    parse(&mut r, keep).map_err(|f| LoadError {
-        path: path.to_path_buf(),
-        message: format!("malformed GGUF at byte offset {}: {}", f.offset, f.message),
+    parse(&mut r, keep).map_err(|f| {
+        LoadError::new(
+            LoadErrorKind::Malformed,
+            path,
+            format!("malformed GGUF at byte offset {}: {}", f.offset, f.message),
+        )
     })
 }
 
@@ -287,6 +294,88 @@ fn wanted(key: &str) -> bool {
             .any(|(_, id)| key.strip_prefix("tokenizer.ggml.") == Some(*id))
 }
 
+/// What a GGUF file holds for the chat layer.
+struct Contents {
+    /// `tokenizer.chat_template`.
+    default: Option<String>,
+    /// `tokenizer.chat_template.<name>`, in file order.
+    named: Vec<(String, String)>,
+    special: Map<String, Json>,
+}
+
+fn read_contents(path: &Path) -> Result<Contents, LoadError> {
+    let err = |message: String| LoadError::new(LoadErrorKind::Malformed, path, message);
+    let metadata = read_metadata(path, wanted)?;
+    let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let as_template = |key: &str, v: &Value| match v {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(err(format!(
+            "metadata key '{key}' holds a {}, not a string template",
+            other.type_name()
+        ))),
+    };
+    let mut special = Map::new();
+    for (name, id_key) in SPECIAL_TOKENS {
+        let key = format!("tokenizer.ggml.{id_key}");
+        let Some(id) = get(&key) else { continue };
+        let Some(id) = id.as_int() else {
+            return Err(err(format!(
+                "metadata key '{key}' holds a {}, not a token id",
+                id.type_name()
+            )));
+        };
+        let Some(Value::Array(tokens)) = get(TOKENS_KEY) else {
+            return Err(err(format!(
+                "metadata key '{key}' is set but there is no '{TOKENS_KEY}' array to look token {id} up in"
+            )));
+        };
+        match usize::try_from(id).ok().and_then(|i| tokens.get(i)) {
+            Some(Value::String(token)) => {
+                special.insert(name.to_string(), Json::String(token.clone()));
+            }
+            Some(other) => {
+                return Err(err(format!(
+                    "'{TOKENS_KEY}[{id}]' (the {name}) is a {}, not a string",
+                    other.type_name()
+                )))
+            }
+            None => {
+                return Err(err(format!(
+                    "metadata key '{key}' is {id}, outside '{TOKENS_KEY}' ({} tokens)",
+                    tokens.len()
+                )))
+            }
+        }
+    }
+    let default = get(TEMPLATE_KEY).map(|v| as_template(TEMPLATE_KEY, v)).transpose()?;
+    let mut named = Vec::new();
+    for (key, value) in &metadata {
+        if let Some(name) = key.strip_prefix(TEMPLATE_KEY).and_then(|r| r.strip_prefix('.')) {
+            named.push((name.to_string(), as_template(key, value)?));
+        }
+    }
+    Ok(Contents {
+        default,
+        named,
+        special,
+    })
+}
+
+/// The special tokens of a GGUF file (`bos_token`, `eos_token`, `unk_token`, `pad_token` where the
+/// file sets their ids), whether or not it has a chat template.
+pub fn gguf_special_tokens(path: &Path) -> Result<Map<String, Json>, LoadError> {
+    read_contents(path).map(|c| c.special)
+}
+
+/// Whether `path` names a GGUF file: a `.gguf` extension, or a file starting with the GGUF magic.
+pub fn is_gguf(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    path.is_file() && File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == MAGIC
+}
+
 impl ChatTemplate {
     /// Loads the chat template(s) and special tokens stored in a GGUF file's metadata.
     ///
@@ -298,68 +387,25 @@ impl ChatTemplate {
     /// ```no_run
     /// use chatfmt::ChatTemplate;
     /// let template = ChatTemplate::from_gguf("model.Q4_K_M.gguf".as_ref())?;
-    /// # Ok::<(), chatfmt::template::LoadError>(())
+    /// # Ok::<(), chatfmt::LoadError>(())
     /// ```
     pub fn from_gguf(path: &Path) -> Result<ChatTemplate, LoadError> {
-        let err = |message: String| LoadError {
-            path: path.to_path_buf(),
-            message,
-        };
-        let metadata = read_metadata(path, wanted)?;
-        let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-        let as_template = |key: &str, v: &Value| match v {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(err(format!(
-                "metadata key '{key}' holds a {}, not a string template",
-                other.type_name()
-            ))),
-        };
-        let mut special = Map::new();
-        for (name, id_key) in SPECIAL_TOKENS {
-            let key = format!("tokenizer.ggml.{id_key}");
-            let Some(id) = get(&key) else { continue };
-            let Some(id) = id.as_int() else {
-                return Err(err(format!(
-                    "metadata key '{key}' holds a {}, not a token id",
-                    id.type_name()
-                )));
-            };
-            let Some(Value::Array(tokens)) = get(TOKENS_KEY) else {
-                return Err(err(format!(
-                    "metadata key '{key}' is set but there is no '{TOKENS_KEY}' array to look token {id} up in"
-                )));
-            };
-            match usize::try_from(id).ok().and_then(|i| tokens.get(i)) {
-                Some(Value::String(token)) => {
-                    special.insert(name.to_string(), Json::String(token.clone()));
-                }
-                Some(other) => {
-                    return Err(err(format!(
-                        "'{TOKENS_KEY}[{id}]' (the {name}) is a {}, not a string",
-                        other.type_name()
-                    )))
-                }
-                None => {
-                    return Err(err(format!(
-                        "metadata key '{key}' is {id}, outside '{TOKENS_KEY}' ({} tokens)",
-                        tokens.len()
-                    )))
-                }
-            }
-        }
-        let default = get(TEMPLATE_KEY).map(|v| as_template(TEMPLATE_KEY, v)).transpose()?;
-        let mut named: Vec<(String, String)> = Vec::new();
-        for (key, value) in &metadata {
-            if let Some(name) = key.strip_prefix(TEMPLATE_KEY).and_then(|r| r.strip_prefix('.')) {
-                named.push((name.to_string(), as_template(key, value)?));
-            }
-        }
+        let Contents {
+            default,
+            mut named,
+            special,
+        } = read_contents(path)?;
         match (default, named.is_empty()) {
             (Some(source), true) => Ok(ChatTemplate::new(&source, special)),
-            (None, true) => Err(err(format!(
-                "this GGUF has no chat template: its metadata has no '{TEMPLATE_KEY}' or '{TEMPLATE_KEY}.<name>' key; \
-                 pass a template with --template FILE or a built-in one with --default-template NAME"
-            ))),
+            (None, true) => Err(LoadError::new(
+                LoadErrorKind::NoTemplate,
+                path,
+                format!(
+                    "this GGUF has no chat template: its metadata has no '{TEMPLATE_KEY}' or \
+                     '{TEMPLATE_KEY}.<name>' key; pass a template with --template FILE or a built-in one with \
+                     --default-template NAME"
+                ),
+            )),
             (default, false) => {
                 if let Some(source) = default {
                     named.insert(0, ("default".to_string(), source));

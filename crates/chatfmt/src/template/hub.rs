@@ -2,7 +2,7 @@
 //! out: `<cache>/models--<org>--<name>/refs/main` holds a commit hash and
 //! `<cache>/models--<org>--<name>/snapshots/<hash>/` the files (often symlinks into `blobs/`).
 
-use super::LoadError;
+use super::{LoadError, LoadErrorKind};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -63,12 +63,10 @@ impl HubCache {
     /// snapshot, else the most recently modified one. The error says where it looked.
     pub fn snapshot(&self, repo_id: &str) -> Result<PathBuf, LoadError> {
         let repo = self.repo_dir(repo_id);
-        let err = |path: &Path, message: String| LoadError {
-            path: path.to_path_buf(),
-            message,
-        };
+        let err = |path: &Path, message: String| LoadError::new(LoadErrorKind::Malformed, path, message);
         if !repo.is_dir() {
-            return Err(err(
+            return Err(LoadError::new(
+                LoadErrorKind::NotFound,
                 &repo,
                 format!(
                     "'{repo_id}' is not in the local Hugging Face cache (looked in {}, chosen from $HF_HUB_CACHE, \
