@@ -2,6 +2,7 @@
 
 mod conformance_cmd;
 mod conformance_fastchat;
+mod json_input;
 mod output;
 mod render_cmd;
 mod templates_cmd;

@@ -96,7 +96,14 @@ fn absent_models_and_broken_refs_say_where_they_looked() {
         text.contains("'acme/missing' is not in the local Hugging Face cache"),
         "{text}"
     );
-    assert!(text.contains(&format!("looked in {}", cache.display())), "{text}");
+    assert!(
+        text.starts_with(&format!("{}: ", cache.join("models--acme--missing").display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Hugging Face cache {} (", cache.display())),
+        "{text}"
+    );
 
     let repo = cache.join("models--acme--broken");
     std::fs::create_dir_all(repo.join("refs")).expect("refs");

@@ -69,9 +69,9 @@ impl HubCache {
                 LoadErrorKind::NotFound,
                 &repo,
                 format!(
-                    "'{repo_id}' is not in the local Hugging Face cache (looked in {}, chosen from $HF_HUB_CACHE, \
-                     $HF_HOME/hub or ~/.cache/huggingface/hub); download it first, e.g. \
-                     `hf download {repo_id} tokenizer_config.json`, or pass a local folder",
+                    "'{repo_id}' is not in the local Hugging Face cache {} (the cache folder is $HF_HUB_CACHE, \
+                     else $HF_HOME/hub, else ~/.cache/huggingface/hub); download it first, e.g. \
+                     `hf download {repo_id}`, or pass a local folder",
                     self.dir.display()
                 ),
             ));

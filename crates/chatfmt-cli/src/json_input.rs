@@ -1,0 +1,137 @@
+//! Reading JSON inputs with errors that say where: the file, the line and column, and the JSON path
+//! (`messages[2].content`) of the place the syntax broke.
+
+use anyhow::{anyhow, Result};
+use serde_json::Value as Json;
+
+/// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
+/// JSON path there; a top-level array's items are called `root[i]`.
+pub fn parse(text: &str, origin: &str, root: &str) -> Result<Json> {
+    serde_json::from_str(text).map_err(|e| {
+        let offset = byte_offset(text, e.line(), e.column());
+        let path = path_at(text, offset, root);
+        let place = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" in {path}")
+        };
+        let what = e.to_string();
+        let what = what
+            .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+            .unwrap_or(&what);
+        anyhow!(
+            "{origin}: malformed JSON at line {}, column {}{place}: {what}",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// The byte offset of serde_json's 1-based line and column (the column counts bytes).
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(line - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+/// A container open at some point of the text.
+enum Frame {
+    /// An array and the index of the item being read.
+    Array(usize),
+    /// An object and the key whose value is being read (`None` before the key is complete).
+    Object(Option<String>),
+}
+
+/// The JSON path of the innermost value open at byte `offset`: `root[2].content`, `tools[0]`,
+/// `messages[1]["odd key"]`; empty at the top level.
+fn path_at(text: &str, offset: usize, root: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < offset {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(n)) => *n += 1,
+                Some(Frame::Object(key)) => *key = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                    *key = Some(text.get(start..j.min(text.len())).unwrap_or("").to_string());
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for (depth, frame) in stack.iter().enumerate() {
+        match frame {
+            Frame::Array(n) if depth == 0 => path += &format!("{root}[{n}]"),
+            Frame::Array(n) => path += &format!("[{n}]"),
+            Frame::Object(Some(key)) => {
+                let plain = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
+                match (plain, depth) {
+                    (true, 0) => path += key,
+                    (true, _) => path += &format!(".{key}"),
+                    (false, _) => path += &format!("[\"{key}\"]"),
+                }
+            }
+            Frame::Object(None) => {}
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        parse(text, "conv.json", "messages").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn syntax_errors_name_the_json_path() {
+        let text = "[\n {\"role\": \"user\", \"content\": \"a\"},\n {\"role\": \"assistant\", \"content\": \"b\"},\n {\"role\": \"user\", \"content\": \"c\n";
+        assert_eq!(
+            error(text),
+            "conv.json: malformed JSON at line 5, column 0 in messages[2].content: control character (\\u0000-\\u001F) found while parsing a string"
+        );
+        assert_eq!(
+            error("{\"messages\": [{\"role\": \"user\", \"content\": tru}]}"),
+            "conv.json: malformed JSON at line 1, column 46 in messages[0].content: expected ident"
+        );
+        assert!(error("{\"messages\": [1, 2,]}").contains(" in messages[2]: "));
+        assert!(error("{\"tools\": [{\"odd key\": [1 2]}]}").contains(" in tools[0][\"odd key\"][0]: "));
+        assert!(error("[{\"a\\\"b\": 1 }, {\"k\": }]").contains(" in messages[1].k: "));
+        assert!(error("{\"messages\": [{\"role\": ").contains(" in messages[0].role: EOF while parsing a value"));
+        assert_eq!(
+            error(""),
+            "conv.json: malformed JSON at line 1, column 0: EOF while parsing a value"
+        );
+    }
+
+    #[test]
+    fn offsets_follow_lines() {
+        assert_eq!(byte_offset("ab\ncd\nef", 3, 2), 7);
+        assert_eq!(byte_offset("ab", 1, 0), 0);
+        assert_eq!(byte_offset("ab", 9, 9), 2);
+    }
+}
