@@ -120,11 +120,7 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
             FormatPiece::Field(f) => f,
         };
         let mut v = match field.arg {
-            FieldArg::Index(i) => args
-                .pos
-                .get(i)
-                .cloned()
-                .ok_or_else(|| py_err(pystr::format_index_error(i)))?,
+            FieldArg::Index(i) => args.pos.get(i).cloned().ok_or_else(|| py_err(pystr::format_index_error(i)))?,
             FieldArg::Name(n) => args
                 .kw
                 .iter()
@@ -159,10 +155,7 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
         } else {
             return Err(Error::new(
                 ErrorKind::TypeError,
-                format!(
-                    "unsupported format string passed to {}.__format__",
-                    converted.type_name()
-                ),
+                format!("unsupported format string passed to {}.__format__", converted.type_name()),
             ));
         }
     }
