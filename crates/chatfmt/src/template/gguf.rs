@@ -4,7 +4,10 @@
 //!
 //! What is taken follows transformers' GGUF tokenizer loading: `tokenizer.chat_template`, and the
 //! `bos`/`eos`/`unk`/`pad` tokens as `tokenizer.ggml.tokens[tokenizer.ggml.<name>_token_id]`. The named
-//! templates llama.cpp stores as `tokenizer.chat_template.<name>` are taken as well.
+//! templates llama.cpp stores as `tokenizer.chat_template.<name>` are taken as well (transformers
+//! ignores them), and a file without `general.architecture` is read (transformers refuses it: it needs
+//! the architecture for the model, which rendering does not). `scripts/check_gguf_reader.py` checks
+//! this reader against files written by llama.cpp's `gguf` package.
 
 use super::{ChatTemplate, LoadError, LoadErrorKind};
 use serde_json::{Map, Value as Json};
