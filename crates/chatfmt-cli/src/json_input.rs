@@ -4,9 +4,19 @@
 use anyhow::{anyhow, Result};
 use serde_json::Value as Json;
 
+/// How the top-level value is named in JSON paths.
+#[derive(Clone, Copy)]
+pub enum Root<'a> {
+    /// An input file: the items of a top-level array are `name[i]`, and the keys of a top-level
+    /// object name themselves (`{"messages": [...]}` gives `messages[0]`).
+    File(&'a str),
+    /// A value called `name`: every path starts with it (`name.key`, `name[0]`).
+    Value(&'a str),
+}
+
 /// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
-/// JSON path there; a top-level array's items are called `root[i]`.
-pub fn parse(text: &str, origin: &str, root: &str) -> Result<Json> {
+/// JSON path there.
+pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json> {
     serde_json::from_str(text).map_err(|e| {
         let offset = byte_offset(text, e.line(), e.column());
         let path = path_at(text, offset, root);
@@ -47,9 +57,9 @@ enum Frame {
     Object(Option<String>),
 }
 
-/// The JSON path of the innermost value open at byte `offset`: `root[2].content`, `tools[0]`,
-/// `messages[1]["odd key"]`; empty at the top level.
-fn path_at(text: &str, offset: usize, root: &str) -> String {
+/// The JSON path of the innermost value open at byte `offset`: `messages[2].content`, `tools[0]`,
+/// `messages[1]["odd key"]`; empty at the top level of a file.
+fn path_at(text: &str, offset: usize, root: Root) -> String {
     let bytes = text.as_bytes();
     let mut stack: Vec<Frame> = Vec::new();
     let mut i = 0;
@@ -80,16 +90,21 @@ fn path_at(text: &str, offset: usize, root: &str) -> String {
         }
         i += 1;
     }
-    let mut path = String::new();
-    for (depth, frame) in stack.iter().enumerate() {
+    let mut path = match root {
+        Root::Value(name) => name.to_string(),
+        Root::File(_) => String::new(),
+    };
+    for frame in &stack {
         match frame {
-            Frame::Array(n) if depth == 0 => path += &format!("{root}[{n}]"),
-            Frame::Array(n) => path += &format!("[{n}]"),
+            Frame::Array(n) => match root {
+                Root::File(name) if path.is_empty() => path += &format!("{name}[{n}]"),
+                _ => path += &format!("[{n}]"),
+            },
             Frame::Object(Some(key)) => {
                 let plain = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
-                match (plain, depth) {
-                    (true, 0) => path += key,
-                    (true, _) => path += &format!(".{key}"),
+                match (plain, path.is_empty()) {
+                    (true, true) => path += key,
+                    (true, false) => path += &format!(".{key}"),
                     (false, _) => path += &format!("[\"{key}\"]"),
                 }
             }
@@ -104,7 +119,9 @@ mod tests {
     use super::*;
 
     fn error(text: &str) -> String {
-        parse(text, "conv.json", "messages").unwrap_err().to_string()
+        parse(text, "conv.json", Root::File("messages"))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -126,6 +143,17 @@ mod tests {
             error(""),
             "conv.json: malformed JSON at line 1, column 0: EOF while parsing a value"
         );
+    }
+
+    #[test]
+    fn named_values_prefix_every_path() {
+        let e = parse("{\"city\": [1,,]}", "--var loc", Root::Value("loc")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--var loc: malformed JSON at line 1, column 13 in loc.city[1]: expected value"
+        );
+        let e = parse("tru", "--var x", Root::Value("x")).unwrap_err();
+        assert!(e.to_string().contains(" in x: "), "{e}");
     }
 
     #[test]

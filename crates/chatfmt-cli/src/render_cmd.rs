@@ -1,6 +1,6 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
-use crate::json_input;
+use crate::json_input::{self, Root};
 use anyhow::{anyhow, bail, Context as _, Result};
 use chatfmt::conversation::{self, Conversation};
 use chatfmt::template::{gguf_special_tokens, is_gguf, is_repo_id, model_dir_special_tokens};
@@ -75,7 +75,7 @@ fn read_input(name: &str) -> Result<String> {
     std::fs::read_to_string(name).with_context(|| format!("reading {name}"))
 }
 
-fn read_json_file(path: &Path, root: &str) -> Result<Json> {
+fn read_json_file(path: &Path, root: Root) -> Result<Json> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     json_input::parse(&text, &path.display().to_string(), root)
 }
@@ -106,7 +106,7 @@ fn json_kind(v: &Json) -> &'static str {
 fn read_messages(name: &str) -> Result<Input> {
     let origin = if name == "-" { "<stdin>" } else { name }.to_string();
     let expected = "expected a JSON array of messages or an object with a \"messages\" array";
-    match json_input::parse(&read_input(name)?, &origin, "messages")? {
+    match json_input::parse(&read_input(name)?, &origin, Root::File("messages"))? {
         Json::Array(messages) => Ok(Input {
             origin,
             messages,
@@ -138,8 +138,8 @@ fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
                 continue;
             };
             if let Json::String(s) = args {
-                let place = format!("{origin}: messages[{i}].tool_calls[{j}].function.arguments");
-                *args = json_input::parse(s, &place, "arguments")?;
+                let place = format!("{origin}: messages[{i}].tool_calls[{j}].function.arguments (a JSON string)");
+                *args = json_input::parse(s, &place, Root::Value("arguments"))?;
             }
         }
     }
@@ -321,10 +321,10 @@ pub fn run(args: RenderArgs) -> Result<()> {
         mut documents,
     } = read_messages(&args.messages)?;
     if let Some(p) = &args.tools {
-        tools = Some(read_json_file(p, "tools")?);
+        tools = Some(read_json_file(p, Root::File("tools"))?);
     }
     if let Some(p) = &args.documents {
-        documents = Some(read_json_file(p, "documents")?);
+        documents = Some(read_json_file(p, Root::File("documents"))?);
     }
     if args.parse_tool_arguments {
         parse_tool_arguments(&mut messages, &origin)?;
@@ -339,7 +339,10 @@ pub fn run(args: RenderArgs) -> Result<()> {
         let (k, v) = var
             .split_once('=')
             .ok_or_else(|| anyhow!("--var {var}: expected KEY=JSON"))?;
-        kwargs.insert(k.to_string(), json_input::parse(v, &format!("--var {k}"), k)?);
+        kwargs.insert(
+            k.to_string(),
+            json_input::parse(v, &format!("--var {k}"), Root::Value(k))?,
+        );
     }
     let opts = ApplyOptions {
         add_generation_prompt: args.add_generation_prompt,
