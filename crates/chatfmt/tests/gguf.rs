@@ -137,6 +137,24 @@ fn bad_token_ids_and_template_types_are_named() {
         "{e}"
     );
     let e = load_err(
+        "pad-negative.gguf",
+        &gguf(
+            3,
+            &chat_model(CHATML, vec![("tokenizer.ggml.padding_token_id", V::I32(-7))]),
+        ),
+    );
+    assert!(e.contains("'tokenizer.ggml.padding_token_id' is -7, outside"), "{e}");
+    // A negative id indexes from the end, as the Python list lookup in transformers does.
+    let last = write(
+        "pad-last.gguf",
+        &gguf(
+            3,
+            &chat_model(CHATML, vec![("tokenizer.ggml.padding_token_id", V::I32(-1))]),
+        ),
+    );
+    let t = ChatTemplate::from_gguf(&last).expect("loads");
+    assert_eq!(t.special_tokens()["pad_token"], "hi");
+    let e = load_err(
         "bos-type.gguf",
         &gguf(
             3,

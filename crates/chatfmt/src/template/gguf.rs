@@ -332,7 +332,9 @@ fn read_contents(path: &Path) -> Result<Contents, LoadError> {
                 "metadata key '{key}' is set but there is no '{TOKENS_KEY}' array to look token {id} up in"
             )));
         };
-        match usize::try_from(id).ok().and_then(|i| tokens.get(i)) {
+        // transformers indexes a Python list with the id, so a negative id counts from the end.
+        let index = if id < 0 { id + tokens.len() as i128 } else { id };
+        match usize::try_from(index).ok().and_then(|i| tokens.get(i)) {
             Some(Value::String(token)) => {
                 special.insert(name.to_string(), Json::String(token.clone()));
             }
