@@ -19,29 +19,34 @@ impl HubCache {
     }
 
     /// The cache huggingface_hub uses: `$HF_HUB_CACHE`, else `$HUGGINGFACE_HUB_CACHE`, else
-    /// `$HF_HOME/hub`, else `$XDG_CACHE_HOME/huggingface/hub`, else `~/.cache/huggingface/hub`
-    /// (a leading `~` is expanded to the home folder).
+    /// `$HF_HOME/hub`, else `$XDG_CACHE_HOME/huggingface/hub`, else `~/.cache/huggingface/hub`; a
+    /// leading `~` and `$VAR` / `${VAR}` references in the value are expanded, as Python's
+    /// `os.path.expanduser` and `os.path.expandvars` do.
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var_os(name).map(PathBuf::from))
     }
 
     /// [`HubCache::from_env`] over any source of environment variables.
     fn from_vars(var: impl Fn(&str) -> Option<PathBuf>) -> Self {
-        let home = || {
-            var("HOME")
-                .or_else(|| var("USERPROFILE"))
-                .unwrap_or_else(|| PathBuf::from("~"))
-        };
-        let expand = |p: PathBuf| match p.strip_prefix("~") {
-            Ok(rest) => home().join(rest),
-            Err(_) => p,
+        let home = var("HOME")
+            .or_else(|| var("USERPROFILE"))
+            .unwrap_or_else(|| PathBuf::from("~"));
+        let expand = |p: PathBuf| {
+            let p = match p.strip_prefix("~") {
+                Ok(rest) => home.join(rest),
+                Err(_) => p,
+            };
+            match p.to_str() {
+                Some(s) if s.contains('$') => PathBuf::from(expand_vars(s, &var)),
+                _ => p,
+            }
         };
         let dir = var("HF_HUB_CACHE")
             .or_else(|| var("HUGGINGFACE_HUB_CACHE"))
             .unwrap_or_else(|| {
                 let hf_home = var("HF_HOME").unwrap_or_else(|| {
                     var("XDG_CACHE_HOME")
-                        .unwrap_or_else(|| home().join(".cache"))
+                        .unwrap_or_else(|| home.join(".cache"))
                         .join("huggingface")
                 });
                 expand(hf_home).join("hub")
@@ -123,6 +128,36 @@ impl HubCache {
     }
 }
 
+/// Python's `posixpath.expandvars`: `$name` (word characters) and `${name}` are replaced by the
+/// variable's value when it is set and left as they are otherwise; values are not expanded again.
+fn expand_vars(s: &str, var: &impl Fn(&str) -> Option<PathBuf>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, len) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(j) => (&braced[..j], j + 2),
+                None => ("", 0),
+            },
+            None => {
+                let n = after
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..n], n)
+            }
+        };
+        match var(name).filter(|_| len > 0 && !name.is_empty()) {
+            Some(value) => out.push_str(&value.to_string_lossy()),
+            None => out.push_str(&rest[i..i + 1 + len]),
+        }
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether `s` has the shape of a Hub repository id (`name` or `org/name`, of letters, digits,
 /// `-`, `_` and `.`, without `--` or `..`), as huggingface_hub validates them.
 pub fn is_repo_id(s: &str) -> bool {
@@ -166,6 +201,18 @@ mod tests {
         assert_eq!(
             cache_from(&[("HOME", "/home/u"), ("HF_HOME", "~/hf")]),
             PathBuf::from("/home/u/hf/hub")
+        );
+        assert_eq!(
+            cache_from(&[
+                ("HOME", "/h"),
+                ("D", "/data"),
+                ("HF_HUB_CACHE", "$D/${D}x/$NOPE/${}/$/${D")
+            ]),
+            PathBuf::from("/data//datax/$NOPE/${}/$/${D")
+        );
+        assert_eq!(
+            cache_from(&[("HOME", "/h"), ("XDG_CACHE_HOME", "$HOME/xdg")]),
+            PathBuf::from("/h/xdg/huggingface/hub")
         );
     }
 
