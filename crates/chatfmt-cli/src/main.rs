@@ -2,7 +2,6 @@
 
 mod conformance_cmd;
 mod conformance_fastchat;
-mod json_input;
 mod output;
 mod render_cmd;
 mod templates_cmd;

@@ -1,8 +1,8 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
-use crate::json_input::{self, Root};
 use anyhow::{anyhow, bail, Context as _, Result};
 use chatfmt::conversation::{self, Conversation};
+use chatfmt::json_input::{self, Root};
 use chatfmt::template::{gguf_special_tokens, is_gguf, is_repo_id, model_dir_special_tokens};
 use chatfmt::{defaults, ApplyOptions, ChatTemplate, HubCache, LoadErrorKind};
 use chatfmt_jinja::Clock;
@@ -77,7 +77,7 @@ fn read_input(name: &str) -> Result<String> {
 
 fn read_json_file(path: &Path, root: Root) -> Result<Json> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    json_input::parse(&text, &path.display().to_string(), root)
+    Ok(json_input::parse(&text, &path.display().to_string(), root)?)
 }
 
 /// The conversation of `--messages`.

@@ -236,6 +236,31 @@ fn built_in_default_templates() {
         text,
         "You are a helpful assistant.<|im_end|>What is the capital of France?<|im_end|>"
     );
+    // A GGUF without a template: the built-in one renders with the file's special tokens.
+    let dir = temp("defaults");
+    let kv: Vec<_> = chat_model("", vec![])
+        .into_iter()
+        .filter(|(k, _)| *k != "tokenizer.chat_template")
+        .collect();
+    let bare = write(&dir, "bare.gguf", gguf(3, &kv));
+    let err = fails(&["render", "--model", &bare, "--messages", &conv], &[]);
+    assert!(err.contains("this GGUF has no chat template"), "{err}");
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &bare,
+            "--default-template",
+            "llama",
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert_eq!(
+        text,
+        "<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nWhat is the capital of France? [/INST]"
+    );
     let err = fails(&["render", "--default-template", "chatml3", "--messages", &conv], &[]);
     assert!(
         err.contains("no built-in template named 'chatml3'; available: chatml, llama, blenderbot, gpt2"),
@@ -269,6 +294,18 @@ fn malformed_input_names_the_file_and_json_path() {
     let err = fails(&["render", "--model", &model, "--messages", &bad], &[]);
     assert!(
         err.contains("bad.json: malformed JSON at line 3, column") && err.contains(" in messages[1].content: "),
+        "{err}"
+    );
+
+    let broken_model = dir.join("broken-model");
+    std::fs::create_dir_all(&broken_model).expect("model dir");
+    write(&broken_model, "tokenizer_config.json", "{\"chat_template\": \"x\",}");
+    let err = fails(
+        &["render", "--model", &broken_model.to_string_lossy(), "--messages", &bad],
+        &[],
+    );
+    assert!(
+        err.contains("tokenizer_config.json: malformed JSON at line 1, column"),
         "{err}"
     );
 

@@ -6,6 +6,7 @@
 pub mod conformance;
 pub mod conversation;
 pub mod defaults;
+pub mod json_input;
 pub mod template;
 
 pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};

@@ -3,6 +3,7 @@
 //! then the `chat_template` key of `tokenizer_config.json`.
 
 use super::ChatTemplate;
+use crate::json_input::Root;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -65,13 +66,23 @@ fn read_json(path: &Path) -> Result<Option<Json>, LoadError> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        LoadError::new(
-            LoadErrorKind::Malformed,
-            path,
-            format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
-        )
-    })
+    crate::json_input::parse(&text, "", Root::File(""))
+        .map(Some)
+        .map_err(|e| {
+            let place = if e.path.is_empty() {
+                String::new()
+            } else {
+                format!(" in {}", e.path)
+            };
+            LoadError::new(
+                LoadErrorKind::Malformed,
+                path,
+                format!(
+                    "malformed JSON at line {}, column {}{place}: {}; fix the file or download it again",
+                    e.line, e.column, e.message
+                ),
+            )
+        })
 }
 
 const SPECIAL_TOKEN_KEYS: [&str; 7] = [

@@ -1,8 +1,45 @@
 //! Reading JSON inputs with errors that say where: the file, the line and column, and the JSON path
 //! (`messages[2].content`) of the place the syntax broke.
+//!
+//! ```
+//! use chatfmt::json_input::{parse, Root};
+//! let e = parse("[{\"role\": \"user\", \"content\": tru}]", "conv.json", Root::File("messages")).unwrap_err();
+//! assert_eq!(e.to_string(), "conv.json: malformed JSON at line 1, column 33 in messages[0].content: expected ident");
+//! ```
 
-use anyhow::{anyhow, Result};
 use serde_json::Value as Json;
+use std::fmt;
+
+/// A JSON syntax error: where it is (origin, line, column, JSON path) and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonSyntaxError {
+    /// The file name (or other origin) the text came from.
+    pub origin: String,
+    /// 1-based line, as serde_json counts it.
+    pub line: usize,
+    /// Column in bytes, as serde_json counts it.
+    pub column: usize,
+    /// The JSON path of the innermost value open there (`messages[2].content`); empty at the top.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for JsonSyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: malformed JSON at line {}, column {}",
+            self.origin, self.line, self.column
+        )?;
+        if !self.path.is_empty() {
+            write!(f, " in {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for JsonSyntaxError {}
 
 /// How the top-level value is named in JSON paths.
 #[derive(Clone, Copy)]
@@ -16,24 +53,20 @@ pub enum Root<'a> {
 
 /// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
 /// JSON path there.
-pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json> {
+pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, JsonSyntaxError> {
     serde_json::from_str(text).map_err(|e| {
         let offset = byte_offset(text, e.line(), e.column());
-        let path = path_at(text, offset, root);
-        let place = if path.is_empty() {
-            String::new()
-        } else {
-            format!(" in {path}")
-        };
         let what = e.to_string();
         let what = what
             .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
             .unwrap_or(&what);
-        anyhow!(
-            "{origin}: malformed JSON at line {}, column {}{place}: {what}",
-            e.line(),
-            e.column()
-        )
+        JsonSyntaxError {
+            origin: origin.to_string(),
+            line: e.line(),
+            column: e.column(),
+            path: path_at(text, offset, root),
+            message: what.to_string(),
+        }
     })
 }
 
@@ -101,7 +134,8 @@ fn path_at(text: &str, offset: usize, root: Root) -> String {
                 _ => path += &format!("[{n}]"),
             },
             Frame::Object(Some(key)) => {
-                let plain = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
+                let plain = key.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && key.chars().all(|c| c.is_alphanumeric() || c == '_');
                 match (plain, path.is_empty()) {
                     (true, true) => path += key,
                     (true, false) => path += &format!(".{key}"),
@@ -137,6 +171,7 @@ mod tests {
         );
         assert!(error("{\"messages\": [1, 2,]}").contains(" in messages[2]: "));
         assert!(error("{\"tools\": [{\"odd key\": [1 2]}]}").contains(" in tools[0][\"odd key\"][0]: "));
+        assert!(error("{\"added\": {\"1\": {\"content\": \"<s>\",}}}").contains(" in added[\"1\"]: trailing comma"));
         assert!(error("[{\"a\\\"b\": 1 }, {\"k\": }]").contains(" in messages[1].k: "));
         assert!(error("{\"messages\": [{\"role\": ").contains(" in messages[0].role: EOF while parsing a value"));
         assert_eq!(
