@@ -83,7 +83,8 @@ impl Value {
 }
 
 /// A sequential little-endian reader that knows its byte offset and the file's length, so lengths
-/// read from the file are checked before anything is allocated for them.
+/// read from the file are checked before anything is allocated for them. Descriptions of what is
+/// being read (`part` + `what`: "the length of " + "'general.name'") are only formatted on failure.
 struct Reader<R> {
     inner: R,
     offset: u64,
@@ -106,58 +107,84 @@ impl<R: Read> Reader<R> {
         })
     }
 
-    fn bytes<const N: usize>(&mut self, what: &str) -> Parsed<[u8; N]> {
+    fn truncated<T>(&self, start: u64, needed: u64, part: &str, what: &str) -> Parsed<T> {
+        self.fail(
+            start,
+            format!(
+                "the file ends inside {part}{what} ({needed} bytes needed, {} left): it is truncated",
+                self.len.saturating_sub(start)
+            ),
+        )
+    }
+
+    fn bytes<const N: usize>(&mut self, part: &str, what: &str) -> Parsed<[u8; N]> {
         let mut buf = [0u8; N];
-        self.fill(&mut buf, what)?;
+        self.fill(&mut buf, part, what)?;
         Ok(buf)
     }
 
-    fn fill(&mut self, buf: &mut [u8], what: &str) -> Parsed<()> {
+    fn fill(&mut self, buf: &mut [u8], part: &str, what: &str) -> Parsed<()> {
         let start = self.offset;
         match self.inner.read_exact(buf) {
             Ok(()) => {
                 self.offset += buf.len() as u64;
                 Ok(())
             }
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => self.fail(
-                start,
-                format!(
-                    "the file ends inside {what} ({} bytes needed, {} left): it is truncated",
-                    buf.len(),
-                    self.len.saturating_sub(start)
-                ),
-            ),
-            Err(e) => self.fail(start, format!("cannot read {what}: {e}")),
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => self.truncated(start, buf.len() as u64, part, what),
+            Err(e) => self.fail(start, format!("cannot read {part}{what}: {e}")),
         }
     }
 
-    fn u32(&mut self, what: &str) -> Parsed<u32> {
-        self.bytes::<4>(what).map(u32::from_le_bytes)
+    /// Reads `n` bytes without keeping them.
+    fn skip(&mut self, n: u64, part: &str, what: &str) -> Parsed<()> {
+        let start = self.offset;
+        match std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink()) {
+            Ok(copied) if copied == n => {
+                self.offset += n;
+                Ok(())
+            }
+            Ok(_) => self.truncated(start, n, part, what),
+            Err(e) => self.fail(start, format!("cannot read {part}{what}: {e}")),
+        }
     }
 
-    fn u64(&mut self, what: &str) -> Parsed<u64> {
-        self.bytes::<8>(what).map(u64::from_le_bytes)
+    fn u32(&mut self, part: &str, what: &str) -> Parsed<u32> {
+        self.bytes::<4>(part, what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, part: &str, what: &str) -> Parsed<u64> {
+        self.bytes::<8>(part, what).map(u64::from_le_bytes)
     }
 
     /// Checks that `count` items of at least `min_size` bytes each can fit in the rest of the file.
-    fn check_fits(&self, at: u64, count: u64, min_size: u64, what: &str) -> Parsed<()> {
+    fn check_fits(&self, at: u64, count: u64, min_size: u64, part: &str, what: &str) -> Parsed<()> {
         let left = self.len.saturating_sub(self.offset);
         let fits = matches!(count.checked_mul(min_size), Some(need) if need <= left);
         if !fits {
             return self.fail(
                 at,
-                format!("{what} claims {count} items of at least {min_size} bytes each, but only {left} bytes remain: the file is truncated or corrupt"),
+                format!(
+                    "{part}{what} claims {count} items of at least {min_size} bytes each, but only {left} bytes \
+                     remain: the file is truncated or corrupt"
+                ),
             );
         }
         Ok(())
     }
 
+    /// A string's length, checked against the rest of the file.
+    fn string_len(&mut self, what: &str) -> Parsed<u64> {
+        let at = self.offset;
+        let len = self.u64("the length of ", what)?;
+        self.check_fits(at, len, 1, "the length of ", what)?;
+        Ok(len)
+    }
+
     fn string(&mut self, what: &str) -> Parsed<String> {
         let at = self.offset;
-        let len = self.u64(&format!("the length of {what}"))?;
-        self.check_fits(at, len, 1, &format!("the length of {what}"))?;
+        let len = self.string_len(what)?;
         let mut buf = vec![0u8; len as usize];
-        self.fill(&mut buf, what)?;
+        self.fill(&mut buf, "", what)?;
         String::from_utf8(buf).or_else(|e| {
             let bad = at + 8 + e.utf8_error().valid_up_to() as u64;
             self.fail(bad, format!("{what} is not valid UTF-8"))
@@ -177,54 +204,74 @@ impl<R: Read> Reader<R> {
         })
     }
 
-    fn value(&mut self, value_type: u32, what: &str, depth: usize) -> Parsed<Value> {
+    /// Reads a value of `value_type`. With `keep` false, an array is walked and checked but not kept
+    /// (its strings are not decoded, as transformers' reader leaves the arrays it does not need), and
+    /// `None` is returned for it.
+    fn value(&mut self, value_type: u32, what: &str, depth: usize, keep: bool) -> Parsed<Option<Value>> {
         let at = self.offset;
-        Ok(match value_type {
-            0 => Value::U8(u8::from_le_bytes(self.bytes(what)?)),
-            1 => Value::I8(i8::from_le_bytes(self.bytes(what)?)),
-            2 => Value::U16(u16::from_le_bytes(self.bytes(what)?)),
-            3 => Value::I16(i16::from_le_bytes(self.bytes(what)?)),
-            4 => Value::U32(u32::from_le_bytes(self.bytes(what)?)),
-            5 => Value::I32(i32::from_le_bytes(self.bytes(what)?)),
-            6 => Value::F32(f32::from_le_bytes(self.bytes(what)?)),
-            7 => match self.bytes::<1>(what)?[0] {
+        Ok(Some(match value_type {
+            0 => Value::U8(u8::from_le_bytes(self.bytes("", what)?)),
+            1 => Value::I8(i8::from_le_bytes(self.bytes("", what)?)),
+            2 => Value::U16(u16::from_le_bytes(self.bytes("", what)?)),
+            3 => Value::I16(i16::from_le_bytes(self.bytes("", what)?)),
+            4 => Value::U32(u32::from_le_bytes(self.bytes("", what)?)),
+            5 => Value::I32(i32::from_le_bytes(self.bytes("", what)?)),
+            6 => Value::F32(f32::from_le_bytes(self.bytes("", what)?)),
+            7 => match self.bytes::<1>("", what)?[0] {
                 0 => Value::Bool(false),
                 1 => Value::Bool(true),
                 b => return self.fail(at, format!("{what} is a bool stored as {b}, not 0 or 1")),
             },
-            8 => Value::String(self.string(what)?),
+            8 if keep => Value::String(self.string(what)?),
+            8 => {
+                let len = self.string_len(what)?;
+                self.skip(len, "", what)?;
+                return Ok(None);
+            }
             9 => {
                 if depth >= MAX_ARRAY_DEPTH {
                     return self.fail(at, format!("{what} nests arrays more than {MAX_ARRAY_DEPTH} deep"));
                 }
-                let element_type = self.u32(&format!("the element type of {what}"))?;
+                let element_type = self.u32("the element type of ", what)?;
                 let count_at = self.offset;
-                let count = self.u64(&format!("the length of {what}"))?;
+                let count = self.u64("the length of ", what)?;
                 let Some(min) = Self::min_size(element_type) else {
                     return self.fail(at, format!("{what} is an array of unknown value type {element_type}"));
                 };
-                self.check_fits(count_at, count, min, &format!("the array {what}"))?;
-                let mut items = Vec::with_capacity(count as usize);
+                self.check_fits(count_at, count, min, "the array ", what)?;
+                if !keep && !matches!(element_type, 8 | 9) {
+                    self.skip(count * min, "", what)?;
+                    return Ok(None);
+                }
+                let mut items = Vec::with_capacity(if keep { count as usize } else { 0 });
                 for i in 0..count {
-                    items.push(self.value(element_type, &format!("{what}[{i}]"), depth + 1)?);
+                    let item = self.value(element_type, what, depth + 1, keep).map_err(|mut f| {
+                        f.message = format!("{} (item {i})", f.message);
+                        f
+                    })?;
+                    items.extend(item);
+                }
+                if !keep {
+                    return Ok(None);
                 }
                 Value::Array(items)
             }
-            10 => Value::U64(u64::from_le_bytes(self.bytes(what)?)),
-            11 => Value::I64(i64::from_le_bytes(self.bytes(what)?)),
-            12 => Value::F64(f64::from_le_bytes(self.bytes(what)?)),
+            10 => Value::U64(u64::from_le_bytes(self.bytes("", what)?)),
+            11 => Value::I64(i64::from_le_bytes(self.bytes("", what)?)),
+            12 => Value::F64(f64::from_le_bytes(self.bytes("", what)?)),
             other => {
                 return self.fail(
                     at.saturating_sub(4),
                     format!("{what} has unknown value type {other} (GGUF defines 0 to 12)"),
                 )
             }
-        })
+        }))
     }
 }
 
-/// Reads the metadata key/values of a GGUF file, keeping those `keep` selects (all are parsed and
-/// checked). Stops at the tensor table.
+/// Reads the metadata key/values of a GGUF file, keeping those `keep` selects (the others are
+/// walked and checked, and their strings decoded unless they sit in an array, as transformers'
+/// reader does). Stops at the tensor table.
 fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Value)>, LoadError> {
     let file = File::open(path).map_err(|e| {
         let kind = if e.kind() == ErrorKind::NotFound {
@@ -250,14 +297,14 @@ fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String
 }
 
 fn parse<R: Read>(r: &mut Reader<R>, keep: impl Fn(&str) -> bool) -> Parsed<Vec<(String, Value)>> {
-    let magic = r.bytes::<4>("the GGUF magic")?;
+    let magic = r.bytes::<4>("", "the GGUF magic")?;
     if &magic != MAGIC {
         return r.fail(
             0,
             format!("the file starts with {magic:02x?}, not the GGUF magic \"GGUF\": it is not a GGUF file"),
         );
     }
-    let version = r.u32("the GGUF version")?;
+    let version = r.u32("", "the GGUF version")?;
     if version != 2 && version != 3 {
         let hint = if version.swap_bytes() == 2 || version.swap_bytes() == 3 {
             " (this looks like a big-endian GGUF, which is not supported)"
@@ -271,18 +318,22 @@ fn parse<R: Read>(r: &mut Reader<R>, keep: impl Fn(&str) -> bool) -> Parsed<Vec<
             format!("GGUF version {version} is not supported, only 2 and 3{hint}"),
         );
     }
-    r.u64("the tensor count")?;
+    r.u64("", "the tensor count")?;
     let count_at = r.offset;
-    let kv_count = r.u64("the metadata key/value count")?;
+    let kv_count = r.u64("", "the metadata key/value count")?;
     // Each pair holds at least a key length (8), a value type (4) and a one-byte value.
-    r.check_fits(count_at, kv_count, 13, "the metadata key/value count")?;
+    r.check_fits(count_at, kv_count, 13, "", "the metadata key/value count")?;
     let mut out = Vec::new();
     for i in 0..kv_count {
         let key = r.string(&format!("metadata key #{i}"))?;
-        let value_type = r.u32(&format!("the value type of '{key}'"))?;
-        let value = r.value(value_type, &format!("'{key}'"), 0)?;
-        if keep(&key) {
-            out.push((key, value));
+        let what = format!("'{key}'");
+        let value_type = r.u32("the value type of ", &what)?;
+        let wanted = keep(&key);
+        // Scalars are decoded whatever the key (transformers decodes every string outside arrays).
+        if let Some(value) = r.value(value_type, &what, 0, wanted || value_type != 9)? {
+            if wanted {
+                out.push((key, value));
+            }
         }
     }
     Ok(out)
@@ -473,12 +524,16 @@ mod tests {
     }
 
     fn parse_bytes(bytes: &[u8]) -> Parsed<Vec<(String, Value)>> {
+        parse_keeping(bytes, true)
+    }
+
+    fn parse_keeping(bytes: &[u8], keep: bool) -> Parsed<Vec<(String, Value)>> {
         let mut r = Reader {
             inner: bytes,
             offset: 0,
             len: bytes.len() as u64,
         };
-        parse(&mut r, |_| true)
+        parse(&mut r, |_| keep)
     }
 
     #[test]
@@ -509,13 +564,17 @@ mod tests {
     #[test]
     fn every_truncation_is_an_error_with_an_offset_inside_the_file() {
         let full = all_types();
-        for cut in 0..full.len() {
-            let Err(f) = parse_bytes(&full[..cut]) else {
-                panic!("a file cut at {cut} bytes parsed");
-            };
-            assert!(f.offset <= cut as u64, "offset {} past the cut {cut}", f.offset);
-            assert!(f.message.contains("truncated"), "{}", f.message);
+        for keep in [true, false] {
+            for cut in 0..full.len() {
+                let Err(f) = parse_keeping(&full[..cut], keep) else {
+                    panic!("a file cut at {cut} bytes parsed (keep: {keep})");
+                };
+                assert!(f.offset <= cut as u64, "offset {} past the cut {cut}", f.offset);
+                assert!(f.message.contains("truncated"), "{}", f.message);
+            }
         }
+        let skipped = parse_keeping(&full, false).unwrap_or_else(|f| panic!("{}: {}", f.offset, f.message));
+        assert!(skipped.is_empty());
     }
 
     #[test]
@@ -565,6 +624,24 @@ mod tests {
         bad_bool.extend([2; 16]);
         let f = parse_bytes(&bad_bool).expect_err("refused");
         assert!(f.message.contains("bool stored as 2"), "{}", f.message);
+    }
+
+    #[test]
+    fn arrays_of_unwanted_keys_are_walked_without_decoding() {
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        string(&mut b, "tokenizer.ggml.merges");
+        b.extend(9u32.to_le_bytes());
+        b.extend(8u32.to_le_bytes());
+        b.extend(2u64.to_le_bytes());
+        string(&mut b, "a b");
+        b.extend(2u64.to_le_bytes());
+        b.extend([0xff, 0xfe]);
+        assert!(parse_keeping(&b, false).is_ok_and(|kv| kv.is_empty()));
+        let f = parse_keeping(&b, true).expect_err("kept strings are decoded");
+        assert!(f.message.contains("is not valid UTF-8 (item 1)"), "{}", f.message);
     }
 
     #[test]
