@@ -163,21 +163,35 @@ fn render_fastchat(template: Conversation, messages: &[Json], add_generation_pro
     Ok(())
 }
 
-/// Where `--model` points.
+/// What `--model` names, opened.
 enum Located {
-    /// A model folder (given, or a snapshot of the Hugging Face cache).
-    Dir(PathBuf),
-    /// A GGUF file.
+    /// A model folder (given, or a snapshot of the Hugging Face cache) with its chat template.
+    Loaded(ChatTemplate),
+    /// A model folder without a chat template (nor a single GGUF file standing for it).
+    NoTemplate(PathBuf),
+    /// A GGUF file, or a folder holding exactly one and no Jinja template.
     Gguf(PathBuf),
     /// Nothing local: the message says where it looked.
     Absent(String),
+}
+
+/// Opens a model folder: its template, else the one GGUF file it holds.
+fn open_dir(dir: &Path) -> Result<Located> {
+    match ChatTemplate::from_model_dir(dir) {
+        Ok(t) => Ok(Located::Loaded(t)),
+        Err(e) if e.kind == LoadErrorKind::NoTemplate => Ok(match only_gguf(dir)? {
+            Some(file) => Located::Gguf(file),
+            None => Located::NoTemplate(dir.to_path_buf()),
+        }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Finds `--model`: a local folder or GGUF file, else a repository in the local Hugging Face cache.
 fn locate(model: &str) -> Result<Located> {
     let path = Path::new(model);
     if path.is_dir() {
-        return Ok(Located::Dir(path.to_path_buf()));
+        return open_dir(path);
     }
     if path.is_file() {
         if is_gguf(path) {
@@ -197,7 +211,7 @@ fn locate(model: &str) -> Result<Located> {
         )));
     }
     match HubCache::from_env().snapshot(model) {
-        Ok(dir) => Ok(Located::Dir(dir)),
+        Ok(dir) => open_dir(&dir),
         Err(e) if e.kind == LoadErrorKind::NotFound => {
             Ok(Located::Absent(format!("{model}: not a local folder or file; {e}")))
         }
@@ -247,36 +261,60 @@ fn plan(args: &RenderArgs) -> Result<Plan> {
         };
     };
     match (locate(model)?, builtin) {
-        (Located::Dir(dir), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(
+        (Located::Loaded(t), None) => Ok(Plan::Jinja(t)),
+        (Located::Loaded(t), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(d.source, t.special_tokens().clone()))),
+        (Located::NoTemplate(dir), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(
             d.source,
             model_dir_special_tokens(&dir)?,
         ))),
         (Located::Gguf(file), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(d.source, gguf_special_tokens(&file)?))),
-        (Located::Absent(why), Some(_)) => bail!("{why}"),
         (Located::Gguf(file), None) => Ok(Plan::Jinja(ChatTemplate::from_gguf(&file)?)),
-        (Located::Dir(dir), None) => match ChatTemplate::from_model_dir(&dir) {
-            Ok(t) => Ok(Plan::Jinja(t)),
-            Err(e) if e.kind == LoadErrorKind::NoTemplate => {
-                let why = format!("{} has no Jinja chat template", dir.display());
-                match fastchat_by_name(model, &why)? {
-                    Some(conv) => Ok(Plan::FastChat(conv)),
-                    None => {
-                        let template = conversation::get_conversation_template(model).map_err(|e| anyhow!("{e}"))?;
-                        eprintln!(
-                            "note: {why}; using FastChat's fallback template '{}' (no adapter matches the name; \
-                             --default-template NAME picks a built-in Jinja template instead)",
-                            template.name
-                        );
-                        Ok(Plan::FastChat(template))
-                    }
+        (Located::Absent(why), Some(_)) => bail!("{why}"),
+        (Located::NoTemplate(dir), None) => {
+            let why = format!("{} has no Jinja chat template", dir.display());
+            match fastchat_by_name(model, &why)? {
+                Some(conv) => Ok(Plan::FastChat(conv)),
+                None => {
+                    let template = conversation::get_conversation_template(model).map_err(|e| anyhow!("{e}"))?;
+                    eprintln!(
+                        "note: {why}; using FastChat's fallback template '{}' (no adapter matches the name; \
+                         --default-template NAME picks a built-in Jinja template instead)",
+                        template.name
+                    );
+                    Ok(Plan::FastChat(template))
                 }
             }
-            Err(e) => Err(e.into()),
-        },
+        }
         (Located::Absent(why), None) => match fastchat_by_name(model, &format!("{model} is not a local model"))? {
             Some(conv) => Ok(Plan::FastChat(conv)),
             None => bail!("{why}; no FastChat adapter matches the name either (see `chatfmt templates match`)"),
         },
+    }
+}
+
+/// The GGUF file of a folder without a Jinja template (a GGUF repository of the Hub holds only those):
+/// `None` when it has none, an error listing them when it has several.
+fn only_gguf(dir: &Path) -> Result<Option<PathBuf>> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf")))
+        .collect();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => {
+            let names: Vec<String> = found
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            bail!(
+                "{} has no Jinja chat template but several GGUF files ({}); pass one of them with --model FILE",
+                dir.display(),
+                names.join(", ")
+            )
+        }
     }
 }
 

@@ -144,6 +144,47 @@ fn renders_a_gguf_and_checks_template_names() {
         "{err}"
     );
 
+    // A folder holding one GGUF file (a GGUF repository) renders with it; several must be chosen from.
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).expect("repo dir");
+    write(&repo, "tiny.Q4_K_M.gguf", gguf(3, &chat_model(CHATML, vec![])));
+    write(&repo, "README.md", "# tiny");
+    let repo_arg = repo.to_string_lossy().into_owned();
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &repo_arg,
+            "--messages",
+            &conv,
+            "--add-generation-prompt",
+        ],
+        &[],
+    );
+    assert_eq!(text, EXAMPLE_PROMPT);
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &repo_arg,
+            "--default-template",
+            "gpt2",
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert_eq!(
+        text,
+        "You are a helpful assistant.<|im_end|>What is the capital of France?<|im_end|>"
+    );
+    write(&repo, "tiny.Q8_0.gguf", gguf(3, &chat_model(CHATML, vec![])));
+    let err = fails(&["render", "--model", &repo_arg, "--messages", &conv], &[]);
+    assert!(
+        err.contains("several GGUF files (tiny.Q4_K_M.gguf, tiny.Q8_0.gguf)"),
+        "{err}"
+    );
+
     let full = gguf(3, &chat_model(CHATML, vec![]));
     let cut = write(&dir, "cut.gguf", &full[..100]);
     let err = fails(&["render", "--model", &cut, "--messages", &conv], &[]);
