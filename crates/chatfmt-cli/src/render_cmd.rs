@@ -1,7 +1,10 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use chatfmt::{conversation, ApplyOptions, ChatTemplate};
+use chatfmt::conversation::{self, Conversation};
+use chatfmt::json_input::{self, Root};
+use chatfmt::template::{gguf_special_tokens, is_gguf, is_repo_id, model_dir_special_tokens};
+use chatfmt::{defaults, ApplyOptions, ChatTemplate, HubCache, LoadErrorKind};
 use chatfmt_jinja::Clock;
 use clap::Args;
 use serde_json::{Map, Value as Json};
@@ -11,12 +14,17 @@ use std::path::{Path, PathBuf};
 /// Options of `chatfmt render`.
 #[derive(Args)]
 pub struct RenderArgs {
-    /// A model folder (tokenizer_config.json, chat_template.jinja, ...).
+    /// A model: a folder (tokenizer_config.json, chat_template.jinja, ...), a .gguf file, or a Hub repo
+    /// id (org/name) found in the local Hugging Face cache.
     #[arg(long, conflicts_with = "template")]
-    model: Option<PathBuf>,
+    model: Option<String>,
     /// A template file (Jinja source).
     #[arg(long)]
     template: Option<PathBuf>,
+    /// A built-in template (chatml, llama, blenderbot, gpt2; see `chatfmt templates list`). With
+    /// --model it replaces the model's template and keeps the model's special tokens.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["template", "conv_template"])]
+    default_template: Option<String>,
     /// A FastChat conversation template by name (see `chatfmt templates list`).
     #[arg(long, conflicts_with_all = ["model", "template"])]
     conv_template: Option<String>,
@@ -38,7 +46,8 @@ pub struct RenderArgs {
     /// Parse tool-call `arguments` given as JSON strings into objects (as vLLM does).
     #[arg(long)]
     parse_tool_arguments: bool,
-    /// A named template of the model (`default`, `tool_use`, `rag`, ...).
+    /// A named template of the model (`default`, `tool_use`, `rag`, ...); a name the model does not
+    /// have is an error that lists the names it has.
     #[arg(long)]
     template_name: Option<String>,
     /// An extra template variable, KEY=JSON (repeatable).
@@ -66,31 +75,55 @@ fn read_input(name: &str) -> Result<String> {
     std::fs::read_to_string(name).with_context(|| format!("reading {name}"))
 }
 
-fn parse_json(text: &str, origin: &str) -> Result<Json> {
-    serde_json::from_str(text).map_err(|e| {
-        anyhow!(
-            "{origin}: malformed JSON at line {}, column {}: {e}",
-            e.line(),
-            e.column()
-        )
-    })
-}
-
-fn read_json_file(path: &Path) -> Result<Json> {
+fn read_json_file(path: &Path, root: Root) -> Result<Json> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    parse_json(&text, &path.display().to_string())
+    Ok(json_input::parse(&text, &path.display().to_string(), root)?)
 }
 
-/// Reads `--messages`: a JSON array of messages, or an object with `messages` (+ `tools`, `documents`).
-fn read_messages(name: &str) -> Result<(Vec<Json>, Option<Json>, Option<Json>)> {
-    let origin = if name == "-" { "<stdin>" } else { name };
-    match parse_json(&read_input(name)?, origin)? {
-        Json::Array(m) => Ok((m, None, None)),
+/// The conversation of `--messages`.
+struct Input {
+    /// Where it was read from (a file name or `<stdin>`), for error messages.
+    origin: String,
+    messages: Vec<Json>,
+    tools: Option<Json>,
+    documents: Option<Json>,
+}
+
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// Reads `--messages`: a JSON array of messages, or an object with `messages` (+ `tools`,
+/// `documents`). Only the JSON syntax and this top-level shape are checked here; the messages
+/// themselves go to the template as they are, as transformers passes them.
+fn read_messages(name: &str) -> Result<Input> {
+    let origin = if name == "-" { "<stdin>" } else { name }.to_string();
+    let expected = "expected a JSON array of messages or an object with a \"messages\" array";
+    match json_input::parse(&read_input(name)?, &origin, Root::File("messages"))? {
+        Json::Array(messages) => Ok(Input {
+            origin,
+            messages,
+            tools: None,
+            documents: None,
+        }),
         Json::Object(mut o) => match o.remove("messages") {
-            Some(Json::Array(m)) => Ok((m, o.remove("tools"), o.remove("documents"))),
-            _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
+            Some(Json::Array(messages)) => Ok(Input {
+                origin,
+                messages,
+                tools: o.remove("tools"),
+                documents: o.remove("documents"),
+            }),
+            Some(other) => bail!("{origin}: \"messages\" is {}; {expected}", json_kind(&other)),
+            None => bail!("{origin}: the object has no \"messages\" key; {expected}"),
         },
-        _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
+        other => bail!("{origin}: the top level is {}; {expected}", json_kind(&other)),
     }
 }
 
@@ -105,11 +138,8 @@ fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
                 continue;
             };
             if let Json::String(s) = args {
-                let parsed = parse_json(
-                    s,
-                    &format!("{origin}: messages[{i}].tool_calls[{j}].function.arguments"),
-                )?;
-                *args = parsed;
+                let place = format!("{origin}: messages[{i}].tool_calls[{j}].function.arguments (a JSON string)");
+                *args = json_input::parse(s, &place, Root::Value("arguments"))?;
             }
         }
     }
@@ -118,7 +148,7 @@ fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
 
 /// Renders with a FastChat conversation template: messages appended in order, a system message
 /// sets the system message, the generation prompt appends the empty assistant turn.
-fn render_fastchat(template: conversation::Conversation, messages: &[Json], add_generation_prompt: bool) -> Result<()> {
+fn render_fastchat(template: Conversation, messages: &[Json], add_generation_prompt: bool) -> Result<()> {
     let msgs: Vec<conversation::ChatMessage> = messages
         .iter()
         .enumerate()
@@ -133,56 +163,206 @@ fn render_fastchat(template: conversation::Conversation, messages: &[Json], add_
     Ok(())
 }
 
-/// Whether `path` is a model folder with a Jinja chat template.
-fn has_jinja_template(path: &Path) -> bool {
-    path.is_dir() && ChatTemplate::from_model_dir(path).is_ok()
+/// What `--model` names, opened.
+enum Located {
+    /// A model folder (given, or a snapshot of the Hugging Face cache) with its chat template.
+    Loaded(ChatTemplate),
+    /// A model folder without a chat template (nor a single GGUF file standing for it).
+    NoTemplate(PathBuf),
+    /// A GGUF file, or a folder holding exactly one and no Jinja template.
+    Gguf(PathBuf),
+    /// Nothing local: the message says where it looked.
+    Absent(String),
+}
+
+/// Opens a model folder: its template, else the one GGUF file it holds.
+fn open_dir(dir: &Path) -> Result<Located> {
+    match ChatTemplate::from_model_dir(dir) {
+        Ok(t) => Ok(Located::Loaded(t)),
+        Err(e) if e.kind == LoadErrorKind::NoTemplate => Ok(match only_gguf(dir)? {
+            Some(file) => Located::Gguf(file),
+            None => Located::NoTemplate(dir.to_path_buf()),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Finds `--model`: a local folder or GGUF file, else a repository in the local Hugging Face cache.
+fn locate(model: &str) -> Result<Located> {
+    let path = Path::new(model);
+    if path.is_dir() {
+        return open_dir(path);
+    }
+    if path.is_file() {
+        if is_gguf(path) {
+            return Ok(Located::Gguf(path.to_path_buf()));
+        }
+        bail!(
+            "{model}: a file that is not a GGUF; --model takes a model folder, a .gguf file or a Hub repo id \
+             (for a Jinja template file use --template FILE)"
+        );
+    }
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        bail!("{model}: no such GGUF file");
+    }
+    if !is_repo_id(model) {
+        return Ok(Located::Absent(format!(
+            "{model}: no such file or folder (and not a Hub repo id to look up in the Hugging Face cache)"
+        )));
+    }
+    match HubCache::from_env().snapshot(model) {
+        Ok(dir) => open_dir(&dir),
+        Err(e) if e.kind == LoadErrorKind::NotFound => {
+            Ok(Located::Absent(format!("{model}: not a local folder or file; {e}")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How a conversation is rendered.
+enum Plan {
+    Jinja(ChatTemplate),
+    FastChat(Conversation),
+}
+
+/// The FastChat template model-path matching picks for `model`, announced on stderr; `None` when
+/// only FastChat's catch-all adapter matches.
+fn fastchat_by_name(model: &str, why: &str) -> Result<Option<Conversation>> {
+    let found = conversation::match_model(model);
+    if found.adapter == "BaseModelAdapter" {
+        return Ok(None);
+    }
+    let template = conversation::get_conversation_template(model).map_err(|e| anyhow!("{e}"))?;
+    eprintln!(
+        "note: {why}; using FastChat template '{}' chosen by model-path matching",
+        template.name
+    );
+    Ok(Some(template))
+}
+
+/// Chooses the template from `--conv-template`, `--model`, `--template` and `--default-template`.
+fn plan(args: &RenderArgs) -> Result<Plan> {
+    if let Some(name) = &args.conv_template {
+        return Ok(Plan::FastChat(
+            conversation::get_conv_template(name).map_err(|e| anyhow!("{e}"))?,
+        ));
+    }
+    let builtin = args.default_template.as_deref().map(defaults::get).transpose()?;
+    let Some(model) = &args.model else {
+        return match (builtin, &args.template) {
+            (Some(d), _) => Ok(Plan::Jinja(d.chat_template())),
+            (None, Some(file)) => {
+                let src = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+                Ok(Plan::Jinja(ChatTemplate::new(&src, Map::new())))
+            }
+            (None, None) => bail!(
+                "nothing to render with: give --model MODEL, --template FILE, --default-template NAME or --conv-template NAME"
+            ),
+        };
+    };
+    match (locate(model)?, builtin) {
+        (Located::Loaded(t), None) => Ok(Plan::Jinja(t)),
+        (Located::Loaded(t), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(d.source, t.special_tokens().clone()))),
+        (Located::NoTemplate(dir), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(
+            d.source,
+            model_dir_special_tokens(&dir)?,
+        ))),
+        (Located::Gguf(file), Some(d)) => Ok(Plan::Jinja(ChatTemplate::new(d.source, gguf_special_tokens(&file)?))),
+        (Located::Gguf(file), None) => Ok(Plan::Jinja(ChatTemplate::from_gguf(&file)?)),
+        (Located::Absent(why), Some(_)) => bail!("{why}"),
+        (Located::NoTemplate(dir), None) => {
+            let why = format!("{} has no Jinja chat template", dir.display());
+            match fastchat_by_name(model, &why)? {
+                Some(conv) => Ok(Plan::FastChat(conv)),
+                None => {
+                    let template = conversation::get_conversation_template(model).map_err(|e| anyhow!("{e}"))?;
+                    eprintln!(
+                        "note: {why}; using FastChat's fallback template '{}' (no adapter matches the name; \
+                         --default-template NAME picks a built-in Jinja template instead)",
+                        template.name
+                    );
+                    Ok(Plan::FastChat(template))
+                }
+            }
+        }
+        (Located::Absent(why), None) => match fastchat_by_name(model, &format!("{model} is not a local model"))? {
+            Some(conv) => Ok(Plan::FastChat(conv)),
+            None => bail!("{why}; no FastChat adapter matches the name either (see `chatfmt templates match`)"),
+        },
+    }
+}
+
+/// The GGUF file of a folder without a Jinja template (a GGUF repository of the Hub holds only those):
+/// `None` when it has none, an error listing them when it has several.
+fn only_gguf(dir: &Path) -> Result<Option<PathBuf>> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf")))
+        .collect();
+    found.sort();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => {
+            let names: Vec<String> = found
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            bail!(
+                "{} has no Jinja chat template but several GGUF files ({}); pass one of them with --model FILE",
+                dir.display(),
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// Checks `--template-name` against the names the template has.
+fn check_template_name(template: &ChatTemplate, name: &str, model: Option<&str>) -> Result<()> {
+    let names = template.names();
+    if names.contains(&name) {
+        return Ok(());
+    }
+    let what = model.unwrap_or("the template");
+    if names.is_empty() {
+        bail!(
+            "--template-name {name}: {what} has a single unnamed chat template; --template-name selects among \
+             the named templates of models that have several (default, tool_use, rag, ...)"
+        );
+    }
+    bail!(
+        "--template-name {name}: {what} has no template named '{name}'; available: {}",
+        names.join(", ")
+    )
 }
 
 /// Runs `chatfmt render`.
 pub fn run(args: RenderArgs) -> Result<()> {
-    if let Some(name) = &args.conv_template {
-        let template = conversation::get_conv_template(name).map_err(|e| anyhow!("{e}"))?;
-        return render_fastchat(template, &read_messages(&args.messages)?.0, args.add_generation_prompt);
-    }
-    if let Some(model) = args.model.as_ref().filter(|m| !has_jinja_template(m)) {
-        let path = model.to_string_lossy();
-        let template = conversation::get_conversation_template(&path).map_err(|e| anyhow!("{e}"))?;
-        eprintln!(
-            "note: {} has no Jinja chat template; using FastChat template '{}' chosen by model-path matching",
-            model.display(),
-            template.name
-        );
-        return render_fastchat(template, &read_messages(&args.messages)?.0, args.add_generation_prompt);
-    }
-    let template = match (&args.model, &args.template) {
-        (Some(dir), _) => ChatTemplate::from_model_dir(dir)?,
-        (None, Some(file)) => {
-            let src = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-            ChatTemplate::new(&src, Map::new())
+    let template = match plan(&args)? {
+        Plan::FastChat(conv) => {
+            return render_fastchat(
+                conv,
+                &read_messages(&args.messages)?.messages,
+                args.add_generation_prompt,
+            )
         }
-        (None, None) => bail!("give --model DIR or --template FILE"),
+        Plan::Jinja(t) => t,
     };
-    let origin = if args.messages == "-" {
-        "<stdin>".to_string()
-    } else {
-        args.messages.clone()
-    };
-    let input = parse_json(&read_input(&args.messages)?, &origin)?;
-    let (mut messages, mut tools, mut documents) = match input {
-        Json::Array(m) => (m, None, None),
-        Json::Object(mut o) => {
-            let Some(Json::Array(m)) = o.remove("messages") else {
-                bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array");
-            };
-            (m, o.remove("tools"), o.remove("documents"))
-        }
-        _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
-    };
+    if let Some(name) = &args.template_name {
+        check_template_name(&template, name, args.model.as_deref())?;
+    }
+    let Input {
+        origin,
+        mut messages,
+        mut tools,
+        mut documents,
+    } = read_messages(&args.messages)?;
     if let Some(p) = &args.tools {
-        tools = Some(read_json_file(p)?);
+        tools = Some(read_json_file(p, Root::File("tools"))?);
     }
     if let Some(p) = &args.documents {
-        documents = Some(read_json_file(p)?);
+        documents = Some(read_json_file(p, Root::File("documents"))?);
     }
     if args.parse_tool_arguments {
         parse_tool_arguments(&mut messages, &origin)?;
@@ -197,7 +377,10 @@ pub fn run(args: RenderArgs) -> Result<()> {
         let (k, v) = var
             .split_once('=')
             .ok_or_else(|| anyhow!("--var {var}: expected KEY=JSON"))?;
-        kwargs.insert(k.to_string(), parse_json(v, &format!("--var {k}"))?);
+        kwargs.insert(
+            k.to_string(),
+            json_input::parse(v, &format!("--var {k}"), Root::Value(k))?,
+        );
     }
     let opts = ApplyOptions {
         add_generation_prompt: args.add_generation_prompt,

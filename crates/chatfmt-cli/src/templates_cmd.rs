@@ -3,6 +3,7 @@
 use crate::output::emit;
 use chatfmt::conversation::jinja_export::export_jinja;
 use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn};
+use chatfmt::defaults;
 use clap::Subcommand;
 use serde_json::json;
 use std::path::PathBuf;
@@ -11,13 +12,14 @@ use std::process::ExitCode;
 /// The `templates` subcommands.
 #[derive(Subcommand)]
 pub enum TemplatesCommand {
-    /// List the templates with their style and stop strings.
+    /// List the FastChat templates with their style and stop strings, then the built-in Jinja
+    /// templates (`render --default-template NAME`).
     List {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Show every field of one template (JSON).
+    /// Show every field of one template (JSON); a built-in Jinja template shows its source.
     Show {
         /// The template name.
         name: String,
@@ -69,7 +71,7 @@ struct Row {
 
 fn list(as_json: bool) -> ExitCode {
     let registry = registry_snapshot();
-    let rows: Vec<Row> = registry
+    let mut rows: Vec<Row> = registry
         .templates()
         .iter()
         .map(|t| Row {
@@ -79,8 +81,12 @@ fn list(as_json: bool) -> ExitCode {
             stops: t.stop_str.as_ref().map(|s| s.to_vec()).unwrap_or_default(),
         })
         .collect();
-    // Hook: when chatfmt's built-in default Jinja templates (`defaults`) exist, make `rows`
-    // mutable and append them here as rows of kind "jinja" (style "jinja", no stop strings).
+    rows.extend(defaults::all().iter().map(|d| Row {
+        kind: "jinja",
+        name: d.name.to_owned(),
+        style: "jinja".to_owned(),
+        stops: Vec::new(),
+    }));
     if as_json {
         let v: Vec<_> = rows
             .iter()
@@ -103,18 +109,32 @@ fn list(as_json: bool) -> ExitCode {
 }
 
 fn show(name: &str) -> ExitCode {
-    match lookup(name) {
-        Ok(conv) => match serde_json::to_string_pretty(&conv) {
-            Ok(text) => {
-                emit(&(text + "\n"));
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(1)
+    let text = match registry_snapshot().get(name) {
+        Ok(conv) => serde_json::to_string_pretty(&conv),
+        Err(e) => match defaults::get(name) {
+            Ok(d) => serde_json::to_string_pretty(&json!({
+                "kind": "jinja",
+                "name": d.name,
+                "description": d.description,
+                "special_tokens": d.special_token_map(),
+                "source": d.source,
+            })),
+            Err(_) => {
+                let builtin: Vec<&str> = defaults::all().iter().map(|d| d.name).collect();
+                eprintln!("error: {e}; built-in Jinja templates: {}", builtin.join(", "));
+                return ExitCode::from(2);
             }
         },
-        Err(code) => code,
+    };
+    match text {
+        Ok(text) => {
+            emit(&(text + "\n"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -19,7 +19,11 @@ fn list_shows_templates_with_style_and_stops() {
     let out = chatfmt(&["templates", "list"]);
     assert!(out.status.success());
     let text = stdout(&out);
-    assert_eq!(text.lines().count(), 102);
+    assert_eq!(
+        text.lines().count(),
+        106,
+        "102 FastChat templates and 4 built-in Jinja ones"
+    );
     let qwen = text
         .lines()
         .find(|l| l.starts_with("qwen-7b-chat "))

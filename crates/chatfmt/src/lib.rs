@@ -5,8 +5,10 @@
 
 pub mod conformance;
 pub mod conversation;
+pub mod defaults;
+pub mod json_input;
 pub mod template;
 
-pub use template::{ApplyOptions, ChatTemplate};
+pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};
 
 pub use chatfmt_jinja as jinja;

@@ -122,7 +122,24 @@ fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions
 
 /// Runs the kit at `dir`.
 pub fn run(dir: &Path, filter: &Filter, known: &KnownDifferences) -> Result<Report, String> {
-    let kit = Kit::load(dir)?;
+    run_with_sources(dir, filter, known, &HashMap::new())
+}
+
+/// Runs the kit at `dir` with some templates' sources replaced (template id → source), to check
+/// chatfmt's own copy of a template (the built-in defaults) against the kit's reference outputs.
+pub fn run_with_sources(
+    dir: &Path,
+    filter: &Filter,
+    known: &KnownDifferences,
+    sources: &HashMap<String, String>,
+) -> Result<Report, String> {
+    let mut kit = Kit::load(dir)?;
+    for (id, source) in sources {
+        if !kit.sources.contains_key(id) {
+            return Err(format!("{}: no template '{id}' in index.json", dir.display()));
+        }
+        kit.sources.insert(id.clone(), source.clone());
+    }
     let goldens = read_jsonl(&dir.join("goldens.jsonl"))?;
     let mut report = Report::default();
     for g in &goldens {

@@ -3,17 +3,54 @@
 //! then the `chat_template` key of `tokenizer_config.json`.
 
 use super::ChatTemplate;
+use crate::json_input::Root;
 use serde_json::{Map, Value as Json};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a model folder could not be loaded.
+/// Why a model (folder, GGUF file or cached repository) could not be loaded.
 #[derive(Debug)]
 pub struct LoadError {
     /// The file (or folder) concerned.
     pub path: PathBuf,
+    /// What kind of failure it is.
+    pub kind: LoadErrorKind,
     /// What went wrong and what to do.
     pub message: String,
+}
+
+/// The kinds of [`LoadError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadErrorKind {
+    /// The model was found and read, but holds no chat template.
+    NoTemplate,
+    /// The file, folder or cached repository does not exist.
+    NotFound,
+    /// A file exists but its content is malformed (JSON syntax, GGUF layout, wrong value types).
+    Malformed,
+    /// Reading failed for another reason (permissions, I/O).
+    Io,
+}
+
+impl LoadError {
+    /// A new error about `path`.
+    pub fn new(kind: LoadErrorKind, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        LoadError {
+            path: path.into(),
+            kind,
+            message: message.into(),
+        }
+    }
+
+    fn io(path: &Path, e: &std::io::Error) -> Self {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            LoadErrorKind::NotFound
+        } else {
+            LoadErrorKind::Io
+        };
+        LoadError::new(kind, path, e.to_string())
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -28,14 +65,24 @@ fn read_json(path: &Path) -> Result<Option<Json>, LoadError> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    serde_json::from_str(&text).map(Some).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
-    })
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))?;
+    crate::json_input::parse(&text, "", Root::File(""))
+        .map(Some)
+        .map_err(|e| {
+            let place = if e.path.is_empty() {
+                String::new()
+            } else {
+                format!(" in {}", e.path)
+            };
+            LoadError::new(
+                LoadErrorKind::Malformed,
+                path,
+                format!(
+                    "malformed JSON at line {}, column {}{place}: {}; fix the file or download it again",
+                    e.line, e.column, e.message
+                ),
+            )
+        })
 }
 
 const SPECIAL_TOKEN_KEYS: [&str; 7] = [
@@ -71,10 +118,7 @@ pub fn special_tokens(config: &Json) -> Map<String, Json> {
 }
 
 fn read_text(path: &Path) -> Result<String, LoadError> {
-    std::fs::read_to_string(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+    std::fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))
 }
 
 /// The named templates of a `chat_template` value: a string, or a list of `{name, template}`.
@@ -89,25 +133,42 @@ fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, String)>, Load
                     i.get("template").and_then(Json::as_str),
                 ) {
                     (Some(n), Some(t)) => Ok((n.to_string(), t.to_string())),
-                    _ => Err(LoadError {
-                        path: path.to_path_buf(),
-                        message: "chat_template list entries need string \"name\" and \"template\" fields".into(),
-                    }),
+                    _ => Err(LoadError::new(
+                        LoadErrorKind::Malformed,
+                        path,
+                        "chat_template list entries need string \"name\" and \"template\" fields",
+                    )),
                 }
             })
             .collect(),
-        _ => Err(LoadError {
-            path: path.to_path_buf(),
-            message: "chat_template must be a string or a list of {\"name\", \"template\"}".into(),
-        }),
+        _ => Err(LoadError::new(
+            LoadErrorKind::Malformed,
+            path,
+            "chat_template must be a string or a list of {\"name\", \"template\"}",
+        )),
     }
+}
+
+/// The `tokenizer_config.json` of a model folder (`null` when it has none), and its path.
+fn read_config(dir: &Path) -> Result<(PathBuf, Json), LoadError> {
+    if !dir.is_dir() {
+        return Err(LoadError::new(LoadErrorKind::NotFound, dir, "no such model folder"));
+    }
+    let config_path = dir.join("tokenizer_config.json");
+    let config = read_json(&config_path)?.unwrap_or(Json::Null);
+    Ok((config_path, config))
+}
+
+/// The special tokens of a model folder's `tokenizer_config.json`, whether or not it has a chat
+/// template (for rendering it with another template).
+pub fn model_dir_special_tokens(dir: &Path) -> Result<Map<String, Json>, LoadError> {
+    Ok(special_tokens(&read_config(dir)?.1))
 }
 
 impl ChatTemplate {
     /// Loads the chat template(s) and special tokens of a model folder.
     pub fn from_model_dir(dir: &Path) -> Result<ChatTemplate, LoadError> {
-        let config_path = dir.join("tokenizer_config.json");
-        let config = read_json(&config_path)?.unwrap_or(Json::Null);
+        let (config_path, config) = read_config(dir)?;
         let special = special_tokens(&config);
         let mut named: Vec<(String, String)> = Vec::new();
         let jinja = dir.join("chat_template.jinja");
@@ -135,12 +196,12 @@ impl ChatTemplate {
             }
         }
         match named.as_slice() {
-            [] => Err(LoadError {
-                path: dir.to_path_buf(),
-                message: "no chat template found; looked for chat_template.jinja, chat_template.json, \
-                          additional_chat_templates/*.jinja and the chat_template key of tokenizer_config.json"
-                    .into(),
-            }),
+            [] => Err(LoadError::new(
+                LoadErrorKind::NoTemplate,
+                dir,
+                "no chat template found; looked for chat_template.jinja, chat_template.json, \
+                 additional_chat_templates/*.jinja and the chat_template key of tokenizer_config.json",
+            )),
             [(name, source)] if name.is_empty() => Ok(ChatTemplate::new(source, special)),
             _ => Ok(ChatTemplate::named(
                 named

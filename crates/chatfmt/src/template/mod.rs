@@ -2,10 +2,14 @@
 //! `transformers`' `apply_chat_template(tokenize=False)`.
 
 mod apply;
+mod gguf;
+mod hub;
 mod load;
 
 pub use apply::ApplyOptions;
-pub use load::{special_tokens, LoadError};
+pub use gguf::{gguf_special_tokens, is_gguf};
+pub use hub::{is_repo_id, HubCache};
+pub use load::{model_dir_special_tokens, special_tokens, LoadError, LoadErrorKind};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};
 use serde_json::{Map, Value as Json};

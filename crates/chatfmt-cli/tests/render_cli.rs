@@ -1,0 +1,434 @@
+//! `chatfmt render` run as a binary: model folders, GGUF files, the Hugging Face cache, built-in
+//! templates, and the errors for bad input (exit code 2, a message naming the place).
+
+#[path = "../../chatfmt/tests/support/gguf_writer.rs"]
+mod gguf_writer;
+
+use gguf_writer::{chat_model, gguf, V};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}\
+{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+const EXAMPLE_PROMPT: &str = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n\
+What is the capital of France?<|im_end|>\n<|im_start|>assistant\n";
+
+fn run(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatfmt"));
+    cmd.args(args);
+    for var in ["HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("chatfmt runs")
+}
+
+fn ok(args: &[&str], env: &[(&str, &Path)]) -> String {
+    let out = run(args, env);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Runs a command that must fail with exit code 2 and returns its stderr.
+fn fails(args: &[&str], env: &[(&str, &Path)]) -> String {
+    let out = run(args, env);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?} printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatfmt-render-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write");
+    path.to_string_lossy().into_owned()
+}
+
+fn example(name: &str) -> String {
+    format!("{EXAMPLES}/{name}")
+}
+
+#[test]
+fn renders_the_bundled_example_model() {
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &example("chatml-model"),
+            "--messages",
+            &example("conversation.json"),
+            "--add-generation-prompt",
+        ],
+        &[],
+    );
+    assert_eq!(text, EXAMPLE_PROMPT);
+}
+
+#[test]
+fn renders_a_gguf_and_checks_template_names() {
+    let dir = temp("gguf");
+    let single = write(&dir, "tiny.gguf", gguf(3, &chat_model(CHATML, vec![])));
+    let conv = example("conversation.json");
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &single,
+            "--messages",
+            &conv,
+            "--add-generation-prompt",
+        ],
+        &[],
+    );
+    assert_eq!(text, EXAMPLE_PROMPT);
+
+    let extra = vec![("tokenizer.chat_template.tool_use", V::Str("tools:{{ eos_token }}"))];
+    let named = write(
+        &dir,
+        "named.gguf",
+        gguf(2, &chat_model("default:{{ bos_token }}", extra)),
+    );
+    assert_eq!(
+        ok(&["render", "--model", &named, "--messages", &conv], &[]),
+        "default:<s>"
+    );
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &named,
+            "--messages",
+            &conv,
+            "--template-name",
+            "tool_use",
+        ],
+        &[],
+    );
+    assert_eq!(text, "tools:<|im_end|>");
+    let err = fails(
+        &[
+            "render",
+            "--model",
+            &named,
+            "--messages",
+            &conv,
+            "--template-name",
+            "rag",
+        ],
+        &[],
+    );
+    assert!(
+        err.contains("has no template named 'rag'; available: default, tool_use"),
+        "{err}"
+    );
+
+    // A folder holding one GGUF file (a GGUF repository) renders with it; several must be chosen from.
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).expect("repo dir");
+    write(&repo, "tiny.Q4_K_M.gguf", gguf(3, &chat_model(CHATML, vec![])));
+    write(&repo, "README.md", "# tiny");
+    let repo_arg = repo.to_string_lossy().into_owned();
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &repo_arg,
+            "--messages",
+            &conv,
+            "--add-generation-prompt",
+        ],
+        &[],
+    );
+    assert_eq!(text, EXAMPLE_PROMPT);
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &repo_arg,
+            "--default-template",
+            "gpt2",
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert_eq!(
+        text,
+        "You are a helpful assistant.<|im_end|>What is the capital of France?<|im_end|>"
+    );
+    write(&repo, "tiny.Q8_0.gguf", gguf(3, &chat_model(CHATML, vec![])));
+    let err = fails(&["render", "--model", &repo_arg, "--messages", &conv], &[]);
+    assert!(
+        err.contains("several GGUF files (tiny.Q4_K_M.gguf, tiny.Q8_0.gguf)"),
+        "{err}"
+    );
+
+    let full = gguf(3, &chat_model(CHATML, vec![]));
+    let cut = write(&dir, "cut.gguf", &full[..100]);
+    let err = fails(&["render", "--model", &cut, "--messages", &conv], &[]);
+    assert!(
+        err.contains("cut.gguf: malformed GGUF at byte offset") && err.contains("truncated"),
+        "{err}"
+    );
+    let err = fails(
+        &[
+            "render",
+            "--model",
+            &dir.join("missing.gguf").to_string_lossy(),
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert!(err.contains("missing.gguf: no such GGUF file"), "{err}");
+}
+
+/// A cache with `models--acme--tiny-chat` whose `refs/main` names a snapshot linking to a blob.
+fn cache_with_tiny_chat(root: &Path) {
+    let repo = root.join("models--acme--tiny-chat");
+    std::fs::create_dir_all(repo.join("refs")).expect("refs");
+    std::fs::create_dir_all(repo.join("blobs")).expect("blobs");
+    std::fs::create_dir_all(repo.join("snapshots/0123abcd")).expect("snapshot");
+    std::fs::write(repo.join("refs/main"), "0123abcd").expect("refs/main");
+    let config = serde_json::json!({"eos_token": "<|im_end|>", "chat_template": CHATML}).to_string();
+    std::fs::write(repo.join("blobs/5eed"), config).expect("blob");
+    let link = repo.join("snapshots/0123abcd/tokenizer_config.json");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("../../blobs/5eed", link).expect("symlink");
+    #[cfg(not(unix))]
+    std::fs::copy(repo.join("blobs/5eed"), link).expect("copy");
+}
+
+#[test]
+fn resolves_a_repo_id_from_the_hugging_face_cache() {
+    let root = temp("cache");
+    let hub = root.join("hub");
+    cache_with_tiny_chat(&hub);
+    let conv = example("conversation.json");
+    let args = [
+        "render",
+        "--model",
+        "acme/tiny-chat",
+        "--messages",
+        &conv,
+        "--add-generation-prompt",
+    ];
+    assert_eq!(ok(&args, &[("HF_HUB_CACHE", &hub)]), EXAMPLE_PROMPT);
+    assert_eq!(ok(&args, &[("HF_HOME", &root)]), EXAMPLE_PROMPT);
+    let err = fails(
+        &["render", "--model", "acme/absent-model", "--messages", &conv],
+        &[("HF_HUB_CACHE", &hub)],
+    );
+    assert!(
+        err.contains("'acme/absent-model' is not in the local Hugging Face cache"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&hub.join("models--acme--absent-model").display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn built_in_default_templates() {
+    let conv = example("conversation.json");
+    let text = ok(&["render", "--default-template", "gpt2", "--messages", &conv], &[]);
+    assert_eq!(
+        text,
+        "You are a helpful assistant.<|endoftext|>What is the capital of France?<|endoftext|>"
+    );
+    // With a model, the built-in template replaces the model's and the model's tokens are kept.
+    let model = example("chatml-model");
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &model,
+            "--default-template",
+            "gpt2",
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert_eq!(
+        text,
+        "You are a helpful assistant.<|im_end|>What is the capital of France?<|im_end|>"
+    );
+    // A GGUF without a template: the built-in one renders with the file's special tokens.
+    let dir = temp("defaults");
+    let kv: Vec<_> = chat_model("", vec![])
+        .into_iter()
+        .filter(|(k, _)| *k != "tokenizer.chat_template")
+        .collect();
+    let bare = write(&dir, "bare.gguf", gguf(3, &kv));
+    let err = fails(&["render", "--model", &bare, "--messages", &conv], &[]);
+    assert!(err.contains("this GGUF has no chat template"), "{err}");
+    let text = ok(
+        &[
+            "render",
+            "--model",
+            &bare,
+            "--default-template",
+            "llama",
+            "--messages",
+            &conv,
+        ],
+        &[],
+    );
+    assert_eq!(
+        text,
+        "<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nWhat is the capital of France? [/INST]"
+    );
+    let err = fails(&["render", "--default-template", "chatml3", "--messages", &conv], &[]);
+    assert!(
+        err.contains("no built-in template named 'chatml3'; available: chatml, llama, blenderbot, gpt2"),
+        "{err}"
+    );
+
+    let list = ok(&["templates", "list"], &[]);
+    let jinja: Vec<&str> = list
+        .lines()
+        .filter(|l| l.contains(" jinja "))
+        .map(|l| l.split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(jinja, ["chatml", "llama", "blenderbot", "gpt2"]);
+    let shown: serde_json::Value = serde_json::from_str(&ok(&["templates", "show", "chatml"], &[])).expect("json");
+    assert_eq!(shown["kind"], "jinja");
+    assert!(shown["source"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("{% for message in messages %}"));
+}
+
+#[test]
+fn malformed_input_names_the_file_and_json_path() {
+    let dir = temp("errors");
+    let model = example("chatml-model");
+    let bad = write(
+        &dir,
+        "bad.json",
+        "[\n  {\"role\": \"user\", \"content\": \"a\"},\n  {\"role\": \"user\", \"content\": nul}\n]",
+    );
+    let err = fails(&["render", "--model", &model, "--messages", &bad], &[]);
+    assert!(
+        err.contains("bad.json: malformed JSON at line 3, column") && err.contains(" in messages[1].content: "),
+        "{err}"
+    );
+
+    let broken_model = dir.join("broken-model");
+    std::fs::create_dir_all(&broken_model).expect("model dir");
+    write(&broken_model, "tokenizer_config.json", "{\"chat_template\": \"x\",}");
+    let err = fails(
+        &["render", "--model", &broken_model.to_string_lossy(), "--messages", &bad],
+        &[],
+    );
+    assert!(
+        err.contains("tokenizer_config.json: malformed JSON at line 1, column"),
+        "{err}"
+    );
+
+    let shape = write(&dir, "shape.json", r#"{"conversation": []}"#);
+    let err = fails(&["render", "--model", &model, "--messages", &shape], &[]);
+    assert!(err.contains("shape.json: the object has no \"messages\" key"), "{err}");
+    let scalar = write(&dir, "scalar.json", "\"hello\"");
+    let err = fails(&["render", "--model", &model, "--messages", &scalar], &[]);
+    assert!(err.contains("scalar.json: the top level is a string"), "{err}");
+
+    let conv = example("conversation.json");
+    let tools = write(
+        &dir,
+        "tools.json",
+        r#"[{"type": "function", "function": {"name": "f",}}]"#,
+    );
+    let err = fails(
+        &["render", "--model", &model, "--messages", &conv, "--tools", &tools],
+        &[],
+    );
+    assert!(
+        err.contains("tools.json: malformed JSON") && err.contains(" in tools[0].function: "),
+        "{err}"
+    );
+
+    let err = fails(
+        &[
+            "render",
+            "--model",
+            &model,
+            "--messages",
+            &dir.join("nope.json").to_string_lossy(),
+        ],
+        &[],
+    );
+    assert!(err.contains("reading ") && err.contains("nope.json"), "{err}");
+    let err = fails(
+        &[
+            "render",
+            "--model",
+            &model,
+            "--messages",
+            &conv,
+            "--template-name",
+            "default",
+        ],
+        &[],
+    );
+    assert!(err.contains("has a single unnamed chat template"), "{err}");
+    let err = fails(&["render", "--messages", &conv], &[]);
+    assert!(
+        err.contains("give --model MODEL, --template FILE, --default-template NAME"),
+        "{err}"
+    );
+    let err = fails(&["render", "--model", &conv, "--messages", &conv], &[]);
+    assert!(err.contains("a file that is not a GGUF"), "{err}");
+}
+
+#[test]
+fn odd_message_shapes_reach_the_template_as_transformers_passes_them() {
+    let dir = temp("shapes");
+    let template = write(&dir, "t.jinja", "{{ messages[0].content }}|{{ messages[1] }}");
+    let msgs = write(
+        &dir,
+        "m.json",
+        r#"[{"role": "user", "content": [{"type": "text", "text": "hi"}], "n": null}, {"role": "assistant", "content": 3}]"#,
+    );
+    let text = ok(&["render", "--template", &template, "--messages", &msgs], &[]);
+    assert_eq!(
+        text,
+        "[{'type': 'text', 'text': 'hi'}]|{'role': 'assistant', 'content': 3}"
+    );
+    // A message that is not an object is refused by apply_chat_template itself (TypeError), as in transformers.
+    let not_object = write(&dir, "n.json", r#"[{"role": "user", "content": "a"}, "b"]"#);
+    let err = fails(&["render", "--template", &template, "--messages", &not_object], &[]);
+    assert!(err.contains("Chat messages should be dicts"), "{err}");
+    // Content of a type the template cannot add to a string fails inside the template, as in Jinja2.
+    let model = example("chatml-model");
+    let number = write(&dir, "num.json", r#"[{"role": "user", "content": 3}]"#);
+    let err = fails(&["render", "--model", &model, "--messages", &number], &[]);
+    assert!(
+        err.contains("TypeError") || err.contains("can only concatenate"),
+        "{err}"
+    );
+}

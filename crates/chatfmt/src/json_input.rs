@@ -1,0 +1,200 @@
+//! Reading JSON inputs with errors that say where: the file, the line and column, and the JSON path
+//! (`messages[2].content`) of the place the syntax broke.
+//!
+//! ```
+//! use chatfmt::json_input::{parse, Root};
+//! let e = parse("[{\"role\": \"user\", \"content\": tru}]", "conv.json", Root::File("messages")).unwrap_err();
+//! assert_eq!(e.to_string(), "conv.json: malformed JSON at line 1, column 33 in messages[0].content: expected ident");
+//! ```
+
+use serde_json::Value as Json;
+use std::fmt;
+
+/// A JSON syntax error: where it is (origin, line, column, JSON path) and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonSyntaxError {
+    /// The file name (or other origin) the text came from.
+    pub origin: String,
+    /// 1-based line, as serde_json counts it.
+    pub line: usize,
+    /// Column in bytes, as serde_json counts it.
+    pub column: usize,
+    /// The JSON path of the innermost value open there (`messages[2].content`); empty at the top.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for JsonSyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: malformed JSON at line {}, column {}",
+            self.origin, self.line, self.column
+        )?;
+        if !self.path.is_empty() {
+            write!(f, " in {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for JsonSyntaxError {}
+
+/// How the top-level value is named in JSON paths.
+#[derive(Clone, Copy)]
+pub enum Root<'a> {
+    /// An input file: the items of a top-level array are `name[i]`, and the keys of a top-level
+    /// object name themselves (`{"messages": [...]}` gives `messages[0]`).
+    File(&'a str),
+    /// A value called `name`: every path starts with it (`name.key`, `name[0]`).
+    Value(&'a str),
+}
+
+/// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
+/// JSON path there.
+pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, JsonSyntaxError> {
+    serde_json::from_str(text).map_err(|e| {
+        let offset = byte_offset(text, e.line(), e.column());
+        let what = e.to_string();
+        let what = what
+            .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+            .unwrap_or(&what);
+        JsonSyntaxError {
+            origin: origin.to_string(),
+            line: e.line(),
+            column: e.column(),
+            path: path_at(text, offset, root),
+            message: what.to_string(),
+        }
+    })
+}
+
+/// The byte offset of serde_json's 1-based line and column (the column counts bytes).
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(line - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+/// A container open at some point of the text.
+enum Frame {
+    /// An array and the index of the item being read.
+    Array(usize),
+    /// An object and the key whose value is being read (`None` before the key is complete).
+    Object(Option<String>),
+}
+
+/// The JSON path of the innermost value open at byte `offset`: `messages[2].content`, `tools[0]`,
+/// `messages[1]["odd key"]`; empty at the top level of a file.
+fn path_at(text: &str, offset: usize, root: Root) -> String {
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < offset {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(n)) => *n += 1,
+                Some(Frame::Object(key)) => *key = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                    *key = Some(text.get(start..j.min(text.len())).unwrap_or("").to_string());
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = match root {
+        Root::Value(name) => name.to_string(),
+        Root::File(_) => String::new(),
+    };
+    for frame in &stack {
+        match frame {
+            Frame::Array(n) => match root {
+                Root::File(name) if path.is_empty() => path += &format!("{name}[{n}]"),
+                _ => path += &format!("[{n}]"),
+            },
+            Frame::Object(Some(key)) => {
+                let plain = key.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                    && key.chars().all(|c| c.is_alphanumeric() || c == '_');
+                match (plain, path.is_empty()) {
+                    (true, true) => path += key,
+                    (true, false) => path += &format!(".{key}"),
+                    (false, _) => path += &format!("[\"{key}\"]"),
+                }
+            }
+            Frame::Object(None) => {}
+        }
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        parse(text, "conv.json", Root::File("messages"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn syntax_errors_name_the_json_path() {
+        let text = "[\n {\"role\": \"user\", \"content\": \"a\"},\n {\"role\": \"assistant\", \"content\": \"b\"},\n {\"role\": \"user\", \"content\": \"c\n";
+        assert_eq!(
+            error(text),
+            "conv.json: malformed JSON at line 5, column 0 in messages[2].content: control character (\\u0000-\\u001F) found while parsing a string"
+        );
+        assert_eq!(
+            error("{\"messages\": [{\"role\": \"user\", \"content\": tru}]}"),
+            "conv.json: malformed JSON at line 1, column 46 in messages[0].content: expected ident"
+        );
+        assert!(error("{\"messages\": [1, 2,]}").contains(" in messages[2]: "));
+        assert!(error("{\"tools\": [{\"odd key\": [1 2]}]}").contains(" in tools[0][\"odd key\"][0]: "));
+        assert!(error("{\"added\": {\"1\": {\"content\": \"<s>\",}}}").contains(" in added[\"1\"]: trailing comma"));
+        assert!(error("[{\"a\\\"b\": 1 }, {\"k\": }]").contains(" in messages[1].k: "));
+        assert!(error("{\"messages\": [{\"role\": ").contains(" in messages[0].role: EOF while parsing a value"));
+        assert_eq!(
+            error(""),
+            "conv.json: malformed JSON at line 1, column 0: EOF while parsing a value"
+        );
+    }
+
+    #[test]
+    fn named_values_prefix_every_path() {
+        let e = parse("{\"city\": [1,,]}", "--var loc", Root::Value("loc")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--var loc: malformed JSON at line 1, column 13 in loc.city[1]: expected value"
+        );
+        let e = parse("tru", "--var x", Root::Value("x")).unwrap_err();
+        assert!(e.to_string().contains(" in x: "), "{e}");
+    }
+
+    #[test]
+    fn offsets_follow_lines() {
+        assert_eq!(byte_offset("ab\ncd\nef", 3, 2), 7);
+        assert_eq!(byte_offset("ab", 1, 0), 0);
+        assert_eq!(byte_offset("ab", 9, 9), 2);
+    }
+}
