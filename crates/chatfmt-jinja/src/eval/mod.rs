@@ -22,6 +22,12 @@ enum Flow {
 
 const NO_PARENT: usize = usize::MAX;
 
+/// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
+/// less than this much is left, so no template can overflow the thread's stack.
+pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
+/// The size of each extra stack segment.
+pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
+
 struct Frame<'a> {
     vars: Vec<(&'a str, Value<'a>)>,
     parent: usize,
@@ -193,6 +199,10 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_inner(s))
+    }
+
+    fn exec_inner(&mut self, s: &'a Stmt) -> Result<Flow> {
         match &s.kind {
             StmtKind::Text(t) => {
                 let start = self.out.len();
@@ -390,7 +400,7 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> Result<Value<'a>> {
-        self.eval_inner(e).map_err(|err| at(err, e.pos))
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e)).map_err(|err| at(err, e.pos))
     }
 
     fn eval_inner(&mut self, e: &'a Expr) -> Result<Value<'a>> {

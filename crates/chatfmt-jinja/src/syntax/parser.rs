@@ -12,7 +12,12 @@ struct Parser<'s> {
     open: Vec<&'static str>,
     /// Block names seen so far (a name may be defined once).
     blocks: Vec<&'s str>,
+    /// Current nesting of expressions and blocks.
+    depth: usize,
 }
+
+/// The deepest nesting of expressions and blocks a template may have.
+pub const MAX_NESTING: usize = 500;
 
 fn describe(t: &Tok) -> String {
     match t {
@@ -220,6 +225,10 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_statement(&mut self) -> Result<Stmt> {
+        self.nested(Self::parse_statement_inner)
+    }
+
+    fn parse_statement_inner(&mut self) -> Result<Stmt> {
         let pos = self.pos();
         let Tok::Name(tag) = self.cur().clone() else {
             return Err(self.fail("tag name expected"));
@@ -824,6 +833,25 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_unary(&mut self, with_filter: bool) -> Result<Expr> {
+        self.nested(|p| p.parse_unary_inner(with_filter))
+    }
+
+    /// Runs a nested parse step within the nesting limit, growing the stack when needed.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Error::new(
+                crate::error::ErrorKind::LimitExceeded,
+                format!("template nesting deeper than {MAX_NESTING} levels (expressions or blocks)"),
+            )
+            .at(self.pos().line, self.pos().col));
+        }
+        let r = stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_SEGMENT, || f(self));
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_unary_inner(&mut self, with_filter: bool) -> Result<Expr> {
         let pos = self.pos();
         let mut node = if self.skip_op("-") {
             let e = self.parse_unary(false)?;
@@ -1312,6 +1340,7 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         i: 0,
         open: Vec::new(),
         blocks: Vec::new(),
+        depth: 0,
     };
     let body = p.subparse(&[])?;
     if *p.cur() != Tok::Eof {
