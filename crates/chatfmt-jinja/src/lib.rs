@@ -13,6 +13,7 @@
 mod builtins;
 mod error;
 mod eval;
+mod limits;
 mod output;
 pub mod pystr;
 mod syntax;
@@ -22,6 +23,3 @@ mod value;
 pub use error::{Error, ErrorKind, Result};
 pub use output::{Origin, Span};
 pub use template::{Clock, Context, Limits, Rendered, Template};
-
-/// The largest string a template may build in one operation, in bytes.
-pub(crate) const MAX_STRING_BYTES: usize = 64 << 20;

@@ -2,6 +2,7 @@
 
 use crate::error::Result;
 use crate::eval::Evaluator;
+pub use crate::limits::Limits;
 use crate::syntax::{ast::Stmt, lexer, parser};
 use serde_json::{Map, Value as Json};
 
@@ -21,19 +22,6 @@ pub enum Clock {
     Local,
     /// A fixed naive local time, ISO-8601 (`2025-07-10T12:00:00`).
     Fixed(String),
-}
-
-/// Resource limits for rendering untrusted templates.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Nesting depth of macro calls and recursive loops.
-    pub max_recursion: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits { max_recursion: 200 }
-    }
 }
 
 /// The variables a template is rendered with, plus the clock and limits.

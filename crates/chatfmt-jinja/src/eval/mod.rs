@@ -28,6 +28,11 @@ pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
 /// The size of each extra stack segment.
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
+/// Runs a recursive step, growing the stack on the heap when it runs low.
+pub(crate) fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
 struct Frame<'a> {
     vars: Vec<(&'a str, Value<'a>)>,
     parent: usize,
@@ -47,6 +52,7 @@ pub struct Evaluator<'a> {
     generation_spans: Vec<(usize, usize)>,
     depth: usize,
     autoescape: bool,
+    steps: u64,
 }
 
 fn at(e: Error, pos: Pos) -> Error {
@@ -74,11 +80,13 @@ impl<'a> Evaluator<'a> {
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
+            steps: 0,
         }
     }
 
     /// Runs the template body and returns the output.
     pub fn run(mut self, body: &'a [Stmt]) -> Result<Rendered> {
+        crate::limits::set_max_value_size(self.ctx.limits.max_value_size);
         self.exec_block(body)?;
         let text = self.out;
         let generation_spans = if self.generation_spans.is_empty() {
@@ -199,7 +207,21 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_inner(s))
+        self.step().map_err(|e| at(e, s.pos))?;
+        let flow = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_inner(s))?;
+        if self.out.len() > self.ctx.limits.max_output_bytes {
+            return Err(crate::limits::output_exceeded(self.ctx.limits.max_output_bytes).at(s.pos.line, s.pos.col));
+        }
+        Ok(flow)
+    }
+
+    /// Counts one evaluation step against the limit.
+    fn step(&mut self) -> Result<()> {
+        self.steps += 1;
+        if self.steps > self.ctx.limits.max_steps {
+            return Err(crate::limits::steps_exceeded(self.ctx.limits.max_steps));
+        }
+        Ok(())
     }
 
     fn exec_inner(&mut self, s: &'a Stmt) -> Result<Flow> {
@@ -375,6 +397,7 @@ impl<'a> Evaluator<'a> {
         }));
         let mut completed = false;
         for (i, item) in items.iter().enumerate() {
+            self.step()?;
             if let Object::Loop(l) = &*lp {
                 l.index0.set(i);
             }
@@ -413,8 +436,16 @@ impl<'a> Evaluator<'a> {
                 Const::Str(s) => Value::Str(s),
             },
             ExprKind::Name(n) => self.lookup(n),
-            ExprKind::List(items) => Value::list(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?),
-            ExprKind::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| self.eval(i)).collect::<Result<_>>()?)),
+            ExprKind::List(items) => {
+                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
+                crate::limits::check_nesting(&values)?;
+                Value::list(values)
+            }
+            ExprKind::Tuple(items) => {
+                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
+                crate::limits::check_nesting(&values)?;
+                Value::Tuple(Rc::new(values))
+            }
             ExprKind::Dict(items) => {
                 let mut pairs = Vec::with_capacity(items.len());
                 for (k, v) in items {
@@ -422,6 +453,7 @@ impl<'a> Evaluator<'a> {
                     builtins::filters::check_hashable(&key)?;
                     pairs.push((key, self.eval(v)?));
                 }
+                crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
                 crate::value::ops::dict_from(pairs)
             }
             ExprKind::GetAttr(obj, name) => {
@@ -504,6 +536,7 @@ impl<'a> Evaluator<'a> {
                 let mut s = String::new();
                 for p in parts {
                     self.eval(p)?.write_str(&mut s);
+                    crate::limits::check_value_size(s.len())?;
                 }
                 Value::string(s)
             }

@@ -67,6 +67,10 @@ fn seq_items<'a>(v: &Value<'a>) -> Option<Vec<Value<'a>>> {
 impl<'a> Value<'a> {
     /// Python `==`.
     pub fn py_eq(&self, other: &Value<'a>) -> bool {
+        crate::eval::grow_stack(|| self.py_eq_inner(other))
+    }
+
+    fn py_eq_inner(&self, other: &Value<'a>) -> bool {
         if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
             return a == b;
         }
@@ -115,6 +119,10 @@ impl<'a> Value<'a> {
 
     /// Python ordering (`<` and friends); a TypeError for unorderable types.
     pub fn py_cmp(&self, other: &Value<'a>, op: &str) -> Result<Ordering> {
+        crate::eval::grow_stack(|| self.py_cmp_inner(other, op))
+    }
+
+    fn py_cmp_inner(&self, other: &Value<'a>, op: &str) -> Result<Ordering> {
         if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
             return Ok(a.cmp(b));
         }
@@ -372,6 +380,7 @@ impl<'a> Value<'a> {
         match op {
             BinOp::Add => {
                 if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
+                    crate::limits::check_value_size(a.len() + b.len())?;
                     let mut s = String::with_capacity(a.len() + b.len());
                     s.push_str(a);
                     s.push_str(b);
@@ -381,6 +390,7 @@ impl<'a> Value<'a> {
                 if self.is_sequence_like() && kinds.0 == kinds.1 {
                     let mut items = seq_items(self).unwrap_or_default();
                     items.extend(seq_items(other).unwrap_or_default());
+                    crate::limits::check_value_size(items.len())?;
                     return Ok(match self {
                         Value::Tuple(_) => Value::Tuple(Rc::new(items)),
                         _ => Value::list(items),
@@ -412,19 +422,11 @@ impl<'a> Value<'a> {
                 if n != i64::MIN {
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
-                        if s.len().saturating_mul(count) > crate::MAX_STRING_BYTES {
-                            return Err(err!(
-                                LimitExceeded,
-                                "string repetition would exceed {} bytes",
-                                crate::MAX_STRING_BYTES
-                            ));
-                        }
+                        crate::limits::check_value_size(s.len().saturating_mul(count))?;
                         return Ok(Value::string(s.repeat(count)));
                     }
                     if let Some(items) = seq_items(seq) {
-                        if items.len().saturating_mul(count) > crate::MAX_STRING_BYTES / 8 {
-                            return Err(err!(LimitExceeded, "list repetition too large"));
-                        }
+                        crate::limits::check_value_size(items.len().saturating_mul(count))?;
                         let mut out = Vec::with_capacity(items.len() * count);
                         for _ in 0..count {
                             out.extend(items.iter().cloned());

@@ -37,6 +37,10 @@ impl Value<'_> {
 
     /// Appends Python's `repr(self)`.
     pub fn write_repr(&self, out: &mut String) {
+        crate::eval::grow_stack(|| self.write_repr_inner(out))
+    }
+
+    fn write_repr_inner(&self, out: &mut String) {
         match self {
             Value::Undefined(_) => out.push_str("Undefined"),
             Value::None => out.push_str("None"),

@@ -1,0 +1,112 @@
+//! Hostile templates end with the right error after bounded work: the tests assert the error kind
+//! and the budget it names, never wall time (`scripts/hostile.sh` times them in release mode).
+
+use chatfmt_jinja::{Context, ErrorKind, Limits, Template};
+
+fn render(src: &str) -> chatfmt_jinja::Result<String> {
+    let t = Template::new("hostile", src)?;
+    t.render(&Context::default()).map(|r| r.text)
+}
+
+fn kind_of(src: &str) -> (ErrorKind, String) {
+    match render(src) {
+        Ok(out) => panic!("expected an error, rendered {} bytes", out.len()),
+        Err(e) => (e.kind(), e.message().to_string()),
+    }
+}
+
+#[test]
+fn infinite_macro_recursion_is_a_recursion_error() {
+    let (kind, _) = kind_of("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}");
+    assert_eq!(kind, ErrorKind::RecursionError);
+}
+
+#[test]
+fn infinite_recursive_loop_is_a_recursion_error() {
+    let (kind, _) = kind_of("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}");
+    assert_eq!(kind, ErrorKind::RecursionError);
+}
+
+#[test]
+fn a_loop_of_a_trillion_steps_runs_out_of_steps() {
+    let src = "{% for i in range(100000) %}{% for j in range(100000) %}{% for k in range(100) %}{% endfor %}{% endfor %}{% endfor %}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("max_steps (20000000)"), "{msg}");
+}
+
+#[test]
+fn a_string_doubled_sixty_times_hits_the_value_limit() {
+    let src = "{% set ns = namespace(s='x') %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("max_value_size (67108864)"), "{msg}");
+    let src = "{% set ns = namespace(s='x') %}{% for i in range(60) %}{% set ns.s = ns.s + ns.s %}{% endfor %}";
+    assert_eq!(kind_of(src).0, ErrorKind::LimitExceeded);
+    assert_eq!(kind_of("{{ 'x' * 10 ** 12 }}").0, ErrorKind::LimitExceeded);
+}
+
+#[test]
+fn a_billion_item_range_is_refused_as_jinja_does() {
+    let (kind, msg) = kind_of("{% for i in range(10 ** 9) %}{% endfor %}");
+    assert_eq!(kind, ErrorKind::OverflowError);
+    assert!(msg.contains("MAX_RANGE (100000)"), "{msg}");
+}
+
+#[test]
+fn deeply_nested_literals_and_blocks_hit_the_nesting_limit() {
+    let literal = format!("{{{{ {}1{} }}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let (kind, msg) = kind_of(&literal);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("500 levels"), "{msg}");
+    let blocks = format!("{}x{}", "{% if true %}".repeat(100_000), "{% endif %}".repeat(100_000));
+    assert_eq!(kind_of(&blocks).0, ErrorKind::LimitExceeded);
+}
+
+#[test]
+fn runtime_nesting_is_bounded() {
+    let src = "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("nested deeper than 500 levels"), "{msg}");
+    let src = "{% set ns = namespace(x=[]) %}{% for i in range(400) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x == ns.x }}{{ (ns.x|string)|length }}";
+    assert_eq!(render(src).expect("renders"), "True802");
+}
+
+#[test]
+fn output_is_bounded() {
+    let t = Template::new("hostile", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}").expect("compiles");
+    let ctx = Context {
+        limits: Limits {
+            max_output_bytes: 1 << 20,
+            ..Limits::default()
+        },
+        ..Context::default()
+    };
+    let e = t.render(&ctx).expect_err("output limit");
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded);
+    assert!(e.message().contains("max_output_bytes (1048576)"));
+    assert_eq!(e.line(), Some(1));
+}
+
+#[test]
+fn a_ten_megabyte_template_compiles_and_renders() {
+    let piece = "{{ 'abc' }} text ";
+    let reps = 10 * 1024 * 1024 / piece.len();
+    let out = render(&piece.repeat(reps)).expect("renders");
+    assert_eq!(out.len(), reps * "abc text ".len());
+}
+
+#[test]
+fn limits_never_trip_on_ordinary_templates_and_are_configurable() {
+    let t = Template::new("t", "{% for i in range(10) %}{{ i }}{% endfor %}").expect("compiles");
+    let tight = Context {
+        limits: Limits {
+            max_steps: 5,
+            ..Limits::default()
+        },
+        ..Context::default()
+    };
+    assert_eq!(t.render(&tight).expect_err("steps").kind(), ErrorKind::LimitExceeded);
+    assert_eq!(t.render(&Context::default()).expect("renders").text, "0123456789");
+}
