@@ -22,16 +22,16 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_steps: 20_000_000,
+            max_steps: 5_000_000,
             max_recursion: 200,
             max_output_bytes: 256 << 20,
-            max_value_size: 64 << 20,
+            max_value_size: 16 << 20,
         }
     }
 }
 
 thread_local! {
-    static MAX_VALUE_SIZE: Cell<usize> = const { Cell::new(64 << 20) };
+    static MAX_VALUE_SIZE: Cell<usize> = const { Cell::new(16 << 20) };
 }
 
 /// Sets the value-size limit for renders on this thread (the evaluator does it per render).

@@ -22,6 +22,12 @@ enum Flow {
 
 const NO_PARENT: usize = usize::MAX;
 
+/// Names come from the template's syntax tree, so equal names are usually the same slice.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
 /// less than this much is left, so no template can overflow the thread's stack.
 pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
@@ -42,6 +48,8 @@ struct Frame<'a> {
 pub struct Evaluator<'a> {
     ctx: &'a Context,
     frames: Vec<Frame<'a>>,
+    /// How many of `frames` are in use.
+    live_frames: usize,
     /// The frame new names are bound in.
     current: usize,
     out: String,
@@ -68,6 +76,7 @@ impl<'a> Evaluator<'a> {
     pub fn new(tpl: &'a Template, ctx: &'a Context) -> Self {
         Evaluator {
             ctx,
+            live_frames: 1,
             frames: vec![Frame {
                 vars: Vec::new(),
                 parent: NO_PARENT,
@@ -113,24 +122,34 @@ impl<'a> Evaluator<'a> {
 
     // ---- scopes ---------------------------------------------------------------------------
 
+    /// Opens a scope whose lookups continue in `parent`. Frames are reused, so their variable
+    /// lists keep their capacity across loop iterations.
     fn push_frame(&mut self, parent: usize) -> usize {
-        self.frames.push(Frame {
-            vars: Vec::new(),
-            parent,
-        });
-        let id = self.frames.len() - 1;
+        let id = self.live_frames;
+        if id < self.frames.len() {
+            self.frames[id].parent = parent;
+        } else {
+            self.frames.push(Frame {
+                vars: Vec::new(),
+                parent,
+            });
+        }
+        self.live_frames += 1;
         self.current = id;
         id
     }
 
     fn pop_frame(&mut self, id: usize, restore: usize) {
-        self.frames.truncate(id);
+        for frame in &mut self.frames[id..self.live_frames] {
+            frame.vars.clear();
+        }
+        self.live_frames = id;
         self.current = restore;
     }
 
     fn bind(&mut self, name: &'a str, v: Value<'a>) {
         let frame = &mut self.frames[self.current];
-        match frame.vars.iter_mut().find(|(n, _)| *n == name) {
+        match frame.vars.iter_mut().find(|(n, _)| same_name(n, name)) {
             Some(slot) => slot.1 = v,
             None => frame.vars.push((name, v)),
         }
@@ -141,7 +160,7 @@ impl<'a> Evaluator<'a> {
         let mut f = self.current;
         while f != NO_PARENT {
             let frame = &self.frames[f];
-            if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| *n == name) {
+            if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| same_name(n, name)) {
                 return v.clone();
             }
             f = frame.parent;

@@ -52,7 +52,15 @@ const OPERATORS: [&str; 25] = [
     ":", "|", ",",
 ];
 
-pub use crate::pystr::is_py_whitespace as is_py_space;
+/// Python's `str.isspace()` for one character, with an ASCII fast path.
+#[inline]
+pub fn is_py_space(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
+    } else {
+        crate::pystr::is_py_whitespace(c)
+    }
+}
 
 fn py_rstrip(s: &str) -> &str {
     s.trim_end_matches(is_py_space)
