@@ -5,6 +5,7 @@ mod conformance_fastchat;
 mod output;
 mod render_cmd;
 mod templates_cmd;
+mod tokenize_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Render a conversation with a model's chat template and print the prompt.
     Render(Box<render_cmd::RenderArgs>),
+    /// Render a conversation and print its token ids (and assistant masks) as transformers does.
+    Tokenize(Box<tokenize_cmd::TokenizeArgs>),
     /// Conversation templates: list, show, match a model path, export as Jinja.
     #[command(subcommand)]
     Templates(templates_cmd::TemplatesCommand),
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Conformance(kit) => conformance_cmd::run(kit),
         Command::Templates(cmd) => Ok(templates_cmd::run(cmd)),
         Command::Render(args) => render_cmd::run(*args).map(|()| ExitCode::SUCCESS),
+        Command::Tokenize(args) => tokenize_cmd::run(*args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -55,7 +55,7 @@ pub struct RenderArgs {
     now: Option<String>,
 }
 
-fn read_input(name: &str) -> Result<String> {
+pub(crate) fn read_input(name: &str) -> Result<String> {
     if name == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -66,7 +66,7 @@ fn read_input(name: &str) -> Result<String> {
     std::fs::read_to_string(name).with_context(|| format!("reading {name}"))
 }
 
-fn parse_json(text: &str, origin: &str) -> Result<Json> {
+pub(crate) fn parse_json(text: &str, origin: &str) -> Result<Json> {
     serde_json::from_str(text).map_err(|e| {
         anyhow!(
             "{origin}: malformed JSON at line {}, column {}: {e}",
@@ -76,7 +76,7 @@ fn parse_json(text: &str, origin: &str) -> Result<Json> {
     })
 }
 
-fn read_json_file(path: &Path) -> Result<Json> {
+pub(crate) fn read_json_file(path: &Path) -> Result<Json> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     parse_json(&text, &path.display().to_string())
 }
@@ -95,7 +95,7 @@ fn read_messages(name: &str) -> Result<(Vec<Json>, Option<Json>, Option<Json>)> 
 }
 
 /// Turns tool-call `arguments` strings into objects, naming the message on failure.
-fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
+pub(crate) fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
     for (i, m) in messages.iter_mut().enumerate() {
         let Some(calls) = m.get_mut("tool_calls").and_then(Json::as_array_mut) else {
             continue;
