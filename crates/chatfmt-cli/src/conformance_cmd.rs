@@ -24,6 +24,8 @@ pub enum Kit {
         #[arg(long)]
         scenario: Option<String>,
     },
+    /// The tokens kit (`index.json`, `goldens.jsonl`, real tokenizers): ids and masks.
+    Tokens(KitArgs),
 }
 
 /// Options shared by the kit runners.
@@ -89,6 +91,22 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
                 println!(
                     "hf kit: {} / {} matched, {} documented; output_mismatch {}, span_mismatch {}, wrong_error_class {}, unexpected_error {}, missing_error {}",
                     r.matched, r.cases, r.documented, r.output_mismatch, r.span_mismatch, r.wrong_error_class, r.unexpected_error, r.missing_error
+                );
+            }
+            Ok(exit_code(r.matched + r.documented == r.cases))
+        }
+        Kit::Tokens(args) => {
+            let r = chatfmt_tokenize::conformance::run(&args.kit, &known).map_err(|e| anyhow!(e))?;
+            if args.json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print_failures(&r.failures, args.show);
+                println!(
+                    "tokens kit: {} / {} matched, {} documented, {} failed",
+                    r.matched,
+                    r.cases,
+                    r.documented,
+                    r.failures.len()
                 );
             }
             Ok(exit_code(r.matched + r.documented == r.cases))

@@ -2,9 +2,11 @@
 
 mod conformance_cmd;
 mod conformance_fastchat;
+mod dataset_cmd;
 mod output;
 mod render_cmd;
 mod templates_cmd;
+mod tokenize_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +26,10 @@ struct Cli {
 enum Command {
     /// Render a conversation with a model's chat template and print the prompt.
     Render(Box<render_cmd::RenderArgs>),
+    /// Render a conversation and print its token ids (and assistant masks) as transformers does.
+    Tokenize(Box<tokenize_cmd::TokenizeArgs>),
+    /// Format a whole dataset (JSONL / Parquet): text, and with --tokenize ids and masks.
+    Dataset(Box<dataset_cmd::DatasetArgs>),
     /// Conversation templates: list, show, match a model path, export as Jinja.
     #[command(subcommand)]
     Templates(templates_cmd::TemplatesCommand),
@@ -38,6 +44,8 @@ fn main() -> ExitCode {
         Command::Conformance(kit) => conformance_cmd::run(kit),
         Command::Templates(cmd) => Ok(templates_cmd::run(cmd)),
         Command::Render(args) => render_cmd::run(*args).map(|()| ExitCode::SUCCESS),
+        Command::Dataset(args) => dataset_cmd::run(*args),
+        Command::Tokenize(args) => tokenize_cmd::run(*args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

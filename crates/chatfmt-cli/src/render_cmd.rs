@@ -64,7 +64,7 @@ pub struct RenderArgs {
     now: Option<String>,
 }
 
-fn read_input(name: &str) -> Result<String> {
+pub(crate) fn read_input(name: &str) -> Result<String> {
     if name == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -75,18 +75,18 @@ fn read_input(name: &str) -> Result<String> {
     std::fs::read_to_string(name).with_context(|| format!("reading {name}"))
 }
 
-fn read_json_file(path: &Path, root: Root) -> Result<Json> {
+pub(crate) fn read_json_file(path: &Path, root: Root) -> Result<Json> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(json_input::parse(&text, &path.display().to_string(), root)?)
 }
 
 /// The conversation of `--messages`.
-struct Input {
+pub(crate) struct Input {
     /// Where it was read from (a file name or `<stdin>`), for error messages.
-    origin: String,
-    messages: Vec<Json>,
-    tools: Option<Json>,
-    documents: Option<Json>,
+    pub(crate) origin: String,
+    pub(crate) messages: Vec<Json>,
+    pub(crate) tools: Option<Json>,
+    pub(crate) documents: Option<Json>,
 }
 
 fn json_kind(v: &Json) -> &'static str {
@@ -103,7 +103,7 @@ fn json_kind(v: &Json) -> &'static str {
 /// Reads `--messages`: a JSON array of messages, or an object with `messages` (+ `tools`,
 /// `documents`). Only the JSON syntax and this top-level shape are checked here; the messages
 /// themselves go to the template as they are, as transformers passes them.
-fn read_messages(name: &str) -> Result<Input> {
+pub(crate) fn read_messages(name: &str) -> Result<Input> {
     let origin = if name == "-" { "<stdin>" } else { name }.to_string();
     let expected = "expected a JSON array of messages or an object with a \"messages\" array";
     match json_input::parse(&read_input(name)?, &origin, Root::File("messages"))? {
@@ -128,7 +128,7 @@ fn read_messages(name: &str) -> Result<Input> {
 }
 
 /// Turns tool-call `arguments` strings into objects, naming the message on failure.
-fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
+pub(crate) fn parse_tool_arguments(messages: &mut [Json], origin: &str) -> Result<()> {
     for (i, m) in messages.iter_mut().enumerate() {
         let Some(calls) = m.get_mut("tool_calls").and_then(Json::as_array_mut) else {
             continue;

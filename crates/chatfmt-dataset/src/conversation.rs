@@ -1,0 +1,199 @@
+//! A dataset row as a conversation: OpenAI-style `messages` (role/content, optional `tool_calls`,
+//! `reasoning_content`, a `tools` column) or ShareGPT `conversations` (`from`/`value`).
+
+use serde_json::{Map, Value as Json};
+
+/// How rows spell their conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// `messages` if the row has it, else ShareGPT `conversations`.
+    #[default]
+    Auto,
+    Messages,
+    ShareGpt,
+}
+
+/// Column (field) names.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    pub format: Format,
+    /// The messages column (default `messages`).
+    pub messages: String,
+    /// The ShareGPT column (default `conversations`).
+    pub conversations: String,
+    /// The tool schemas column (default `tools`); a JSON string is parsed.
+    pub tools: String,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields {
+            format: Format::Auto,
+            messages: "messages".into(),
+            conversations: "conversations".into(),
+            tools: "tools".into(),
+        }
+    }
+}
+
+/// The conversation of one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub messages: Vec<Json>,
+    pub tools: Option<Json>,
+}
+
+fn type_name(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// ShareGPT speaker → chat role.
+fn sharegpt_role(from: &str) -> Option<&'static str> {
+    match from {
+        "human" | "user" => Some("user"),
+        "gpt" | "assistant" => Some("assistant"),
+        "system" => Some("system"),
+        "tool" => Some("tool"),
+        _ => None,
+    }
+}
+
+impl Fields {
+    /// The conversation of `row`, or why the row has none.
+    pub fn conversation(&self, row: &Json) -> Result<Conversation, String> {
+        let Json::Object(obj) = row else {
+            return Err(format!("a row must be a JSON object, got {}", type_name(row)));
+        };
+        let use_messages = match self.format {
+            Format::Messages => true,
+            Format::ShareGpt => false,
+            Format::Auto => {
+                obj.get(&self.messages).is_some_and(|v| !v.is_null()) || !obj.contains_key(&self.conversations)
+            }
+        };
+        let messages = if use_messages {
+            self.messages_of(obj)?
+        } else {
+            self.sharegpt_of(obj)?
+        };
+        let tools = match obj.get(&self.tools) {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(
+                serde_json::from_str(s).map_err(|e| format!("field `{}` is a string but not JSON: {e}", self.tools))?,
+            ),
+            Some(v @ Json::Array(_)) => Some(v.clone()),
+            Some(v) => {
+                return Err(format!(
+                    "field `{}` must be a list of tool schemas (or a JSON string of one), got {}",
+                    self.tools,
+                    type_name(v)
+                ))
+            }
+        };
+        Ok(Conversation { messages, tools })
+    }
+
+    fn messages_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
+        let field = &self.messages;
+        let list = match obj.get(field) {
+            None | Some(Json::Null) => return Err(format!("missing field `{field}` (the conversation)")),
+            Some(Json::Array(list)) => list,
+            Some(v) => {
+                return Err(format!(
+                    "field `{field}` must be a list of messages, got {}",
+                    type_name(v)
+                ))
+            }
+        };
+        for (i, m) in list.iter().enumerate() {
+            let Json::Object(m) = m else {
+                return Err(format!(
+                    "{field}[{i}] must be an object with role and content, got {}",
+                    type_name(m)
+                ));
+            };
+            match m.get("role") {
+                Some(Json::String(_)) => {}
+                Some(v) => return Err(format!("{field}[{i}].role must be a string, got {}", type_name(v))),
+                None => return Err(format!("{field}[{i}] has no `role`")),
+            }
+        }
+        Ok(list.clone())
+    }
+
+    fn sharegpt_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
+        let field = &self.conversations;
+        let list = match obj.get(field) {
+            None | Some(Json::Null) => {
+                return Err(format!(
+                    "missing field `{field}` (or `{}`): no conversation",
+                    self.messages
+                ))
+            }
+            Some(Json::Array(list)) => list,
+            Some(v) => return Err(format!("field `{field}` must be a list of turns, got {}", type_name(v))),
+        };
+        let mut out = Vec::with_capacity(list.len());
+        for (i, turn) in list.iter().enumerate() {
+            let (Some(from), Some(value)) = (turn.get("from"), turn.get("value")) else {
+                return Err(format!("{field}[{i}] needs `from` and `value`"));
+            };
+            let from = from
+                .as_str()
+                .ok_or_else(|| format!("{field}[{i}].from must be a string, got {}", type_name(from)))?;
+            let role = sharegpt_role(from).ok_or_else(|| {
+                format!("{field}[{i}].from = {from:?}: unknown ShareGPT role (expected human, gpt, system or tool)")
+            })?;
+            let mut m = Map::new();
+            m.insert("role".into(), Json::String(role.into()));
+            m.insert("content".into(), value.clone());
+            out.push(Json::Object(m));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sharegpt_roles_are_mapped() {
+        let row = json!({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]});
+        let c = Fields::default().conversation(&row).unwrap();
+        assert_eq!(
+            c.messages,
+            vec![
+                json!({"role": "user", "content": "hi"}),
+                json!({"role": "assistant", "content": "yo"})
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_rows_say_why() {
+        let f = Fields::default();
+        let err = |row: Json| f.conversation(&row).unwrap_err();
+        assert!(err(json!({"messages": 42})).contains("must be a list of messages, got a number"));
+        assert!(err(json!({"conversations": [{"from": "bot", "value": "x"}]})).contains("unknown ShareGPT role"));
+        assert!(err(json!({"text": "x"})).contains("missing field `messages`"));
+        assert!(err(json!({"messages": [], "tools": "{"})).contains("not JSON"));
+    }
+
+    #[test]
+    fn tools_given_as_a_json_string_are_parsed() {
+        let row = json!({"messages": [{"role": "user", "content": "x"}], "tools": "[{\"name\": \"f\"}]"});
+        assert_eq!(
+            Fields::default().conversation(&row).unwrap().tools,
+            Some(json!([{"name": "f"}]))
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! Every row is accounted for: rows in = rows out + rows rejected, bad rows land in the rejects file
+//! with their index and reason, output order is input order, and tokenized rows equal the tokenizer's
+//! own result.
+
+use chatfmt::conformance::kits_dir;
+use chatfmt_dataset::{run, Config, Fields, OutputFormat};
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatfmt-dataset-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
+    Config {
+        input: input.to_path_buf(),
+        model: model.to_path_buf(),
+        template: None,
+        output: dir.join("out.jsonl"),
+        output_format: OutputFormat::Jsonl,
+        rejects: dir.join("rejects.jsonl"),
+        fields: Fields::default(),
+        tokenize,
+        max_length: None,
+        add_generation_prompt: false,
+        jobs: 2,
+        strict: false,
+        window: 3,
+        progress: false,
+    }
+}
+
+fn read_lines(path: &Path) -> Vec<Json> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
+}
+
+/// Good rows mixed with every kind of bad row.
+const INPUT: &str = r#"{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}
+{"messages": [{"role": "user", "content": "broken"
+{"conversations": [{"from": "human", "value": "Q"}, {"from": "gpt", "value": "A"}]}
+
+{"messages": 42}
+{"conversations": [{"from": "bot", "value": "?"}]}
+{"text": "no conversation"}
+{"messages": [{"role": "user", "content": "last"}]}
+"#;
+
+#[test]
+fn bad_rows_are_rejected_with_their_index_and_reason() {
+    let dir = temp_dir("rejects");
+    let input = dir.join("in.jsonl");
+    std::fs::write(&input, INPUT).expect("write input");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/chatml-model");
+    let cfg = config(&input, &model, &dir, false);
+    let s = run(&cfg).expect("run");
+    assert_eq!(s.rows_in, 7);
+    assert_eq!(s.rows_in, s.rows_out + s.rows_rejected);
+    assert_eq!((s.rows_out, s.rows_rejected), (3, 4));
+    let out = read_lines(&cfg.output);
+    let indexes: Vec<u64> = out.iter().filter_map(|r| r["index"].as_u64()).collect();
+    assert_eq!(indexes, vec![0, 2, 6]);
+    assert_eq!(
+        out[1]["text"],
+        "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n"
+    );
+    let rejects = read_lines(&cfg.rejects);
+    let reasons: Vec<(u64, String)> = rejects
+        .iter()
+        .map(|r| {
+            (
+                r["index"].as_u64().unwrap_or(99),
+                r["error"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(reasons.len(), 4);
+    assert!(
+        reasons[0].0 == 1 && reasons[0].1.contains("line 2: malformed JSON"),
+        "{reasons:?}"
+    );
+    assert!(reasons[1].0 == 3 && reasons[1].1.contains("must be a list of messages, got a number"));
+    assert!(reasons[2].0 == 4 && reasons[2].1.contains("unknown ShareGPT role"));
+    assert!(reasons[3].0 == 5 && reasons[3].1.contains("missing field `messages`"));
+
+    let strict = Config { strict: true, ..cfg };
+    let err = run(&strict).expect_err("--strict stops at the first reject");
+    assert!(err.message.contains("row 1"), "{}", err.message);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
+    let kit = kits_dir().join("tokens");
+    if !kit.exists() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "conformance kit {} is missing (CI=true requires it)",
+            kit.display()
+        );
+        eprintln!(
+            "SKIPPED: conformance kit {} not found (set CHATFMT_KITS)",
+            kit.display()
+        );
+        return;
+    }
+    let model = kit.join("tokenizers/qwen3");
+    let dir = temp_dir("tokens");
+    let input = dir.join("in.jsonl");
+    let rows = [
+        json!({"messages": [{"role": "user", "content": "Hi é"}, {"role": "assistant", "content": "Hello!"}]}),
+        json!({"messages": [{"role": "assistant", "content": "no user"}]}),
+        json!({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"},
+                            {"role": "assistant", "content": "A", "reasoning_content": "think"}]}),
+    ];
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&input, text).expect("write input");
+    let mut cfg = config(&input, &model, &dir, true);
+    cfg.template = Some(kit.join("../hf/corpus/EssentialAI--rnj-1.jinja"));
+    let s = run(&cfg).expect("run");
+    assert_eq!(s.rows_in, s.rows_out + s.rows_rejected);
+    let out = read_lines(&cfg.output);
+    let tokenizer = chatfmt_tokenize::ChatTokenizer::from_model_dir(&model).expect("tokenizer");
+    for r in &out {
+        let text = r["text"].as_str().expect("text");
+        let ids: Vec<u32> = serde_json::from_value(r["input_ids"].clone()).expect("ids");
+        assert_eq!(ids, tokenizer.encode_ids(text).expect("encode"));
+        assert_eq!(r["assistant_masks"].as_array().map(Vec::len), Some(ids.len()));
+        assert!(r["assistant_masks"].as_array().is_some_and(|m| m.contains(&json!(1))));
+    }
+    assert_eq!(
+        s.tokens,
+        out.iter()
+            .filter_map(|r| r["input_ids"].as_array())
+            .map(|a| a.len() as u64)
+            .sum::<u64>()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

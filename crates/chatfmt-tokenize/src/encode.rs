@@ -1,0 +1,261 @@
+//! Encoding rendered text: transformers' `tokenizer(texts, add_special_tokens=False, padding=,
+//! truncation=, max_length=)` followed by the assistant-mask mapping of `apply_chat_template`.
+
+use crate::masks::{char_ranges, TokenChars};
+use crate::{ChatTokenizer, Side};
+use std::fmt;
+use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken};
+
+/// Padding of a batch (`padding=` of transformers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Padding {
+    /// `False`: no padding.
+    #[default]
+    None,
+    /// `True` / `"longest"`: to the longest sequence of the batch.
+    Longest,
+    /// `"max_length"`: to `max_length`.
+    MaxLength,
+}
+
+/// The tokenizer call options transformers passes after rendering.
+#[derive(Debug, Clone, Default)]
+pub struct EncodeOptions {
+    /// Let the post-processor add its special tokens (the naive `tokenizer(text)` path; chat
+    /// templating never does).
+    pub add_special_tokens: bool,
+    /// `truncation=True`: keep `max_length` tokens (else `model_max_length`).
+    pub truncation: bool,
+    /// `max_length`; does nothing without `truncation` or `Padding::MaxLength`.
+    pub max_length: Option<usize>,
+    pub padding: Padding,
+    /// `tokenizer_kwargs["padding_side"]`; else the tokenizer's.
+    pub padding_side: Option<Side>,
+    /// Compute `assistant_masks` from each text's generation spans.
+    pub assistant_masks: bool,
+}
+
+/// One encoded sequence.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Encoded {
+    pub input_ids: Vec<u32>,
+    pub attention_mask: Vec<u8>,
+    /// Present when asked for.
+    pub assistant_masks: Option<Vec<u8>>,
+}
+
+/// A tokenizing failure, with the Python exception class transformers raises for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenizeError {
+    /// `ValueError`, ... (what transformers raises), or `OffsetError` when chatfmt cannot rebuild
+    /// the token offsets that assistant masks need.
+    pub class: &'static str,
+    pub message: String,
+}
+
+impl TokenizeError {
+    pub(crate) fn value_error(message: impl Into<String>) -> Self {
+        TokenizeError {
+            class: "ValueError",
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TokenizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.class, self.message)
+    }
+}
+
+impl std::error::Error for TokenizeError {}
+
+const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
+
+/// A text to encode and the `{% generation %}` char spans of its rendering.
+#[derive(Debug, Clone, Copy)]
+pub struct Text<'t> {
+    pub text: &'t str,
+    pub generation_spans: &'t [(usize, usize)],
+}
+
+impl ChatTokenizer {
+    fn pipeline_options(add_special_tokens: bool) -> PipelineOptions {
+        PipelineOptions {
+            add_special_tokens,
+            encode_special_tokens: false,
+            padding: Override::Off,
+            truncation: Override::Off,
+        }
+    }
+
+    /// The ids of `text`, added tokens matched, no special tokens added.
+    pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+        let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
+        self.pipeline
+            .encode_into(text, &Self::pipeline_options(false), &mut out)
+            .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
+        Ok(PipelineToken::cast_slice(&out).to_vec())
+    }
+
+    fn encode_with_specials(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+        let encodings = self
+            .pipeline
+            .encode(text, &Self::pipeline_options(true))
+            .wait()
+            .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
+        Ok(encodings
+            .first()
+            .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
+            .unwrap_or_default())
+    }
+
+    /// The pad id, or transformers' "Asking to pad" error.
+    fn pad_id(&self) -> Result<u32, TokenizeError> {
+        self.special_tokens
+            .get("pad_token")
+            .and_then(|t| t.as_str())
+            .and_then(|t| self.token_to_id(t))
+            .ok_or_else(|| TokenizeError::value_error(NO_PAD_TOKEN))
+    }
+
+    /// The pad id when padding is asked for, or transformers' "Asking to pad" error.
+    pub(crate) fn check_padding(&self, opts: &EncodeOptions) -> Result<Option<u32>, TokenizeError> {
+        match opts.padding {
+            Padding::None => Ok(None),
+            _ => self.pad_id().map(Some),
+        }
+    }
+
+    /// Where truncation cuts: `max_length`, else `model_max_length`; nothing without `truncation`.
+    pub(crate) fn truncation_limit(&self, opts: &EncodeOptions) -> Option<usize> {
+        if opts.truncation {
+            opts.max_length.or(self.model_max_length)
+        } else {
+            None
+        }
+    }
+
+    /// Encodes a batch of rendered texts as `tokenizer(texts, add_special_tokens=False, ...)` and, when
+    /// asked, maps each text's generation spans to an assistant mask.
+    pub fn encode_batch(&self, texts: &[Text<'_>], opts: &EncodeOptions) -> Result<Vec<Encoded>, TokenizeError> {
+        let pad_id = self.check_padding(opts)?;
+        let max = self.truncation_limit(opts);
+        let mut seqs = Vec::with_capacity(texts.len());
+        for t in texts {
+            let ids = if opts.add_special_tokens {
+                if max.is_some() {
+                    return Err(TokenizeError::value_error(
+                        "truncation with add_special_tokens is not supported by chatfmt",
+                    ));
+                }
+                self.encode_with_specials(t.text)?
+            } else {
+                self.encode_ids(t.text)?
+            };
+            let ranges = if opts.assistant_masks {
+                let bytes = self.pieces.byte_ranges(t.text, &ids).map_err(|m| TokenizeError {
+                    class: "OffsetError",
+                    message: format!("cannot rebuild token offsets for the assistant mask: {m}"),
+                })?;
+                Some(char_ranges(t.text, &bytes))
+            } else {
+                None
+            };
+            seqs.push(self.truncate(ids, ranges, max));
+        }
+        Ok(self.finish_batch(seqs, texts, pad_id, opts))
+    }
+
+    /// Pads the (truncated) sequences of a batch and computes their masks.
+    pub(crate) fn finish_batch(
+        &self,
+        seqs: Vec<Sequence>,
+        texts: &[Text<'_>],
+        pad_id: Option<u32>,
+        opts: &EncodeOptions,
+    ) -> Vec<Encoded> {
+        let target = match opts.padding {
+            Padding::None => None,
+            Padding::Longest => seqs.iter().map(|s| s.ids.len()).max(),
+            Padding::MaxLength => opts.max_length.or(self.model_max_length),
+        };
+        let side = opts.padding_side.unwrap_or(self.padding_side);
+        let mut out = Vec::with_capacity(seqs.len());
+        for (i, Sequence { mut ids, ranges }) in seqs.into_iter().enumerate() {
+            let real = ids.len();
+            let pad = match (target, pad_id) {
+                (Some(n), Some(id)) if n > real => {
+                    let k = n - real;
+                    match side {
+                        Side::Right => ids.extend(std::iter::repeat_n(id, k)),
+                        Side::Left => {
+                            ids.splice(0..0, std::iter::repeat_n(id, k));
+                        }
+                    }
+                    k
+                }
+                _ => 0,
+            };
+            let mut attention_mask = vec![1u8; ids.len()];
+            let first = match side {
+                Side::Left => {
+                    attention_mask[..pad].fill(0);
+                    pad
+                }
+                Side::Right => {
+                    attention_mask[real..].fill(0);
+                    0
+                }
+            };
+            let spans = texts.get(i).map_or(&[][..], |t| t.generation_spans);
+            let assistant_masks = ranges.map(|r| {
+                TokenChars {
+                    ranges: &r,
+                    first,
+                    len: ids.len(),
+                }
+                .assistant_mask(spans)
+            });
+            out.push(Encoded {
+                input_ids: ids,
+                attention_mask,
+                assistant_masks,
+            });
+        }
+        out
+    }
+
+    /// Cuts a sequence (and its char ranges) to `max` tokens on the truncation side.
+    pub(crate) fn truncate(
+        &self,
+        mut ids: Vec<u32>,
+        mut ranges: Option<Vec<(usize, usize)>>,
+        max: Option<usize>,
+    ) -> Sequence {
+        if let Some(n) = max.filter(|&n| n < ids.len()) {
+            let cut = ids.len() - n;
+            match self.truncation_side {
+                Side::Right => {
+                    ids.truncate(n);
+                    if let Some(r) = ranges.as_mut() {
+                        r.truncate(n);
+                    }
+                }
+                Side::Left => {
+                    ids.drain(..cut);
+                    if let Some(r) = ranges.as_mut() {
+                        r.drain(..cut);
+                    }
+                }
+            }
+        }
+        Sequence { ids, ranges }
+    }
+}
+
+/// One sequence before padding: ids and, for masks, the char ranges of its tokens.
+pub(crate) struct Sequence {
+    ids: Vec<u32>,
+    ranges: Option<Vec<(usize, usize)>>,
+}

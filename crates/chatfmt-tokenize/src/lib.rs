@@ -1,0 +1,90 @@
+//! chatfmt-tokenize: token ids, attention masks and assistant masks of rendered chats, identical to
+//! transformers 5's `apply_chat_template(tokenize=True, return_dict=True, return_assistant_tokens_mask=...)`.
+//!
+//! [`ChatTokenizer`] loads a model folder (`tokenizer.json` + `tokenizer_config.json`) as transformers
+//! builds it and encodes rendered text ([`ChatTokenizer::encode_batch`]) with transformers' truncation,
+//! padding and assistant-mask rules; [`chat`] renders and tokenizes conversations in one call.
+//! Encoding runs on the `tokenizers` 1.0 pipeline, which returns ids only: the character offsets that
+//! assistant masks need are rebuilt by walking the token spellings along the text ([`pieces`]).
+
+pub mod chat;
+pub mod conformance;
+mod encode;
+mod load;
+mod masks;
+mod pieces;
+mod sanitize;
+
+pub use encode::{EncodeOptions, Encoded, Padding, Text, TokenizeError};
+pub use load::LoadError;
+
+use pieces::PieceTable;
+use serde_json::{Map, Value as Json};
+use std::sync::OnceLock;
+use tokenizers::pipeline::PipelineTokenizer;
+
+/// Left or right (padding and truncation sides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+impl Side {
+    /// `"left"` or `"right"`.
+    pub fn parse(s: &str) -> Option<Side> {
+        match s {
+            "left" => Some(Side::Left),
+            "right" => Some(Side::Right),
+            _ => None,
+        }
+    }
+}
+
+/// A model's tokenizer as transformers 5 loads it, plus what the chat layer needs from its config.
+pub struct ChatTokenizer {
+    pipeline: PipelineTokenizer,
+    pieces: PieceTable,
+    /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
+    plain: OnceLock<Result<PipelineTokenizer, String>>,
+    /// The canonical tokenizer.json, kept to build `plain`.
+    canonical: Json,
+    special_tokens: Map<String, Json>,
+    padding_side: Side,
+    truncation_side: Side,
+    model_max_length: Option<usize>,
+    chat_control_tokens: Option<Vec<String>>,
+}
+
+impl ChatTokenizer {
+    /// The named special tokens (`bos_token`, `eos_token`, `pad_token`, ...) that templates see, as
+    /// transformers' `special_tokens_map`.
+    pub fn special_tokens(&self) -> &Map<String, Json> {
+        &self.special_tokens
+    }
+
+    /// Sets or clears a named special token, like `tokenizer.pad_token = tokenizer.eos_token`.
+    pub fn set_special_token(&mut self, name: &str, value: Option<String>) {
+        match value {
+            Some(v) => self.special_tokens.insert(name.to_string(), Json::String(v)),
+            None => self.special_tokens.remove(name),
+        };
+    }
+
+    /// The configured padding side (the config's `padding_side`, else the tokenizer class's default).
+    pub fn padding_side(&self) -> Side {
+        self.padding_side
+    }
+
+    /// The id of a token string (vocabulary or added token).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.pieces.token_to_id(token)
+    }
+
+    /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizeError> {
+        self.pipeline
+            .decode(ids, false)
+            .map_err(|e| TokenizeError::value_error(format!("cannot decode {ids:?}: {e}")))
+    }
+}

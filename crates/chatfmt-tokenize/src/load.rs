@@ -1,0 +1,156 @@
+//! Loading a model folder's tokenizer the way transformers 5 builds it: `tokenizer.json` plus the
+//! settings of `tokenizer_config.json` (class pre-processing, padding side, pad token, limits).
+
+use crate::pieces::PieceTable;
+use crate::{ChatTokenizer, Side};
+use serde_json::{Map, Value as Json};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use tokenizers::pipeline::PipelineTokenizer;
+
+/// Why a tokenizer could not be loaded.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The file (or folder) concerned.
+    pub path: PathBuf,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// transformers' "unset" `model_max_length` (`VERY_LARGE_INTEGER`); anything above `LARGE_INTEGER`
+/// (1e20) means "no limit".
+const LARGE_INTEGER: f64 = 1e20;
+
+/// The named special tokens transformers 5 passes to templates (`special_tokens_map`; the
+/// `additional_special_tokens` list is not among them).
+const SPECIAL_TOKEN_KEYS: [&str; 7] = [
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+];
+
+fn read_json(path: &Path) -> Result<Json, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError {
+        path: path.to_path_buf(),
+        message: format!("{e} (a tokenizer folder needs tokenizer.json and tokenizer_config.json)"),
+    })?;
+    serde_json::from_str(&text).map_err(|e| LoadError {
+        path: path.to_path_buf(),
+        message: format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
+    })
+}
+
+/// A special token value of the config: a string or an `{"content": ...}` object.
+fn token_content(v: &Json) -> Option<String> {
+    match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Object(o) => o.get("content").and_then(Json::as_str).map(str::to_string),
+        _ => None,
+    }
+}
+
+/// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
+/// Metaspace pre-tokenizer (`LlamaTokenizer.__init__`, `_get_prepend_scheme`).
+fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
+    let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(true);
+    let legacy = config.get("legacy").and_then(Json::as_bool).unwrap_or(false);
+    let scheme = match (add_prefix_space, legacy) {
+        (false, _) => "never",
+        (true, true) => "always",
+        (true, false) => "first",
+    };
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("normalizer".into(), Json::Null);
+        obj.insert(
+            "pre_tokenizer".into(),
+            serde_json::json!({"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": scheme, "split": false}),
+        );
+    }
+}
+
+impl ChatTokenizer {
+    /// Loads `tokenizer.json` and `tokenizer_config.json` from a model folder.
+    pub fn from_model_dir(dir: &Path) -> Result<ChatTokenizer, LoadError> {
+        let json_path = dir.join("tokenizer.json");
+        let config_path = dir.join("tokenizer_config.json");
+        let mut json = read_json(&json_path)?;
+        let config = if config_path.exists() {
+            read_json(&config_path)?
+        } else {
+            Json::Object(Map::new())
+        };
+        let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");
+        let is_llama = matches!(class, "LlamaTokenizer" | "LlamaTokenizerFast");
+        if is_llama {
+            apply_llama_preprocessing(&mut json, &config);
+        }
+        let pieces = PieceTable::from_tokenizer_json(&json).map_err(|message| LoadError {
+            path: json_path.clone(),
+            message,
+        })?;
+        tokenizers::canonicalize_value(&mut json).map_err(|e| LoadError {
+            path: json_path.clone(),
+            message: format!("cannot upgrade to the tokenizers 1.0 format: {e}"),
+        })?;
+        let canonical = serde_json::to_string(&json).map_err(|e| LoadError {
+            path: json_path.clone(),
+            message: e.to_string(),
+        })?;
+        let pipeline: PipelineTokenizer = tokenizers::from_json(&canonical).map_err(|e| LoadError {
+            path: json_path.clone(),
+            message: format!("unsupported tokenizer: {e}"),
+        })?;
+
+        let mut special_tokens = Map::new();
+        for key in SPECIAL_TOKEN_KEYS {
+            if let Some(v) = config.get(key).and_then(token_content) {
+                special_tokens.insert(key.to_string(), Json::String(v));
+            }
+        }
+        let side = |key: &str, default: Side| -> Result<Side, LoadError> {
+            match config.get(key).and_then(Json::as_str) {
+                None => Ok(default),
+                Some(s) => Side::parse(s).ok_or_else(|| LoadError {
+                    path: config_path.clone(),
+                    message: format!("{key} must be \"left\" or \"right\", not {s:?}"),
+                }),
+            }
+        };
+        // The class default: LlamaTokenizer pads on the left, every other class on the right.
+        let padding_side = side("padding_side", if is_llama { Side::Left } else { Side::Right })?;
+        let truncation_side = side("truncation_side", Side::Right)?;
+        let model_max_length = config
+            .get("model_max_length")
+            .and_then(Json::as_f64)
+            .filter(|&n| n <= LARGE_INTEGER)
+            .map(|n| n as usize);
+        let chat_control_tokens = config
+            .get("chat_control_tokens")
+            .and_then(Json::as_array)
+            .map(|list| list.iter().filter_map(Json::as_str).map(str::to_string).collect());
+        Ok(ChatTokenizer {
+            pipeline,
+            pieces,
+            plain: OnceLock::new(),
+            canonical: json,
+            special_tokens,
+            padding_side,
+            truncation_side,
+            model_max_length,
+            chat_control_tokens,
+        })
+    }
+}

@@ -1,0 +1,261 @@
+//! What each token id spells in the input text, read from `tokenizer.json`: enough to walk the ids
+//! of an encoding along the text and recover each token's offsets (the 1.0 pipeline returns ids only).
+
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// An added token (`added_tokens` of tokenizer.json), matched on the raw text before the model runs.
+#[derive(Debug, Clone)]
+pub struct AddedToken {
+    pub content: String,
+    pub id: u32,
+    pub special: bool,
+    lstrip: bool,
+    rstrip: bool,
+}
+
+/// How a token of the model covers text.
+#[derive(Debug, Clone, Copy, Default)]
+struct Piece {
+    /// Bytes of input text the token stands for (a space marker counts as the one space it replaces).
+    bytes: u32,
+    /// The token starts with the space marker, which may be a prefix the pre-tokenizer added.
+    marker_lead: bool,
+    /// Index into `added` for added tokens.
+    added: Option<u32>,
+}
+
+/// The per-id table plus the vocabulary lookups the chat layer needs.
+#[derive(Debug)]
+pub struct PieceTable {
+    pieces: Vec<Piece>,
+    /// Token string → id (model vocabulary, then added tokens).
+    ids: HashMap<String, u32>,
+    added: Vec<AddedToken>,
+    /// Why offsets cannot be rebuilt for this tokenizer, if they cannot.
+    unsupported: Option<String>,
+}
+
+/// Byte-level BPE maps every byte to one printable character.
+const BYTE_LEVEL_SPACE: char = 'Ġ';
+const METASPACE: char = '\u{2581}';
+
+/// How the pre-processing writes spaces, found in the tokenizer.json components.
+#[derive(Debug, Default)]
+struct Spelling {
+    byte_level: bool,
+    /// The space marker (`▁` or `Ġ`) when spaces are spelled with one.
+    marker: Option<char>,
+    byte_fallback: bool,
+    continuing_prefix: String,
+    end_suffix: String,
+}
+
+fn components<'j>(node: &'j Json, out: &mut Vec<&'j Json>) {
+    match node.get("type").and_then(Json::as_str) {
+        Some("Sequence") => {
+            for key in ["pretokenizers", "normalizers", "processors"] {
+                for child in node.get(key).and_then(Json::as_array).into_iter().flatten() {
+                    components(child, out);
+                }
+            }
+        }
+        Some(_) => out.push(node),
+        None => {}
+    }
+}
+
+impl Spelling {
+    fn of(json: &Json) -> Spelling {
+        let mut parts = Vec::new();
+        components(&json["pre_tokenizer"], &mut parts);
+        components(&json["normalizer"], &mut parts);
+        let mut s = Spelling::default();
+        for p in parts {
+            match p["type"].as_str() {
+                Some("ByteLevel") => {
+                    s.byte_level = true;
+                    s.marker = Some(BYTE_LEVEL_SPACE);
+                }
+                Some("Metaspace") => {
+                    s.marker = p["replacement"]
+                        .as_str()
+                        .and_then(|r| r.chars().next())
+                        .or(Some(METASPACE));
+                }
+                Some("Replace") if p["pattern"]["String"].as_str() == Some(" ") => {
+                    s.marker = p["content"].as_str().and_then(|r| r.chars().next());
+                }
+                _ => {}
+            }
+        }
+        let model = &json["model"];
+        s.byte_fallback = model["byte_fallback"].as_bool().unwrap_or(false);
+        s.continuing_prefix = model["continuing_subword_prefix"].as_str().unwrap_or("").to_string();
+        s.end_suffix = model["end_of_word_suffix"].as_str().unwrap_or("").to_string();
+        s
+    }
+
+    fn piece(&self, token: &str) -> Piece {
+        if self.byte_fallback && token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
+            return Piece {
+                bytes: 1,
+                ..Piece::default()
+            };
+        }
+        let mut t = token.strip_prefix(self.continuing_prefix.as_str()).unwrap_or(token);
+        if !self.end_suffix.is_empty() {
+            t = t.strip_suffix(self.end_suffix.as_str()).unwrap_or(t);
+        }
+        let bytes = if self.byte_level {
+            t.chars().count()
+        } else {
+            t.chars()
+                .map(|c| if Some(c) == self.marker { 1 } else { c.len_utf8() })
+                .sum()
+        };
+        Piece {
+            bytes: bytes as u32,
+            marker_lead: self.marker.is_some_and(|m| t.starts_with(m)),
+            added: None,
+        }
+    }
+}
+
+impl PieceTable {
+    /// Builds the table from a (pre-processed, not yet canonicalized) tokenizer.json.
+    pub fn from_tokenizer_json(json: &Json) -> Result<PieceTable, String> {
+        let spelling = Spelling::of(json);
+        let model = &json["model"];
+        let mut entries: Vec<(String, u32)> = Vec::new();
+        match &model["vocab"] {
+            Json::Object(vocab) => {
+                for (token, id) in vocab {
+                    let id = id
+                        .as_u64()
+                        .ok_or_else(|| format!("model.vocab[{token:?}] is not an integer id"))?;
+                    entries.push((token.clone(), id as u32));
+                }
+            }
+            Json::Array(list) => {
+                for (i, entry) in list.iter().enumerate() {
+                    let token = entry[0]
+                        .as_str()
+                        .ok_or_else(|| format!("model.vocab[{i}] is not a [token, score] pair"))?;
+                    entries.push((token.to_string(), i as u32));
+                }
+            }
+            _ => return Err("model.vocab is missing (is this a tokenizer.json?)".into()),
+        }
+        let unsupported = match model["type"].as_str() {
+            Some("BPE") | Some("Unigram") | Some("WordLevel") => None,
+            other => Some(format!(
+                "assistant masks need token offsets, not available for model type {other:?}"
+            )),
+        };
+        let mut added = Vec::new();
+        for (i, t) in json["added_tokens"].as_array().into_iter().flatten().enumerate() {
+            let (Some(content), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) else {
+                return Err(format!("added_tokens[{i}] needs a string content and an integer id"));
+            };
+            added.push(AddedToken {
+                content: content.to_string(),
+                id: id as u32,
+                special: t["special"].as_bool().unwrap_or(false),
+                lstrip: t["lstrip"].as_bool().unwrap_or(false),
+                rstrip: t["rstrip"].as_bool().unwrap_or(false),
+            });
+        }
+        let size = entries
+            .iter()
+            .map(|(_, id)| *id)
+            .chain(added.iter().map(|a| a.id))
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let mut pieces = vec![Piece::default(); size];
+        let mut ids = HashMap::with_capacity(entries.len() + added.len());
+        for (token, id) in entries {
+            pieces[id as usize] = spelling.piece(&token);
+            ids.insert(token, id);
+        }
+        for (i, a) in added.iter().enumerate() {
+            pieces[a.id as usize] = Piece {
+                bytes: a.content.len() as u32,
+                marker_lead: false,
+                added: Some(i as u32),
+            };
+            ids.insert(a.content.clone(), a.id);
+        }
+        Ok(PieceTable {
+            pieces,
+            ids,
+            added,
+            unsupported,
+        })
+    }
+
+    /// The id of a token string (vocabulary or added token).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.ids.get(token).copied()
+    }
+
+    /// The added tokens, in tokenizer.json order.
+    pub fn added_tokens(&self) -> &[AddedToken] {
+        &self.added
+    }
+
+    /// The byte range of `text` each token of `ids` covers, found by walking the token spellings along
+    /// the text. A space marker at the start of a segment (after an added token, or at the start) that
+    /// faces no space is the prefix the pre-tokenizer added and covers no text.
+    pub fn byte_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, String> {
+        if let Some(why) = &self.unsupported {
+            return Err(why.clone());
+        }
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(ids.len());
+        let mut pos = 0usize;
+        let mut segment_start = true;
+        for (i, &id) in ids.iter().enumerate() {
+            let piece = self
+                .pieces
+                .get(id as usize)
+                .copied()
+                .ok_or_else(|| format!("token {i}: id {id} is outside the vocabulary"))?;
+            if let Some(a) = piece.added {
+                let a = &self.added[a as usize];
+                let start = pos;
+                if a.lstrip {
+                    pos += text.get(pos..).map_or(0, whitespace_len);
+                }
+                if !text.get(pos..).is_some_and(|rest| rest.starts_with(a.content.as_str())) {
+                    return Err(format!("token {i} ({:?}) is not at byte {pos} of the text", a.content));
+                }
+                pos += a.content.len();
+                if a.rstrip {
+                    pos += text.get(pos..).map_or(0, whitespace_len);
+                }
+                out.push((start, pos));
+                segment_start = true;
+                continue;
+            }
+            let mut len = piece.bytes as usize;
+            if piece.marker_lead && segment_start && bytes.get(pos) != Some(&b' ') {
+                len -= 1;
+            }
+            out.push((pos, pos + len));
+            pos += len;
+            segment_start = false;
+        }
+        if pos != text.len() {
+            return Err(format!(
+                "the tokens spell {pos} bytes but the text has {} (a normalizer changed the text?)",
+                text.len()
+            ));
+        }
+        Ok(out)
+    }
+}
+
+fn whitespace_len(s: &str) -> usize {
+    s.len() - s.trim_start().len()
+}
