@@ -54,7 +54,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     };
     let reports = check::check(&chat);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"path": path, "templates": reports}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"path": path, "templates": reports}))?
+        );
     } else {
         for r in &reports {
             print_report(&path.display().to_string(), r);

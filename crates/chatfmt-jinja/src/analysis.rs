@@ -338,7 +338,10 @@ impl Walker {
     }
 
     fn macro_def(&mut self, m: &MacroDef) {
-        m.params.iter().filter_map(|(_, d)| d.as_ref()).for_each(|d| self.expr(d));
+        m.params
+            .iter()
+            .filter_map(|(_, d)| d.as_ref())
+            .for_each(|d| self.expr(d));
         self.stmts(&m.body)
     }
 
@@ -432,7 +435,8 @@ impl Walker {
             ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
                 self.out.globals_called.insert(n.to_string());
                 if &**n == "raise_exception" {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(msg))) = args.pos.first().map(|a| &a.kind)
+                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(msg))) =
+                        args.pos.first().map(|a| &a.kind)
                     {
                         self.out.raise_messages.push(msg.to_string());
                     }
@@ -446,7 +450,8 @@ impl Walker {
                     self.out.refused_calls.push(finding(method, pos));
                 }
                 if &**method == "get" && self.is_message(o) {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind) {
+                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind)
+                    {
                         self.out.message_fields.insert(k.to_string());
                     }
                 }

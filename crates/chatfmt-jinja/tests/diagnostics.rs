@@ -30,7 +30,10 @@ fn syntax_error_names_line_and_column() {
          3 | {% endfor %}{% if %}\n\
          \x20                     ^",
     );
-    assert_eq!((e.template_name(), e.line(), e.column()), (Some("demo.jinja"), Some(3), Some(19)));
+    assert_eq!(
+        (e.template_name(), e.line(), e.column()),
+        (Some("demo.jinja"), Some(3), Some(19))
+    );
 }
 
 #[test]

@@ -81,6 +81,7 @@ pub fn markdown_table(checks: &[KitCheck]) -> String {
         let star = if c.has_goldens { "" } else { "*" };
         let r = &c.report;
         let mut codes: Vec<&str> = r.warnings.iter().map(|w| w.code).collect();
+        codes.sort_unstable();
         codes.dedup();
         let cols: Vec<String> = match &r.capabilities {
             Some(k) => vec![

@@ -39,7 +39,11 @@ fn tool_schema() -> Json {
 
 fn call(id: &str, arg: &str, as_string: bool) -> Json {
     let args = json!({"query": arg});
-    let args = if as_string { Json::String(args.to_string()) } else { args };
+    let args = if as_string {
+        Json::String(args.to_string())
+    } else {
+        args
+    };
     json!({"id": id, "type": "function", "function": {"name": TOOL_NAME, "arguments": args}})
 }
 
@@ -135,19 +139,32 @@ impl<'c> Prober<'c> {
         parallel.push(tool_result("call_2", "SECOND_RESULT_PROBE"));
         let parallel_tool_calls = (object_args || string_args) && self.shows(&parallel, &roundtrip_opts, &[ARG, ARG2]);
 
-        let text_parts = json!([{"type": "text", "text": USER}]);
-        let content_text_parts = self.shows(
-            &[json!({"role": "user", "content": text_parts})],
-            &self.opts(true),
-            &[USER],
-        );
-        let with_image = self.render(
-            &[json!({"role": "user", "content": [{"type": "image"}, {"type": "text", "text": USER}]})],
-            true,
-        );
+        // Content as parts in every role the template accepts, as real multimodal conversations send it.
+        let parts = |text: &str| json!([{"type": "text", "text": text}]);
+        let mut parts_conv = Vec::new();
+        if system_role {
+            parts_conv.push(json!({"role": "system", "content": parts(SYSTEM)}));
+        }
+        parts_conv.push(json!({"role": "user", "content": parts(USER)}));
+        parts_conv.push(json!({"role": "assistant", "content": parts(ASSISTANT)}));
+        parts_conv.push(json!({"role": "user", "content": parts(USER2)}));
+        let content_text_parts = self.shows(&parts_conv, &self.opts(true), &[USER, ASSISTANT, USER2]);
+        // The same conversation with an image part in the first user message: supported when it renders
+        // the text and the image changes the prompt (a placeholder).
+        let mut image_conv = parts_conv.clone();
+        if let Some(first_user) = image_conv.iter_mut().find(|m| m["role"] == "user") {
+            first_user["content"] = json!([{"type": "image"}, {"type": "text", "text": USER}]);
+        }
+        let with_image = self.render(&image_conv, true);
         let content_image_parts = content_text_parts
             && with_image.as_ref().is_ok_and(|t| t.contains(USER))
-            && with_image.ok() != self.render(&[json!({"role": "user", "content": text_parts})], true).ok();
+            && with_image.as_ref().ok() != self.render(&parts_conv, true).as_ref().ok();
+        if let (true, Err(e)) = (content_text_parts, &with_image) {
+            warnings.push(Diagnostic::new(
+                "image_parts_fail",
+                format!("text parts render, but the same conversation with an image part fails: {e}"),
+            ));
+        }
 
         let reasoning_turn = json!({"role": "assistant", "content": ASSISTANT, "reasoning_content": REASONING});
         let reasoning = self.shows(&[user(USER), reasoning_turn.clone()], &self.opts(false), &[REASONING]);
