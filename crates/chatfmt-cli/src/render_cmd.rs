@@ -178,6 +178,9 @@ pub fn run(args: RenderArgs) -> Result<()> {
         }
         _ => bail!("{origin}: expected a JSON array of messages or an object with a \"messages\" array"),
     };
+    if let Some((i, m)) = messages.iter().enumerate().find(|(_, m)| !m.is_object()) {
+        bail!("{origin}: messages[{i}]: expected a message object such as {{\"role\": \"user\", \"content\": \"...\"}}, got {m}");
+    }
     if let Some(p) = &args.tools {
         tools = Some(read_json_file(p)?);
     }

@@ -240,7 +240,9 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
         let mut add = BTreeSet::new();
         match &s.kind {
             StmtKind::Set(t, e) if mentions(e, vars) && !is_scalar_expr(e) => target_names(t, &mut add),
-            StmtKind::For(f) if mentions(&f.iter, vars) => target_names(&f.target, &mut add),
+            StmtKind::For(f) if mentions(&f.iter, vars) && !is_scalar_expr(&f.iter) => {
+                target_names(&f.target, &mut add)
+            }
             StmtKind::With(assigns, _) => {
                 for (t, e) in assigns {
                     if mentions(e, vars) && !is_scalar_expr(e) {
@@ -257,14 +259,32 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
     }
 }
 
-/// Expressions that give a scalar even when they read messages (`messages|length`, `x == y`,
-/// `message.content`): their results are not messages.
+/// Expressions whose result is not a message or a list of messages even when they read messages
+/// (`messages|length`, `x == y`, `message.content`, `namespace(...)`, method calls).
 fn is_scalar_expr(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Filter(_, name, _) => matches!(&**name, "length" | "count" | "string" | "trim" | "tojson" | "int"),
-        ExprKind::Test(..) | ExprKind::Compare(..) | ExprKind::Unary(..) | ExprKind::Binary(..) => true,
-        ExprKind::GetAttr(_, attr) => !matches!(&**attr, "tool_calls" | "content"),
-        ExprKind::Concat(_) | ExprKind::Const(_) => true,
+        ExprKind::Filter(_, name, _) => !matches!(
+            &**name,
+            "list"
+                | "reverse"
+                | "selectattr"
+                | "rejectattr"
+                | "select"
+                | "reject"
+                | "first"
+                | "last"
+                | "batch"
+                | "slice"
+        ),
+        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        ExprKind::GetAttr(..)
+        | ExprKind::Call(..)
+        | ExprKind::Test(..)
+        | ExprKind::Compare(..)
+        | ExprKind::Unary(..)
+        | ExprKind::Binary(..)
+        | ExprKind::Concat(_)
+        | ExprKind::Const(_) => true,
         _ => false,
     }
 }

@@ -129,6 +129,24 @@ impl<'c> Prober<'c> {
             (false, true) => ArgumentsFormat::String,
             (false, false) => ArgumentsFormat::None,
         };
+        if !object_args && !string_args {
+            let with_content = |as_string: bool| {
+                let mut m = roundtrip(as_string);
+                if let Some(call) = m.iter_mut().find(|m| m.get("tool_calls").is_some()) {
+                    call["content"] = json!("");
+                }
+                m
+            };
+            if [false, true]
+                .iter()
+                .any(|s| self.shows(&with_content(*s), &roundtrip_opts, &[ARG]))
+            {
+                warnings.push(Diagnostic::new(
+                    "tool_calls_need_content",
+                    "tool calls render only when the assistant message also has a `content` field: without one (transformers drops `content: None`) the template fails or drops them; send `\"content\": \"\"`",
+                ));
+            }
+        }
         let as_string = !object_args && string_args;
         let tool_results = self.shows(&roundtrip(as_string), &roundtrip_opts, &[RESULT]);
         let mut parallel = head.clone();
