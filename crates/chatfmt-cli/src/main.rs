@@ -1,5 +1,6 @@
 //! The `chatfmt` command-line tool.
 
+mod check_cmd;
 mod conformance_cmd;
 mod conformance_fastchat;
 mod dataset_cmd;
@@ -36,6 +37,8 @@ enum Command {
     /// Replay a conformance kit and report how many cases match.
     #[command(subcommand)]
     Conformance(conformance_cmd::Kit),
+    /// Check a chat template: errors, capabilities and warnings (exit 1 on errors).
+    Check(check_cmd::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Conformance(kit) => conformance_cmd::run(kit),
         Command::Templates(cmd) => Ok(templates_cmd::run(cmd)),
+        Command::Check(args) => check_cmd::run(args),
         Command::Render(args) => render_cmd::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Dataset(args) => dataset_cmd::run(*args),
         Command::Tokenize(args) => tokenize_cmd::run(*args).map(|()| ExitCode::SUCCESS),

@@ -102,8 +102,20 @@ fn json_kind(v: &Json) -> &'static str {
 
 /// Reads `--messages`: a JSON array of messages, or an object with `messages` (+ `tools`,
 /// `documents`). Only the JSON syntax and this top-level shape are checked here; the messages
-/// themselves go to the template as they are, as transformers passes them.
+/// themselves go to the template as they are, as transformers passes them (each must be an object,
+/// as transformers requires).
 pub(crate) fn read_messages(name: &str) -> Result<Input> {
+    let input = read_conversation(name)?;
+    if let Some((i, m)) = input.messages.iter().enumerate().find(|(_, m)| !m.is_object()) {
+        bail!(
+            "{}: messages[{i}]: expected a message object such as {{\"role\": \"user\", \"content\": \"...\"}}, got {m}",
+            input.origin
+        );
+    }
+    Ok(input)
+}
+
+fn read_conversation(name: &str) -> Result<Input> {
     let origin = if name == "-" { "<stdin>" } else { name }.to_string();
     let expected = "expected a JSON array of messages or an object with a \"messages\" array";
     match json_input::parse(&read_input(name)?, &origin, Root::File("messages"))? {

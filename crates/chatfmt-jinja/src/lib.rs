@@ -10,6 +10,7 @@
 //! assert_eq!(t.render(&ctx).unwrap().text, "user: hi\n");
 //! ```
 
+pub mod analysis;
 mod builtins;
 mod error;
 mod eval;

@@ -87,6 +87,11 @@ impl Template {
         &self.body
     }
 
+    /// Analyses the template's syntax tree over every branch (see [`crate::analysis::Analysis`]).
+    pub fn analyze(&self) -> crate::analysis::Analysis {
+        crate::analysis::analyze(&self.body)
+    }
+
     /// The template's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -3,6 +3,7 @@
 //! The chat layer over [`chatfmt_jinja`]: Hugging Face chat templates (`apply`, loading from model
 //! folders), FastChat conversation templates ([`conversation`]), and the conformance runners.
 
+pub mod check;
 pub mod conformance;
 pub mod conversation;
 pub mod defaults;

@@ -70,6 +70,14 @@ impl ChatTemplate {
         &self.special_tokens
     }
 
+    /// Each template with its name (`None` for a single unnamed template), or its compile error.
+    pub fn templates(&self) -> Vec<(Option<&str>, Result<&Template, &Error>)> {
+        match &self.templates {
+            Templates::Single(t) => vec![(None, t.as_ref())],
+            Templates::Named(m) => m.iter().map(|(k, t)| (Some(k.as_str()), t.as_ref())).collect(),
+        }
+    }
+
     /// The names of the templates (empty for a single unnamed template).
     pub fn names(&self) -> Vec<&str> {
         match &self.templates {

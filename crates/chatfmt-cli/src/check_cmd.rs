@@ -1,0 +1,138 @@
+//! `chatfmt check`: a chat template's errors, capabilities and warnings (exit 1 on errors).
+
+use anyhow::{bail, Context as _, Result};
+use chatfmt::check::{self, Report};
+use chatfmt::ChatTemplate;
+use clap::Args;
+use serde_json::{json, Map, Value as Json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Options of `chatfmt check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// A template file (Jinja source) or a model folder (tokenizer_config.json, chat_template.jinja, ...).
+    #[arg(required_unless_present = "hf_kit")]
+    path: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The BOS token a template file is rendered with (model folders name their own).
+    #[arg(long)]
+    bos_token: Option<String>,
+    /// The EOS token a template file is rendered with.
+    #[arg(long)]
+    eos_token: Option<String>,
+    /// Check every template of the hf conformance kit's corpus instead ($CHATFMT_KITS or ../shared/conformance).
+    #[arg(long, conflicts_with = "path")]
+    hf_kit: bool,
+    /// With --hf-kit: print the capability table as Markdown (docs/CAPABILITIES.md).
+    #[arg(long, requires = "hf_kit", conflicts_with = "json")]
+    markdown: bool,
+}
+
+/// Runs `chatfmt check`.
+pub fn run(args: CheckArgs) -> Result<ExitCode> {
+    if args.hf_kit {
+        return run_kit(&args);
+    }
+    let Some(path) = &args.path else {
+        bail!("give a template file or a model folder");
+    };
+    let chat = if path.is_dir() {
+        ChatTemplate::from_model_dir(path)?
+    } else {
+        let source =
+            std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the template", path.display()))?;
+        let mut special = Map::new();
+        for (k, v) in [("bos_token", &args.bos_token), ("eos_token", &args.eos_token)] {
+            if let Some(v) = v {
+                special.insert(k.to_string(), Json::String(v.clone()));
+            }
+        }
+        ChatTemplate::new(&source, special)
+    };
+    let reports = check::check(&chat);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"path": path, "templates": reports}))?
+        );
+    } else {
+        for r in &reports {
+            print_report(&path.display().to_string(), r);
+        }
+    }
+    Ok(exit_code(reports.iter()))
+}
+
+fn run_kit(args: &CheckArgs) -> Result<ExitCode> {
+    let dir = chatfmt::conformance::kits_dir().join("hf");
+    let checks = check::check_hf_kit(&dir).map_err(anyhow::Error::msg)?;
+    if args.markdown {
+        print!("{}", check::markdown_table(&checks));
+    } else if args.json {
+        let all: Vec<Json> = checks
+            .iter()
+            .map(|c| json!({"id": c.id, "has_goldens": c.has_goldens, "report": c.report}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        for c in &checks {
+            print_report(&c.id, &c.report);
+        }
+    }
+    Ok(exit_code(checks.iter().map(|c| &c.report)))
+}
+
+fn exit_code<'r>(mut reports: impl Iterator<Item = &'r Report>) -> ExitCode {
+    if reports.any(|r| !r.errors.is_empty()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_report(label: &str, r: &Report) {
+    match &r.name {
+        Some(name) => println!("{label} [{name}]"),
+        None => println!("{label}"),
+    }
+    for (what, list) in [("error", &r.errors), ("warning", &r.warnings)] {
+        for d in list {
+            let at = match (d.line, d.column) {
+                (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+                _ => String::new(),
+            };
+            println!("  {what}[{}]{at}: {}", d.code, d.message.replace('\n', "\n    "));
+        }
+    }
+    if let Some(k) = &r.capabilities {
+        let flags = [
+            ("system role", k.system_role),
+            ("tools", k.tools),
+            ("tool calls", k.tool_calls),
+            ("tool results", k.tool_results),
+            ("parallel tool calls", k.parallel_tool_calls),
+            ("content text parts", k.content_text_parts),
+            ("content image parts", k.content_image_parts),
+            ("reasoning", k.reasoning),
+            ("reasoning kept in history", k.reasoning_in_history),
+            ("documents", k.documents),
+            ("{% generation %} tags", k.generation_tags),
+            ("add_generation_prompt honoured", k.add_generation_prompt),
+            ("date-dependent (strftime_now)", k.date_dependent),
+        ];
+        let yes: Vec<&str> = flags.iter().filter(|f| f.1).map(|f| f.0).collect();
+        let no: Vec<&str> = flags.iter().filter(|f| !f.1).map(|f| f.0).collect();
+        println!("  supports: {}", yes.join(", "));
+        println!("  does not: {}", no.join(", "));
+        if k.tool_calls {
+            println!("  tool-call arguments: {:?}", k.tool_call_arguments);
+        }
+        if !k.extra_variables.is_empty() {
+            println!("  extra variables: {}", k.extra_variables.join(", "));
+        }
+        println!("  message fields read: {}", k.message_fields.join(", "));
+    }
+}

@@ -1,0 +1,482 @@
+//! Static analysis of a parsed template: what it uses (filters, tests, globals, variables, message
+//! fields) and what will fail wherever it runs (unknown filters, tests or functions in any branch,
+//! calls the sandbox refuses, tags that need a loader). It reads the syntax tree only; nothing renders.
+
+use crate::syntax::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
+use std::collections::BTreeSet;
+
+/// Methods that mutate a list or a dict: the immutable sandbox refuses to call them. None of them is
+/// a `str` method, so a call of one of these names fails on any value that has it.
+const MUTATING_METHODS: &[&str] = &[
+    "append",
+    "clear",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "reverse",
+    "sort",
+    "popitem",
+    "setdefault",
+    "update",
+];
+
+/// Names every template may read without defining them.
+const IMPLICIT_NAMES: &[&str] = &["loop", "caller", "varargs", "kwargs", "self"];
+
+/// A name found at a place in the template.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Finding {
+    /// The name (filter, test, function, method or attribute).
+    pub name: String,
+    /// 1-based line of the use.
+    pub line: u32,
+    /// 1-based column of the use.
+    pub column: u32,
+}
+
+/// What [`crate::Template::analyze`] found in a template, over every branch.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// Filters used (known or not).
+    pub filters: BTreeSet<String>,
+    /// Tests used (known or not).
+    pub tests: BTreeSet<String>,
+    /// Global functions called (`range`, `namespace`, `raise_exception`, ...).
+    pub globals_called: BTreeSet<String>,
+    /// Variables read that the template never assigns: what the caller must (or may) pass.
+    pub free_variables: BTreeSet<String>,
+    /// Attributes and constant keys read on variables holding messages (`message.content`,
+    /// `message['tool_calls']`, `message.get('reasoning_content')`).
+    pub message_fields: BTreeSet<String>,
+    /// Filters the environment does not have: each fails when its expression runs.
+    pub unknown_filters: Vec<Finding>,
+    /// Tests the environment does not have.
+    pub unknown_tests: Vec<Finding>,
+    /// Names called as functions that are neither globals nor defined by the template.
+    pub unknown_functions: Vec<Finding>,
+    /// Calls the sandbox refuses: mutating methods (`.append`, `.pop`, `.update`, ...) and
+    /// attributes starting with `_`.
+    pub refused_calls: Vec<Finding>,
+    /// Tags that need a template loader (`include`, `import`, `extends`, `from`), which fail when run.
+    pub needs_loader: Vec<Finding>,
+    /// Constant messages passed to `raise_exception(...)`.
+    pub raise_messages: Vec<String>,
+    /// Whether a `{% generation %}` block appears.
+    pub uses_generation: bool,
+}
+
+impl Analysis {
+    /// Whether the template calls `strftime_now` (its output depends on the date).
+    pub fn uses_strftime_now(&self) -> bool {
+        self.globals_called.contains("strftime_now")
+    }
+
+    /// Whether the template can raise its own errors with `raise_exception`.
+    pub fn uses_raise_exception(&self) -> bool {
+        self.globals_called.contains("raise_exception")
+    }
+}
+
+/// Analyses a parsed body.
+pub(crate) fn analyze(body: &[Stmt]) -> Analysis {
+    let mut bound = BTreeSet::new();
+    collect_bound(body, &mut bound);
+    let message_vars = message_vars(body);
+    let mut w = Walker {
+        out: Analysis::default(),
+        bound,
+        message_vars,
+        reads: BTreeSet::new(),
+    };
+    w.stmts(body);
+    let mut out = w.out;
+    out.free_variables = w
+        .reads
+        .into_iter()
+        .filter(|n| !w.bound.contains(n) && !IMPLICIT_NAMES.contains(&n.as_str()) && !is_global(n))
+        .collect();
+    out
+}
+
+fn is_global(name: &str) -> bool {
+    crate::builtins::globals::GLOBALS.contains(&name)
+}
+
+fn finding(name: &str, pos: Pos) -> Finding {
+    Finding {
+        name: name.to_string(),
+        line: pos.line,
+        column: pos.col,
+    }
+}
+
+fn target_names(t: &Target, out: &mut BTreeSet<String>) {
+    match t {
+        Target::Name(n) => {
+            out.insert(n.to_string());
+        }
+        Target::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
+        Target::Attr(..) => {}
+    }
+}
+
+/// Every name the template binds anywhere (set, for, with, macro names and parameters).
+fn collect_bound(body: &[Stmt], out: &mut BTreeSet<String>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) => target_names(t, out),
+            StmtKind::For(f) => target_names(&f.target, out),
+            StmtKind::With(assigns, _) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
+            StmtKind::Macro(m) => {
+                out.insert(m.name.to_string());
+                out.extend(m.params.iter().map(|(p, _)| p.to_string()));
+            }
+            StmtKind::CallBlock(_, m) => out.extend(m.params.iter().map(|(p, _)| p.to_string())),
+            _ => {}
+        }
+        for child in children(s) {
+            collect_bound(child, out);
+        }
+    }
+}
+
+/// The statement lists nested in a statement.
+fn children(s: &Stmt) -> Vec<&[Stmt]> {
+    match &s.kind {
+        StmtKind::If(branches, else_body) => {
+            let mut v: Vec<&[Stmt]> = branches.iter().map(|(_, b)| b.as_slice()).collect();
+            v.push(else_body);
+            v
+        }
+        StmtKind::For(f) => vec![&f.body, &f.else_body],
+        StmtKind::SetBlock(_, _, b)
+        | StmtKind::FilterBlock(_, b)
+        | StmtKind::With(_, b)
+        | StmtKind::Generation(b)
+        | StmtKind::Block(_, b)
+        | StmtKind::Autoescape(_, b) => vec![b],
+        StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => vec![&m.body],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether an expression reads any of `names`.
+fn mentions(e: &Expr, names: &BTreeSet<String>) -> bool {
+    let mut found = false;
+    visit_names(e, &mut |n| found |= names.contains(n));
+    found
+}
+
+fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
+    match &e.kind {
+        ExprKind::Name(n) => f(n),
+        ExprKind::Const(_) => {}
+        ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
+            items.iter().for_each(|i| visit_names(i, f))
+        }
+        ExprKind::Dict(items) => items.iter().for_each(|(k, v)| {
+            visit_names(k, f);
+            visit_names(v, f)
+        }),
+        ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => visit_names(o, f),
+        ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+            visit_names(a, f);
+            visit_names(b, f)
+        }
+        ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| visit_names(x, f)),
+        ExprKind::Call(callee, args) => {
+            visit_names(callee, f);
+            visit_arg_names(args, f)
+        }
+        ExprKind::Filter(v, _, args) => {
+            if let Some(v) = v {
+                visit_names(v, f);
+            }
+            visit_arg_names(args, f)
+        }
+        ExprKind::Test(v, _, args) => {
+            visit_names(v, f);
+            visit_arg_names(args, f)
+        }
+        ExprKind::Compare(a, rest) => {
+            visit_names(a, f);
+            rest.iter().for_each(|(_, e)| visit_names(e, f))
+        }
+        ExprKind::Cond(a, b, c) => {
+            visit_names(a, f);
+            visit_names(b, f);
+            if let Some(c) = c {
+                visit_names(c, f)
+            }
+        }
+    }
+}
+
+fn visit_arg_names(a: &Args, f: &mut dyn FnMut(&str)) {
+    for e in a.pos.iter().chain(a.kw.iter().map(|(_, e)| e)) {
+        visit_names(e, f);
+    }
+    for e in [&a.star, &a.dstar].into_iter().flatten() {
+        visit_names(e, f);
+    }
+}
+
+/// The variables that hold messages or lists of them: `messages`, and (to a fixpoint) every name
+/// assigned from or looping over an expression that reads one of those.
+fn message_vars(body: &[Stmt]) -> BTreeSet<String> {
+    let mut vars: BTreeSet<String> = ["messages".to_string()].into();
+    loop {
+        let before = vars.len();
+        grow_message_vars(body, &mut vars);
+        if vars.len() == before {
+            return vars;
+        }
+    }
+}
+
+fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
+    for s in body {
+        let mut add = BTreeSet::new();
+        match &s.kind {
+            StmtKind::Set(t, e) if mentions(e, vars) && !is_scalar_expr(e) => target_names(t, &mut add),
+            StmtKind::For(f) if mentions(&f.iter, vars) && !is_scalar_expr(&f.iter) => {
+                target_names(&f.target, &mut add)
+            }
+            StmtKind::With(assigns, _) => {
+                for (t, e) in assigns {
+                    if mentions(e, vars) && !is_scalar_expr(e) {
+                        target_names(t, &mut add);
+                    }
+                }
+            }
+            _ => {}
+        }
+        vars.extend(add);
+        for child in children(s) {
+            grow_message_vars(child, vars);
+        }
+    }
+}
+
+/// Expressions whose result is not a message or a list of messages even when they read messages
+/// (`messages|length`, `x == y`, `message.content`, `namespace(...)`, method calls).
+fn is_scalar_expr(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Filter(_, name, _) => !matches!(
+            &**name,
+            "list"
+                | "reverse"
+                | "selectattr"
+                | "rejectattr"
+                | "select"
+                | "reject"
+                | "first"
+                | "last"
+                | "batch"
+                | "slice"
+        ),
+        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        ExprKind::GetAttr(..)
+        | ExprKind::Call(..)
+        | ExprKind::Test(..)
+        | ExprKind::Compare(..)
+        | ExprKind::Unary(..)
+        | ExprKind::Binary(..)
+        | ExprKind::Concat(_)
+        | ExprKind::Const(_) => true,
+        _ => false,
+    }
+}
+
+struct Walker {
+    out: Analysis,
+    bound: BTreeSet<String>,
+    message_vars: BTreeSet<String>,
+    reads: BTreeSet<String>,
+}
+
+impl Walker {
+    fn stmts(&mut self, body: &[Stmt]) {
+        body.iter().for_each(|s| self.stmt(s));
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Print(e) | StmtKind::Set(_, e) => self.expr(e),
+            StmtKind::NeedsLoader(e) => {
+                self.out.needs_loader.push(finding("include/import/extends", s.pos));
+                self.expr(e)
+            }
+            StmtKind::If(branches, else_body) => {
+                for (t, b) in branches {
+                    self.expr(t);
+                    self.stmts(b);
+                }
+                self.stmts(else_body)
+            }
+            StmtKind::For(f) => self.for_loop(f),
+            StmtKind::SetBlock(_, filter, body) => {
+                if let Some(f) = filter {
+                    self.expr(f);
+                }
+                self.stmts(body)
+            }
+            StmtKind::Macro(m) => self.macro_def(m),
+            StmtKind::CallBlock(call, m) => {
+                self.expr(call);
+                self.macro_def(m)
+            }
+            StmtKind::FilterBlock(f, body) => {
+                self.expr(f);
+                self.stmts(body)
+            }
+            StmtKind::Autoescape(e, body) => {
+                self.expr(e);
+                self.stmts(body)
+            }
+            StmtKind::With(assigns, body) => {
+                assigns.iter().for_each(|(_, e)| self.expr(e));
+                self.stmts(body)
+            }
+            StmtKind::Generation(body) => {
+                self.out.uses_generation = true;
+                self.stmts(body)
+            }
+            StmtKind::Block(_, body) => self.stmts(body),
+        }
+    }
+
+    fn for_loop(&mut self, f: &ForLoop) {
+        self.expr(&f.iter);
+        if let Some(c) = &f.cond {
+            self.expr(c);
+        }
+        self.stmts(&f.body);
+        self.stmts(&f.else_body)
+    }
+
+    fn macro_def(&mut self, m: &MacroDef) {
+        m.params
+            .iter()
+            .filter_map(|(_, d)| d.as_ref())
+            .for_each(|d| self.expr(d));
+        self.stmts(&m.body)
+    }
+
+    fn args(&mut self, a: &Args) {
+        for e in a.pos.iter().chain(a.kw.iter().map(|(_, e)| e)) {
+            self.expr(e);
+        }
+        for e in [&a.star, &a.dstar].into_iter().flatten() {
+            self.expr(e);
+        }
+    }
+
+    fn is_message(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Name(n) if self.message_vars.contains(&**n))
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Const(_) => {}
+            ExprKind::Name(n) => {
+                self.reads.insert(n.to_string());
+            }
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
+                items.iter().for_each(|i| self.expr(i))
+            }
+            ExprKind::Dict(items) => items.iter().for_each(|(k, v)| {
+                self.expr(k);
+                self.expr(v)
+            }),
+            ExprKind::GetAttr(o, attr) => {
+                if self.is_message(o) {
+                    self.out.message_fields.insert(attr.to_string());
+                }
+                if attr.starts_with('_') {
+                    self.out.refused_calls.push(finding(attr, e.pos));
+                }
+                self.expr(o)
+            }
+            ExprKind::GetItem(o, key) => {
+                if let (true, ExprKind::Const(crate::syntax::ast::Const::Str(k))) = (self.is_message(o), &key.kind) {
+                    self.out.message_fields.insert(k.to_string());
+                }
+                self.expr(o);
+                self.expr(key)
+            }
+            ExprKind::Unary(_, o) => self.expr(o),
+            ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                self.expr(a);
+                self.expr(b)
+            }
+            ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| self.expr(x)),
+            ExprKind::Call(callee, args) => {
+                self.call(callee, args, e.pos);
+                self.expr(callee);
+                self.args(args)
+            }
+            ExprKind::Filter(v, name, args) => {
+                self.out.filters.insert(name.to_string());
+                if !crate::builtins::is_filter(name) {
+                    self.out.unknown_filters.push(finding(name, e.pos));
+                }
+                if let Some(v) = v {
+                    self.expr(v);
+                }
+                self.args(args)
+            }
+            ExprKind::Test(v, name, args) => {
+                self.out.tests.insert(name.to_string());
+                if !crate::builtins::is_test(name) {
+                    self.out.unknown_tests.push(finding(name, e.pos));
+                }
+                self.expr(v);
+                self.args(args)
+            }
+            ExprKind::Compare(a, rest) => {
+                self.expr(a);
+                rest.iter().for_each(|(_, e)| self.expr(e))
+            }
+            ExprKind::Cond(a, b, c) => {
+                self.expr(a);
+                self.expr(b);
+                if let Some(c) = c {
+                    self.expr(c)
+                }
+            }
+        }
+    }
+
+    fn call(&mut self, callee: &Expr, args: &Args, pos: Pos) {
+        match &callee.kind {
+            ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
+                self.out.globals_called.insert(n.to_string());
+                if &**n == "raise_exception" {
+                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(msg))) =
+                        args.pos.first().map(|a| &a.kind)
+                    {
+                        self.out.raise_messages.push(msg.to_string());
+                    }
+                }
+            }
+            ExprKind::Name(n) if !self.bound.contains(&**n) && !IMPLICIT_NAMES.contains(&&**n) => {
+                self.out.unknown_functions.push(finding(n, pos));
+            }
+            ExprKind::GetAttr(o, method) => {
+                if MUTATING_METHODS.contains(&&**method) {
+                    self.out.refused_calls.push(finding(method, pos));
+                }
+                if &**method == "get" && self.is_message(o) {
+                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind)
+                    {
+                        self.out.message_fields.insert(k.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

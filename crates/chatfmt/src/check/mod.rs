@@ -1,0 +1,198 @@
+//! `chatfmt check`: what a chat template supports and what will go wrong with it, found by static
+//! analysis of its syntax tree ([`chatfmt_jinja::Template::analyze`]) and by rendering probe
+//! conversations through [`ChatTemplate::apply`]. Nothing here knows any template by name.
+
+mod kit;
+mod probes;
+
+pub use kit::{check_hf_kit, markdown_table, KitCheck};
+
+use crate::template::ChatTemplate;
+use chatfmt_jinja::analysis::{Analysis, Finding};
+use chatfmt_jinja::{Error, Template};
+use serde::Serialize;
+
+/// One problem, located in the template where that is known.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// A stable identifier (`syntax`, `unknown_filter`, `not_prefix_preserving`, ...).
+    pub code: &'static str,
+    /// What is wrong and what to do.
+    pub message: String,
+    /// 1-based template line, if known.
+    pub line: Option<u32>,
+    /// 1-based column, if known.
+    pub column: Option<u32>,
+}
+
+impl Diagnostic {
+    fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            message: message.into(),
+            line: None,
+            column: None,
+        }
+    }
+
+    fn at(code: &'static str, message: impl Into<String>, f: &Finding) -> Self {
+        Diagnostic {
+            code,
+            message: message.into(),
+            line: Some(f.line),
+            column: Some(f.column),
+        }
+    }
+}
+
+/// How a template accepts tool-call arguments.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgumentsFormat {
+    /// Tool calls are not rendered.
+    None,
+    /// Only as a JSON object.
+    Object,
+    /// Only as a JSON-encoded string.
+    String,
+    /// Either.
+    Both,
+}
+
+/// What a template supports. Each flag is true only when a probe conversation rendered without
+/// error and its probe text showed up in the prompt.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Capabilities {
+    /// A `system` message is rendered.
+    pub system_role: bool,
+    /// Tool schemas passed as `tools` are rendered.
+    pub tools: bool,
+    /// An assistant message's `tool_calls` are rendered.
+    pub tool_calls: bool,
+    /// `tool` role messages (tool results) are rendered.
+    pub tool_results: bool,
+    /// Two tool calls in one assistant message are both rendered.
+    pub parallel_tool_calls: bool,
+    /// Which tool-call argument forms render.
+    pub tool_call_arguments: ArgumentsFormat,
+    /// `content` as a list of `{"type": "text"}` parts is rendered.
+    pub content_text_parts: bool,
+    /// An `{"type": "image"}` part changes the prompt (a placeholder is rendered).
+    pub content_image_parts: bool,
+    /// An assistant message's reasoning (`reasoning_content`/`thinking`) is rendered in the final turn.
+    pub reasoning: bool,
+    /// Reasoning of earlier assistant turns is kept in the history.
+    pub reasoning_in_history: bool,
+    /// `documents` are rendered.
+    pub documents: bool,
+    /// The template marks assistant text with `{% generation %}` blocks.
+    pub generation_tags: bool,
+    /// `add_generation_prompt=True` appends a header after the conversation.
+    pub add_generation_prompt: bool,
+    /// The prompt depends on the date (`strftime_now`).
+    pub date_dependent: bool,
+    /// Variables the template reads beyond the conversation and special tokens (`enable_thinking`, ...).
+    pub extra_variables: Vec<String>,
+    /// Message fields the template reads (`content`, `tool_calls`, `reasoning_content`, ...).
+    pub message_fields: Vec<String>,
+}
+
+/// The result of checking one template.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The template's name (`None` for a single unnamed template).
+    pub name: Option<String>,
+    /// Problems that make the template fail wherever they are reached.
+    pub errors: Vec<Diagnostic>,
+    /// Hazards: the template works but the prompt may not be what a caller expects.
+    pub warnings: Vec<Diagnostic>,
+    /// What the template supports (`None` when it does not compile).
+    pub capabilities: Option<Capabilities>,
+}
+
+/// Checks every template of `chat` (one report per named template).
+pub fn check(chat: &ChatTemplate) -> Vec<Report> {
+    chat.templates()
+        .into_iter()
+        .map(|(name, compiled)| match compiled {
+            Err(e) => Report {
+                name: name.map(str::to_string),
+                errors: vec![compile_diagnostic(e)],
+                warnings: Vec::new(),
+                capabilities: None,
+            },
+            Ok(t) => check_template(chat, name, t),
+        })
+        .collect()
+}
+
+fn compile_diagnostic(e: &Error) -> Diagnostic {
+    Diagnostic {
+        code: "syntax",
+        message: format!("{e:#}"),
+        line: e.line(),
+        column: e.column(),
+    }
+}
+
+fn check_template(chat: &ChatTemplate, name: Option<&str>, template: &Template) -> Report {
+    let analysis = template.analyze();
+    let errors = static_errors(&analysis);
+    let probe = probes::Prober::new(chat, name);
+    let (capabilities, warnings) = probe.run(&analysis, template.source());
+    Report {
+        name: name.map(str::to_string),
+        errors,
+        warnings,
+        capabilities: Some(capabilities),
+    }
+}
+
+/// Errors found without rendering: they fail whenever the branch holding them runs.
+fn static_errors(a: &Analysis) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for f in &a.unknown_filters {
+        out.push(Diagnostic::at(
+            "unknown_filter",
+            format!("no filter named '{}': the branch using it fails when it runs", f.name),
+            f,
+        ));
+    }
+    for f in &a.unknown_tests {
+        out.push(Diagnostic::at(
+            "unknown_test",
+            format!("no test named '{}': the branch using it fails when it runs", f.name),
+            f,
+        ));
+    }
+    for f in &a.unknown_functions {
+        out.push(Diagnostic::at(
+            "unknown_function",
+            format!(
+                "'{}' is called but is neither a global function nor defined by the template (UndefinedError when it runs)",
+                f.name
+            ),
+            f,
+        ));
+    }
+    for f in &a.refused_calls {
+        let why = if f.name.starts_with('_') {
+            "attributes starting with '_' are unsafe"
+        } else {
+            "the sandbox is immutable: mutating methods are unsafe; build a new value with `set` or a namespace instead"
+        };
+        out.push(Diagnostic::at(
+            "sandbox_refused",
+            format!("'.{}' is refused by the sandbox (SecurityError): {why}", f.name),
+            f,
+        ));
+    }
+    for f in &a.needs_loader {
+        out.push(Diagnostic::at(
+            "needs_loader",
+            "include/import/extends need a template loader, which chat templates do not have",
+            f,
+        ));
+    }
+    out
+}
