@@ -79,6 +79,8 @@ impl Sink {
                 let schema = Arc::new(Schema::new(fields));
                 let props = WriterProperties::builder()
                     .set_compression(Compression::SNAPPY)
+                    // Token ids barely repeat within a page: dictionary encoding only costs time.
+                    .set_dictionary_enabled(false)
                     .set_max_row_group_row_count(Some(rows_per_group.max(1)))
                     .build();
                 let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))

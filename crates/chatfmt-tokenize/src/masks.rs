@@ -5,22 +5,62 @@
 /// covers every character it has a byte of; a token that covers no text (a space-marker prefix)
 /// has the offsets of the character after it.
 pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let starts: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
-    let char_of = |b: usize| starts.partition_point(|&s| s <= b).saturating_sub(1);
-    let n_chars = starts.len();
+    // Token byte ranges are in text order, so two cursors walking the text find every char index
+    // in one pass.
+    let mut starts = CharCursor::new(text.as_bytes());
+    let mut ends = CharCursor::new(text.as_bytes());
     byte_ranges
         .iter()
         .map(|&(b, e)| {
             if b >= text.len() {
-                (n_chars, n_chars)
+                let n = starts.char_of(text.len());
+                (n, n)
             } else if e > b {
-                (char_of(b), char_of(e - 1) + 1)
+                (starts.char_of(b), ends.char_of(e - 1) + 1)
             } else {
-                let c = char_of(b);
+                let c = starts.char_of(b);
                 (c, c + 1)
             }
         })
         .collect()
+}
+
+/// Walks a UTF-8 text forward, counting characters.
+struct CharCursor<'t> {
+    bytes: &'t [u8],
+    /// Byte offset of the current character.
+    pos: usize,
+    /// Its index.
+    index: usize,
+}
+
+impl<'t> CharCursor<'t> {
+    fn new(bytes: &'t [u8]) -> Self {
+        CharCursor {
+            bytes,
+            pos: 0,
+            index: 0,
+        }
+    }
+
+    /// The index of the character holding byte `b` (the char count for `b` at the end); `b` must
+    /// not go backwards between calls.
+    fn char_of(&mut self, b: usize) -> usize {
+        while let Some(&lead) = self.bytes.get(self.pos) {
+            let len = match lead {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            if self.pos + len > b {
+                break;
+            }
+            self.pos += len;
+            self.index += 1;
+        }
+        self.index
+    }
 }
 
 /// The tokens of one (possibly padded) sequence as `char_to_token` sees them.

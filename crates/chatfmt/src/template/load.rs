@@ -95,7 +95,8 @@ const SPECIAL_TOKEN_KEYS: [&str; 7] = [
     "mask_token",
 ];
 
-/// The special tokens of a `tokenizer_config.json`, as strings (`{"content": ...}` objects unwrapped).
+/// The special tokens of a `tokenizer_config.json` that transformers 5 passes to templates: the seven
+/// named ones (not `additional_special_tokens`), as strings (`{"content": ...}` objects unwrapped).
 pub fn special_tokens(config: &Json) -> Map<String, Json> {
     let content = |v: &Json| match v {
         Json::String(s) => Some(Json::String(s.clone())),
@@ -106,12 +107,6 @@ pub fn special_tokens(config: &Json) -> Map<String, Json> {
     for key in SPECIAL_TOKEN_KEYS {
         if let Some(v) = config.get(key).and_then(content) {
             out.insert(key.to_string(), v);
-        }
-    }
-    if let Some(extra) = config.get("additional_special_tokens").and_then(Json::as_array) {
-        let list: Vec<Json> = extra.iter().filter_map(content).collect();
-        if !list.is_empty() {
-            out.insert("additional_special_tokens".to_string(), Json::Array(list));
         }
     }
     out
