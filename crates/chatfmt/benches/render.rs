@@ -17,7 +17,11 @@ const TEMPLATES: [(&str, &str); 5] = [
     ("gemma2", "google--gemma-2-2b-it"),
 ];
 
-const SCENARIOS: [(&str, &str); 3] = [("3turn", "multi_turn"), ("50turn", "long_50_turns"), ("tools", "tools_prompt")];
+const SCENARIOS: [(&str, &str); 3] = [
+    ("3turn", "multi_turn"),
+    ("50turn", "long_50_turns"),
+    ("tools", "tools_prompt"),
+];
 
 struct Case {
     name: String,
@@ -46,7 +50,10 @@ fn load_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for (short, id) in TEMPLATES {
         let source = std::fs::read_to_string(dir.join("corpus").join(format!("{id}.jinja"))).expect("corpus template");
-        let special_tokens = golden(id, "multi_turn").unwrap()["special_tokens"].as_object().unwrap().clone();
+        let special_tokens = golden(id, "multi_turn").unwrap()["special_tokens"]
+            .as_object()
+            .unwrap()
+            .clone();
         for (scenario_short, scenario) in SCENARIOS {
             let input = &scenarios["scenarios"][scenario];
             let mut messages = input["messages"].as_array().unwrap().clone();
@@ -179,7 +186,9 @@ fn render(c: &mut Criterion) {
         if let Some(golden) = &case.golden {
             assert_eq!(&text, golden, "chatfmt differs from the golden on {}", case.name);
         }
-        let mj = env.template_from_str(&case.source).and_then(|t| t.render(minijinja_context(case)));
+        let mj = env
+            .template_from_str(&case.source)
+            .and_then(|t| t.render(minijinja_context(case)));
         let mj_text = match &mj {
             Ok(s) => Json::String(s.clone()),
             Err(e) => json!({ "error": e.to_string() }),
@@ -190,7 +199,12 @@ fn render(c: &mut Criterion) {
                     "special_tokens": case.special_tokens, "golden": case.golden, "chatfmt": text, "minijinja": mj_text }),
         );
         c.bench_function(&format!("chatfmt/{}", case.name), |b| {
-            b.iter(|| template.apply(black_box(&case.messages), black_box(&opts)).unwrap().text)
+            b.iter(|| {
+                template
+                    .apply(black_box(&case.messages), black_box(&opts))
+                    .unwrap()
+                    .text
+            })
         });
         if mj.as_deref().ok() == Some(text.as_str()) {
             let compiled = env.template_from_str(&case.source).unwrap();
@@ -227,7 +241,12 @@ fn corpus() -> Vec<(String, String)> {
     files.sort();
     files
         .into_iter()
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -258,7 +277,10 @@ fn median_compile_time(name: &str, source: &str) -> Duration {
 
 fn compile(c: &mut Criterion) {
     let corpus = corpus();
-    let mut times: Vec<(Duration, &str)> = corpus.iter().map(|(n, s)| (median_compile_time(n, s), n.as_str())).collect();
+    let mut times: Vec<(Duration, &str)> = corpus
+        .iter()
+        .map(|(n, s)| (median_compile_time(n, s), n.as_str()))
+        .collect();
     times.sort();
     let median = times[times.len() / 2];
     let max = times[times.len() - 1];
@@ -272,7 +294,10 @@ fn compile(c: &mut Criterion) {
     );
     if let Some(path) = report_path("compile.json") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let per: Map<String, Json> = times.iter().map(|(d, n)| (n.to_string(), json!(d.as_secs_f64() * 1e6))).collect();
+        let per: Map<String, Json> = times
+            .iter()
+            .map(|(d, n)| (n.to_string(), json!(d.as_secs_f64() * 1e6)))
+            .collect();
         std::fs::write(path, serde_json::to_string_pretty(&per).unwrap()).unwrap();
     }
     c.bench_function("compile/whole_corpus", |b| {
