@@ -419,10 +419,10 @@ fn odd_message_shapes_reach_the_template_as_transformers_passes_them() {
         text,
         "[{'type': 'text', 'text': 'hi'}]|{'role': 'assistant', 'content': 3}"
     );
-    // A message that is not an object is refused by apply_chat_template itself (TypeError), as in transformers.
+    // A message that is not an object is refused (transformers raises a TypeError); the CLI names its JSON path.
     let not_object = write(&dir, "n.json", r#"[{"role": "user", "content": "a"}, "b"]"#);
     let err = fails(&["render", "--template", &template, "--messages", &not_object], &[]);
-    assert!(err.contains("Chat messages should be dicts"), "{err}");
+    assert!(err.contains("n.json: messages[1]: expected a message object"), "{err}");
     // Content of a type the template cannot add to a string fails inside the template, as in Jinja2.
     let model = example("chatml-model");
     let number = write(&dir, "num.json", r#"[{"role": "user", "content": 3}]"#);
