@@ -5,22 +5,6 @@
 use crate::syntax::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
 use std::collections::BTreeSet;
 
-/// Methods that mutate a list or a dict: the immutable sandbox refuses to call them. None of them is
-/// a `str` method, so a call of one of these names fails on any value that has it.
-const MUTATING_METHODS: &[&str] = &[
-    "append",
-    "clear",
-    "extend",
-    "insert",
-    "pop",
-    "remove",
-    "reverse",
-    "sort",
-    "popitem",
-    "setdefault",
-    "update",
-];
-
 /// Names every template may read without defining them.
 const IMPLICIT_NAMES: &[&str] = &["loop", "caller", "varargs", "kwargs", "self"];
 
@@ -466,7 +450,7 @@ impl Walker {
                 self.out.unknown_functions.push(finding(n, pos));
             }
             ExprKind::GetAttr(o, method) => {
-                if MUTATING_METHODS.contains(&&**method) {
+                if crate::builtins::methods::is_mutator_name(method) {
                     self.out.refused_calls.push(finding(method, pos));
                 }
                 if &**method == "get" && self.is_message(o) {

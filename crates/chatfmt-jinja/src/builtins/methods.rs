@@ -100,6 +100,12 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
     }
 }
 
+/// Whether `name` is a list or dict method that mutates its receiver (none is a `str` method, so a
+/// call of such a name fails on any value that has it).
+pub(crate) fn is_mutator_name(name: &str) -> bool {
+    LIST_MUTATORS.contains(&name) || DICT_MUTATORS.contains(&name)
+}
+
 /// Whether the method mutates its receiver (the immutable sandbox refuses those).
 pub fn is_mutator(obj: &Value, name: &str) -> bool {
     match obj {
