@@ -22,15 +22,17 @@ pub struct Row {
 pub enum Payload {
     /// A JSON Lines line (1-based line number) not yet parsed.
     Line { line: u64, bytes: Vec<u8> },
-    /// An already decoded row.
-    Value(Json),
+    /// A Parquet row (a one-row slice of its record batch), turned into JSON later, in parallel.
+    Arrow(RecordBatch),
 }
 
 impl Row {
     /// The row as a JSON value, or why it is not one.
     pub fn into_value(self) -> Result<Json, String> {
         match self.payload {
-            Payload::Value(v) => Ok(v),
+            Payload::Arrow(batch) => batch_to_json(&batch)?
+                .pop()
+                .ok_or_else(|| "the Parquet row decoded to nothing".to_string()),
             Payload::Line { line, bytes } => match std::str::from_utf8(&bytes) {
                 Err(e) => Err(format!("line {line}: not UTF-8: {e}")),
                 Ok(text) => serde_json::from_str::<Json>(text)
@@ -51,7 +53,8 @@ pub enum Source {
     Parquet {
         path: PathBuf,
         reader: ParquetRecordBatchReader,
-        pending: std::vec::IntoIter<Json>,
+        /// The batch being handed out and the next row of it.
+        pending: Option<(RecordBatch, usize)>,
         next_index: u64,
         total: u64,
     },
@@ -103,7 +106,7 @@ impl Source {
         Ok(Source::Parquet {
             path: path.to_path_buf(),
             reader,
-            pending: Vec::new().into_iter(),
+            pending: None,
             next_index: 0,
             total,
         })
@@ -157,13 +160,16 @@ impl Source {
                 ..
             } => {
                 while out.len() < n {
-                    if let Some(value) = pending.next() {
-                        out.push(Row {
-                            index: *next_index,
-                            payload: Payload::Value(value),
-                        });
-                        *next_index += 1;
-                        continue;
+                    if let Some((batch, row)) = pending {
+                        if *row < batch.num_rows() {
+                            out.push(Row {
+                                index: *next_index,
+                                payload: Payload::Arrow(batch.slice(*row, 1)),
+                            });
+                            *row += 1;
+                            *next_index += 1;
+                            continue;
+                        }
                     }
                     match reader.next() {
                         None => break,
@@ -171,9 +177,7 @@ impl Source {
                             let batch = batch.map_err(|e| {
                                 Error::file(path, format!("cannot decode rows from {}: {e}", *next_index))
                             })?;
-                            *pending = batch_to_json(&batch)
-                                .map_err(|e| Error::file(path, format!("rows from {}: {e}", *next_index)))?
-                                .into_iter();
+                            *pending = Some((batch, 0));
                         }
                     }
                 }

@@ -5,8 +5,9 @@ use arrow_array::builder::{ListBuilder, StringBuilder, UInt32Builder, UInt64Buil
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -53,6 +54,11 @@ pub enum Sink {
     },
 }
 
+/// The Parquet leaf column of a list-of-integers output column.
+fn mask_column(name: &str) -> ColumnPath {
+    ColumnPath::new(vec![name.to_string(), "list".to_string(), "item".to_string()])
+}
+
 fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, true)))
 }
@@ -79,8 +85,12 @@ impl Sink {
                 let schema = Arc::new(Schema::new(fields));
                 let props = WriterProperties::builder()
                     .set_compression(Compression::SNAPPY)
-                    // Token ids barely repeat within a page: dictionary encoding only costs time.
+                    // Token ids barely repeat within a page: dictionary encoding only costs time. The
+                    // 0/1 masks are long runs, which delta encoding stores in a few bits without
+                    // hashing every value as a dictionary would.
                     .set_dictionary_enabled(false)
+                    .set_column_encoding(mask_column("attention_mask"), Encoding::DELTA_BINARY_PACKED)
+                    .set_column_encoding(mask_column("assistant_masks"), Encoding::DELTA_BINARY_PACKED)
                     .set_max_row_group_row_count(Some(rows_per_group.max(1)))
                     .build();
                 let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))

@@ -5,61 +5,54 @@
 /// covers every character it has a byte of; a token that covers no text (a space-marker prefix)
 /// has the offsets of the character after it.
 pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    // Token byte ranges are in text order, so two cursors walking the text find every char index
-    // in one pass.
-    let mut starts = CharCursor::new(text.as_bytes());
-    let mut ends = CharCursor::new(text.as_bytes());
+    let char_at = CharIndex::of(text);
     byte_ranges
         .iter()
         .map(|&(b, e)| {
             if b >= text.len() {
-                let n = starts.char_of(text.len());
+                let n = char_at.get(text.len());
                 (n, n)
             } else if e > b {
-                (starts.char_of(b), ends.char_of(e - 1) + 1)
+                (char_at.get(b), char_at.get(e - 1) + 1)
             } else {
-                let c = starts.char_of(b);
+                let c = char_at.get(b);
                 (c, c + 1)
             }
         })
         .collect()
 }
 
-/// Walks a UTF-8 text forward, counting characters.
-struct CharCursor<'t> {
-    bytes: &'t [u8],
-    /// Byte offset of the current character.
-    pos: usize,
-    /// Its index.
-    index: usize,
+/// The index of the character holding each byte of a text (the char count for the end offset).
+enum CharIndex {
+    /// ASCII text: byte offsets are char offsets.
+    Ascii {
+        len: usize,
+    },
+    Table(Vec<usize>),
 }
 
-impl<'t> CharCursor<'t> {
-    fn new(bytes: &'t [u8]) -> Self {
-        CharCursor {
-            bytes,
-            pos: 0,
-            index: 0,
+impl CharIndex {
+    fn of(text: &str) -> CharIndex {
+        if text.is_ascii() {
+            return CharIndex::Ascii { len: text.len() };
         }
+        let mut table = Vec::with_capacity(text.len() + 1);
+        let mut starts = 0usize;
+        for &x in text.as_bytes() {
+            // UTF-8 continuation bytes are 0x80..=0xBF, i.e. below -0x40 as i8.
+            starts += usize::from((x as i8) >= -0x40);
+            table.push(starts - 1);
+        }
+        table.push(starts);
+        CharIndex::Table(table)
     }
 
-    /// The index of the character holding byte `b` (the char count for `b` at the end); `b` must
-    /// not go backwards between calls.
-    fn char_of(&mut self, b: usize) -> usize {
-        while let Some(&lead) = self.bytes.get(self.pos) {
-            let len = match lead {
-                0xF0.. => 4,
-                0xE0.. => 3,
-                0xC0.. => 2,
-                _ => 1,
-            };
-            if self.pos + len > b {
-                break;
-            }
-            self.pos += len;
-            self.index += 1;
+    /// The char holding byte `b`; offsets at or past the end give the char count.
+    fn get(&self, b: usize) -> usize {
+        match self {
+            CharIndex::Ascii { len } => b.min(*len),
+            CharIndex::Table(t) => t[b.min(t.len() - 1)],
         }
-        self.index
     }
 }
 
@@ -119,6 +112,14 @@ mod tests {
             len: 2,
         };
         assert_eq!(t.char_to_token(1), Some(0));
+    }
+
+    #[test]
+    fn char_index_counts_code_points() {
+        let text = "a\u{e9}\u{6771}\u{1f600}b";
+        let index = CharIndex::of(text);
+        let got: Vec<usize> = (0..=text.len()).map(|b| index.get(b)).collect();
+        assert_eq!(got, vec![0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5]);
     }
 
     #[test]
