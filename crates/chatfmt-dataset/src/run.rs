@@ -12,7 +12,6 @@ use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
 use std::path::PathBuf;
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
@@ -60,24 +59,10 @@ pub struct Summary {
     pub rejects_file: Option<PathBuf>,
 }
 
-/// Where the chat template comes from. `ChatTemplate` is not `Sync`, so every worker compiles its own.
-enum TemplateSource {
-    ModelDir(PathBuf),
-    Source(String, Map<String, Json>),
-}
-
-impl TemplateSource {
-    fn compile(&self) -> Result<ChatTemplate, String> {
-        match self {
-            TemplateSource::ModelDir(dir) => ChatTemplate::from_model_dir(dir).map_err(|e| e.to_string()),
-            TemplateSource::Source(src, special) => Ok(ChatTemplate::new(src, special.clone())),
-        }
-    }
-}
-
 /// What the workers share.
 struct Formatter {
-    template: TemplateSource,
+    /// One compiled template, shared by every worker.
+    template: ChatTemplate,
     fields: Fields,
     apply: ApplyOptions,
     /// With `--tokenize`.
@@ -85,9 +70,9 @@ struct Formatter {
 }
 
 impl Formatter {
-    fn format(&self, template: &Result<ChatTemplate, String>, row: Row) -> Result<Formatted, (u64, String)> {
+    fn format(&self, row: Row) -> Result<Formatted, (u64, String)> {
         let index = row.index;
-        let template = template.as_ref().map_err(|e| (index, format!("chat template: {e}")))?;
+        let template = &self.template;
         let value = row.into_value().map_err(|e| (index, e))?;
         let conv = self.fields.conversation(&value).map_err(|e| (index, e))?;
         let mut apply = self.apply.clone();
@@ -154,15 +139,14 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
         .as_ref()
         .map(|t| t.special_tokens().clone())
         .unwrap_or_default();
+    // Fail before reading any row when the template cannot be loaded at all.
     let template = match &config.template {
         Some(file) => {
             let src = std::fs::read_to_string(file).map_err(|e| Error::file(file, format!("cannot read: {e}")))?;
-            TemplateSource::Source(src, special.clone())
+            ChatTemplate::new(&src, special.clone())
         }
-        None => TemplateSource::ModelDir(config.model.clone()),
+        None => ChatTemplate::from_model_dir(&config.model).map_err(|e| Error { message: e.to_string() })?,
     };
-    // Fail before reading any row when the template cannot be loaded at all.
-    template.compile().map_err(|message| Error { message })?;
     let apply = ApplyOptions {
         add_generation_prompt: config.add_generation_prompt,
         // With a tokenizer, templates see its special tokens, as transformers passes them.
@@ -250,7 +234,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
             let results: Window = pool.install(|| {
                 rows.into_par_iter()
                     .with_min_len(32)
-                    .map_init(|| formatter.template.compile(), |t, r| formatter.format(t, r))
+                    .map(|r| formatter.format(r))
                     .collect()
             });
             let n = results.len() as u64;

@@ -1,6 +1,6 @@
 //! The template's syntax tree. Every expression and statement knows its source position.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A source position (1-based line and column).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -129,8 +129,8 @@ pub enum StmtKind {
     For(Box<ForLoop>),
     Set(Target, Expr),
     SetBlock(Target, Option<Expr>, Vec<Stmt>),
-    Macro(Rc<MacroDef>),
-    CallBlock(Expr, Rc<MacroDef>),
+    Macro(Arc<MacroDef>),
+    CallBlock(Expr, Arc<MacroDef>),
     FilterBlock(Expr, Vec<Stmt>),
     With(Vec<(Target, Expr)>, Vec<Stmt>),
     Break,

@@ -3,7 +3,7 @@
 use super::ast::*;
 use super::lexer::{Tok, Token};
 use crate::error::{err, Error, Result};
-use std::rc::Rc;
+use std::sync::Arc;
 
 struct Parser<'s> {
     toks: Vec<Token<'s>>,
@@ -445,10 +445,10 @@ impl<'s> Parser<'s> {
         Ok(params)
     }
 
-    fn make_macro(name: &str, params: Vec<(Box<str>, Option<Expr>)>, body: Vec<Stmt>) -> Rc<MacroDef> {
+    fn make_macro(name: &str, params: Vec<(Box<str>, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
         let mut uses = UsedNames::default();
         uses.stmts(&body);
-        Rc::new(MacroDef {
+        Arc::new(MacroDef {
             name: name.into(),
             params,
             body,

@@ -124,3 +124,24 @@ impl Selected<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ChatTemplate;
+
+    /// Servers and dataset workers share one compiled template across threads.
+    #[test]
+    fn compiled_templates_are_shared_across_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<ChatTemplate>();
+        shared::<chatfmt_jinja::Template>();
+        let t = ChatTemplate::new("{{ messages[0]['content'] }}", Default::default());
+        let msgs = [serde_json::json!({"role": "user", "content": "hi"})];
+        std::thread::scope(|s| {
+            let a = s.spawn(|| t.apply(&msgs, &Default::default()).map(|r| r.text));
+            let b = s.spawn(|| t.apply(&msgs, &Default::default()).map(|r| r.text));
+            assert_eq!(a.join().ok().and_then(Result::ok).as_deref(), Some("hi"));
+            assert_eq!(b.join().ok().and_then(Result::ok).as_deref(), Some("hi"));
+        });
+    }
+}
