@@ -23,4 +23,4 @@ mod value;
 
 pub use error::{Error, ErrorKind, Result};
 pub use output::{Origin, Span};
-pub use template::{Clock, Context, Limits, Rendered, Template};
+pub use template::{Borrowed, Clock, Context, Layer, Limits, Rendered, Template};

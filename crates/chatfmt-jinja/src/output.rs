@@ -1,7 +1,8 @@
 //! Provenance of rendered output: which spans came from template text, which from input values
 //! (and from where in the input), and which were computed during rendering.
 
-use serde_json::{Map, Value as Json};
+use crate::template::{Borrowed, Context, Layer};
+use serde_json::Value as Json;
 
 /// Where a span of output came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,10 +54,25 @@ impl SpanRecorder {
     }
 
     /// Resolves addresses to JSON paths of `vars` and byte offsets of `text` to character offsets.
-    pub(crate) fn resolve(self, text: &str, vars: &Map<String, Json>) -> Vec<Span> {
+    pub(crate) fn resolve(self, text: &str, ctx: &Context) -> Vec<Span> {
         let mut index = Vec::new();
-        for (k, v) in vars {
+        for (k, v) in &ctx.vars {
             index_strings(v, k.clone(), &mut index);
+        }
+        for layer in &ctx.layers {
+            match layer {
+                Layer::Var(name, Borrowed::Json(v)) => index_strings(v, name.to_string(), &mut index),
+                Layer::Var(name, Borrowed::List(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        index_strings(item, format!("{name}[{i}]"), &mut index);
+                    }
+                }
+                Layer::Map(m) => {
+                    for (k, v) in *m {
+                        index_strings(v, k.clone(), &mut index);
+                    }
+                }
+            }
         }
         index.sort_by_key(|(start, _, _)| *start);
         let mut chars = CharOffsets::new(text);

@@ -24,11 +24,31 @@ pub enum Clock {
     Fixed(String),
 }
 
+/// A variable borrowed from the caller for one render.
+#[derive(Debug, Clone, Copy)]
+pub enum Borrowed<'v> {
+    /// A JSON value.
+    Json(&'v Json),
+    /// A list given as a slice of JSON values (e.g. the caller's messages), seen as a JSON array.
+    List(&'v [Json]),
+}
+
+/// Variables borrowed from the caller, so a render needs no copy of its input.
+#[derive(Debug, Clone, Copy)]
+pub enum Layer<'v> {
+    /// One named variable.
+    Var(&'v str, Borrowed<'v>),
+    /// Every entry of the map is a variable.
+    Map(&'v Map<String, Json>),
+}
+
 /// The variables a template is rendered with, plus the clock and limits.
 #[derive(Debug, Clone, Default)]
-pub struct Context {
+pub struct Context<'v> {
     /// Template variables (top-level names).
     pub vars: Map<String, Json>,
+    /// More variables, looked up after `vars`, layer by layer (the first layer with the name wins).
+    pub layers: Vec<Layer<'v>>,
     /// The clock for `strftime_now`.
     pub clock: Clock,
     /// Resource limits.
@@ -37,9 +57,9 @@ pub struct Context {
     pub track_spans: bool,
 }
 
-impl Context {
+impl Context<'_> {
     /// A context from a JSON object of variables.
-    pub fn from_json(vars: Json) -> Result<Context> {
+    pub fn from_json(vars: Json) -> Result<Self> {
         match vars {
             Json::Object(vars) => Ok(Context {
                 vars,
@@ -109,8 +129,20 @@ impl Template {
 
     /// Renders with the given context.
     pub fn render(&self, ctx: &Context) -> Result<Rendered> {
-        Evaluator::new(self, ctx)
-            .run(&self.body)
+        let mut out = Rendered::default();
+        self.render_into(ctx, &mut out)?;
+        Ok(out)
+    }
+
+    /// Renders into `out`, reusing its buffers (the text keeps its capacity from render to render).
+    /// On error `out` holds no result.
+    pub fn render_into(&self, ctx: &Context, out: &mut Rendered) -> Result<()> {
+        out.generation_spans.clear();
+        out.spans.clear();
+        let mut text = std::mem::take(&mut out.text);
+        text.clear();
+        Evaluator::new(self, ctx, text)
+            .run(&self.body, out)
             .map_err(|e| e.in_template(&self.name, &self.source))
     }
 }

@@ -6,7 +6,7 @@ use crate::builtins;
 use crate::error::{err, Error, Result};
 use crate::output::{RawOrigin, SpanRecorder};
 use crate::syntax::ast::*;
-use crate::template::{Context, Rendered, Template};
+use crate::template::{Borrowed, Context, Layer, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
 pub use args::CallArgs;
 use std::cell::{Cell, RefCell};
@@ -46,7 +46,9 @@ struct Frame<'a> {
 
 /// Renders one template once.
 pub struct Evaluator<'a> {
-    ctx: &'a Context,
+    ctx: &'a Context<'a>,
+    /// `Borrowed::List` layers of the context as values, built once per render (by layer index).
+    layer_lists: Vec<Option<Value<'a>>>,
     frames: Vec<Frame<'a>>,
     /// How many of `frames` are in use.
     live_frames: usize,
@@ -73,16 +75,25 @@ fn at(e: Error, pos: Pos) -> Error {
 
 impl<'a> Evaluator<'a> {
     /// A fresh evaluator for `tpl` with `ctx`.
-    pub fn new(tpl: &'a Template, ctx: &'a Context) -> Self {
+    pub fn new(tpl: &'a Template, ctx: &'a Context<'a>, out: String) -> Self {
+        let layer_lists = ctx
+            .layers
+            .iter()
+            .map(|layer| match layer {
+                Layer::Var(_, Borrowed::List(items)) => Some(Value::list(items.iter().map(Value::from_json).collect())),
+                _ => None,
+            })
+            .collect();
         Evaluator {
             ctx,
+            layer_lists,
             live_frames: 1,
             frames: vec![Frame {
                 vars: Vec::new(),
                 parent: NO_PARENT,
             }],
             current: 0,
-            out: String::new(),
+            out,
             body: tpl.body(),
             capture_depth: 0,
             spans: ctx.track_spans.then(SpanRecorder::default),
@@ -93,31 +104,53 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Runs the template body and returns the output.
-    pub fn run(mut self, body: &'a [Stmt]) -> Result<Rendered> {
+    /// Runs the template body and puts the output in `result` (whose span lists are empty).
+    pub fn run(mut self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
         crate::limits::set_max_value_size(self.ctx.limits.max_value_size);
         self.exec_block(body)?;
         let text = self.out;
-        let generation_spans = if self.generation_spans.is_empty() {
-            Vec::new()
-        } else {
+        if !self.generation_spans.is_empty() {
             let to_char = |b: usize| text[..b].chars().count();
-            self.generation_spans
-                .iter()
-                .map(|(s, e)| (to_char(*s), to_char(*e)))
-                .collect()
-        };
-        let spans = self.spans.map(|s| s.resolve(&text, &self.ctx.vars)).unwrap_or_default();
-        Ok(Rendered {
-            text,
-            generation_spans,
-            spans,
-        })
+            result
+                .generation_spans
+                .extend(self.generation_spans.iter().map(|(s, e)| (to_char(*s), to_char(*e))));
+        }
+        if let Some(s) = self.spans {
+            result.spans = s.resolve(&text, self.ctx);
+        }
+        result.text = text;
+        Ok(())
     }
 
-    /// The clock of the render context.
-    pub fn context(&self) -> &'a Context {
+    /// The render context (clock, limits).
+    pub fn context(&self) -> &'a Context<'a> {
         self.ctx
+    }
+
+    /// A top-level variable of the context: `vars`, then the borrowed layers.
+    fn context_var(&self, name: &str) -> Option<Value<'a>> {
+        if !self.ctx.vars.is_empty() {
+            if let Some(v) = self.ctx.vars.get(name) {
+                return Some(Value::from_json(v));
+            }
+        }
+        for (i, layer) in self.ctx.layers.iter().enumerate() {
+            match layer {
+                Layer::Var(n, v) if *n == name => {
+                    return Some(match v {
+                        Borrowed::Json(j) => Value::from_json(j),
+                        Borrowed::List(_) => self.layer_lists[i].clone().unwrap_or(Value::None),
+                    });
+                }
+                Layer::Var(..) => {}
+                Layer::Map(m) => {
+                    if let Some(v) = crate::value::json_map_get(m, name) {
+                        return Some(Value::from_json(v));
+                    }
+                }
+            }
+        }
+        None
     }
 
     // ---- scopes ---------------------------------------------------------------------------
@@ -170,8 +203,8 @@ impl<'a> Evaluator<'a> {
             collect_blocks(self.body, &mut blocks);
             return Value::Object(Rc::new(Object::SelfRef(blocks)));
         }
-        if let Some(v) = self.ctx.vars.get(name) {
-            return Value::from_json(v);
+        if let Some(v) = self.context_var(name) {
+            return v;
         }
         if let Some(g) = builtins::global(name) {
             return g;

@@ -9,6 +9,17 @@ use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+/// `map[key]` for a JSON object. Messages and token maps are small: scanning a few keys is faster
+/// than hashing one.
+#[inline]
+pub fn json_map_get<'j>(map: &'j serde_json::Map<String, Json>, key: &str) -> Option<&'j Json> {
+    if map.len() <= 8 {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
+    }
+}
+
 /// A value during rendering. `'a` is the lifetime of the template and the render context.
 #[derive(Clone)]
 pub enum Value<'a> {

@@ -202,7 +202,10 @@ impl<'a> Value<'a> {
     /// `self[key]` without Jinja's attribute fallback; `None` when missing.
     pub fn get_item_opt(&self, key: &Value<'a>) -> Option<Value<'a>> {
         match self {
-            Value::Json(Json::Object(m)) => key.as_str().and_then(|k| m.get(k)).map(Value::from_json),
+            Value::Json(Json::Object(m)) => key
+                .as_str()
+                .and_then(|k| super::json_map_get(m, k))
+                .map(Value::from_json),
             Value::Dict(d) => d.get(key).cloned(),
             Value::Json(Json::Array(_)) | Value::List(_) | Value::Tuple(_) => {
                 let i = int(key)?;

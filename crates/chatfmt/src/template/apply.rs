@@ -1,8 +1,9 @@
 //! `apply`: messages, tools and options in, the prompt text out.
 
 use super::{value_error, ChatTemplate};
-use chatfmt_jinja::{Clock, Context, Error, Rendered};
+use chatfmt_jinja::{Borrowed, Clock, Context, Error, Layer, Rendered};
 use serde_json::{Map, Value as Json};
+use std::sync::atomic::Ordering;
 
 /// The options of `apply_chat_template(tokenize=False)`.
 #[derive(Debug, Clone, Default)]
@@ -28,13 +29,23 @@ pub struct ApplyOptions {
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
 
-/// Drops `None`-valued keys and aliases the reasoning fields, as transformers prepares messages.
-fn prepare_message(m: &Json) -> Result<Json, Error> {
+/// Checks that `m` is a message object; says whether transformers' preparation would change it.
+fn needs_preparation(m: &Json) -> Result<bool, Error> {
     let Json::Object(obj) = m else {
         return Err(Error::new(
             chatfmt_jinja::ErrorKind::TypeError,
             format!("Chat messages should be dicts, dataclasses or pydantic models, but got {m}."),
         ));
+    };
+    Ok(obj
+        .iter()
+        .any(|(k, v)| v.is_null() || REASONING_FIELDS.contains(&k.as_str())))
+}
+
+/// Drops `None`-valued keys and aliases the reasoning fields, as transformers prepares messages.
+fn prepare_message(m: &Json) -> Json {
+    let Json::Object(obj) = m else {
+        return m.clone();
     };
     let mut out: Map<String, Json> = obj
         .iter()
@@ -51,12 +62,27 @@ fn prepare_message(m: &Json) -> Result<Json, Error> {
         aliased.insert("reasoning_content".to_string(), r);
         out = aliased;
     }
-    Ok(Json::Object(out))
+    Json::Object(out)
 }
+
+static NULL: Json = Json::Null;
+static TRUE: Json = Json::Bool(true);
+static FALSE: Json = Json::Bool(false);
 
 impl ChatTemplate {
     /// Renders a conversation as `apply_chat_template(conversation, tokenize=False, ...)` does.
     pub fn apply(&self, messages: &[Json], opts: &ApplyOptions) -> Result<Rendered, Error> {
+        let mut out = Rendered {
+            text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
+            ..Rendered::default()
+        };
+        self.apply_into(messages, opts, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`apply`](Self::apply) into `out`, reusing its buffers: a server or a training loop renders
+    /// many conversations without allocating the output each time.
+    pub fn apply_into(&self, messages: &[Json], opts: &ApplyOptions, out: &mut Rendered) -> Result<(), Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
         if messages.is_empty() {
             return Err(value_error(
@@ -67,33 +93,43 @@ impl ChatTemplate {
             return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
         let template = selected.get()?;
-        let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect::<Result<_, _>>()?;
-        let mut final_text = None;
-        if let Some(field) = &opts.continue_final_message {
-            final_text = Some(tag_final_message(&mut chat, field, template.source())?);
+        let mut prepare = false;
+        for m in messages {
+            prepare |= needs_preparation(m)?;
         }
-        let mut vars = self.special_tokens.clone();
-        for (k, v) in &opts.kwargs {
-            vars.insert(k.clone(), v.clone());
-        }
-        vars.insert("messages".to_string(), Json::Array(chat));
-        vars.insert("tools".to_string(), opts.tools.clone().unwrap_or(Json::Null));
-        vars.insert("documents".to_string(), opts.documents.clone().unwrap_or(Json::Null));
-        vars.insert(
-            "add_generation_prompt".to_string(),
-            Json::Bool(opts.add_generation_prompt),
-        );
-        let ctx = Context {
-            vars,
+        // The caller's messages are read in place unless transformers' preparation changes them.
+        let mut ctx = Context {
             clock: opts.clock.clone(),
             track_spans: opts.track_spans,
             ..Context::default()
         };
-        let mut rendered = template.render(&ctx)?;
-        if let Some(final_text) = final_text {
-            cut_at_tag(&mut rendered, &final_text)?;
+        let mut final_text = None;
+        if prepare || opts.continue_final_message.is_some() {
+            let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
+            if let Some(field) = &opts.continue_final_message {
+                final_text = Some(tag_final_message(&mut chat, field, template.source())?);
+            }
+            ctx.vars.insert("messages".to_string(), Json::Array(chat));
+        } else {
+            ctx.layers.push(Layer::Var("messages", Borrowed::List(messages)));
         }
-        Ok(rendered)
+        ctx.layers.extend([
+            Layer::Var("tools", Borrowed::Json(opts.tools.as_ref().unwrap_or(&NULL))),
+            Layer::Var("documents", Borrowed::Json(opts.documents.as_ref().unwrap_or(&NULL))),
+            Layer::Var(
+                "add_generation_prompt",
+                Borrowed::Json(if opts.add_generation_prompt { &TRUE } else { &FALSE }),
+            ),
+            // Extra variables override special tokens.
+            Layer::Map(&opts.kwargs),
+            Layer::Map(&self.special_tokens),
+        ]);
+        template.render_into(&ctx, out)?;
+        if let Some(final_text) = final_text {
+            cut_at_tag(out, &final_text)?;
+        }
+        self.last_len.store(out.text.len(), Ordering::Relaxed);
+        Ok(())
     }
 }
 

@@ -14,12 +14,15 @@ pub use load::{model_dir_special_tokens, special_tokens, LoadError, LoadErrorKin
 use chatfmt_jinja::{Error, ErrorKind, Template};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
 
 /// A model's chat template(s) and the special tokens templates see as variables.
 #[derive(Debug)]
 pub struct ChatTemplate {
     templates: Templates,
     special_tokens: Map<String, Json>,
+    /// The length of the last output, to size the next one's buffer.
+    last_len: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -42,6 +45,7 @@ impl ChatTemplate {
         ChatTemplate {
             templates: Templates::Single(Template::new("chat_template", source)),
             special_tokens,
+            last_len: AtomicUsize::new(0),
         }
     }
 
@@ -54,6 +58,7 @@ impl ChatTemplate {
         ChatTemplate {
             templates: Templates::Named(map),
             special_tokens,
+            last_len: AtomicUsize::new(0),
         }
     }
 
