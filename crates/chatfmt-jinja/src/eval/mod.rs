@@ -49,6 +49,8 @@ pub struct Evaluator<'a> {
     ctx: &'a Context<'a>,
     /// `Borrowed::List` layers of the context as values, built once per render (by layer index).
     layer_lists: Vec<Option<Value<'a>>>,
+    /// Pieces of the expression being printed (see `eval_pieces`).
+    piece_buf: Vec<Value<'a>>,
     frames: Vec<Frame<'a>>,
     /// How many of `frames` are in use.
     live_frames: usize,
@@ -87,6 +89,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             layer_lists,
+            piece_buf: Vec::new(),
             live_frames: 1,
             frames: vec![Frame {
                 vars: Vec::new(),
@@ -287,10 +290,20 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             }
-            StmtKind::Print(e) => match self.eval_pieces(e)? {
-                Pieces::Str(parts) => parts.iter().for_each(|p| self.write_value(p)),
-                Pieces::Value(v) => self.write_value(&v),
-            },
+            StmtKind::Print(e) => {
+                // The piece buffer is reused from print to print (a nested print gets a new one).
+                let mut buf = std::mem::take(&mut self.piece_buf);
+                let r = self.eval_pieces(e, &mut buf);
+                if let Ok(printed) = &r {
+                    match printed {
+                        Printed::Pieces => buf.iter().for_each(|p| self.write_value(p)),
+                        Printed::Value(v) => self.write_value(v),
+                    }
+                }
+                buf.clear();
+                self.piece_buf = buf;
+                r?;
+            }
             StmtKind::If(branches, else_body) => {
                 for (test, body) in branches {
                     if self.eval(test)?.truthy() {
@@ -609,47 +622,59 @@ impl<'a> Evaluator<'a> {
         })
     }
 
-    /// Evaluates an expression that is about to be printed. A string built with `+` or `~` comes
-    /// back as its pieces, so printing needs no intermediate string and each piece keeps its origin;
-    /// the printed text is the same as the concatenation's.
-    fn eval_pieces(&mut self, e: &'a Expr) -> Result<Pieces<'a>> {
+    /// Evaluates an expression that is about to be printed. A string built with `+` or `~` gives
+    /// its pieces (appended to `buf`), so printing needs no intermediate string and each piece keeps
+    /// its origin; the printed text is the same as the concatenation's.
+    fn eval_pieces(&mut self, e: &'a Expr, buf: &mut Vec<Value<'a>>) -> Result<Printed<'a>> {
         match &e.kind {
             ExprKind::Binary(BinOp::Add, a, b) => {
-                let left = self.eval_pieces(a)?;
-                let right = self.eval_pieces(b)?;
-                match (left, right) {
-                    (Pieces::Str(mut l), Pieces::Str(r)) if !l.iter().chain(&r).any(is_markup) => {
-                        l.extend(r);
-                        Ok(Pieces::Str(l))
-                    }
-                    (l, r) => {
-                        let (x, y) = (l.into_value(), r.into_value());
-                        x.binary(BinOp::Add, &y)
-                            .map(Pieces::Value)
-                            .map_err(|err| at(err, e.pos))
+                let start = buf.len();
+                let left = self.eval_pieces(a, buf)?;
+                let mid = buf.len();
+                let right = self.eval_pieces(b, buf)?;
+                if let (Printed::Pieces, Printed::Pieces) = (&left, &right) {
+                    if !buf[start..].iter().any(is_markup) {
+                        return Ok(Printed::Pieces);
                     }
                 }
+                let y = match right {
+                    Printed::Pieces => pieces_value(buf.drain(mid..)),
+                    Printed::Value(v) => v,
+                };
+                let x = match left {
+                    Printed::Pieces => pieces_value(buf.drain(start..)),
+                    Printed::Value(v) => v,
+                };
+                x.binary(BinOp::Add, &y)
+                    .map(Printed::Value)
+                    .map_err(|err| at(err, e.pos))
             }
             ExprKind::Concat(parts) => {
-                let mut out = Vec::with_capacity(parts.len());
                 for p in parts {
-                    match self.eval_pieces(p)? {
-                        Pieces::Str(ps) => {
-                            out.extend(ps.into_iter().map(|v| if is_markup(&v) { demote(v) } else { v }))
+                    let start = buf.len();
+                    match self.eval_pieces(p, buf)? {
+                        Printed::Pieces => {
+                            for v in &mut buf[start..] {
+                                if let Value::Safe(s) = v {
+                                    *v = Value::String(s.clone());
+                                }
+                            }
                         }
-                        Pieces::Value(v) if v.is_str() => out.push(demote(v)),
-                        Pieces::Value(v) => out.push(Value::string(v.to_py_str())),
+                        Printed::Value(Value::Safe(s)) => buf.push(Value::String(s)),
+                        Printed::Value(v) if v.is_str() => buf.push(v),
+                        Printed::Value(v) => buf.push(Value::string(v.to_py_str())),
                     }
                 }
-                Ok(Pieces::Str(out))
+                Ok(Printed::Pieces)
             }
             _ => {
                 let v = self.eval(e)?;
                 v.check_printable().map_err(|err| at(err, e.pos))?;
                 Ok(if v.is_str() {
-                    Pieces::Str(vec![v])
+                    buf.push(v);
+                    Printed::Pieces
                 } else {
-                    Pieces::Value(v)
+                    Printed::Value(v)
                 })
             }
         }
@@ -859,35 +884,24 @@ impl<'a> Evaluator<'a> {
 }
 
 /// A value about to be printed: a string as the pieces it was concatenated from, or any value.
-enum Pieces<'a> {
-    Str(Vec<Value<'a>>),
+/// A printed expression: string pieces (in the evaluator's piece buffer), or one value.
+enum Printed<'a> {
+    Pieces,
     Value(Value<'a>),
 }
 
-impl<'a> Pieces<'a> {
-    fn into_value(self) -> Value<'a> {
-        match self {
-            Pieces::Value(v) => v,
-            Pieces::Str(mut parts) if parts.len() == 1 => parts.pop().unwrap_or(Value::Str("")),
-            Pieces::Str(parts) => {
-                let mut s = String::new();
-                parts.iter().for_each(|p| p.write_str(&mut s));
-                Value::string(s)
-            }
-        }
+/// The string that pieces of a concatenation make (a single piece as it is).
+fn pieces_value<'a>(mut parts: impl ExactSizeIterator<Item = Value<'a>>) -> Value<'a> {
+    if parts.len() == 1 {
+        return parts.next().unwrap_or(Value::Str(""));
     }
+    let mut s = String::new();
+    parts.for_each(|p| p.write_str(&mut s));
+    Value::string(s)
 }
 
 fn is_markup(v: &Value) -> bool {
     matches!(v, Value::Safe(_))
-}
-
-/// `~` joins plain strings: a Markup piece loses its markup status.
-fn demote(v: Value) -> Value {
-    match v {
-        Value::Safe(s) => Value::String(s),
-        v => v,
-    }
 }
 
 /// Every `{% block %}` of a body, nested ones included, by name.
