@@ -76,9 +76,13 @@ impl ErrorKind {
     }
 }
 
-/// An error from compiling or rendering a template.
+/// An error from compiling or rendering a template. It is one pointer wide, so the results that
+/// every evaluation step returns stay small.
 #[derive(Debug, Clone)]
-pub struct Error {
+pub struct Error(Box<Details>);
+
+#[derive(Debug, Clone)]
+struct Details {
     kind: ErrorKind,
     message: String,
     template: Option<String>,
@@ -90,59 +94,59 @@ pub struct Error {
 impl Error {
     /// A new error of `kind` with `message`, not yet located.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
+        Error(Box::new(Details {
             kind,
             message: message.into(),
             template: None,
             line: 0,
             col: 0,
             source_line: None,
-        }
+        }))
     }
 
     /// The kind (Python class) of the error.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The message, as Python's `str(exception)` would print it where chatfmt reproduces it.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The 1-based template line, if known.
     pub fn line(&self) -> Option<u32> {
-        (self.line > 0).then_some(self.line)
+        (self.0.line > 0).then_some(self.0.line)
     }
 
     /// The 1-based column, if known.
     pub fn column(&self) -> Option<u32> {
-        (self.col > 0).then_some(self.col)
+        (self.0.col > 0).then_some(self.0.col)
     }
 
     /// The template name, if known.
     pub fn template_name(&self) -> Option<&str> {
-        self.template.as_deref()
+        self.0.template.as_deref()
     }
 
     pub(crate) fn has_location(&self) -> bool {
-        self.line > 0
+        self.0.line > 0
     }
 
     pub(crate) fn at(mut self, line: u32, col: u32) -> Self {
-        if self.line == 0 {
-            self.line = line;
-            self.col = col;
+        if self.0.line == 0 {
+            self.0.line = line;
+            self.0.col = col;
         }
         self
     }
 
     pub(crate) fn in_template(mut self, name: &str, source: &str) -> Self {
-        if self.template.is_none() {
-            self.template = Some(name.to_string());
+        if self.0.template.is_none() {
+            self.0.template = Some(name.to_string());
         }
-        if self.line > 0 && self.source_line.is_none() {
-            self.source_line = source.split('\n').nth(self.line as usize - 1).map(str::to_string);
+        if self.0.line > 0 && self.0.source_line.is_none() {
+            self.0.source_line = source.split('\n').nth(self.0.line as usize - 1).map(str::to_string);
         }
         self
     }
@@ -150,23 +154,23 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.python_name(), self.message)?;
-        if self.line > 0 {
-            let name = self.template.as_deref().unwrap_or("<template>");
-            write!(f, " (in {name}, line {}", self.line)?;
-            if self.col > 0 {
-                write!(f, ", column {}", self.col)?;
+        write!(f, "{}: {}", self.0.kind.python_name(), self.0.message)?;
+        if self.0.line > 0 {
+            let name = self.0.template.as_deref().unwrap_or("<template>");
+            write!(f, " (in {name}, line {}", self.0.line)?;
+            if self.0.col > 0 {
+                write!(f, ", column {}", self.0.col)?;
             }
             write!(f, ")")?;
         }
         if f.alternate() {
-            if let Some(src) = &self.source_line {
-                let gutter = format!("{} | ", self.line);
+            if let Some(src) = &self.0.source_line {
+                let gutter = format!("{} | ", self.0.line);
                 write!(f, "\n{gutter}{src}")?;
-                if self.col > 0 {
+                if self.0.col > 0 {
                     let pad: String = src
                         .chars()
-                        .take(self.col as usize - 1)
+                        .take(self.0.col as usize - 1)
                         .map(|c| if c == '\t' { '\t' } else { ' ' })
                         .collect();
                     write!(f, "\n{}{pad}^", " ".repeat(gutter.len()))?;
