@@ -110,3 +110,22 @@ fn limits_never_trip_on_ordinary_templates_and_are_configurable() {
     assert_eq!(t.render(&tight).expect_err("steps").kind(), ErrorKind::LimitExceeded);
     assert_eq!(t.render(&Context::default()).expect("renders").text, "0123456789");
 }
+
+/// Found by the `render` fuzz target: each `join` of a string puts the separator between its
+/// characters, so a chain of joins grows the string geometrically, and every step used to build a
+/// list of one value per character (gigabytes) before the size was checked.
+#[test]
+fn chained_joins_of_a_string_hit_the_value_limit() {
+    let src = "{{ ('abcdefghij' * 10)|join('0123456789')|join('0123456789')|join('0123456789')|join('0123456789')|join('0123456789')|join('0123456789')|join(',') }}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("max_value_size (16777216)"), "{msg}");
+}
+
+#[test]
+fn iterating_a_huge_string_counts_the_list_of_its_characters() {
+    let src = "{% set s = 'x' * 10000000 %}{% for c in s %}{% endfor %}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("max_value_size (16777216)"), "{msg}");
+}

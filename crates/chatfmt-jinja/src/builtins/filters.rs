@@ -357,6 +357,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     None => item.clone(),
                 };
                 item.write_str(&mut out);
+                crate::limits::check_value_size(out.len())?;
             }
             Value::string(out)
         }

@@ -9,6 +9,27 @@ use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+/// Every ASCII character, so the characters of a computed string need no allocation each.
+const ASCII: &str = "\0\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\x7f";
+
+/// A one-character string.
+fn char_value<'a>(c: char) -> Value<'a> {
+    match ASCII.get(c as usize..c as usize + 1) {
+        Some(s) if c.is_ascii() => Value::Str(s),
+        _ => Value::string(c.to_string()),
+    }
+}
+
+/// What the list of a string's characters costs per byte of the string, against the value-size
+/// limit: a 24-byte value per ASCII character (multi-byte characters cost about as much per byte).
+const CHAR_LIST_COST: usize = 6;
+
+/// Iterating a string builds a list of its characters: that list counts against the value-size
+/// limit by its memory, so a huge string cannot be exploded into a far larger list.
+fn check_char_list(s: &str) -> Result<()> {
+    crate::limits::check_value_size(s.len().saturating_mul(CHAR_LIST_COST))
+}
+
 /// `map[key]` for a JSON object. Messages and token maps are small: scanning a few keys is faster
 /// than hashing one.
 #[inline]
@@ -379,12 +400,18 @@ impl<'a> Value<'a> {
             Value::Json(Json::Array(a)) => Rc::new(a.iter().map(Value::from_json).collect()),
             Value::Json(Json::Object(m)) => Rc::new(m.keys().map(|k| Value::Str(k)).collect()),
             Value::Dict(d) => Rc::new(d.entries.iter().map(|(k, _)| k.clone()).collect()),
-            Value::Str(s) => Rc::new(
-                s.char_indices()
-                    .map(|(i, c)| Value::Str(&s[i..i + c.len_utf8()]))
-                    .collect(),
-            ),
-            Value::String(s) | Value::Safe(s) => Rc::new(s.chars().map(|c| Value::string(c.to_string())).collect()),
+            Value::Str(s) => {
+                check_char_list(s)?;
+                Rc::new(
+                    s.char_indices()
+                        .map(|(i, c)| Value::Str(&s[i..i + c.len_utf8()]))
+                        .collect(),
+                )
+            }
+            Value::String(s) | Value::Safe(s) => {
+                check_char_list(s)?;
+                Rc::new(s.chars().map(char_value).collect())
+            }
             Value::Undefined(_) => Rc::new(Vec::new()),
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
@@ -443,4 +470,19 @@ pub fn range_len(a: i64, b: i64, step: i64) -> usize {
 pub fn range_items(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
     let n = range_len(a, b, step);
     (0..n).map(move |i| a + step * i as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_table_holds_each_character_at_its_code() {
+        assert_eq!(ASCII.len(), 128);
+        for (i, c) in ASCII.chars().enumerate() {
+            assert_eq!(c as usize, i);
+        }
+        assert!(matches!(char_value('a'), Value::Str("a")));
+        assert!(matches!(char_value('\u{e9}'), Value::String(s) if &*s == "\u{e9}"));
+    }
 }
