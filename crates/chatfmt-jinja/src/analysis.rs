@@ -288,7 +288,7 @@ impl Walker {
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
-            StmtKind::Print(e) | StmtKind::Set(_, e) => self.expr(e),
+            StmtKind::Print(e, _) | StmtKind::Set(_, e) => self.expr(e),
             StmtKind::NeedsLoader(e) => {
                 self.out.needs_loader.push(finding("include/import/extends", s.pos));
                 self.expr(e)

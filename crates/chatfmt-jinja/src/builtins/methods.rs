@@ -100,6 +100,11 @@ pub fn has_method(obj: &Value, name: &str) -> bool {
     }
 }
 
+/// Whether `name` is a method of `dict` (so `d.name` is the method, not the item).
+pub fn is_dict_method(name: &str) -> bool {
+    DICT_METHODS.contains(&name)
+}
+
 /// Whether `name` is a list or dict method that mutates its receiver (none is a `str` method, so a
 /// call of such a name fails on any value that has it).
 pub(crate) fn is_mutator_name(name: &str) -> bool {

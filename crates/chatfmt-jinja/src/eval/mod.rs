@@ -9,6 +9,7 @@ use crate::syntax::ast::*;
 use crate::template::{Borrowed, Context, Layer, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
 pub use args::CallArgs;
+use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -89,10 +90,10 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             layer_lists,
-            piece_buf: Vec::new(),
+            piece_buf: Vec::with_capacity(16),
             live_frames: 1,
             frames: vec![Frame {
-                vars: Vec::new(),
+                vars: Vec::with_capacity(8),
                 parent: NO_PARENT,
             }],
             current: 0,
@@ -166,7 +167,7 @@ impl<'a> Evaluator<'a> {
             self.frames[id].parent = parent;
         } else {
             self.frames.push(Frame {
-                vars: Vec::new(),
+                vars: Vec::with_capacity(4),
                 parent,
             });
         }
@@ -290,7 +291,9 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             }
-            StmtKind::Print(e) => {
+            StmtKind::Print(_, Some(leaves))
+                if self.spans.is_none() && !self.autoescape && self.print_plain(leaves) => {}
+            StmtKind::Print(e, _) => {
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
                 let r = self.eval_pieces(e, &mut buf);
@@ -488,18 +491,19 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> Result<Value<'a>> {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e)).map_err(|err| at(err, e.pos))
+        // Leaves neither recurse nor fail: no stack check, no error location.
+        match &e.kind {
+            ExprKind::Const(c) => Ok(const_value(c)),
+            ExprKind::Name(n) => Ok(self.lookup(n)),
+            _ => {
+                stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e)).map_err(|err| at(err, e.pos))
+            }
+        }
     }
 
     fn eval_inner(&mut self, e: &'a Expr) -> Result<Value<'a>> {
         Ok(match &e.kind {
-            ExprKind::Const(c) => match c {
-                Const::None => Value::None,
-                Const::Bool(b) => Value::Bool(*b),
-                Const::Int(i) => Value::Int(*i),
-                Const::Float(f) => Value::Float(*f),
-                Const::Str(s) => Value::Str(s),
-            },
+            ExprKind::Const(c) => const_value(c),
             ExprKind::Name(n) => self.lookup(n),
             ExprKind::List(items) => {
                 let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
@@ -620,6 +624,51 @@ impl<'a> Evaluator<'a> {
                 }
             }
         })
+    }
+
+    /// Prints a print plan's operands when every one is a plain string; otherwise writes nothing and
+    /// says so (the operands have no side effects, so the caller evaluates the expression again).
+    fn print_plain(&mut self, leaves: &'a [Expr]) -> bool {
+        let start = self.out.len();
+        for leaf in leaves {
+            if !self.print_plain_leaf(leaf) {
+                self.out.truncate(start);
+                return false;
+            }
+        }
+        true
+    }
+
+    fn print_plain_leaf(&mut self, leaf: &'a Expr) -> bool {
+        // `name['key']` and `name.key` on a JSON object read the string in place.
+        let field = match &leaf.kind {
+            ExprKind::GetItem(obj, key) => match (&obj.kind, &key.kind) {
+                (ExprKind::Name(n), ExprKind::Const(Const::Str(k))) => Some((n, &**k)),
+                _ => None,
+            },
+            ExprKind::GetAttr(obj, k) if !k.starts_with('_') => match &obj.kind {
+                ExprKind::Name(n) if !builtins::methods::is_dict_method(k) => Some((n, &**k)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((name, key)) = field {
+            if let Value::Json(Json::Object(m)) = self.lookup(name) {
+                return match crate::value::json_map_get(m, key) {
+                    Some(Json::String(s)) => {
+                        self.out.push_str(s);
+                        true
+                    }
+                    _ => false,
+                };
+            }
+        }
+        match self.eval(leaf) {
+            Ok(Value::Str(s)) => self.out.push_str(s),
+            Ok(Value::String(s)) => self.out.push_str(&s),
+            _ => return false,
+        }
+        true
     }
 
     /// Evaluates an expression that is about to be printed. A string built with `+` or `~` gives
@@ -884,6 +933,16 @@ impl<'a> Evaluator<'a> {
 }
 
 /// A value about to be printed: a string as the pieces it was concatenated from, or any value.
+fn const_value(c: &Const) -> Value<'_> {
+    match c {
+        Const::None => Value::None,
+        Const::Bool(b) => Value::Bool(*b),
+        Const::Int(i) => Value::Int(*i),
+        Const::Float(f) => Value::Float(*f),
+        Const::Str(s) => Value::Str(s),
+    }
+}
+
 /// A printed expression: string pieces (in the evaluator's piece buffer), or one value.
 enum Printed<'a> {
     Pieces,

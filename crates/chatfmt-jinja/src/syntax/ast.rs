@@ -124,7 +124,8 @@ pub struct Stmt {
 pub enum StmtKind {
     /// Template text written as is.
     Text(Box<str>),
-    Print(Expr),
+    /// A printed expression, with its print plan when it has one (see [`super::print_plan`]).
+    Print(Expr, Option<Box<[Expr]>>),
     If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
     For(Box<ForLoop>),
     Set(Target, Expr),

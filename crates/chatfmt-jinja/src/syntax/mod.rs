@@ -3,3 +3,4 @@
 pub mod ast;
 pub mod lexer;
 pub mod parser;
+pub mod print_plan;

@@ -168,8 +168,9 @@ impl<'s> Parser<'s> {
                         return Err(self.unexpected("end of print statement"));
                     }
                     self.next();
+                    let plan = super::print_plan::leaves(&e);
                     body.push(Stmt {
-                        kind: StmtKind::Print(e),
+                        kind: StmtKind::Print(e, plan),
                         pos,
                     });
                 }
@@ -253,7 +254,9 @@ impl<'s> Parser<'s> {
             }
             "print" => {
                 self.next();
-                StmtKind::Print(self.parse_tuple(true, false)?)
+                let e = self.parse_tuple(true, false)?;
+                let plan = super::print_plan::leaves(&e);
+                StmtKind::Print(e, plan)
             }
             "break" | "continue" => {
                 self.next();
@@ -1211,7 +1214,7 @@ impl UsedNames {
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
-            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e),
+            StmtKind::Print(e, _) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e),
             StmtKind::If(branches, else_body) => {
                 for (t, b) in branches {
                     self.expr(t);
@@ -1369,7 +1372,7 @@ impl NameCheck<'_> {
     fn stmt(&mut self, s: &Stmt, soft: bool) -> Result<()> {
         match &s.kind {
             StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => Ok(()),
-            StmtKind::Print(e) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e, soft),
+            StmtKind::Print(e, _) | StmtKind::Set(_, e) | StmtKind::NeedsLoader(e) => self.expr(e, soft),
             StmtKind::If(branches, else_body) => {
                 for (t, b) in branches {
                     self.expr(t, true)?;

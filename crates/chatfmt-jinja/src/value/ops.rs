@@ -67,6 +67,9 @@ fn seq_items<'a>(v: &Value<'a>) -> Option<Vec<Value<'a>>> {
 impl<'a> Value<'a> {
     /// Python `==`.
     pub fn py_eq(&self, other: &Value<'a>) -> bool {
+        if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
+            return a == b;
+        }
         crate::eval::grow_stack(|| self.py_eq_inner(other))
     }
 

@@ -99,6 +99,7 @@ impl ChatTemplate {
         }
         // The caller's messages are read in place unless transformers' preparation changes them.
         let mut ctx = Context {
+            layers: Vec::with_capacity(6),
             clock: opts.clock.clone(),
             track_spans: opts.track_spans,
             ..Context::default()

@@ -1,0 +1,56 @@
+//! Print plans: a printed `+` / `~` chain of side-effect-free operands (literals, names, items,
+//! attributes, pure filters), flattened at compile time so rendering can write each operand straight
+//! to the output when all of them are plain strings — the common shape of chat templates
+//! (`'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>'`).
+
+use super::ast::{Args, BinOp, Expr, ExprKind};
+
+/// Filters without side effects whose result depends only on their input and arguments.
+const PURE_FILTERS: &[&str] = &[
+    "trim",
+    "upper",
+    "lower",
+    "capitalize",
+    "title",
+    "string",
+    "tojson",
+    "replace",
+    "default",
+    "d",
+    "join",
+    "indent",
+];
+
+/// The operands of `e` in print order, when `e` is a concatenation (or a single operand) whose
+/// operands can be evaluated again without changing anything.
+pub fn leaves(e: &Expr) -> Option<Box<[Expr]>> {
+    let mut out = Vec::new();
+    collect(e, &mut out).then(|| out.into_boxed_slice())
+}
+
+fn collect(e: &Expr, out: &mut Vec<Expr>) -> bool {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) => collect(a, out) && collect(b, out),
+        ExprKind::Concat(parts) => parts.iter().all(|p| collect(p, out)),
+        _ if pure(e) => {
+            out.push(e.clone());
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether evaluating `e` twice gives the same value and does nothing else.
+fn pure(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(_) | ExprKind::Name(_) => true,
+        ExprKind::GetAttr(obj, _) => pure(obj),
+        ExprKind::GetItem(obj, key) => pure(obj) && matches!(key.kind, ExprKind::Const(_)),
+        ExprKind::Filter(Some(inner), name, args) => PURE_FILTERS.contains(&&**name) && pure(inner) && pure_args(args),
+        _ => false,
+    }
+}
+
+fn pure_args(a: &Args) -> bool {
+    a.star.is_none() && a.dstar.is_none() && a.pos.iter().all(pure) && a.kw.iter().all(|(_, e)| pure(e))
+}
