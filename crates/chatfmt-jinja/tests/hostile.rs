@@ -129,3 +129,18 @@ fn iterating_a_huge_string_counts_the_list_of_its_characters() {
     assert_eq!(kind, ErrorKind::LimitExceeded);
     assert!(msg.contains("max_value_size (16777216)"), "{msg}");
 }
+
+/// Found by the `render` fuzz target: `replace` with a long replacement built a string far over the
+/// value limit (hundreds of MB) before anything checked it.
+#[test]
+fn replace_is_checked_before_it_builds() {
+    for src in [
+        "{{ ('-' * 100000)|replace('-', 'x' * 1000) }}",
+        "{{ ('-' * 100000).replace('-', 'x' * 1000) }}",
+        "{{ ('-' * 100000)|replace('', 'x' * 1000) }}",
+    ] {
+        let (kind, msg) = kind_of(src);
+        assert_eq!(kind, ErrorKind::LimitExceeded, "{src}");
+        assert!(msg.contains("max_value_size (16777216)"), "{msg}");
+    }
+}

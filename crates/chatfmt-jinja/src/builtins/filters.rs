@@ -627,10 +627,12 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let text = s.as_str().unwrap_or("");
             let old = old.map(|o| o.to_py_str()).unwrap_or_default();
             let new = new.map(|o| o.to_py_str()).unwrap_or_default();
-            Value::string(match count {
-                Some(Value::Int(c)) if c >= 0 => text.replacen(&old, &new, c as usize),
-                _ => text.replace(&old, &new),
-            })
+            let count = match count {
+                Some(Value::Int(c)) => c,
+                _ => -1,
+            };
+            crate::limits::check_value_size(pystr::replaced_len(text, &old, &new, count))?;
+            Value::string(pystr::replace(text, &old, &new, count).map_err(super::format::py_err)?)
         }
         "indent" => {
             let [width, first, blank] = args.bind(name, ["width", "first", "blank"])?;

@@ -279,7 +279,9 @@ fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Va
                     bad.type_name()
                 ));
             };
-            text(pystr::replace(s, o, n, int_arg(&count, -1)?).map_err(py_err)?)
+            let count = int_arg(&count, -1)?;
+            crate::limits::check_value_size(pystr::replaced_len(s, o, n, count))?;
+            text(pystr::replace(s, o, n, count).map_err(py_err)?)
         }
         "find" | "rfind" | "index" | "rindex" | "count" => {
             let [sub_arg, start, end] = args.bind(name, ["sub", "start", "end"])?;

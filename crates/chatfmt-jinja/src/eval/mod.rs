@@ -785,7 +785,12 @@ impl<'a> Evaluator<'a> {
             None => input,
         };
         let a = self.eval_args(args)?;
-        builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))
+        let out = builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))?;
+        // Filters that grow strings by a bounded factor (`upper`, `indent`, ...) are checked here.
+        if let Value::String(s) | Value::Safe(s) = &out {
+            crate::limits::check_value_size(s.len()).map_err(|err| at(err, e.pos))?;
+        }
+        Ok(out)
     }
 
     // ---- calls ----------------------------------------------------------------------------

@@ -200,18 +200,24 @@ fn tailmatch(s: &str, sub: &str, start: Option<i64>, end: Option<i64>, at_end: b
     }
 }
 
-/// Python `s.replace(old, new, count)`; `count < 0` replaces all. An empty
-/// `old` inserts `new` before every character and at the end.
-/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
-pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
-    let mut limit = if count < 0 { i64::MAX } else { count };
+/// The byte length of `s.replace(old, new, count)` (an upper bound), found without building it.
+pub fn replaced_len(s: &str, old: &str, new: &str, count: i64) -> usize {
+    let limit = if count < 0 { i64::MAX } else { count };
     let found = if old.is_empty() {
         cp_len(s) + 1
     } else {
         s.matches(old).count() as i64
     };
     let n = found.min(limit) as usize;
-    check_size(s.len().saturating_add(n.saturating_mul(new.len())))?;
+    s.len().saturating_add(n.saturating_mul(new.len()))
+}
+
+/// Python `s.replace(old, new, count)`; `count < 0` replaces all. An empty
+/// `old` inserts `new` before every character and at the end.
+/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
+pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
+    let mut limit = if count < 0 { i64::MAX } else { count };
+    check_size(replaced_len(s, old, new, count))?;
     let mut out = String::with_capacity(s.len());
     if old.is_empty() {
         let mut chars = s.char_indices();
