@@ -30,8 +30,11 @@ fn same_name(a: &str, b: &str) -> bool {
 }
 
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
-/// less than this much is left, so no template can overflow the thread's stack.
-pub(crate) const STACK_RED_ZONE: usize = 64 * 1024;
+/// less than this much is left, so no template can overflow the thread's stack. The evaluator
+/// checks every [`STACK_CHECK_EVERY`] levels of nesting, so this covers that many levels' frames.
+pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
+/// How many levels of statement and expression nesting may pass between two stack checks.
+const STACK_CHECK_EVERY: u32 = 4;
 /// The size of each extra stack segment.
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
@@ -50,6 +53,8 @@ pub struct Evaluator<'a> {
     ctx: &'a Context<'a>,
     /// `Borrowed::List` layers of the context as values, built once per render (by layer index).
     layer_lists: Vec<Option<Value<'a>>>,
+    /// Current depth of statement and expression nesting (for stack checks).
+    nesting: u32,
     /// Pieces of the expression being printed (see `eval_pieces`).
     piece_buf: Vec<Value<'a>>,
     frames: Vec<Frame<'a>>,
@@ -90,6 +95,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             layer_lists,
+            nesting: 0,
             piece_buf: Vec::with_capacity(16),
             live_frames: 1,
             frames: vec![Frame {
@@ -264,11 +270,24 @@ impl<'a> Evaluator<'a> {
 
     fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
         self.step().map_err(|e| at(e, s.pos))?;
-        let flow = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_inner(s))?;
+        let flow = self.nested(|me| me.exec_inner(s))?;
         if self.out.len() > self.ctx.limits.max_output_bytes {
             return Err(crate::limits::output_exceeded(self.ctx.limits.max_output_bytes).at(s.pos.line, s.pos.col));
         }
         Ok(flow)
+    }
+
+    /// Runs one level of statement or expression nesting, growing the stack when it runs low.
+    #[inline]
+    fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.nesting += 1;
+        let r = if self.nesting.is_multiple_of(STACK_CHECK_EVERY) {
+            stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || f(self))
+        } else {
+            f(self)
+        };
+        self.nesting -= 1;
+        r
     }
 
     /// Counts one evaluation step against the limit.
@@ -495,9 +514,7 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
             ExprKind::Name(n) => Ok(self.lookup(n)),
-            _ => {
-                stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e)).map_err(|err| at(err, e.pos))
-            }
+            _ => self.nested(|me| me.eval_inner(e)).map_err(|err| at(err, e.pos)),
         }
     }
 

@@ -185,7 +185,7 @@ impl<'a> Value<'a> {
             };
         }
         match self {
-            Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| m.contains_key(k))),
+            Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| super::json_map_get(m, k).is_some())),
             Value::Dict(d) => Ok(d.get(item).is_some()),
             Value::Undefined(_) => Ok(false),
             Value::Object(o) if matches!(&**o, Object::Namespace(_)) => {
