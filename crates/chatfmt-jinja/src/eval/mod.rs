@@ -96,12 +96,16 @@ impl<'a> Evaluator<'a> {
             ctx,
             layer_lists,
             nesting: 0,
-            piece_buf: Vec::with_capacity(16),
+            piece_buf: Vec::new(),
             live_frames: 1,
-            frames: vec![Frame {
-                vars: Vec::with_capacity(8),
-                parent: NO_PARENT,
-            }],
+            frames: {
+                let mut frames = Vec::with_capacity(4);
+                frames.push(Frame {
+                    vars: Vec::new(),
+                    parent: NO_PARENT,
+                });
+                frames
+            },
             current: 0,
             out,
             body: tpl.body(),
@@ -474,23 +478,27 @@ impl<'a> Evaluator<'a> {
                 Rc::new(kept)
             }
         };
-        let lp = Rc::new(Object::Loop(LoopValue {
-            index0: Cell::new(0),
-            items: items.clone(),
-            depth0,
-            changed_last: RefCell::new(None),
-            recursive: f.recursive.then_some(f),
-            scope: restore,
-        }));
+        let lp = f.uses_loop.then(|| {
+            Rc::new(Object::Loop(LoopValue {
+                index0: Cell::new(0),
+                items: items.clone(),
+                depth0,
+                changed_last: RefCell::new(None),
+                recursive: f.recursive.then_some(f),
+                scope: restore,
+            }))
+        });
         let mut completed = false;
         for (i, item) in items.iter().enumerate() {
             self.step()?;
-            if let Object::Loop(l) = &*lp {
+            if let Some(Object::Loop(l)) = lp.as_deref() {
                 l.index0.set(i);
             }
             let id = self.push_frame(restore);
             let r = self.assign(&f.target, item.clone()).and_then(|_| {
-                self.bind("loop", Value::Object(lp.clone()));
+                if let Some(lp) = &lp {
+                    self.bind("loop", Value::Object(lp.clone()));
+                }
                 self.exec_block(&f.body)
             });
             self.pop_frame(id, restore);

@@ -153,4 +153,6 @@ pub struct ForLoop {
     pub body: Vec<Stmt>,
     pub else_body: Vec<Stmt>,
     pub recursive: bool,
+    /// The body mentions `loop` (so the loop object must exist).
+    pub uses_loop: bool,
 }

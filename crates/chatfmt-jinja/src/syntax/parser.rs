@@ -391,6 +391,12 @@ impl<'s> Parser<'s> {
             Tok::Name("endfor") => Vec::new(),
             _ => self.parse_statements(&["endfor"], true)?,
         };
+        // The `loop` object is built only for loops whose body can see it.
+        let mut uses = UsedNames {
+            deep: true,
+            ..UsedNames::default()
+        };
+        uses.stmts(&body);
         Ok(StmtKind::For(Box::new(ForLoop {
             target,
             iter,
@@ -398,6 +404,7 @@ impl<'s> Parser<'s> {
             body,
             else_body,
             recursive,
+            uses_loop: uses.loop_var || recursive,
         })))
     }
 
@@ -1196,12 +1203,16 @@ fn to_target(e: &Expr) -> Option<Target> {
     }
 }
 
-/// Which of the special names `caller`, `varargs`, `kwargs` a macro body reads.
+/// Which of the special names `caller`, `varargs`, `kwargs`, `loop` a body reads.
 #[derive(Default)]
 struct UsedNames {
     caller: bool,
     varargs: bool,
     kwargs: bool,
+    /// `loop` is mentioned (with `deep`, inside nested macro bodies too).
+    loop_var: bool,
+    /// Walk into the bodies of nested macros.
+    deep: bool,
 }
 
 impl UsedNames {
@@ -1236,7 +1247,16 @@ impl UsedNames {
                 }
                 self.stmts(body);
             }
-            StmtKind::Macro(_) => {}
+            StmtKind::Macro(m) => {
+                if self.deep {
+                    for (_, d) in &m.params {
+                        if let Some(d) = d {
+                            self.expr(d);
+                        }
+                    }
+                    self.stmts(&m.body);
+                }
+            }
             StmtKind::CallBlock(call, m) => {
                 self.expr(call);
                 for (_, d) in &m.params {
@@ -1282,6 +1302,7 @@ impl UsedNames {
                 "caller" => self.caller = true,
                 "varargs" => self.varargs = true,
                 "kwargs" => self.kwargs = true,
+                "loop" => self.loop_var = true,
                 _ => {}
             },
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {

@@ -1,0 +1,21 @@
+//! The `loop` object is built only for loops whose body can see it; these pin Jinja2's output
+//! (checked with jinja2 3.1.6) for the places it can be seen from.
+
+use chatfmt_jinja::{Context, Template};
+
+fn render(src: &str) -> String {
+    let t = Template::new("t", src).expect("compiles");
+    t.render(&Context::default()).expect("renders").text
+}
+
+#[test]
+fn a_macro_defined_in_the_body_sees_the_loop() {
+    let src = "{% for x in [1,2] %}{% macro m() %}{{ loop.index }}{% endmacro %}{{ m() }}{% endfor %}|{% for x in [1,2] %}{{ x }}{% endfor %}";
+    assert_eq!(render(src), "12|12");
+}
+
+#[test]
+fn an_inner_loop_mentioning_loop_and_an_outer_one_that_does_not() {
+    let src = "{% for a in 'xy' %}{% for b in [1,2] %}{{ a }}{{ loop.index0 }}{% endfor %}{% endfor %}";
+    assert_eq!(render(src), "x0x1y0y1");
+}
