@@ -26,7 +26,14 @@ const NO_PARENT: usize = usize::MAX;
 /// Names come from the template's syntax tree, so equal names are usually the same slice.
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
-    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+    a.len() == b.len() && (a.as_ptr() == b.as_ptr() || short_eq(a.as_bytes(), b.as_bytes()))
+}
+
+/// Byte equality of two equally long slices, inline (names and keys are short: a `memcmp` call
+/// costs more than the comparison).
+#[inline]
+pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
@@ -150,7 +157,7 @@ impl<'a> Evaluator<'a> {
         }
         for (i, layer) in self.ctx.layers.iter().enumerate() {
             match layer {
-                Layer::Var(n, v) if *n == name => {
+                Layer::Var(n, v) if same_name(n, name) => {
                     return Some(match v {
                         Borrowed::Json(j) => Value::from_json(j),
                         Borrowed::List(_) => self.layer_lists[i].clone().unwrap_or(Value::None),
@@ -665,8 +672,13 @@ impl<'a> Evaluator<'a> {
     }
 
     fn print_plain_leaf(&mut self, leaf: &'a Expr) -> bool {
-        // `name['key']` and `name.key` on a JSON object read the string in place.
+        // Literals print themselves; `name['key']` and `name.key` on a JSON object read the string
+        // in place.
         let field = match &leaf.kind {
+            ExprKind::Const(Const::Str(s)) => {
+                self.out.push_str(s);
+                return true;
+            }
             ExprKind::GetItem(obj, key) => match (&obj.kind, &key.kind) {
                 (ExprKind::Name(n), ExprKind::Const(Const::Str(k))) => Some((n, &**k)),
                 _ => None,

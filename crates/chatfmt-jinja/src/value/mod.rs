@@ -35,7 +35,9 @@ fn check_char_list(s: &str) -> Result<()> {
 #[inline]
 pub fn json_map_get<'j>(map: &'j serde_json::Map<String, Json>, key: &str) -> Option<&'j Json> {
     if map.len() <= 8 {
-        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+        map.iter().find_map(|(k, v)| {
+            (k.len() == key.len() && crate::eval::short_eq(k.as_bytes(), key.as_bytes())).then_some(v)
+        })
     } else {
         map.get(key)
     }
