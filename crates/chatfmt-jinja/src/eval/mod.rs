@@ -211,26 +211,26 @@ impl<'a> Evaluator<'a> {
 
     /// Resolves a name: scopes, then context variables, then globals.
     pub fn lookup(&self, name: &'a str) -> Value<'a> {
+        self.find(name)
+            .unwrap_or_else(|| Value::Undefined(Some(Rc::new(UndefInfo::Name(name)))))
+    }
+
+    /// The value of a name, if it has one.
+    fn find(&self, name: &'a str) -> Option<Value<'a>> {
         let mut f = self.current;
         while f != NO_PARENT {
             let frame = &self.frames[f];
             if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| same_name(n, name)) {
-                return v.clone();
+                return Some(v.clone());
             }
             f = frame.parent;
         }
         if name == "self" {
             let mut blocks = Vec::new();
             collect_blocks(self.body, &mut blocks);
-            return Value::Object(Rc::new(Object::SelfRef(blocks)));
+            return Some(Value::Object(Rc::new(Object::SelfRef(blocks))));
         }
-        if let Some(v) = self.context_var(name) {
-            return v;
-        }
-        if let Some(g) = builtins::global(name) {
-            return g;
-        }
-        Value::Undefined(Some(Rc::new(UndefInfo::Name(name))))
+        self.context_var(name).or_else(|| builtins::global(name))
     }
 
     // ---- output ---------------------------------------------------------------------------
@@ -587,6 +587,27 @@ impl<'a> Evaluator<'a> {
                 self.call_value(&f, a)?
             }
             ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
+            // `name is defined` needs no value (and no undefined marker) built for a missing name.
+            ExprKind::Test(v, name, args)
+                if matches!(&**name, "defined" | "undefined")
+                    && args.pos.is_empty()
+                    && args.kw.is_empty()
+                    && args.star.is_none()
+                    && args.dstar.is_none() =>
+            {
+                let defined = match &v.kind {
+                    ExprKind::Name(n) => self.find(n).is_some_and(|x| !x.is_undefined()),
+                    // A key of a JSON object: present or not, without an undefined marker.
+                    ExprKind::GetAttr(obj, k) if !k.starts_with('_') && !builtins::methods::is_dict_method(k) => {
+                        match self.eval(obj)? {
+                            Value::Json(Json::Object(m)) => crate::value::json_map_get(m, k).is_some(),
+                            o => !builtins::getattr(&o, k).map_err(|err| at(err, v.pos))?.is_undefined(),
+                        }
+                    }
+                    _ => !self.eval(v)?.is_undefined(),
+                };
+                Value::Bool(defined == (&**name == "defined"))
+            }
             ExprKind::Test(v, name, args) => {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
