@@ -144,3 +144,14 @@ fn replace_is_checked_before_it_builds() {
         assert!(msg.contains("max_value_size (16777216)"), "{msg}");
     }
 }
+
+/// Found by the `render` fuzz target (a 10-second timeout): `join`, `upper` and `replace` chained
+/// over a string of non-ASCII characters, each step megabytes long. String results are charged
+/// steps by their size and checked against the value limit, so the chain stops at the limit.
+#[test]
+fn chains_of_string_filters_stop_at_the_value_limit() {
+    let src = "{{ ('\u{fffd}' * 60 ~ 'a-b')|join(' -')|upper|replace('-', '+' * 40)|join(' -')|upper|replace('-', '+' * 40)|upper }}";
+    let (kind, msg) = kind_of(src);
+    assert_eq!(kind, ErrorKind::LimitExceeded);
+    assert!(msg.contains("max_value_size (16777216)"), "{msg}");
+}

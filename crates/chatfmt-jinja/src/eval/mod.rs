@@ -40,6 +40,8 @@ pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
 /// less than this much is left, so no template can overflow the thread's stack. The evaluator
 /// checks every [`STACK_CHECK_EVERY`] levels of nesting, so this covers that many levels' frames.
 pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
+/// Builtins that return a string are charged one evaluation step per this many bytes of it.
+const BYTES_PER_STEP: usize = 16;
 /// How many levels of statement and expression nesting may pass between two stack checks.
 const STACK_CHECK_EVERY: u32 = 4;
 /// The size of each extra stack segment.
@@ -301,6 +303,18 @@ impl<'a> Evaluator<'a> {
         r
     }
 
+    /// Checks a string a builtin returned against the value limit (filters that grow strings by a
+    /// bounded factor, such as `upper` or `indent`, are checked here) and charges its work: one step
+    /// per [`BYTES_PER_STEP`] bytes, so a chain of filters over huge strings runs out of steps.
+    pub(crate) fn charge_string(&mut self, v: &Value<'a>) -> Result<()> {
+        if let Value::String(s) | Value::Safe(s) = v {
+            crate::limits::check_value_size(s.len())?;
+            self.steps += (s.len() / BYTES_PER_STEP) as u64;
+            self.step()?;
+        }
+        Ok(())
+    }
+
     /// Counts one evaluation step against the limit.
     fn step(&mut self) -> Result<()> {
         self.steps += 1;
@@ -322,7 +336,7 @@ impl<'a> Evaluator<'a> {
                 }
             }
             StmtKind::Print(_, Some(leaves))
-                if self.spans.is_none() && !self.autoescape && self.print_plain(leaves) => {}
+                if self.spans.is_none() && !self.autoescape && self.print_plain(leaves)? => {}
             StmtKind::Print(e, _) => {
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
@@ -580,7 +594,9 @@ impl<'a> Evaluator<'a> {
                 if let ExprKind::GetAttr(obj, name) = &callee.kind {
                     let o = self.eval(obj)?;
                     let a = self.eval_args(args)?;
-                    return builtins::methods::call_attr(self, &o, name, a);
+                    let out = builtins::methods::call_attr(self, &o, name, a)?;
+                    self.charge_string(&out)?;
+                    return Ok(out);
                 }
                 let f = self.eval(callee)?;
                 let a = self.eval_args(args)?;
@@ -681,24 +697,26 @@ impl<'a> Evaluator<'a> {
 
     /// Prints a print plan's operands when every one is a plain string; otherwise writes nothing and
     /// says so (the operands have no side effects, so the caller evaluates the expression again).
-    fn print_plain(&mut self, leaves: &'a [Expr]) -> bool {
+    /// An operand's error is the expression's error: every operand before it was a string, and
+    /// joining strings cannot fail.
+    fn print_plain(&mut self, leaves: &'a [Expr]) -> Result<bool> {
         let start = self.out.len();
         for leaf in leaves {
-            if !self.print_plain_leaf(leaf) {
+            if !self.print_plain_leaf(leaf)? {
                 self.out.truncate(start);
-                return false;
+                return Ok(false);
             }
         }
-        true
+        Ok(true)
     }
 
-    fn print_plain_leaf(&mut self, leaf: &'a Expr) -> bool {
+    fn print_plain_leaf(&mut self, leaf: &'a Expr) -> Result<bool> {
         // Literals print themselves; `name['key']` and `name.key` on a JSON object read the string
         // in place.
         let field = match &leaf.kind {
             ExprKind::Const(Const::Str(s)) => {
                 self.out.push_str(s);
-                return true;
+                return Ok(true);
             }
             ExprKind::GetItem(obj, key) => match (&obj.kind, &key.kind) {
                 (ExprKind::Name(n), ExprKind::Const(Const::Str(k))) => Some((n, &**k)),
@@ -712,21 +730,21 @@ impl<'a> Evaluator<'a> {
         };
         if let Some((name, key)) = field {
             if let Value::Json(Json::Object(m)) = self.lookup(name) {
-                return match crate::value::json_map_get(m, key) {
+                return Ok(match crate::value::json_map_get(m, key) {
                     Some(Json::String(s)) => {
                         self.out.push_str(s);
                         true
                     }
                     _ => false,
-                };
+                });
             }
         }
-        match self.eval(leaf) {
-            Ok(Value::Str(s)) => self.out.push_str(s),
-            Ok(Value::String(s)) => self.out.push_str(&s),
-            _ => return false,
+        match self.eval(leaf)? {
+            Value::Str(s) => self.out.push_str(s),
+            Value::String(s) => self.out.push_str(&s),
+            _ => return Ok(false),
         }
-        true
+        Ok(true)
     }
 
     /// Evaluates an expression that is about to be printed. A string built with `+` or `~` gives
@@ -844,10 +862,7 @@ impl<'a> Evaluator<'a> {
         };
         let a = self.eval_args(args)?;
         let out = builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))?;
-        // Filters that grow strings by a bounded factor (`upper`, `indent`, ...) are checked here.
-        if let Value::String(s) | Value::Safe(s) = &out {
-            crate::limits::check_value_size(s.len()).map_err(|err| at(err, e.pos))?;
-        }
+        self.charge_string(&out).map_err(|err| at(err, e.pos))?;
         Ok(out)
     }
 

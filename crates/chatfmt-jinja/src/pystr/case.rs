@@ -40,8 +40,25 @@ fn push_lower(out: &mut String, chars: &[char], i: usize) {
 /// Python `s.upper()` (full mappings: `'ß'` → `'SS'`, `'ﬁ'` → `'FI'`).
 pub fn upper(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    // ASCII maps without a table lookup; a run of one character is looked up once.
+    let mut last: Option<(char, Option<&'static str>)> = None;
     for c in s.chars() {
-        push_mapped(&mut out, &UPPER_MAP, c);
+        if c.is_ascii() {
+            out.push(c.to_ascii_uppercase());
+            continue;
+        }
+        let mapped = match last {
+            Some((prev, m)) if prev == c => m,
+            _ => {
+                let m = map_lookup(&UPPER_MAP, c);
+                last = Some((c, m));
+                m
+            }
+        };
+        match mapped {
+            Some(m) => out.push_str(m),
+            None => out.push(c),
+        }
     }
     out
 }

@@ -200,13 +200,22 @@ fn tailmatch(s: &str, sub: &str, start: Option<i64>, end: Option<i64>, at_end: b
     }
 }
 
+/// The one character of `s`, if it has exactly one (searched for with `memchr`, not as a substring).
+fn single_char(s: &str) -> Option<char> {
+    let mut chars = s.chars();
+    chars.next().filter(|_| chars.next().is_none())
+}
+
 /// The byte length of `s.replace(old, new, count)` (an upper bound), found without building it.
 pub fn replaced_len(s: &str, old: &str, new: &str, count: i64) -> usize {
     let limit = if count < 0 { i64::MAX } else { count };
     let found = if old.is_empty() {
         cp_len(s) + 1
     } else {
-        s.matches(old).count() as i64
+        match single_char(old) {
+            Some(c) => s.matches(c).count() as i64,
+            None => s.matches(old).count() as i64,
+        }
     };
     let n = found.min(limit) as usize;
     s.len().saturating_add(n.saturating_mul(new.len()))
@@ -240,8 +249,13 @@ pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyEr
         return Ok(out);
     }
     let mut rest = s;
+    let single = single_char(old);
     while limit > 0 {
-        match rest.find(old) {
+        let at = match single {
+            Some(c) => rest.find(c),
+            None => rest.find(old),
+        };
+        match at {
             Some(i) => {
                 out.push_str(&rest[..i]);
                 out.push_str(new);
