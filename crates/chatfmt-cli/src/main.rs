@@ -12,6 +12,11 @@ mod tokenize_cmd;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// mimalloc: faster for the many small allocations of rendering, and it keeps a long multi-threaded
+/// `chatfmt dataset` run from growing through allocator fragmentation.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "chatfmt",
