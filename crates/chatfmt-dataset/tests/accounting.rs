@@ -2,7 +2,7 @@
 //! with their index and reason, output order is input order, and tokenized rows equal the tokenizer's
 //! own result.
 
-use chatfmt::conformance::kits_dir;
+use chatfmt::conformance::kit_for_test;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -96,19 +96,7 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
 
 #[test]
 fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
-    let kit = kits_dir().join("tokens");
-    if !kit.exists() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "conformance kit {} is missing (CI=true requires it)",
-            kit.display()
-        );
-        eprintln!(
-            "SKIPPED: conformance kit {} not found (set CHATFMT_KITS)",
-            kit.display()
-        );
-        return;
-    }
+    let Some(kit) = kit_for_test("tokens") else { return };
     let model = kit.join("tokenizers/qwen3");
     let dir = temp_dir("tokens");
     let input = dir.join("in.jsonl");

@@ -30,18 +30,6 @@ impl std::error::Error for LoadError {}
 /// (1e20) means "no limit".
 const LARGE_INTEGER: f64 = 1e20;
 
-/// The named special tokens transformers 5 passes to templates (`special_tokens_map`; the
-/// `additional_special_tokens` list is not among them).
-const SPECIAL_TOKEN_KEYS: [&str; 7] = [
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-];
-
 fn read_json(path: &Path) -> Result<Json, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|e| LoadError {
         path: path.to_path_buf(),
@@ -51,15 +39,6 @@ fn read_json(path: &Path) -> Result<Json, LoadError> {
         path: path.to_path_buf(),
         message: format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
     })
-}
-
-/// A special token value of the config: a string or an `{"content": ...}` object.
-fn token_content(v: &Json) -> Option<String> {
-    match v {
-        Json::String(s) => Some(s.clone()),
-        Json::Object(o) => o.get("content").and_then(Json::as_str).map(str::to_string),
-        _ => None,
-    }
 }
 
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
@@ -114,12 +93,7 @@ impl ChatTokenizer {
             message: format!("unsupported tokenizer: {e}"),
         })?;
 
-        let mut special_tokens = Map::new();
-        for key in SPECIAL_TOKEN_KEYS {
-            if let Some(v) = config.get(key).and_then(token_content) {
-                special_tokens.insert(key.to_string(), Json::String(v));
-            }
-        }
+        let special_tokens = chatfmt::template::special_tokens(&config);
         let side = |key: &str, default: Side| -> Result<Side, LoadError> {
             match config.get(key).and_then(Json::as_str) {
                 None => Ok(default),

@@ -1,24 +1,11 @@
 //! The tokens kit as a test: every case must match or be documented in KNOWN_DIFFERENCES.md.
 
-use chatfmt::conformance::{kits_dir, KnownDifferences};
+use chatfmt::conformance::{kit_for_test, KnownDifferences};
 use chatfmt_tokenize::conformance;
 
 #[test]
 fn tokens_kit() {
-    let dir = kits_dir().join("tokens");
-    if !dir.exists() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "conformance kit {} is missing (CI=true requires it; set CHATFMT_KITS)",
-                dir.display()
-            );
-        }
-        eprintln!(
-            "SKIPPED: conformance kit {} not found (set CHATFMT_KITS to run it)",
-            dir.display()
-        );
-        return;
-    }
+    let Some(dir) = kit_for_test("tokens") else { return };
     let r = conformance::run(&dir, &KnownDifferences::bundled()).expect("kit readable");
     for f in r.failures.iter().take(5) {
         eprintln!(

@@ -6,25 +6,6 @@ use chatfmt::conformance;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// The kit folder, or `None` (with a loud message) when it is absent outside CI.
-fn kit(name: &str) -> Option<PathBuf> {
-    let dir = conformance::kits_dir().join(name);
-    if dir.exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "conformance kit {} is missing (CI=true requires it; set CHATFMT_KITS)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED: conformance kit {} not found (set CHATFMT_KITS to run it)",
-        dir.display()
-    );
-    None
-}
-
 /// Whether every golden of (template, scenario) raised; `None` when the kit has no such case.
 fn all_raised(goldens: &HashMap<(String, String), Vec<bool>>, template: &str, scenario: &str) -> Option<bool> {
     goldens
@@ -81,7 +62,9 @@ const RULES: &[Rule] = &[
 
 #[test]
 fn capabilities_agree_with_goldens_and_docs_are_current() {
-    let Some(dir) = kit("hf") else { return };
+    let Some(dir) = conformance::kit_for_test("hf") else {
+        return;
+    };
     let checks: Vec<KitCheck> = check::check_hf_kit(&dir).expect("kit readable");
     let mut goldens: HashMap<(String, String), Vec<bool>> = HashMap::new();
     for r in conformance::read_jsonl(&dir.join("goldens.jsonl")).expect("goldens readable") {

@@ -1,30 +1,12 @@
 //! The conformance kits as tests: every case must match or be listed in KNOWN_DIFFERENCES.md.
 
 use chatfmt::conformance::{self, KnownDifferences};
-use std::path::PathBuf;
-
-/// The kit folder, or `None` (with a loud message) when it is absent outside CI.
-fn kit(name: &str) -> Option<PathBuf> {
-    let dir = conformance::kits_dir().join(name);
-    if dir.exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "conformance kit {} is missing (CI=true requires it; set CHATFMT_KITS)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED: conformance kit {} not found (set CHATFMT_KITS to run it)",
-        dir.display()
-    );
-    None
-}
 
 #[test]
 fn hf_kit() {
-    let Some(dir) = kit("hf") else { return };
+    let Some(dir) = conformance::kit_for_test("hf") else {
+        return;
+    };
     let r = conformance::hf::run(&dir, &Default::default(), &KnownDifferences::bundled()).expect("kit readable");
     for f in r.failures.iter().take(5) {
         eprintln!(
@@ -46,7 +28,9 @@ fn hf_kit() {
 
 #[test]
 fn jinja_kit() {
-    let Some(dir) = kit("jinja") else { return };
+    let Some(dir) = conformance::kit_for_test("jinja") else {
+        return;
+    };
     let r = conformance::jinja::run(&dir, &KnownDifferences::bundled()).expect("kit readable");
     for f in r.failures.iter().take(5) {
         eprintln!(

@@ -15,16 +15,11 @@ fn templates() -> Vec<(String, ChatTemplate)> {
         "examples/chatml-model".to_string(),
         ChatTemplate::from_model_dir(&example).expect("the bundled example loads"),
     ));
-    let corpus: PathBuf = chatfmt::conformance::kits_dir().join("hf/corpus");
-    let Ok(entries) = std::fs::read_dir(&corpus) else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("hf kit corpus {} is missing (CI=true requires it)", corpus.display());
-        }
-        eprintln!(
-            "SKIPPED (kit part): hf kit corpus {} not found; only the bundled example is tested",
-            corpus.display()
-        );
+    let Some(corpus) = chatfmt::conformance::kit_for_test("hf/corpus") else {
         return out;
+    };
+    let Ok(entries) = std::fs::read_dir(&corpus) else {
+        panic!("hf kit corpus {} is not readable", corpus.display());
     };
     let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     files.sort();

@@ -31,6 +31,26 @@ pub fn kits_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
 }
 
+/// A kit (or a folder inside one) for a test: its path when present. When absent the test is
+/// skipped with a loud message, except under `CI=true`, where a missing kit is a failure (panic).
+pub fn kit_for_test(name: &str) -> Option<PathBuf> {
+    let dir = kits_dir().join(name);
+    if dir.exists() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!(
+            "conformance kit {} is missing (CI=true requires it; set CHATFMT_KITS)",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED: conformance kit {} not found (set CHATFMT_KITS to run it)",
+        dir.display()
+    );
+    None
+}
+
 /// Reads a JSON Lines file into values, naming the file and line on error.
 pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
