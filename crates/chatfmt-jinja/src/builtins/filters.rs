@@ -631,8 +631,9 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 Some(Value::Int(c)) => c,
                 _ => -1,
             };
-            crate::limits::check_value_size(pystr::replaced_len(text, &old, &new, count))?;
-            Value::string(pystr::replace(text, &old, &new, count).map_err(super::format::py_err)?)
+            let len = pystr::replaced_len(text, &old, &new, count);
+            crate::limits::check_value_size(len)?;
+            Value::string(pystr::replace_sized(text, &old, &new, count, len).map_err(super::format::py_err)?)
         }
         "indent" => {
             let [width, first, blank] = args.bind(name, ["width", "first", "blank"])?;

@@ -280,8 +280,9 @@ fn str_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Va
                 ));
             };
             let count = int_arg(&count, -1)?;
-            crate::limits::check_value_size(pystr::replaced_len(s, o, n, count))?;
-            text(pystr::replace(s, o, n, count).map_err(py_err)?)
+            let len = pystr::replaced_len(s, o, n, count);
+            crate::limits::check_value_size(len)?;
+            text(pystr::replace_sized(s, o, n, count, len).map_err(py_err)?)
         }
         "find" | "rfind" | "index" | "rindex" | "count" => {
             let [sub_arg, start, end] = args.bind(name, ["sub", "start", "end"])?;

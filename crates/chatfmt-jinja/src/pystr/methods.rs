@@ -225,9 +225,15 @@ pub fn replaced_len(s: &str, old: &str, new: &str, count: i64) -> usize {
 /// `old` inserts `new` before every character and at the end.
 /// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
 pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
+    replace_sized(s, old, new, count, replaced_len(s, old, new, count))
+}
+
+/// [`replace`] when the caller has already computed `len = replaced_len(s, old, new, count)` (to
+/// check it against its own limit first): the text is scanned once more, not twice.
+pub fn replace_sized(s: &str, old: &str, new: &str, count: i64, len: usize) -> Result<String, PyError> {
     let mut limit = if count < 0 { i64::MAX } else { count };
-    check_size(replaced_len(s, old, new, count))?;
-    let mut out = String::with_capacity(s.len());
+    check_size(len)?;
+    let mut out = String::with_capacity(len);
     if old.is_empty() {
         let mut chars = s.char_indices();
         let mut rest_from = 0;

@@ -92,7 +92,8 @@ pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
 pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix, replace,
-    replaced_len, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith, strip, zfill,
+    replace_sized, replaced_len, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith,
+    strip, zfill,
 };
 pub use numbers::{parse_float, parse_int, py_round, py_round_int};
 pub use percent::percent_format;
