@@ -37,19 +37,33 @@ pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
-/// less than this much is left, so no template can overflow the thread's stack. The evaluator
-/// checks every [`STACK_CHECK_EVERY`] levels of nesting, so this covers that many levels' frames.
+/// less than this much is left, so no template can overflow the thread's stack.
 pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
 /// Builtins that return a string are charged one evaluation step per this many bytes of it.
 const BYTES_PER_STEP: usize = 16;
-/// How many levels of statement and expression nesting may pass between two stack checks.
-const STACK_CHECK_EVERY: u32 = 4;
 /// The size of each extra stack segment.
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
 /// Runs a recursive step, growing the stack on the heap when it runs low.
 pub(crate) fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
+/// The current stack address (of a local variable: close enough for a red-zone check).
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let here = 0u8;
+    std::hint::black_box(&here) as *const u8 as usize
+}
+
+/// The stack address below which less than [`STACK_RED_ZONE`] is left on the current stack
+/// (`usize::MAX` when the stack's size is unknown, so the first nesting level moves to a segment
+/// whose size is known).
+fn stack_limit() -> usize {
+    match stacker::remaining_stack() {
+        Some(left) => stack_pointer().saturating_sub(left).saturating_add(STACK_RED_ZONE),
+        None => usize::MAX,
+    }
 }
 
 struct Frame<'a> {
@@ -62,8 +76,9 @@ pub struct Evaluator<'a> {
     ctx: &'a Context<'a>,
     /// `Borrowed::List` layers of the context as values, built once per render (by layer index).
     layer_lists: Vec<Option<Value<'a>>>,
-    /// Current depth of statement and expression nesting (for stack checks).
-    nesting: u32,
+    /// The stack address below which the next nesting level runs on a new stack segment
+    /// (see [`Evaluator::nested`]).
+    stack_limit: usize,
     /// Pieces of the expression being printed (see `eval_pieces`).
     piece_buf: Vec<Value<'a>>,
     frames: Vec<Frame<'a>>,
@@ -104,7 +119,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             ctx,
             layer_lists,
-            nesting: 0,
+            stack_limit: stack_limit(),
             piece_buf: Vec::new(),
             live_frames: 1,
             frames: {
@@ -290,16 +305,26 @@ impl<'a> Evaluator<'a> {
         Ok(flow)
     }
 
-    /// Runs one level of statement or expression nesting, growing the stack when it runs low.
+    /// Runs one level of statement or expression nesting, moving to a new stack segment when the
+    /// stack runs low. The check is one comparison of the stack pointer with a limit computed
+    /// when the segment was entered.
     #[inline]
     fn nested<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        self.nesting += 1;
-        let r = if self.nesting.is_multiple_of(STACK_CHECK_EVERY) {
-            stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || f(self))
-        } else {
+        if stack_pointer() < self.stack_limit {
+            return self.on_new_segment(f);
+        }
+        f(self)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn on_new_segment<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = self.stack_limit;
+        let r = stacker::grow(STACK_SEGMENT, || {
+            self.stack_limit = stack_limit();
             f(self)
-        };
-        self.nesting -= 1;
+        });
+        self.stack_limit = saved;
         r
     }
 
@@ -551,84 +576,36 @@ impl<'a> Evaluator<'a> {
         Ok(match &e.kind {
             ExprKind::Const(c) => const_value(c),
             ExprKind::Name(n) => self.lookup(n),
-            ExprKind::List(items) => {
-                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
-                crate::limits::check_nesting(&values)?;
-                Value::list(values)
-            }
-            ExprKind::Tuple(items) => {
-                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
-                crate::limits::check_nesting(&values)?;
-                Value::Tuple(Rc::new(values))
-            }
-            ExprKind::Dict(items) => {
-                let mut pairs = Vec::with_capacity(items.len());
-                for (k, v) in items {
-                    let key = self.eval(k)?;
-                    builtins::filters::check_hashable(&key)?;
-                    pairs.push((key, self.eval(v)?));
-                }
-                crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
-                crate::value::ops::dict_from(pairs)
-            }
-            ExprKind::GetAttr(obj, name) => {
+            ExprKind::GetAttr(obj, member) => {
                 let o = self.eval(obj)?;
-                builtins::getattr(&o, name)?
+                if let (true, Value::Json(Json::Object(m))) = (member.data_key, &o) {
+                    if let Some(j) = crate::value::json_map_get(m, member) {
+                        return Ok(Value::from_json(j));
+                    }
+                }
+                builtins::getattr(&o, member)?
             }
             ExprKind::GetItem(obj, key) => {
                 let o = self.eval(obj)?;
-                if let ExprKind::Slice(a, b, c) = &key.kind {
-                    if o.is_undefined() {
-                        return Err(o.undefined_error());
+                // `obj['key']` on a JSON object that has the key (otherwise the general rules).
+                if let (Value::Json(Json::Object(m)), ExprKind::Const(Const::Str(k))) = (&o, &key.kind) {
+                    if let Some(j) = crate::value::json_map_get(m, k) {
+                        return Ok(Value::from_json(j));
                     }
-                    let a = self.slice_bound(a)?;
-                    let b = self.slice_bound(b)?;
-                    let c = self.slice_bound(c)?;
-                    return o.slice(a, b, c);
+                }
+                if let ExprKind::Slice(a, b, c) = &key.kind {
+                    return self.eval_slice(o, a, b, c);
                 }
                 let k = self.eval(key)?;
                 builtins::getitem(&o, &k)?
             }
             ExprKind::Slice(..) => return Err(err!(TemplateSyntaxError, "slice outside of a subscript")),
-            ExprKind::Call(callee, args) => {
-                if let ExprKind::GetAttr(obj, name) = &callee.kind {
-                    let o = self.eval(obj)?;
-                    let a = self.eval_args(args)?;
-                    let out = builtins::methods::call_attr(self, &o, name, a)?;
-                    self.charge_string(&out)?;
-                    return Ok(out);
-                }
-                let f = self.eval(callee)?;
-                let a = self.eval_args(args)?;
-                self.call_value(&f, a)?
-            }
+            ExprKind::List(_) | ExprKind::Tuple(_) | ExprKind::Dict(_) => self.eval_collection(e)?,
+            ExprKind::Call(callee, args) => self.eval_call(callee, args)?,
+            ExprKind::Test(v, name, args) => self.eval_test(v, name, args)?,
+            ExprKind::Concat(parts) => self.eval_concat(parts)?,
+            ExprKind::Cond(test, then, otherwise) => self.eval_cond(test, then, otherwise)?,
             ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
-            // `name is defined` needs no value (and no undefined marker) built for a missing name.
-            ExprKind::Test(v, name, args)
-                if matches!(&**name, "defined" | "undefined")
-                    && args.pos.is_empty()
-                    && args.kw.is_empty()
-                    && args.star.is_none()
-                    && args.dstar.is_none() =>
-            {
-                let defined = match &v.kind {
-                    ExprKind::Name(n) => self.find(n).is_some_and(|x| !x.is_undefined()),
-                    // A key of a JSON object: present or not, without an undefined marker.
-                    ExprKind::GetAttr(obj, k) if !k.starts_with('_') && !builtins::methods::is_dict_method(k) => {
-                        match self.eval(obj)? {
-                            Value::Json(Json::Object(m)) => crate::value::json_map_get(m, k).is_some(),
-                            o => !builtins::getattr(&o, k).map_err(|err| at(err, v.pos))?.is_undefined(),
-                        }
-                    }
-                    _ => !self.eval(v)?.is_undefined(),
-                };
-                Value::Bool(defined == (&**name == "defined"))
-            }
-            ExprKind::Test(v, name, args) => {
-                let x = self.eval(v)?;
-                let a = self.eval_args(args)?;
-                Value::Bool(builtins::tests::call_test(self, name, &x, a)?)
-            }
             ExprKind::Unary(op, x) => {
                 let v = self.eval(x)?;
                 match op {
@@ -659,6 +636,24 @@ impl<'a> Evaluator<'a> {
                 }
             }
             ExprKind::Compare(first, rest) => {
+                // `x == 'text'` / `x != 'text'`: a string is equal to the literal when its text
+                // is, and nothing else is.
+                if let [(
+                    op @ (CmpOp::Eq | CmpOp::Ne),
+                    Expr {
+                        kind: ExprKind::Const(Const::Str(lit)),
+                        ..
+                    },
+                )] = &rest[..]
+                {
+                    let left = self.eval(first)?;
+                    let equal = match &left {
+                        Value::Str(s) => *s == &**lit,
+                        Value::String(s) | Value::Safe(s) => **s == **lit,
+                        other => other.py_eq(&Value::Str(lit)),
+                    };
+                    return Ok(Value::Bool(equal == (*op == CmpOp::Eq)));
+                }
                 let mut left = self.eval(first)?;
                 for (op, e) in rest {
                     let right = self.eval(e)?;
@@ -670,27 +665,117 @@ impl<'a> Evaluator<'a> {
                 }
                 Value::Bool(true)
             }
-            ExprKind::Concat(parts) => {
-                let mut s = String::new();
-                for p in parts {
-                    self.eval(p)?.write_str(&mut s);
-                    crate::limits::check_value_size(s.len())?;
-                }
-                Value::string(s)
+        })
+    }
+
+    #[inline(never)]
+    fn eval_collection(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        Ok(match &e.kind {
+            ExprKind::List(items) => {
+                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
+                crate::limits::check_nesting(&values)?;
+                Value::list(values)
             }
-            ExprKind::Cond(test, then, otherwise) => {
-                if self.eval(test)?.truthy() {
-                    self.eval(then)?
-                } else {
-                    match otherwise {
-                        Some(o) => self.eval(o)?,
-                        None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
-                            "the inline if-expression on line evaluated to false and no else section was defined."
-                                .to_string(),
-                            crate::error::ErrorKind::UndefinedError,
-                        )))),
-                    }
+            ExprKind::Tuple(items) => {
+                let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
+                crate::limits::check_nesting(&values)?;
+                Value::Tuple(Rc::new(values))
+            }
+            ExprKind::Dict(items) => {
+                let mut pairs = Vec::with_capacity(items.len());
+                for (k, v) in items {
+                    let key = self.eval(k)?;
+                    builtins::filters::check_hashable(&key)?;
+                    pairs.push((key, self.eval(v)?));
                 }
+                crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
+                crate::value::ops::dict_from(pairs)
+            }
+            _ => return Err(err!(TemplateSyntaxError, "expected a list, tuple or dict")),
+        })
+    }
+
+    #[inline(never)]
+    fn eval_call(&mut self, callee: &'a Expr, args: &'a Args) -> Result<Value<'a>> {
+        if let ExprKind::GetAttr(obj, name) = &callee.kind {
+            let o = self.eval(obj)?;
+            let a = self.eval_args(args)?;
+            let out = builtins::methods::call_attr(self, &o, name, a)?;
+            self.charge_string(&out)?;
+            return Ok(out);
+        }
+        let f = self.eval(callee)?;
+        let a = self.eval_args(args)?;
+        self.call_value(&f, a)
+    }
+
+    #[inline(never)]
+    fn eval_concat(&mut self, parts: &'a [Expr]) -> Result<Value<'a>> {
+        let mut s = String::new();
+        for p in parts {
+            self.eval(p)?.write_str(&mut s);
+            crate::limits::check_value_size(s.len())?;
+        }
+        Ok(Value::string(s))
+    }
+
+    #[inline(never)]
+    fn eval_cond(&mut self, test: &'a Expr, then: &'a Expr, otherwise: &'a Option<Box<Expr>>) -> Result<Value<'a>> {
+        Ok(if self.eval(test)?.truthy() {
+            self.eval(then)?
+        } else {
+            match otherwise {
+                Some(o) => self.eval(o)?,
+                None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+                    "the inline if-expression on line evaluated to false and no else section was defined.".to_string(),
+                    crate::error::ErrorKind::UndefinedError,
+                )))),
+            }
+        })
+    }
+
+    #[inline(never)]
+    fn eval_slice(
+        &mut self,
+        o: Value<'a>,
+        a: &'a Option<Box<Expr>>,
+        b: &'a Option<Box<Expr>>,
+        c: &'a Option<Box<Expr>>,
+    ) -> Result<Value<'a>> {
+        if o.is_undefined() {
+            return Err(o.undefined_error());
+        }
+        let a = self.slice_bound(a)?;
+        let b = self.slice_bound(b)?;
+        let c = self.slice_bound(c)?;
+        o.slice(a, b, c)
+    }
+
+    #[inline(never)]
+    fn eval_test(&mut self, v: &'a Expr, name: &'a str, args: &'a Args) -> Result<Value<'a>> {
+        Ok(match () {
+            // `name is defined` needs no value (and no undefined marker) built for a missing name.
+            _ if matches!(name, "defined" | "undefined")
+                && args.pos.is_empty()
+                && args.kw.is_empty()
+                && args.star.is_none()
+                && args.dstar.is_none() =>
+            {
+                let defined = match &v.kind {
+                    ExprKind::Name(n) => self.find(n).is_some_and(|x| !x.is_undefined()),
+                    // A key of a JSON object: present or not, without an undefined marker.
+                    ExprKind::GetAttr(obj, k) if k.data_key => match self.eval(obj)? {
+                        Value::Json(Json::Object(m)) => crate::value::json_map_get(m, k).is_some(),
+                        o => !builtins::getattr(&o, k).map_err(|err| at(err, v.pos))?.is_undefined(),
+                    },
+                    _ => !self.eval(v)?.is_undefined(),
+                };
+                Value::Bool(defined == (name == "defined"))
+            }
+            _ => {
+                let x = self.eval(v)?;
+                let a = self.eval_args(args)?;
+                Value::Bool(builtins::tests::call_test(self, name, &x, a)?)
             }
         })
     }
@@ -722,8 +807,8 @@ impl<'a> Evaluator<'a> {
                 (ExprKind::Name(n), ExprKind::Const(Const::Str(k))) => Some((n, &**k)),
                 _ => None,
             },
-            ExprKind::GetAttr(obj, k) if !k.starts_with('_') => match &obj.kind {
-                ExprKind::Name(n) if !builtins::methods::is_dict_method(k) => Some((n, &**k)),
+            ExprKind::GetAttr(obj, k) if k.data_key => match &obj.kind {
+                ExprKind::Name(n) => Some((n, &**k)),
                 _ => None,
             },
             _ => None,

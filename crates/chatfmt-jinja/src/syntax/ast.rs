@@ -9,6 +9,10 @@ pub struct Pos {
     pub col: u32,
 }
 
+/// A variable name. The parser gives every occurrence of a name in one template the same
+/// allocation, so the evaluator usually matches names by address.
+pub type Ident = Arc<str>;
+
 /// A literal value.
 #[derive(Debug, Clone)]
 pub enum Const {
@@ -72,11 +76,11 @@ pub struct Expr {
 #[derive(Debug, Clone)]
 pub enum ExprKind {
     Const(Const),
-    Name(Box<str>),
+    Name(Ident),
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
     Dict(Vec<(Expr, Expr)>),
-    GetAttr(Box<Expr>, Box<str>),
+    GetAttr(Box<Expr>, Member),
     GetItem(Box<Expr>, Box<Expr>),
     Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
     Call(Box<Expr>, Box<Args>),
@@ -92,20 +96,46 @@ pub enum ExprKind {
     Cond(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
 }
 
+/// The name in `obj.name`, with what the parser knows about it.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub name: Box<str>,
+    /// On a JSON object, `obj.name` is the item `name` (or missing): the name is neither private
+    /// (`_x`) nor a `dict` method.
+    pub data_key: bool,
+}
+
+impl Member {
+    /// The member `name`.
+    pub fn new(name: &str) -> Self {
+        Member {
+            data_key: !name.starts_with('_') && !crate::builtins::methods::is_dict_method(name),
+            name: name.into(),
+        }
+    }
+}
+
+impl std::ops::Deref for Member {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
 /// An assignment target.
 #[derive(Debug, Clone)]
 pub enum Target {
-    Name(Box<str>),
+    Name(Ident),
     Tuple(Vec<Target>),
     /// `ns.attr` (namespace attribute).
-    Attr(Box<str>, Box<str>),
+    Attr(Ident, Box<str>),
 }
 
 /// A macro definition (also used for `{% call %}` bodies).
 #[derive(Debug)]
 pub struct MacroDef {
-    pub name: Box<str>,
-    pub params: Vec<(Box<str>, Option<Expr>)>,
+    pub name: Ident,
+    pub params: Vec<(Ident, Option<Expr>)>,
     pub body: Vec<Stmt>,
     pub uses_caller: bool,
     pub uses_varargs: bool,

@@ -3,6 +3,7 @@
 use super::ast::*;
 use super::lexer::{Tok, Token};
 use crate::error::{err, Error, Result};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 struct Parser<'s> {
@@ -14,6 +15,8 @@ struct Parser<'s> {
     blocks: Vec<&'s str>,
     /// Current nesting of expressions and blocks.
     depth: usize,
+    /// One shared allocation per distinct variable name (see [`Ident`]).
+    idents: HashMap<&'s str, Ident>,
 }
 
 /// The deepest nesting of expressions and blocks a template may have.
@@ -427,9 +430,14 @@ impl<'s> Parser<'s> {
         Ok(StmtKind::SetBlock(target, filter, body))
     }
 
-    fn parse_signature(&mut self) -> Result<Vec<(Box<str>, Option<Expr>)>> {
+    /// The shared allocation of the variable name `name`.
+    fn ident(&mut self, name: &'s str) -> Ident {
+        self.idents.entry(name).or_insert_with(|| name.into()).clone()
+    }
+
+    fn parse_signature(&mut self) -> Result<Vec<(Ident, Option<Expr>)>> {
         self.expect_op("(")?;
-        let mut params: Vec<(Box<str>, Option<Expr>)> = Vec::new();
+        let mut params: Vec<(Ident, Option<Expr>)> = Vec::new();
         while !self.is_op(")") {
             if !params.is_empty() {
                 self.expect_op(",")?;
@@ -449,17 +457,17 @@ impl<'s> Parser<'s> {
                     format!("duplicate argument '{name}' in function definition"),
                 ));
             }
-            params.push((name.into(), default));
+            params.push((self.ident(name), default));
         }
         self.expect_op(")")?;
         Ok(params)
     }
 
-    fn make_macro(name: &str, params: Vec<(Box<str>, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
+    fn make_macro(name: Ident, params: Vec<(Ident, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
         let mut uses = UsedNames::default();
         uses.stmts(&body);
         Arc::new(MacroDef {
-            name: name.into(),
+            name,
             params,
             body,
             uses_caller: uses.caller,
@@ -471,6 +479,7 @@ impl<'s> Parser<'s> {
     fn parse_macro(&mut self) -> Result<StmtKind> {
         self.next();
         let name = self.expect_name()?;
+        let name = self.ident(name);
         let params = self.parse_signature()?;
         let body = self.parse_statements(&["endmacro"], true)?;
         Ok(StmtKind::Macro(Self::make_macro(name, params, body)))
@@ -489,7 +498,7 @@ impl<'s> Parser<'s> {
             return Err(self.fail_at("expected call", pos));
         }
         let body = self.parse_statements(&["endcall"], true)?;
-        Ok(StmtKind::CallBlock(call, Self::make_macro("caller", params, body)))
+        Ok(StmtKind::CallBlock(call, Self::make_macro(self.ident("caller"), params, body)))
     }
 
     fn parse_filter_block(&mut self) -> Result<StmtKind> {
@@ -626,7 +635,7 @@ impl<'s> Parser<'s> {
             let ns = self.expect_name()?;
             self.next();
             let attr = self.expect_name()?;
-            return Ok(Target::Attr(ns.into(), attr.into()));
+            return Ok(Target::Attr(self.ident(ns), attr.into()));
         }
         let e = self.parse_primary()?;
         to_target(&e).ok_or_else(|| {
@@ -894,7 +903,7 @@ impl<'s> Parser<'s> {
                     "true" | "True" => ExprKind::Const(Const::Bool(true)),
                     "false" | "False" => ExprKind::Const(Const::Bool(false)),
                     "none" | "None" => ExprKind::Const(Const::None),
-                    _ => ExprKind::Name(n.into()),
+                    _ => ExprKind::Name(self.ident(n)),
                 }
             }
             Tok::Str(s) => {
@@ -966,7 +975,7 @@ impl<'s> Parser<'s> {
                 match self.next() {
                     Tok::Name(n) => {
                         node = Expr {
-                            kind: ExprKind::GetAttr(Box::new(node), n.into()),
+                            kind: ExprKind::GetAttr(Box::new(node), Member::new(&n)),
                             pos,
                         }
                     }
@@ -1365,6 +1374,7 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         open: Vec::new(),
         blocks: Vec::new(),
         depth: 0,
+        idents: HashMap::new(),
     };
     let body = p.subparse(&[])?;
     if *p.cur() != Tok::Eof {

@@ -67,6 +67,11 @@ fn seq_items<'a>(v: &Value<'a>) -> Option<Vec<Value<'a>>> {
 impl<'a> Value<'a> {
     /// Python `==`.
     pub fn py_eq(&self, other: &Value<'a>) -> bool {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => return a == b,
+            (Value::Bool(a), Value::Bool(b)) => return a == b,
+            _ => {}
+        }
         if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
             return a == b;
         }
@@ -122,6 +127,9 @@ impl<'a> Value<'a> {
 
     /// Python ordering (`<` and friends); a TypeError for unorderable types.
     pub fn py_cmp(&self, other: &Value<'a>, op: &str) -> Result<Ordering> {
+        if let (Value::Int(a), Value::Int(b)) = (self, other) {
+            return Ok(a.cmp(b));
+        }
         crate::eval::grow_stack(|| self.py_cmp_inner(other, op))
     }
 
