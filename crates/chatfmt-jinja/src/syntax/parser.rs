@@ -975,7 +975,7 @@ impl<'s> Parser<'s> {
                 match self.next() {
                     Tok::Name(n) => {
                         node = Expr {
-                            kind: ExprKind::GetAttr(Box::new(node), Member::new(&n)),
+                            kind: ExprKind::GetAttr(Box::new(node), Member::new(n)),
                             pos,
                         }
                     }
