@@ -53,18 +53,89 @@ fn newline(opts: &DumpOptions, level: usize, out: &mut String) {
     }
 }
 
-/// Writes `v` as `json.dumps` would.
-pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> Result<()> {
+fn write_int(i: impl std::fmt::Display, out: &mut String) {
+    use std::fmt::Write;
+    // Writing to a String never fails.
+    let _ = write!(out, "{i}");
+}
+
+fn check_depth(level: usize) -> Result<()> {
     if level > 500 {
         return Err(err!(
             RecursionError,
             "maximum recursion depth exceeded while encoding a JSON object"
         ));
     }
+    Ok(())
+}
+
+/// Writes a JSON value of the context as `json.dumps` would, reading it in place.
+fn dumps_json(j: &Json, opts: &DumpOptions, level: usize, out: &mut String) -> Result<()> {
+    check_depth(level)?;
+    match j {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => write_int(i, out),
+            (None, Some(u)) => write_int(u, out),
+            _ => write_float(n.as_f64().unwrap_or(f64::NAN), out),
+        },
+        Json::String(s) => write_json_str(s, opts.ensure_ascii, out),
+        Json::Array(items) if items.is_empty() => out.push_str("[]"),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(&opts.item_sep);
+                }
+                newline(opts, level + 1, out);
+                dumps_json(item, opts, level + 1, out)?;
+            }
+            newline(opts, level, out);
+            out.push(']');
+        }
+        Json::Object(m) if m.is_empty() => out.push_str("{}"),
+        Json::Object(m) => {
+            let mut sorted = Vec::new();
+            if opts.sort_keys {
+                // Python orders str keys by code point, which is UTF-8's byte order.
+                sorted.extend(m.iter());
+                sorted.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            out.push('{');
+            let mut write_pair = |i: usize, k: &str, val: &Json| {
+                if i > 0 {
+                    out.push_str(&opts.item_sep);
+                }
+                newline(opts, level + 1, out);
+                write_json_str(k, opts.ensure_ascii, out);
+                out.push_str(&opts.key_sep);
+                dumps_json(val, opts, level + 1, out)
+            };
+            if opts.sort_keys {
+                for (i, (k, val)) in sorted.into_iter().enumerate() {
+                    write_pair(i, k, val)?;
+                }
+            } else {
+                for (i, (k, val)) in m.iter().enumerate() {
+                    write_pair(i, k, val)?;
+                }
+            }
+            newline(opts, level, out);
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+/// Writes `v` as `json.dumps` would.
+pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> Result<()> {
+    check_depth(level)?;
     match v {
+        Value::Json(j) => dumps_json(j, opts, level, out)?,
         Value::None => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Int(i) => write_int(*i, out),
         Value::BigInt(b) => {
             v.check_printable()?;
             out.push_str(&b.to_string())
@@ -73,7 +144,7 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
         Value::Str(_) | Value::String(_) | Value::Safe(_) => {
             write_json_str(v.as_str().unwrap_or(""), opts.ensure_ascii, out)
         }
-        Value::Json(Json::Array(_)) | Value::List(_) | Value::Tuple(_) => {
+        Value::List(_) | Value::Tuple(_) => {
             let items = v.iterate()?;
             if items.is_empty() {
                 out.push_str("[]");
@@ -90,7 +161,7 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             newline(opts, level, out);
             out.push(']');
         }
-        Value::Json(Json::Object(_)) | Value::Dict(_) => {
+        Value::Dict(_) => {
             let mut pairs = Vec::new();
             v.for_each_pair(|k, v| pairs.push((k, v)));
             if pairs.is_empty() {
@@ -123,7 +194,6 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             newline(opts, level, out);
             out.push('}');
         }
-        Value::Json(j) => out.push_str(&j.to_string()),
         Value::Object(o) if matches!(&**o, crate::value::Object::Group(..)) => {
             dumps(&Value::list(v.iterate()?.to_vec()), opts, level, out)?
         }

@@ -234,20 +234,61 @@ impl<'a> Evaluator<'a> {
 
     /// The value of a name, if it has one.
     fn find(&self, name: &'a str) -> Option<Value<'a>> {
+        match self.find_in_scopes(name) {
+            Some(v) => Some(v.clone()),
+            None => self.find_outside_scopes(name),
+        }
+    }
+
+    /// The value a template scope binds to a name.
+    fn find_in_scopes(&self, name: &'a str) -> Option<&Value<'a>> {
         let mut f = self.current;
         while f != NO_PARENT {
             let frame = &self.frames[f];
             if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| same_name(n, name)) {
-                return Some(v.clone());
+                return Some(v);
             }
             f = frame.parent;
         }
+        None
+    }
+
+    /// The value of a name no template scope binds: `self`, the context, the globals.
+    fn find_outside_scopes(&self, name: &'a str) -> Option<Value<'a>> {
         if name == "self" {
             let mut blocks = Vec::new();
             collect_blocks(self.body, &mut blocks);
             return Some(Value::Object(Rc::new(Object::SelfRef(blocks))));
         }
         self.context_var(name).or_else(|| builtins::global(name))
+    }
+
+    /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
+    /// and the key.
+    fn json_member(&self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
+        let (obj, key) = match &e.kind {
+            ExprKind::GetItem(obj, key) => match &key.kind {
+                ExprKind::Const(Const::Str(k)) => (obj, &**k),
+                _ => return None,
+            },
+            ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
+            _ => return None,
+        };
+        let ExprKind::Name(name) = &obj.kind else {
+            return None;
+        };
+        match self.find_json(name)? {
+            Json::Object(m) => Some((m, key)),
+            _ => None,
+        }
+    }
+
+    /// The JSON array or object a name holds, if it holds one.
+    fn find_json(&self, name: &'a str) -> Option<&'a Json> {
+        match self.find_in_scopes(name) {
+            Some(v) => v.as_json(),
+            None => self.find_outside_scopes(name).and_then(|v| v.as_json()),
+        }
     }
 
     // ---- output ---------------------------------------------------------------------------
@@ -568,6 +609,16 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
             ExprKind::Name(n) => Ok(self.lookup(n)),
+            // The commonest expression of chat templates, `message['role']`, read in place.
+            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => {
+                if let Some(j) = self
+                    .json_member(e)
+                    .and_then(|(m, key)| crate::value::json_map_get(m, key))
+                {
+                    return Ok(Value::from_json(j));
+                }
+                self.nested(|me| me.eval_inner(e)).map_err(|err| at(err, e.pos))
+            }
             _ => self.nested(|me| me.eval_inner(e)).map_err(|err| at(err, e.pos)),
         }
     }
@@ -798,31 +849,18 @@ impl<'a> Evaluator<'a> {
     fn print_plain_leaf(&mut self, leaf: &'a Expr) -> Result<bool> {
         // Literals print themselves; `name['key']` and `name.key` on a JSON object read the string
         // in place.
-        let field = match &leaf.kind {
-            ExprKind::Const(Const::Str(s)) => {
-                self.out.push_str(s);
-                return Ok(true);
-            }
-            ExprKind::GetItem(obj, key) => match (&obj.kind, &key.kind) {
-                (ExprKind::Name(n), ExprKind::Const(Const::Str(k))) => Some((n, &**k)),
-                _ => None,
-            },
-            ExprKind::GetAttr(obj, k) if k.data_key => match &obj.kind {
-                ExprKind::Name(n) => Some((n, &**k)),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some((name, key)) = field {
-            if let Value::Json(Json::Object(m)) = self.lookup(name) {
-                return Ok(match crate::value::json_map_get(m, key) {
-                    Some(Json::String(s)) => {
-                        self.out.push_str(s);
-                        true
-                    }
-                    _ => false,
-                });
-            }
+        if let ExprKind::Const(Const::Str(s)) = &leaf.kind {
+            self.out.push_str(s);
+            return Ok(true);
+        }
+        if let Some((m, key)) = self.json_member(leaf) {
+            return Ok(match crate::value::json_map_get(m, key) {
+                Some(Json::String(s)) => {
+                    self.out.push_str(s);
+                    true
+                }
+                _ => false,
+            });
         }
         match self.eval(leaf)? {
             Value::Str(s) => self.out.push_str(s),

@@ -11,26 +11,49 @@ use std::fmt::Write;
 pub fn json_write_str(s: &str, ensure_ascii: bool, out: &mut String) {
     out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (ensure_ascii && (c as u32) >= 0x7f) => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    // Writing to a String never fails.
-                    let _ = write!(out, "\\u{:04x}", u);
+    if ensure_ascii {
+        for c in s.chars() {
+            match c {
+                c if (c as u32) < 0x20 || c == '"' || c == '\\' => write_escape(c as u8, out),
+                c if (c as u32) >= 0x7f => {
+                    let mut units = [0u16; 2];
+                    for u in c.encode_utf16(&mut units) {
+                        // Writing to a String never fails.
+                        let _ = write!(out, "\\u{:04x}", u);
+                    }
                 }
+                c => out.push(c),
             }
-            c => out.push(c),
         }
+    } else {
+        // Only ASCII characters are escaped, so the text is copied in runs between them.
+        let mut run = 0;
+        for (i, &b) in s.as_bytes().iter().enumerate() {
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                out.push_str(&s[run..i]);
+                write_escape(b, out);
+                run = i + 1;
+            }
+        }
+        out.push_str(&s[run..]);
     }
     out.push('"');
+}
+
+/// Appends the escape of a control character, a quote or a backslash.
+fn write_escape(b: u8, out: &mut String) {
+    match b {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        _ => {
+            let _ = write!(out, "\\u{:04x}", b);
+        }
+    }
 }
 
 /// Appends a float as `json.dumps` writes it (`NaN`, `Infinity`,

@@ -498,7 +498,10 @@ impl<'s> Parser<'s> {
             return Err(self.fail_at("expected call", pos));
         }
         let body = self.parse_statements(&["endcall"], true)?;
-        Ok(StmtKind::CallBlock(call, Self::make_macro(self.ident("caller"), params, body)))
+        Ok(StmtKind::CallBlock(
+            call,
+            Self::make_macro(self.ident("caller"), params, body),
+        ))
     }
 
     fn parse_filter_block(&mut self) -> Result<StmtKind> {

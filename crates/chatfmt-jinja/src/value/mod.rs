@@ -298,6 +298,14 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// The JSON array or object of the context this value views in place, if it is one.
+    pub fn as_json(&self) -> Option<&'a Json> {
+        match self {
+            Value::Json(j) => Some(j),
+            _ => None,
+        }
+    }
+
     /// The string content, for any kind of string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
