@@ -143,9 +143,16 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
             _ => v,
         });
     };
+    // One key of a JSON object, read in place.
+    if let Value::Json(serde_json::Value::Object(m)) = item {
+        if !p.contains('.') && !p.bytes().all(|b| b.is_ascii_digit()) {
+            if let Some(j) = crate::value::json_map_get(m, p) {
+                return Ok(Value::from_json(j));
+            }
+        }
+    }
     let mut cur = item.clone();
-    let parts: Vec<&str> = p.split('.').collect();
-    for part in parts {
+    for part in p.split('.') {
         let key = match part.parse::<i64>() {
             Ok(i) if part.bytes().all(|b| b.is_ascii_digit()) => Value::Int(i),
             _ => match path {
@@ -241,6 +248,11 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
     if v.is_undefined() {
         return Ok(Value::Iter(Rc::new(Vec::new())));
     }
+    let known_test = test_name.as_deref().is_none_or(super::is_test);
+    let test_args = CallArgs {
+        pos: test_args,
+        kw: args.kw,
+    };
     let mut out = Vec::new();
     for item in v.iterate()?.iter() {
         let subject = match &attr {
@@ -250,14 +262,10 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
         let ok = match &test_name {
             None => subject.truthy(),
             Some(t) => {
-                if !super::is_test(t) {
+                if !known_test {
                     return Err(err!(TemplateRuntimeError, "No test named '{t}'."));
                 }
-                let a = CallArgs {
-                    pos: test_args.clone(),
-                    kw: args.kw.clone(),
-                };
-                super::tests::call_test(ev, t, &subject, a)?
+                super::tests::call_test(ev, t, &subject, &test_args)?
             }
         };
         if ok == keep_when {

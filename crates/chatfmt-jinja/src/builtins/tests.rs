@@ -77,7 +77,7 @@ const NO_ARGUMENTS: &[&str] = &[
 ];
 
 /// Runs the test `name` on `x`.
-pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: CallArgs<'a>) -> Result<bool> {
+pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
     if NO_ARGUMENTS.contains(&name) && (!args.pos.is_empty() || !args.kw.is_empty()) {
         let given = args.pos.len() + args.kw.len() + 1;
         return Err(err!(
@@ -122,16 +122,16 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: Ca
         }
         "odd" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(1)),
         "even" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(0)),
-        "divisibleby" => x.binary(BinOp::Mod, &one_arg(name, &args)?)?.py_eq(&Value::Int(0)),
-        "eq" | "equalto" | "==" => cmp(CmpOp::Eq, &args)?,
-        "ne" | "!=" => cmp(CmpOp::Ne, &args)?,
-        "lt" | "lessthan" | "<" => cmp(CmpOp::Lt, &args)?,
-        "le" | "<=" => cmp(CmpOp::Le, &args)?,
-        "gt" | "greaterthan" | ">" => cmp(CmpOp::Gt, &args)?,
-        "ge" | ">=" => cmp(CmpOp::Ge, &args)?,
-        "in" => cmp(CmpOp::In, &args)?,
+        "divisibleby" => x.binary(BinOp::Mod, &one_arg(name, args)?)?.py_eq(&Value::Int(0)),
+        "eq" | "equalto" | "==" => cmp(CmpOp::Eq, args)?,
+        "ne" | "!=" => cmp(CmpOp::Ne, args)?,
+        "lt" | "lessthan" | "<" => cmp(CmpOp::Lt, args)?,
+        "le" | "<=" => cmp(CmpOp::Le, args)?,
+        "gt" | "greaterthan" | ">" => cmp(CmpOp::Gt, args)?,
+        "ge" | ">=" => cmp(CmpOp::Ge, args)?,
+        "in" => cmp(CmpOp::In, args)?,
         "sameas" => {
-            let o = one_arg(name, &args)?;
+            let o = one_arg(name, args)?;
             match (x, &o) {
                 (Value::None, Value::None) => true,
                 (Value::Bool(a), Value::Bool(b)) => a == b,

@@ -826,7 +826,7 @@ impl<'a> Evaluator<'a> {
             _ => {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
-                Value::Bool(builtins::tests::call_test(self, name, &x, a)?)
+                Value::Bool(builtins::tests::call_test(self, name, &x, &a)?)
             }
         })
     }
