@@ -419,7 +419,7 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::If(branches, else_body) => {
                 for (test, body) in branches {
-                    if self.eval(test)?.truthy() {
+                    if self.eval_truthy(test)? {
                         return self.exec_block(body);
                     }
                 }
@@ -556,9 +556,11 @@ impl<'a> Evaluator<'a> {
                 let mut kept = Vec::new();
                 for item in items.iter() {
                     let id = self.push_frame(restore);
-                    let r = self.assign(&f.target, item.clone()).and_then(|_| self.eval(cond));
+                    let r = self
+                        .assign(&f.target, item.clone())
+                        .and_then(|_| self.eval_truthy(cond));
                     self.pop_frame(id, restore);
-                    if r?.truthy() {
+                    if r? {
                         kept.push(item.clone());
                     }
                 }
@@ -657,14 +659,8 @@ impl<'a> Evaluator<'a> {
             ExprKind::Concat(parts) => self.eval_concat(parts)?,
             ExprKind::Cond(test, then, otherwise) => self.eval_cond(test, then, otherwise)?,
             ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
-            ExprKind::Unary(op, x) => {
-                let v = self.eval(x)?;
-                match op {
-                    UnOp::Not => Value::Bool(!v.truthy()),
-                    UnOp::Neg => v.negate(true)?,
-                    UnOp::Pos => v.negate(false)?,
-                }
-            }
+            ExprKind::Unary(UnOp::Not, x) => Value::Bool(!self.eval_truthy(x)?),
+            ExprKind::Unary(op, x) => self.eval(x)?.negate(*op == UnOp::Neg)?,
             ExprKind::Binary(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
@@ -772,7 +768,7 @@ impl<'a> Evaluator<'a> {
 
     #[inline(never)]
     fn eval_cond(&mut self, test: &'a Expr, then: &'a Expr, otherwise: &'a Option<Box<Expr>>) -> Result<Value<'a>> {
-        Ok(if self.eval(test)?.truthy() {
+        Ok(if self.eval_truthy(test)? {
             self.eval(then)?
         } else {
             match otherwise {
@@ -829,6 +825,28 @@ impl<'a> Evaluator<'a> {
                 Value::Bool(builtins::tests::call_test(self, name, &x, &a)?)
             }
         })
+    }
+
+    /// Whether `e` is true in a condition: Python's truthiness of its value, without building the
+    /// values of `not`, `and` and `or` or an undefined marker for a missing JSON key.
+    fn eval_truthy(&mut self, e: &'a Expr) -> Result<bool> {
+        match &e.kind {
+            ExprKind::Unary(UnOp::Not, x) => self.nested(|me| me.eval_truthy(x)).map(|t| !t),
+            ExprKind::And(a, b) => self.nested(|me| Ok(me.eval_truthy(a)? && me.eval_truthy(b)?)),
+            ExprKind::Or(a, b) => self.nested(|me| Ok(me.eval_truthy(a)? || me.eval_truthy(b)?)),
+            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => match self.json_member(e) {
+                Some((m, key)) => match crate::value::json_map_get(m, key) {
+                    Some(j) => Ok(Value::from_json(j).truthy()),
+                    // A missing data key is undefined, so false; `obj['items']` is the method.
+                    None if matches!(e.kind, ExprKind::GetAttr(..)) || !builtins::methods::is_dict_method(key) => {
+                        Ok(false)
+                    }
+                    None => Ok(self.eval(e)?.truthy()),
+                },
+                None => Ok(self.eval(e)?.truthy()),
+            },
+            _ => Ok(self.eval(e)?.truthy()),
+        }
     }
 
     /// Prints a print plan's operands when every one is a plain string; otherwise writes nothing and

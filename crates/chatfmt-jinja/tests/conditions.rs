@@ -1,0 +1,33 @@
+//! Conditions (`if`, `not`, `and`, `or`, loop filters, inline `if`) are decided without building
+//! the values they test; these pin Jinja2 3.1.6's results (sandboxed environment) for JSON members
+//! that are present, missing, or dict methods.
+
+use chatfmt_jinja::{Context, Template};
+use serde_json::json;
+
+fn render(src: &str) -> String {
+    let m = json!({"role": "user", "content": "", "n": 0, "tool_calls": []});
+    let ctx = Context::from_json(json!({ "m": m })).expect("an object");
+    let t = Template::new("t", src).expect("compiles");
+    t.render(&ctx).expect("renders").text
+}
+
+#[test]
+fn a_dict_method_named_by_subscript_is_true() {
+    assert_eq!(render(r#"{% if m["items"] %}A{% endif %}"#), "A");
+    assert_eq!(render("{% if m.items %}A{% endif %}"), "A");
+}
+
+#[test]
+fn missing_and_empty_members_are_false() {
+    assert_eq!(render("{% if not m.tool_calls %}B{% endif %}"), "B");
+    assert_eq!(render(r#"{% if m["x"] or m.role %}C{% endif %}"#), "C");
+    assert_eq!(render(r#"{% if m.content or m.n or m["__class__"] %}D{% else %}E{% endif %}"#), "E");
+}
+
+#[test]
+fn inline_if_loop_filters_and_not() {
+    assert_eq!(render(r#"{{ "y" if m.missing else "n" }}"#), "n");
+    assert_eq!(render("{% for k in [m, m] if not m.nope %}{{ loop.index }}{% endfor %}"), "12");
+    assert_eq!(render("{{ not m.role }}{{ not m.get }}"), "FalseFalse");
+}
