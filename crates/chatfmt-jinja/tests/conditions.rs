@@ -22,12 +22,18 @@ fn a_dict_method_named_by_subscript_is_true() {
 fn missing_and_empty_members_are_false() {
     assert_eq!(render("{% if not m.tool_calls %}B{% endif %}"), "B");
     assert_eq!(render(r#"{% if m["x"] or m.role %}C{% endif %}"#), "C");
-    assert_eq!(render(r#"{% if m.content or m.n or m["__class__"] %}D{% else %}E{% endif %}"#), "E");
+    assert_eq!(
+        render(r#"{% if m.content or m.n or m["__class__"] %}D{% else %}E{% endif %}"#),
+        "E"
+    );
 }
 
 #[test]
 fn inline_if_loop_filters_and_not() {
     assert_eq!(render(r#"{{ "y" if m.missing else "n" }}"#), "n");
-    assert_eq!(render("{% for k in [m, m] if not m.nope %}{{ loop.index }}{% endfor %}"), "12");
+    assert_eq!(
+        render("{% for k in [m, m] if not m.nope %}{{ loop.index }}{% endfor %}"),
+        "12"
+    );
     assert_eq!(render("{{ not m.role }}{{ not m.get }}"), "FalseFalse");
 }

@@ -631,9 +631,24 @@ impl<'a> Evaluator<'a> {
             ExprKind::Name(n) => self.lookup(n),
             ExprKind::GetAttr(obj, member) => {
                 let o = self.eval(obj)?;
-                if let (true, Value::Json(Json::Object(m))) = (member.data_key, &o) {
-                    if let Some(j) = crate::value::json_map_get(m, member) {
-                        return Ok(Value::from_json(j));
+                if member.data_key {
+                    match &o {
+                        Value::Json(Json::Object(m)) => {
+                            if let Some(j) = crate::value::json_map_get(m, member) {
+                                return Ok(Value::from_json(j));
+                            }
+                        }
+                        // `loop.index0` and friends (not its methods `cycle` and `changed`).
+                        Value::Object(obj) => {
+                            if let Object::Loop(l) = &**obj {
+                                if !builtins::methods::has_method(&o, member) {
+                                    if let Some(v) = builtins::globals::loop_attribute(&o, l, member) {
+                                        return Ok(v);
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 builtins::getattr(&o, member)?
@@ -880,7 +895,13 @@ impl<'a> Evaluator<'a> {
                 _ => false,
             });
         }
-        match self.eval(leaf)? {
+        let value = match &leaf.kind {
+            ExprKind::Filter(..) => self
+                .eval_filter_chain(leaf, Value::Undefined(None))
+                .map_err(|err| at(err, leaf.pos)),
+            _ => self.eval(leaf),
+        };
+        match value? {
             Value::Str(s) => self.out.push_str(s),
             Value::String(s) => self.out.push_str(&s),
             _ => return Ok(false),
@@ -998,7 +1019,8 @@ impl<'a> Evaluator<'a> {
             return self.eval(e);
         };
         let v = match inner {
-            Some(inner) => self.eval_filter_chain(inner, input)?,
+            Some(inner) if matches!(inner.kind, ExprKind::Filter(..)) => self.eval_filter_chain(inner, input)?,
+            Some(inner) => self.eval(inner)?,
             None => input,
         };
         let a = self.eval_args(args)?;
