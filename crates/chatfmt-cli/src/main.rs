@@ -3,6 +3,7 @@
 mod check_cmd;
 mod conformance_cmd;
 mod conformance_fastchat;
+mod conversation_args;
 mod dataset_cmd;
 mod output;
 mod render_cmd;

@@ -1,15 +1,13 @@
 //! `chatfmt tokenize`: the token ids (and assistant masks) a model's tokenizer makes of a rendered
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
-use crate::render_cmd::{parse_tool_arguments, read_json_file, read_messages};
+use crate::conversation_args::ConversationArgs;
 use anyhow::{anyhow, Context as _, Result};
-use chatfmt::json_input::{self, Root};
-use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_jinja::Clock;
+use chatfmt::ChatTemplate;
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
 use clap::Args;
-use serde_json::{json, Map, Value as Json};
+use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -22,33 +20,8 @@ pub struct TokenizeArgs {
     /// A template file (Jinja source) instead of the model's own template.
     #[arg(long)]
     template: Option<PathBuf>,
-    /// Messages: a JSON array, or an object with `messages` (and `tools`, `documents`); `-` for stdin.
-    #[arg(long)]
-    messages: String,
-    /// Tool schemas (JSON array).
-    #[arg(long)]
-    tools: Option<PathBuf>,
-    /// Documents (JSON array).
-    #[arg(long)]
-    documents: Option<PathBuf>,
-    /// Append the header that starts the assistant's turn.
-    #[arg(long)]
-    add_generation_prompt: bool,
-    /// Leave the final message open for the model to continue (optionally naming the field).
-    #[arg(long, num_args = 0..=1, default_missing_value = "content")]
-    continue_final_message: Option<String>,
-    /// Parse tool-call `arguments` given as JSON strings into objects (as vLLM does).
-    #[arg(long)]
-    parse_tool_arguments: bool,
-    /// A named template of the model (`default`, `tool_use`, `rag`, ...).
-    #[arg(long)]
-    template_name: Option<String>,
-    /// An extra template variable, KEY=JSON (repeatable).
-    #[arg(long = "var", value_name = "KEY=JSON")]
-    vars: Vec<String>,
-    /// The time `strftime_now` sees (naive local ISO-8601, e.g. 2025-07-10T12:00:00).
-    #[arg(long)]
-    now: Option<String>,
+    #[command(flatten)]
+    conversation: ConversationArgs,
     /// Also print `assistant_masks` (1 for tokens inside `{% generation %}` blocks).
     #[arg(long)]
     assistant_masks: bool,
@@ -70,38 +43,8 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
         }
         None => ChatTemplate::from_model_dir(&args.model)?,
     };
-    let input = read_messages(&args.messages)?;
-    let (origin, mut messages, mut tools, mut documents) = (input.origin, input.messages, input.tools, input.documents);
-    if let Some(p) = &args.tools {
-        tools = Some(read_json_file(p, Root::File("tools"))?);
-    }
-    if let Some(p) = &args.documents {
-        documents = Some(read_json_file(p, Root::File("documents"))?);
-    }
-    if args.parse_tool_arguments {
-        parse_tool_arguments(&mut messages, &origin)?;
-    }
     // Templates see the tokenizer's special tokens, as transformers passes them; --var wins.
-    let mut kwargs: Map<String, Json> = tokenizer.special_tokens().clone();
-    for var in &args.vars {
-        let (k, v) = var
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--var {var}: expected KEY=JSON"))?;
-        kwargs.insert(
-            k.to_string(),
-            json_input::parse(v, &format!("--var {k}"), Root::Value(k))?,
-        );
-    }
-    let apply = ApplyOptions {
-        add_generation_prompt: args.add_generation_prompt,
-        continue_final_message: args.continue_final_message,
-        tools: tools.filter(|t| !t.is_null()),
-        documents: documents.filter(|d| !d.is_null()),
-        chat_template: args.template_name,
-        kwargs,
-        clock: args.now.map(Clock::Fixed).unwrap_or_default(),
-        track_spans: false,
-    };
+    let (messages, apply) = args.conversation.read(tokenizer.special_tokens().clone())?;
     let opts = ChatTokenizeOptions {
         encode: EncodeOptions {
             truncation: args.max_length.is_some(),
