@@ -277,7 +277,7 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
 
 /// Applies filter `name` to `v`.
 pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    if NO_ARGUMENTS.contains(&name) && (!args.pos.is_empty() || !args.kw.is_empty()) {
+    if (!args.pos.is_empty() || !args.kw.is_empty()) && NO_ARGUMENTS.contains(&name) {
         let given = args.pos.len() + args.kw.len() + 1;
         return Err(err!(
             TypeError,

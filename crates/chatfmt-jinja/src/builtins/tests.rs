@@ -78,7 +78,7 @@ const NO_ARGUMENTS: &[&str] = &[
 
 /// Runs the test `name` on `x`.
 pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
-    if NO_ARGUMENTS.contains(&name) && (!args.pos.is_empty() || !args.kw.is_empty()) {
+    if (!args.pos.is_empty() || !args.kw.is_empty()) && NO_ARGUMENTS.contains(&name) {
         let given = args.pos.len() + args.kw.len() + 1;
         return Err(err!(
             TypeError,

@@ -284,6 +284,19 @@ impl<'a> Value<'a> {
             Value::Undefined(_) => return Err(self.undefined_error()),
             _ => return Err(err!(TypeError, "'{}' object is not subscriptable", self.type_name())),
         };
+        if step == 1 {
+            // A contiguous run of a list, tuple or JSON array, copied without an index list.
+            let (a, b) = slice_bounds(len, start, stop, step);
+            let range = a.max(0) as usize..b.max(a).max(0) as usize;
+            match self {
+                Value::List(items) => return Ok(Value::list(items[range].to_vec())),
+                Value::Tuple(items) => return Ok(Value::Tuple(Rc::new(items[range].to_vec()))),
+                Value::Json(Json::Array(items)) => {
+                    return Ok(Value::list(items[range].iter().map(Value::from_json).collect()))
+                }
+                _ => {}
+            }
+        }
         let idx = slice_indices(len, start, stop, step);
         if let Some(s) = self.as_str() {
             if step == 1 {
@@ -626,18 +639,7 @@ fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
 
 /// The indices Python's `slice(start, stop, step).indices(len)` visits.
 pub fn slice_indices(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<usize> {
-    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
-    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
-    let norm = |v: Option<i64>, default: i64| match v {
-        None => default,
-        Some(v) if v < 0 => clamp(v + len, lo, hi),
-        Some(v) => clamp(v, lo, hi),
-    };
-    let (s, e) = if step > 0 {
-        (norm(start, 0), norm(stop, len))
-    } else {
-        (norm(start, len - 1), norm(stop, -1))
-    };
+    let (s, e) = slice_bounds(len, start, stop, step);
     let mut out = Vec::new();
     let mut i = s;
     while (step > 0 && i < e) || (step < 0 && i > e) {
@@ -645,6 +647,22 @@ pub fn slice_indices(len: i64, start: Option<i64>, stop: Option<i64>, step: i64)
         i += step;
     }
     out
+}
+
+/// Python's normalised `start` and `stop` of a slice of a sequence of length `len` (`step` is not 0).
+fn slice_bounds(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> (i64, i64) {
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
+    let norm = |v: Option<i64>, default: i64| match v {
+        None => default,
+        Some(v) if v < 0 => clamp(v + len, lo, hi),
+        Some(v) => clamp(v, lo, hi),
+    };
+    if step > 0 {
+        (norm(start, 0), norm(stop, len))
+    } else {
+        (norm(start, len - 1), norm(stop, -1))
+    }
 }
 
 /// Builds a dict value from key/value pairs.
