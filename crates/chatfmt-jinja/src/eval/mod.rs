@@ -357,6 +357,7 @@ impl<'a> Evaluator<'a> {
         f(self)
     }
 
+    /// Runs `f` on a new stack segment, with that segment's limit.
     #[cold]
     #[inline(never)]
     fn on_new_segment<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
