@@ -9,6 +9,7 @@
 pub mod conversation;
 pub mod input;
 pub mod output;
+mod row_json;
 mod run;
 
 pub use conversation::{Conversation, Fields, Format};
