@@ -1,8 +1,7 @@
-//! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines). Workers collect and
-//! encode chunks of rows ([`Encoder`]); the writer appends them in input order ([`Sink`]).
+//! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines). Workers encode
+//! chunks of rows ([`Encoder`]); the writer appends them in input order ([`Sink`]).
 
 use crate::Error;
-use arrow_array::builder::ArrayBuilder;
 use arrow_array::builder::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
@@ -75,27 +74,6 @@ pub struct Encoded {
 enum EncodedData {
     Parquet(Vec<ArrowColumnChunk>),
     Jsonl(Vec<u8>),
-}
-
-/// The rows of one chunk, collected as they are formatted.
-pub enum Columns {
-    Parquet(Box<ParquetColumns>),
-    Jsonl { rows: usize, buf: Vec<u8> },
-}
-
-/// The Arrow columns of a chunk.
-pub struct ParquetColumns {
-    index: UInt64Builder,
-    text: StringBuilder,
-    /// `input_ids`, `attention_mask`, `assistant_masks` (with `--tokenize`).
-    tokens: Option<TokenColumns>,
-}
-
-/// The list columns of tokenized rows.
-pub struct TokenColumns {
-    ids: ListBuilder<UInt32Builder>,
-    attention: ListBuilder<UInt8Builder>,
-    assistant: ListBuilder<UInt8Builder>,
 }
 
 /// The Parquet leaf column of a list-of-integers output column (`input_ids` and the masks).
@@ -202,48 +180,12 @@ impl Sink {
 }
 
 impl Encoder {
-    /// An empty chunk.
-    pub fn columns(&self, tokenize: bool) -> Columns {
-        match self {
-            Encoder::Jsonl => Columns::Jsonl {
-                rows: 0,
-                buf: Vec::new(),
-            },
-            Encoder::Parquet { .. } => Columns::Parquet(Box::new(ParquetColumns {
-                index: UInt64Builder::new(),
-                text: StringBuilder::new(),
-                tokens: tokenize.then(|| TokenColumns {
-                    ids: ListBuilder::new(UInt32Builder::new()),
-                    attention: ListBuilder::new(UInt8Builder::new()),
-                    assistant: ListBuilder::new(UInt8Builder::new()),
-                }),
-            })),
-        }
-    }
-
-    /// Encodes a chunk: every column of its row group, or its JSON lines.
-    pub fn encode(&self, columns: Columns) -> Result<Encoded, String> {
-        match (self, columns) {
-            (Encoder::Jsonl, Columns::Jsonl { rows, buf }) => Ok(Encoded {
-                rows,
-                data: EncodedData::Jsonl(buf),
-            }),
-            (Encoder::Parquet { factory, schema }, Columns::Parquet(columns)) => {
-                let ParquetColumns {
-                    mut index,
-                    mut text,
-                    tokens,
-                } = *columns;
-                let rows = index.len();
-                let mut arrays: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
-                if let Some(mut t) = tokens {
-                    arrays.push(Arc::new(t.ids.finish()));
-                    arrays.push(Arc::new(t.attention.finish()));
-                    arrays.push(Arc::new(t.assistant.finish()));
-                }
-                if arrays.len() != schema.fields().len() {
-                    return Err("the rows do not have the output's columns".into());
-                }
+    /// Encodes a chunk of rows: every column of its row group, or its JSON lines.
+    pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, String> {
+        let data = match self {
+            Encoder::Jsonl => EncodedData::Jsonl(json_lines(rows)?),
+            Encoder::Parquet { factory, schema } => {
+                let arrays = arrays(rows, schema.fields().len() > 2)?;
                 let mut writers = factory.create_column_writers(0).map_err(|e| e.to_string())?.into_iter();
                 let mut chunks = Vec::with_capacity(arrays.len());
                 for (field, array) in schema.fields().iter().zip(&arrays) {
@@ -253,48 +195,60 @@ impl Encoder {
                         chunks.push(writer.close().map_err(|e| e.to_string())?);
                     }
                 }
-                Ok(Encoded {
-                    rows,
-                    data: EncodedData::Parquet(chunks),
-                })
+                EncodedData::Parquet(chunks)
             }
-            _ => Err("a chunk was collected for the other output format".into()),
-        }
+        };
+        Ok(Encoded { rows: rows.len(), data })
     }
 }
 
-impl Columns {
-    /// Adds a formatted row.
-    pub fn push(&mut self, row: &Formatted) -> Result<(), String> {
-        match self {
-            Columns::Jsonl { rows, buf } => {
-                let mut obj = json!({"index": row.index, "text": row.text});
-                if let Some(t) = &row.tokens {
-                    obj["input_ids"] = json!(t.input_ids);
-                    obj["attention_mask"] = json!(t.attention_mask);
-                    obj["assistant_masks"] = json!(t.assistant_masks);
-                }
-                serde_json::to_writer(&mut *buf, &obj).map_err(|e| e.to_string())?;
-                buf.push(b'\n');
-                *rows += 1;
-            }
-            Columns::Parquet(columns) => {
-                let ParquetColumns { index, text, tokens } = columns.as_mut();
-                if let Some(cols) = tokens {
-                    let t = row.tokens.as_ref().ok_or("a row was not tokenized")?;
-                    cols.ids.values().append_slice(&t.input_ids);
-                    cols.ids.append(true);
-                    cols.attention.values().append_slice(&t.attention_mask);
-                    cols.attention.append(true);
-                    cols.assistant.values().append_slice(&t.assistant_masks);
-                    cols.assistant.append(true);
-                }
-                index.append_value(row.index);
-                text.append_value(&row.text);
-            }
+fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    for r in rows {
+        let mut obj = json!({"index": r.index, "text": r.text});
+        if let Some(t) = &r.tokens {
+            obj["input_ids"] = json!(t.input_ids);
+            obj["attention_mask"] = json!(t.attention_mask);
+            obj["assistant_masks"] = json!(t.assistant_masks);
         }
-        Ok(())
+        serde_json::to_writer(&mut buf, &obj).map_err(|e| e.to_string())?;
+        buf.push(b'\n');
     }
+    Ok(buf)
+}
+
+/// The output columns of `rows`, each allocated once at its final size.
+fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, String> {
+    let text_bytes = rows.iter().map(|r| r.text.len()).sum();
+    let mut index = UInt64Builder::with_capacity(rows.len());
+    let mut text = StringBuilder::with_capacity(rows.len(), text_bytes);
+    for r in rows {
+        index.append_value(r.index);
+        text.append_value(&r.text);
+    }
+    let mut arrays: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
+    if tokenize {
+        let tokens: Vec<&Tokens> = rows
+            .iter()
+            .map(|r| r.tokens.as_ref().ok_or("a row was not tokenized"))
+            .collect::<Result<_, _>>()?;
+        let n = tokens.iter().map(|t| t.input_ids.len()).sum();
+        let mut ids = ListBuilder::with_capacity(UInt32Builder::with_capacity(n), rows.len());
+        let mut attention = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
+        let mut assistant = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
+        for t in tokens {
+            ids.values().append_slice(&t.input_ids);
+            ids.append(true);
+            attention.values().append_slice(&t.attention_mask);
+            attention.append(true);
+            assistant.values().append_slice(&t.assistant_masks);
+            assistant.append(true);
+        }
+        arrays.push(Arc::new(ids.finish()));
+        arrays.push(Arc::new(attention.finish()));
+        arrays.push(Arc::new(assistant.finish()));
+    }
+    Ok(arrays)
 }
 
 /// The rejects file: one JSON object per rejected row (`index`, `error`).

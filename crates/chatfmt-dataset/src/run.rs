@@ -137,24 +137,23 @@ impl Formatter {
     /// Formats and encodes one chunk (on a worker).
     fn chunk(&self, encoder: &Encoder, seq: u64, rows: Vec<Row>) -> Done {
         let rows_in = rows.len() as u64;
-        let mut columns = encoder.columns(self.tokenize.is_some());
-        let (mut rejects, mut tokens) = (Vec::new(), 0u64);
-        let mut collected = Ok(());
+        let mut formatted = Vec::with_capacity(rows.len());
+        let mut rejects = Vec::new();
         for row in rows {
             match self.format(row) {
-                Ok(f) => {
-                    tokens += f.tokens.as_ref().map_or(0, |t| t.input_ids.len() as u64);
-                    collected = collected.and_then(|()| columns.push(&f));
-                }
+                Ok(f) => formatted.push(f),
                 Err(reject) => rejects.push(reject),
             }
         }
         Done {
             seq,
-            encoded: collected.and_then(|()| encoder.encode(columns)),
+            tokens: formatted
+                .iter()
+                .map(|f| f.tokens.as_ref().map_or(0, |t| t.input_ids.len() as u64))
+                .sum(),
+            encoded: encoder.encode(&formatted),
             rejects,
             rows_in,
-            tokens,
         }
     }
 }
