@@ -5,7 +5,7 @@
 /// covers every character it has a byte of; a token that covers no text (a space-marker prefix)
 /// has the offsets of the character after it.
 pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let mut char_at = CharCursor::new(text);
+    let char_at = CharIndex::of(text);
     byte_ranges
         .iter()
         .map(|&(b, e)| {
@@ -13,8 +13,7 @@ pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(us
                 let n = char_at.get(text.len());
                 (n, n)
             } else if e > b {
-                let start = char_at.get(b);
-                (start, char_at.get(e - 1) + 1)
+                (char_at.get(b), char_at.get(e - 1) + 1)
             } else {
                 let c = char_at.get(b);
                 (c, c + 1)
@@ -23,50 +22,36 @@ pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(us
         .collect()
 }
 
-/// The index of the character holding a byte of a text (the char count at or past the end), counted
-/// forward from the last byte asked for: token offsets are asked for in increasing order, so the text
-/// is scanned once.
-struct CharCursor<'t> {
-    bytes: &'t [u8],
-    ascii: bool,
-    /// Bytes counted so far, and the characters that start in them.
-    counted: usize,
-    starts: usize,
+/// The index of the character holding each byte of a text (the char count for the end offset).
+enum CharIndex {
+    /// ASCII text: byte offsets are char offsets.
+    Ascii {
+        len: usize,
+    },
+    Table(Vec<usize>),
 }
 
-impl<'t> CharCursor<'t> {
-    fn new(text: &'t str) -> Self {
-        CharCursor {
-            bytes: text.as_bytes(),
-            ascii: text.is_ascii(),
-            counted: 0,
-            starts: 0,
+impl CharIndex {
+    fn of(text: &str) -> CharIndex {
+        if text.is_ascii() {
+            return CharIndex::Ascii { len: text.len() };
         }
+        let mut table = Vec::with_capacity(text.len() + 1);
+        let mut starts = 0usize;
+        for &x in text.as_bytes() {
+            // UTF-8 continuation bytes are 0x80..=0xBF, i.e. below -0x40 as i8.
+            starts += usize::from((x as i8) >= -0x40);
+            table.push(starts - 1);
+        }
+        table.push(starts);
+        CharIndex::Table(table)
     }
 
     /// The char holding byte `b`; offsets at or past the end give the char count.
-    fn get(&mut self, b: usize) -> usize {
-        let len = self.bytes.len();
-        if self.ascii {
-            return b.min(len);
-        }
-        // Characters starting in bytes 0..=b, less one, is the index of the character holding b.
-        let upto = if b < len { b + 1 } else { len };
-        if upto < self.counted {
-            // Asked out of order: count again from the start.
-            self.counted = 0;
-            self.starts = 0;
-        }
-        // UTF-8 continuation bytes are 0x80..=0xBF, i.e. below -0x40 as i8.
-        self.starts += self.bytes[self.counted..upto]
-            .iter()
-            .filter(|&&x| (x as i8) >= -0x40)
-            .count();
-        self.counted = upto;
-        if b < len {
-            self.starts - 1
-        } else {
-            self.starts
+    fn get(&self, b: usize) -> usize {
+        match self {
+            CharIndex::Ascii { len } => b.min(*len),
+            CharIndex::Table(t) => t[b.min(t.len() - 1)],
         }
     }
 }
@@ -130,14 +115,11 @@ mod tests {
     }
 
     #[test]
-    fn char_cursor_counts_code_points_in_any_order() {
+    fn char_index_counts_code_points() {
         let text = "a\u{e9}\u{6771}\u{1f600}b";
-        let expected = vec![0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5, 5];
-        let mut cursor = CharCursor::new(text);
-        let forward: Vec<usize> = (0..=text.len() + 1).map(|b| cursor.get(b)).collect();
-        assert_eq!(forward, expected);
-        let backward: Vec<usize> = (0..=text.len() + 1).rev().map(|b| cursor.get(b)).collect();
-        assert_eq!(backward, expected.into_iter().rev().collect::<Vec<_>>());
+        let index = CharIndex::of(text);
+        let got: Vec<usize> = (0..=text.len()).map(|b| index.get(b)).collect();
+        assert_eq!(got, vec![0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5]);
     }
 
     #[test]
