@@ -66,7 +66,7 @@ pub struct DatasetArgs {
     #[arg(long)]
     strict: bool,
     /// Rows per chunk: the unit of parallel work and a Parquet row group (bounds memory).
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 256)]
     window: usize,
     /// Print the summary as JSON.
     #[arg(long)]

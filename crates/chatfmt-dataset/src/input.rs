@@ -70,8 +70,8 @@ fn is_parquet(path: &Path) -> bool {
 
 impl Source {
     /// Opens `path` (`.parquet` is Parquet, anything else JSON Lines). For Parquet only the `columns`
-    /// that exist are read.
-    pub fn open(path: &Path, columns: &[&str]) -> Result<Source, Error> {
+    /// that exist are read, `batch_rows` rows at a time.
+    pub fn open(path: &Path, columns: &[&str], batch_rows: usize) -> Result<Source, Error> {
         let file = File::open(path).map_err(|e| Error::file(path, format!("cannot open: {e}")))?;
         if !is_parquet(path) {
             return Ok(Source::Jsonl {
@@ -104,7 +104,7 @@ impl Source {
         let mask = ProjectionMask::roots(schema, roots);
         let reader = builder
             .with_projection(mask)
-            .with_batch_size(1024)
+            .with_batch_size(batch_rows.max(1))
             .build()
             .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
         Ok(Source::Parquet {

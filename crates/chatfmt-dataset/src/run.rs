@@ -222,10 +222,10 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
         config.fields.conversations.as_str(),
         config.fields.tools.as_str(),
     ];
-    let source = Source::open(&config.input, &columns)?;
-    let total_rows = source.total_rows();
     let chunk_rows = config.window.max(1);
-    let (chunk_tx, chunk_rx) = sync_channel(2);
+    let source = Source::open(&config.input, &columns, chunk_rows)?;
+    let total_rows = source.total_rows();
+    let (chunk_tx, chunk_rx) = sync_channel(1);
     std::thread::scope(|scope| {
         // Reading starts at once, while the tokenizer loads.
         scope.spawn(move || read_chunks(source, chunk_rows, chunk_tx));
@@ -296,9 +296,9 @@ fn format_chunks(
     let bar = progress_bar(total_rows, config.progress);
     let writer_bar = bar.clone();
     let strict = config.strict;
-    // Chunks between reading and writing: enough to keep every worker busy while the writer waits
-    // for the oldest one; this bounds memory.
-    let (permit_tx, permit_rx) = sync_channel::<()>(2 * pool.current_num_threads() + 2);
+    // Chunks between reading and writing: one per worker and two more, so that workers keep busy
+    // while the writer waits for the oldest; this bounds memory.
+    let (permit_tx, permit_rx) = sync_channel::<()>(pool.current_num_threads() + 2);
     let (done_tx, done_rx) = channel::<Done>();
 
     let (rows_in, written) = std::thread::scope(|scope| {
