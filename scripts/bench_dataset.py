@@ -135,6 +135,7 @@ def run_chatfmt(data, out, jobs):
     s = json.loads(stdout)
     s["wall_seconds"] = secs
     s["max_rss_mib"] = usage.ru_maxrss / 1024
+    s["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     return s
 
 
@@ -187,9 +188,9 @@ def main():
     print(f"dataset: {args.rows} conversations, {cf['tokens']} tokens ({cf['tokens'] / args.rows:.0f}/conversation), {cores} cores")
     print(f"python  (datasets.map, num_proc={cores}): {py_cps:9.0f} conv/s {py['tokens'] / py['seconds']:12.0f} tokens/s")
     print(f"chatfmt (--jobs {cores}):                   {cf_cps:9.0f} conv/s {cf['tokens'] / cf['wall_seconds']:12.0f} tokens/s"
-          f"  max RSS {cf['max_rss_mib']:.0f} MiB  ratio {cf_cps / py_cps:.1f}x")
+          f"  max RSS {cf['max_rss_mib']:.0f} MiB  ratio {cf_cps / py_cps:.1f}x  {cf['wall_seconds']:.2f} s wall, {cf['cpu_seconds']:.2f} s CPU")
     print(f"chatfmt (--jobs 1):                   {cf1_cps:9.0f} conv/s {cf1['tokens'] / cf1['wall_seconds']:12.0f} tokens/s"
-          f"  max RSS {cf1['max_rss_mib']:.0f} MiB  ratio {cf1_cps / py_cps:.1f}x")
+          f"  max RSS {cf1['max_rss_mib']:.0f} MiB  ratio {cf1_cps / py_cps:.1f}x  {cf1['wall_seconds']:.2f} s wall, {cf1['cpu_seconds']:.2f} s CPU")
     print(f"identical ids and masks: {check['compared_rows'] - len(set(i for _, i in check['first']))} / {check['compared_rows']} sampled rows"
           f" ({check['mismatches']} mismatching fields {check['first']})")
     if args.memory_rows:

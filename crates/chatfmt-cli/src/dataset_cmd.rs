@@ -65,8 +65,8 @@ pub struct DatasetArgs {
     /// Stop at the first row that cannot be formatted.
     #[arg(long)]
     strict: bool,
-    /// Rows formatted per window (bounds memory).
-    #[arg(long, default_value_t = 4096)]
+    /// Rows per chunk: the unit of parallel work and a Parquet row group (bounds memory).
+    #[arg(long, default_value_t = 256)]
     window: usize,
     /// Print the summary as JSON.
     #[arg(long)]

@@ -1,7 +1,7 @@
 //! Reading rows, streamed in chunks: JSON Lines (one object a line) or Parquet (each row as a JSON
 //! object of the projected columns).
 
-use crate::Error;
+use crate::{row_json, Error};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One input row: its index (0-based, in input order) and its content.
 #[derive(Debug)]
@@ -22,17 +23,20 @@ pub struct Row {
 pub enum Payload {
     /// A JSON Lines line (1-based line number) not yet parsed.
     Line { line: u64, bytes: Vec<u8> },
-    /// A Parquet row (a one-row slice of its record batch), turned into JSON later, in parallel.
-    Arrow(RecordBatch),
+    /// Row `row` of a Parquet record batch, turned into JSON later, in parallel.
+    Arrow { batch: Arc<RecordBatch>, row: usize },
 }
 
 impl Row {
     /// The row as a JSON value, or why it is not one.
     pub fn into_value(self) -> Result<Json, String> {
         match self.payload {
-            Payload::Arrow(batch) => batch_to_json(&batch)?
-                .pop()
-                .ok_or_else(|| "the Parquet row decoded to nothing".to_string()),
+            Payload::Arrow { batch, row } => match row_json::row(&batch, row) {
+                Some(value) => Ok(value),
+                None => batch_to_json(&batch.slice(row, 1))?
+                    .pop()
+                    .ok_or_else(|| "the Parquet row decoded to nothing".to_string()),
+            },
             Payload::Line { line, bytes } => match std::str::from_utf8(&bytes) {
                 Err(e) => Err(format!("line {line}: not UTF-8: {e}")),
                 Ok(text) => serde_json::from_str::<Json>(text)
@@ -54,7 +58,7 @@ pub enum Source {
         path: PathBuf,
         reader: ParquetRecordBatchReader,
         /// The batch being handed out and the next row of it.
-        pending: Option<(RecordBatch, usize)>,
+        pending: Option<(Arc<RecordBatch>, usize)>,
         next_index: u64,
         total: u64,
     },
@@ -66,8 +70,8 @@ fn is_parquet(path: &Path) -> bool {
 
 impl Source {
     /// Opens `path` (`.parquet` is Parquet, anything else JSON Lines). For Parquet only the `columns`
-    /// that exist are read.
-    pub fn open(path: &Path, columns: &[&str]) -> Result<Source, Error> {
+    /// that exist are read, `batch_rows` rows at a time.
+    pub fn open(path: &Path, columns: &[&str], batch_rows: usize) -> Result<Source, Error> {
         let file = File::open(path).map_err(|e| Error::file(path, format!("cannot open: {e}")))?;
         if !is_parquet(path) {
             return Ok(Source::Jsonl {
@@ -100,7 +104,7 @@ impl Source {
         let mask = ProjectionMask::roots(schema, roots);
         let reader = builder
             .with_projection(mask)
-            .with_batch_size(1024)
+            .with_batch_size(batch_rows.max(1))
             .build()
             .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
         Ok(Source::Parquet {
@@ -164,7 +168,10 @@ impl Source {
                         if *row < batch.num_rows() {
                             out.push(Row {
                                 index: *next_index,
-                                payload: Payload::Arrow(batch.slice(*row, 1)),
+                                payload: Payload::Arrow {
+                                    batch: batch.clone(),
+                                    row: *row,
+                                },
                             });
                             *row += 1;
                             *next_index += 1;
@@ -177,7 +184,7 @@ impl Source {
                             let batch = batch.map_err(|e| {
                                 Error::file(path, format!("cannot decode rows from {}: {e}", *next_index))
                             })?;
-                            *pending = Some((batch, 0));
+                            *pending = Some((Arc::new(batch), 0));
                         }
                     }
                 }
@@ -188,7 +195,7 @@ impl Source {
 }
 
 /// The rows of a record batch as JSON objects (nulls kept as `null`).
-fn batch_to_json(batch: &RecordBatch) -> Result<Vec<Json>, String> {
+pub(crate) fn batch_to_json(batch: &RecordBatch) -> Result<Vec<Json>, String> {
     let mut buf = Vec::new();
     {
         let mut writer = arrow_json::WriterBuilder::new()

@@ -2,13 +2,14 @@
 //! into prompt text and, optionally, token ids, attention masks and assistant (loss) masks identical to
 //! transformers' `apply_chat_template(tokenize=True, return_assistant_tokens_mask=True)`.
 //!
-//! Rows stream through in windows (bounded memory), each window formatted in parallel on a rayon
-//! pool and written in input order. A row that cannot be formatted goes to the rejects file with its
+//! Rows stream through in chunks (bounded memory): each chunk is formatted and encoded by one worker
+//! of a rayon pool, and chunks are written in input order. A row that cannot be formatted goes to the rejects file with its
 //! index and the reason, so rows in = rows out + rows rejected, always.
 
 pub mod conversation;
 pub mod input;
 pub mod output;
+mod row_json;
 mod run;
 
 pub use conversation::{Conversation, Fields, Format};

@@ -1,12 +1,15 @@
-//! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines).
+//! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines). Workers encode
+//! chunks of rows ([`Encoder`]); the writer appends them in input order ([`Sink`]).
 
 use crate::Error;
 use arrow_array::builder::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use serde_json::json;
 use std::fs::File;
@@ -40,18 +43,37 @@ pub enum OutputFormat {
     Jsonl,
 }
 
-/// Where formatted rows go.
+/// Where encoded chunks go, in input order (on the writer thread).
 pub enum Sink {
     Parquet {
         path: PathBuf,
-        writer: Box<ArrowWriter<File>>,
-        schema: Arc<Schema>,
-        tokenize: bool,
+        writer: Box<SerializedFileWriter<File>>,
     },
     Jsonl {
         path: PathBuf,
         writer: BufWriter<File>,
     },
+}
+
+/// Turns chunks of formatted rows into bytes ready to append; shared by the worker threads.
+pub enum Encoder {
+    Parquet {
+        /// Column writers for each chunk's row group.
+        factory: ArrowRowGroupWriterFactory,
+        schema: Arc<Schema>,
+    },
+    Jsonl,
+}
+
+/// A chunk's rows, encoded: one Parquet row group (its column chunks) or JSON Lines.
+pub struct Encoded {
+    rows: usize,
+    data: EncodedData,
+}
+
+enum EncodedData {
+    Parquet(Vec<ArrowColumnChunk>),
+    Jsonl(Vec<u8>),
 }
 
 /// The Parquet leaf column of a list-of-integers output column (`input_ids` and the masks).
@@ -63,15 +85,36 @@ fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, true)))
 }
 
+fn properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        // Token ids barely repeat within a page: dictionary encoding only costs time. The 0/1 masks
+        // are long runs, which delta encoding stores in a few bits without hashing every value as a
+        // dictionary would.
+        .set_dictionary_enabled(false)
+        .set_column_encoding(mask_column("attention_mask"), Encoding::DELTA_BINARY_PACKED)
+        .set_column_encoding(mask_column("assistant_masks"), Encoding::DELTA_BINARY_PACKED)
+        // Token ids are near-random 17-bit numbers: Snappy barely shrinks them and costs as much CPU
+        // as the rest of the writer; nor are min/max statistics of any use.
+        .set_column_compression(mask_column("input_ids"), Compression::UNCOMPRESSED)
+        .set_column_statistics_enabled(mask_column("input_ids"), EnabledStatistics::None)
+        .set_column_statistics_enabled(mask_column("attention_mask"), EnabledStatistics::None)
+        .set_column_statistics_enabled(mask_column("assistant_masks"), EnabledStatistics::None)
+        .build()
+}
+
 impl Sink {
-    /// Creates the output file.
-    pub fn create(path: &Path, format: OutputFormat, tokenize: bool, rows_per_group: usize) -> Result<Sink, Error> {
+    /// Creates the output file, and the encoder of its chunks.
+    pub fn create(path: &Path, format: OutputFormat, tokenize: bool) -> Result<(Sink, Encoder), Error> {
         let file = File::create(path).map_err(|e| Error::file(path, format!("cannot create: {e}")))?;
         match format {
-            OutputFormat::Jsonl => Ok(Sink::Jsonl {
-                path: path.to_path_buf(),
-                writer: BufWriter::with_capacity(1 << 20, file),
-            }),
+            OutputFormat::Jsonl => Ok((
+                Sink::Jsonl {
+                    path: path.to_path_buf(),
+                    writer: BufWriter::with_capacity(1 << 20, file),
+                },
+                Encoder::Jsonl,
+            )),
             OutputFormat::Parquet => {
                 let mut fields = vec![
                     Field::new("index", DataType::UInt64, false),
@@ -83,67 +126,41 @@ impl Sink {
                     fields.push(Field::new("assistant_masks", list_of(DataType::UInt8), false));
                 }
                 let schema = Arc::new(Schema::new(fields));
-                let props = WriterProperties::builder()
-                    .set_compression(Compression::SNAPPY)
-                    // Token ids barely repeat within a page: dictionary encoding only costs time. The
-                    // 0/1 masks are long runs, which delta encoding stores in a few bits without
-                    // hashing every value as a dictionary would.
-                    .set_dictionary_enabled(false)
-                    .set_column_encoding(mask_column("attention_mask"), Encoding::DELTA_BINARY_PACKED)
-                    .set_column_encoding(mask_column("assistant_masks"), Encoding::DELTA_BINARY_PACKED)
-                    // Token ids are near-random 17-bit numbers: Snappy barely shrinks them and costs
-                    // as much CPU as the rest of the writer; nor are min/max statistics of any use.
-                    .set_column_compression(mask_column("input_ids"), Compression::UNCOMPRESSED)
-                    .set_column_statistics_enabled(mask_column("input_ids"), EnabledStatistics::None)
-                    .set_column_statistics_enabled(mask_column("attention_mask"), EnabledStatistics::None)
-                    .set_column_statistics_enabled(mask_column("assistant_masks"), EnabledStatistics::None)
-                    .set_max_row_group_row_count(Some(rows_per_group.max(1)))
-                    .build();
-                let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
-                    .map(Box::new)
+                // The Arrow writer sets up the file (schema, its Arrow form in the metadata); row groups
+                // are then encoded column by column on the workers and only appended here.
+                let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(properties()))
+                    .and_then(ArrowWriter::into_serialized_writer)
                     .map_err(|e| Error::file(path, format!("cannot write Parquet: {e}")))?;
-                Ok(Sink::Parquet {
-                    path: path.to_path_buf(),
-                    writer,
-                    schema,
-                    tokenize,
-                })
+                Ok((
+                    Sink::Parquet {
+                        path: path.to_path_buf(),
+                        writer: Box::new(writer),
+                    },
+                    Encoder::Parquet { factory, schema },
+                ))
             }
         }
     }
 
-    /// Appends rows.
-    pub fn write(&mut self, rows: &[Formatted]) -> Result<(), Error> {
-        match self {
-            Sink::Jsonl { path, writer } => {
-                for r in rows {
-                    let mut obj = json!({"index": r.index, "text": r.text});
-                    if let Some(t) = &r.tokens {
-                        obj["input_ids"] = json!(t.input_ids);
-                        obj["attention_mask"] = json!(t.attention_mask);
-                        obj["assistant_masks"] = json!(t.assistant_masks);
-                    }
-                    serde_json::to_writer(&mut *writer, &obj)
-                        .map_err(|e| e.to_string())
-                        .and_then(|()| writer.write_all(b"\n").map_err(|e| e.to_string()))
-                        .map_err(|e| Error::file(path, format!("write failed: {e}")))?;
-                }
-                Ok(())
-            }
-            Sink::Parquet {
-                path,
-                writer,
-                schema,
-                tokenize,
-            } => {
-                if rows.is_empty() {
+    /// Appends an encoded chunk.
+    pub fn append(&mut self, chunk: Encoded) -> Result<(), Error> {
+        match (self, chunk.data) {
+            (Sink::Jsonl { path, writer }, EncodedData::Jsonl(bytes)) => writer
+                .write_all(&bytes)
+                .map_err(|e| Error::file(path, format!("write failed: {e}"))),
+            (Sink::Parquet { path, writer }, EncodedData::Parquet(columns)) => {
+                if chunk.rows == 0 {
                     return Ok(());
                 }
-                let batch = to_batch(rows, schema.clone(), *tokenize)
-                    .map_err(|e| Error::file(path, format!("cannot build rows: {e}")))?;
-                writer
-                    .write(&batch)
-                    .map_err(|e| Error::file(path, format!("write failed: {e}")))
+                let fail = |e: parquet::errors::ParquetError| Error::file(path, format!("write failed: {e}"));
+                let mut group = writer.next_row_group().map_err(fail)?;
+                for column in columns {
+                    column.append_to_row_group(&mut group).map_err(fail)?;
+                }
+                group.close().map(|_| ()).map_err(fail)
+            }
+            (Sink::Jsonl { path, .. } | Sink::Parquet { path, .. }, _) => {
+                Err(Error::file(path, "a chunk was encoded for the other output format"))
             }
         }
     }
@@ -154,7 +171,7 @@ impl Sink {
             Sink::Jsonl { path, mut writer } => writer
                 .flush()
                 .map_err(|e| Error::file(&path, format!("write failed: {e}"))),
-            Sink::Parquet { path, writer, .. } => writer
+            Sink::Parquet { path, writer } => writer
                 .close()
                 .map(|_| ())
                 .map_err(|e| Error::file(&path, format!("write failed: {e}"))),
@@ -162,20 +179,64 @@ impl Sink {
     }
 }
 
-fn to_batch(rows: &[Formatted], schema: Arc<Schema>, tokenize: bool) -> Result<RecordBatch, String> {
+impl Encoder {
+    /// Encodes a chunk of rows: every column of its row group, or its JSON lines.
+    pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, String> {
+        let data = match self {
+            Encoder::Jsonl => EncodedData::Jsonl(json_lines(rows)?),
+            Encoder::Parquet { factory, schema } => {
+                let arrays = arrays(rows, schema.fields().len() > 2)?;
+                let mut writers = factory.create_column_writers(0).map_err(|e| e.to_string())?.into_iter();
+                let mut chunks = Vec::with_capacity(arrays.len());
+                for (field, array) in schema.fields().iter().zip(&arrays) {
+                    for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
+                        let mut writer = writers.next().ok_or("more leaf columns than column writers")?;
+                        writer.write(&leaf).map_err(|e| e.to_string())?;
+                        chunks.push(writer.close().map_err(|e| e.to_string())?);
+                    }
+                }
+                EncodedData::Parquet(chunks)
+            }
+        };
+        Ok(Encoded { rows: rows.len(), data })
+    }
+}
+
+fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    for r in rows {
+        let mut obj = json!({"index": r.index, "text": r.text});
+        if let Some(t) = &r.tokens {
+            obj["input_ids"] = json!(t.input_ids);
+            obj["attention_mask"] = json!(t.attention_mask);
+            obj["assistant_masks"] = json!(t.assistant_masks);
+        }
+        serde_json::to_writer(&mut buf, &obj).map_err(|e| e.to_string())?;
+        buf.push(b'\n');
+    }
+    Ok(buf)
+}
+
+/// The output columns of `rows`, each allocated once at its final size.
+fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, String> {
+    let text_bytes = rows.iter().map(|r| r.text.len()).sum();
     let mut index = UInt64Builder::with_capacity(rows.len());
-    let mut text = StringBuilder::new();
+    let mut text = StringBuilder::with_capacity(rows.len(), text_bytes);
     for r in rows {
         index.append_value(r.index);
         text.append_value(&r.text);
     }
-    let mut columns: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
+    let mut arrays: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
     if tokenize {
-        let mut ids = ListBuilder::new(UInt32Builder::new());
-        let mut attention = ListBuilder::new(UInt8Builder::new());
-        let mut assistant = ListBuilder::new(UInt8Builder::new());
-        for r in rows {
-            let t = r.tokens.as_ref().ok_or("a row was not tokenized")?;
+        let tokens: Vec<&Tokens> = rows
+            .iter()
+            .map(|r| r.tokens.as_ref().ok_or("a row was not tokenized"))
+            .collect::<Result<_, _>>()?;
+        let n = tokens.iter().map(|t| t.input_ids.len()).sum();
+        let mut ids = ListBuilder::with_capacity(UInt32Builder::with_capacity(n), rows.len());
+        let mut attention = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
+        let mut assistant = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
+        for t in tokens {
             ids.values().append_slice(&t.input_ids);
             ids.append(true);
             attention.values().append_slice(&t.attention_mask);
@@ -183,11 +244,11 @@ fn to_batch(rows: &[Formatted], schema: Arc<Schema>, tokenize: bool) -> Result<R
             assistant.values().append_slice(&t.assistant_masks);
             assistant.append(true);
         }
-        columns.push(Arc::new(ids.finish()));
-        columns.push(Arc::new(attention.finish()));
-        columns.push(Arc::new(assistant.finish()));
+        arrays.push(Arc::new(ids.finish()));
+        arrays.push(Arc::new(attention.finish()));
+        arrays.push(Arc::new(assistant.finish()));
     }
-    RecordBatch::try_new(schema, columns).map_err(|e| e.to_string())
+    Ok(arrays)
 }
 
 /// The rejects file: one JSON object per rejected row (`index`, `error`).

@@ -47,8 +47,8 @@ pub struct ChatTokenizer {
     pieces: PieceTable,
     /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
     plain: OnceLock<Result<PipelineTokenizer, String>>,
-    /// The canonical tokenizer.json, kept to build `plain`.
-    canonical: Json,
+    /// The canonical tokenizer.json text, kept to build `plain`.
+    canonical: String,
     special_tokens: Map<String, Json>,
     padding_side: Side,
     truncation_side: Side,

@@ -88,6 +88,8 @@ impl ChatTokenizer {
             path: json_path.clone(),
             message: e.to_string(),
         })?;
+        // The JSON tree takes several times the memory of its text: gone before the pipeline is built.
+        drop(json);
         let pipeline: PipelineTokenizer = tokenizers::from_json(&canonical).map_err(|e| LoadError {
             path: json_path.clone(),
             message: format!("unsupported tokenizer: {e}"),
@@ -119,7 +121,7 @@ impl ChatTokenizer {
             pipeline,
             pieces,
             plain: OnceLock::new(),
-            canonical: json,
+            canonical,
             special_tokens,
             padding_side,
             truncation_side,

@@ -103,7 +103,7 @@ impl ChatTokenizer {
     fn plain_pipeline(&self) -> Result<&PipelineTokenizer, TokenizeError> {
         self.plain
             .get_or_init(|| {
-                let mut json = self.canonical.clone();
+                let mut json: Json = serde_json::from_str(&self.canonical).map_err(|e| e.to_string())?;
                 if let Some(o) = json.as_object_mut() {
                     o.insert("added_tokens".into(), Json::Array(Vec::new()));
                 }
