@@ -1,10 +1,16 @@
 """Second half of scripts/bench_compare.sh: checks every output against the kit's golden, times
 transformers' render_jinja_template on the same inputs, and prints the table with criterion's medians.
 
-Usage: bench_compare.py OUT_DIR CRITERION_DIR (run by bench_compare.sh inside target/bench-venv)."""
+Usage: bench_compare.py OUT_DIR CRITERION_DIR KITS (run by bench_compare.sh inside target/bench-venv).
+
+The machine's speed drifts (other work on a shared host), so each case's chatfmt, minijinja and
+builder timings are taken again right before transformers is timed on that case (criterion run on
+just that case), and every ratio compares timings taken seconds apart rather than minutes apart."""
 
 import json
 import pathlib
+import re
+import subprocess
 import statistics
 import sys
 import timeit
@@ -39,6 +45,18 @@ def time_us(fn):
     return statistics.median(runs) * 1e6
 
 
+def rerun_criterion(name):
+    """Times one case again with criterion (chatfmt, minijinja and, for ChatML 3-turn, the builder)."""
+    pattern = f"^(chatfmt|minijinja)/{re.escape(name)}$"
+    if name == "chatml/3turn":
+        pattern += "|^builder/chatml/3turn$"
+    subprocess.run(
+        ["cargo", "bench", "--quiet", "-p", "chatfmt", "--bench", "render", "--", pattern],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def criterion_us(criterion_dir, bench_id):
     path = criterion_dir / bench_id / "new" / "estimates.json"
     if not path.exists():
@@ -68,6 +86,7 @@ def main():
             failures.append(f"{name}: chatfmt differs from the reference")
         if case["minijinja"] != expected:
             excluded.append(name)
+        rerun_criterion(name)
         t_chatfmt = criterion_us(criterion_dir, f"chatfmt_{name.replace('/', '_')}")
         t_mj = None if name in excluded else criterion_us(criterion_dir, f"minijinja_{name.replace('/', '_')}")
         t_tf = time_us(lambda: transformers_render(case, source))
