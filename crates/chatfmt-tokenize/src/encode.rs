@@ -1,7 +1,7 @@
 //! Encoding rendered text: transformers' `tokenizer(texts, add_special_tokens=False, padding=,
 //! truncation=, max_length=)` followed by the assistant-mask mapping of `apply_chat_template`.
 
-use crate::masks::{char_ranges, TokenChars};
+use crate::masks::TokenBytes;
 use crate::{ChatTokenizer, Side};
 use std::fmt;
 use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken};
@@ -154,11 +154,10 @@ impl ChatTokenizer {
                 self.encode_ids(t.text)?
             };
             let ranges = if opts.assistant_masks {
-                let bytes = self.pieces.byte_ranges(t.text, &ids).map_err(|m| TokenizeError {
+                Some(self.pieces.byte_ranges(t.text, &ids).map_err(|m| TokenizeError {
                     class: "OffsetError",
                     message: format!("cannot rebuild token offsets for the assistant mask: {m}"),
-                })?;
-                Some(char_ranges(t.text, &bytes))
+                })?)
             } else {
                 None
             };
@@ -208,9 +207,10 @@ impl ChatTokenizer {
                     0
                 }
             };
-            let spans = texts.get(i).map_or(&[][..], |t| t.generation_spans);
+            let (text, spans) = texts.get(i).map_or(("", &[][..]), |t| (t.text, t.generation_spans));
             let assistant_masks = ranges.map(|r| {
-                TokenChars {
+                TokenBytes {
+                    text,
                     ranges: &r,
                     first,
                     len: ids.len(),
@@ -226,7 +226,7 @@ impl ChatTokenizer {
         out
     }
 
-    /// Cuts a sequence (and its char ranges) to `max` tokens on the truncation side.
+    /// Cuts a sequence (and its token ranges) to `max` tokens on the truncation side.
     pub(crate) fn truncate(
         &self,
         mut ids: Vec<u32>,
@@ -254,7 +254,7 @@ impl ChatTokenizer {
     }
 }
 
-/// One sequence before padding: ids and, for masks, the char ranges of its tokens.
+/// One sequence before padding: ids and, for masks, the byte ranges of its tokens.
 pub(crate) struct Sequence {
     ids: Vec<u32>,
     ranges: Option<Vec<(usize, usize)>>,

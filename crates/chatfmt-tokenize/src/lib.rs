@@ -14,12 +14,14 @@ mod load;
 mod masks;
 mod pieces;
 mod sanitize;
+mod tokenizer_json;
 
 pub use encode::{EncodeOptions, Encoded, Padding, Text, TokenizeError};
 pub use load::LoadError;
 
 use pieces::PieceTable;
 use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 use tokenizers::pipeline::PipelineTokenizer;
 
@@ -47,8 +49,10 @@ pub struct ChatTokenizer {
     pieces: PieceTable,
     /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
     plain: OnceLock<Result<PipelineTokenizer, String>>,
-    /// The canonical tokenizer.json text, kept to build `plain`.
-    canonical: String,
+    /// Token string → id (model vocabulary, then added tokens), built on first use.
+    ids: OnceLock<HashMap<String, u32>>,
+    /// The canonical tokenizer.json, kept to build `plain` and `ids`.
+    json: tokenizer_json::TokenizerJson,
     special_tokens: Map<String, Json>,
     padding_side: Side,
     truncation_side: Side,
@@ -78,7 +82,22 @@ impl ChatTokenizer {
 
     /// The id of a token string (vocabulary or added token).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.pieces.token_to_id(token)
+        self.ids
+            .get_or_init(|| {
+                let mut ids = HashMap::new();
+                if let Some(vocab) = self.json.vocab_text() {
+                    // The vocabulary was read once at load time, so it reads again.
+                    let _ = tokenizer_json::read_vocab(vocab, |t, id| {
+                        ids.insert(t.to_string(), id);
+                    });
+                }
+                for a in self.pieces.added_tokens() {
+                    ids.insert(a.content.clone(), a.id);
+                }
+                ids
+            })
+            .get(token)
+            .copied()
     }
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.

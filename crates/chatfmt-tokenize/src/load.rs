@@ -1,7 +1,8 @@
 //! Loading a model folder's tokenizer the way transformers 5 builds it: `tokenizer.json` plus the
 //! settings of `tokenizer_config.json` (class pre-processing, padding side, pad token, limits).
 
-use crate::pieces::PieceTable;
+use crate::pieces::PieceSource;
+use crate::tokenizer_json::TokenizerJson;
 use crate::{ChatTokenizer, Side};
 use serde_json::{Map, Value as Json};
 use std::fmt;
@@ -65,35 +66,42 @@ impl ChatTokenizer {
     pub fn from_model_dir(dir: &Path) -> Result<ChatTokenizer, LoadError> {
         let json_path = dir.join("tokenizer.json");
         let config_path = dir.join("tokenizer_config.json");
-        let mut json = read_json(&json_path)?;
         let config = if config_path.exists() {
             read_json(&config_path)?
         } else {
             Json::Object(Map::new())
         };
+        let fail = |message: String| LoadError {
+            path: json_path.clone(),
+            message,
+        };
+        let text = std::fs::read_to_string(&json_path).map_err(|e| {
+            fail(format!(
+                "{e} (a tokenizer folder needs tokenizer.json and tokenizer_config.json)"
+            ))
+        })?;
+        let mut json = TokenizerJson::parse(text).map_err(fail)?;
         let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");
         let is_llama = matches!(class, "LlamaTokenizer" | "LlamaTokenizerFast");
         if is_llama {
-            apply_llama_preprocessing(&mut json, &config);
+            apply_llama_preprocessing(json.tree_mut(), &config);
         }
-        let pieces = PieceTable::from_tokenizer_json(&json).map_err(|message| LoadError {
-            path: json_path.clone(),
-            message,
-        })?;
-        tokenizers::canonicalize_value(&mut json).map_err(|e| LoadError {
-            path: json_path.clone(),
-            message: format!("cannot upgrade to the tokenizers 1.0 format: {e}"),
-        })?;
-        let canonical = serde_json::to_string(&json).map_err(|e| LoadError {
-            path: json_path.clone(),
-            message: e.to_string(),
-        })?;
-        // The JSON tree takes several times the memory of its text: gone before the pipeline is built.
-        drop(json);
-        let pipeline: PipelineTokenizer = tokenizers::from_json(&canonical).map_err(|e| LoadError {
-            path: json_path.clone(),
-            message: format!("unsupported tokenizer: {e}"),
-        })?;
+        let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
+        json.canonicalize()
+            .map_err(|e| fail(format!("cannot upgrade to the tokenizers 1.0 format: {e}")))?;
+        let canonical = json.to_text(false);
+        // The piece table reads the vocabulary while `tokenizers` builds its pipeline.
+        let (pipeline, pieces) = std::thread::scope(|s| {
+            let pieces = s.spawn(|| piece_source.build(json.vocab_text()));
+            let pipeline: Result<PipelineTokenizer, _> = tokenizers::from_json(&canonical);
+            let pieces = pieces
+                .join()
+                .unwrap_or_else(|_| Err("reading the vocabulary panicked".into()));
+            (pipeline, pieces)
+        });
+        drop(canonical);
+        let pipeline = pipeline.map_err(|e| fail(format!("unsupported tokenizer: {e}")))?;
+        let pieces = pieces.map_err(fail)?;
 
         let special_tokens = chatfmt::template::special_tokens(&config);
         let side = |key: &str, default: Side| -> Result<Side, LoadError> {
@@ -121,7 +129,8 @@ impl ChatTokenizer {
             pipeline,
             pieces,
             plain: OnceLock::new(),
-            canonical,
+            ids: OnceLock::new(),
+            json,
             special_tokens,
             padding_side,
             truncation_side,

@@ -1,64 +1,17 @@
 //! Assistant masks: the `{% generation %}` character spans of a rendered chat mapped to tokens the way
 //! transformers does it (`BatchEncoding.char_to_token` on the tokenizer's char offsets).
-
-/// Character (code point) offsets of each real token, the way `tokenizers` reports them: a token
-/// covers every character it has a byte of; a token that covers no text (a space-marker prefix)
-/// has the offsets of the character after it.
-pub(crate) fn char_ranges(text: &str, byte_ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let char_at = CharIndex::of(text);
-    byte_ranges
-        .iter()
-        .map(|&(b, e)| {
-            if b >= text.len() {
-                let n = char_at.get(text.len());
-                (n, n)
-            } else if e > b {
-                (char_at.get(b), char_at.get(e - 1) + 1)
-            } else {
-                let c = char_at.get(b);
-                (c, c + 1)
-            }
-        })
-        .collect()
-}
-
-/// The index of the character holding each byte of a text (the char count for the end offset).
-enum CharIndex {
-    /// ASCII text: byte offsets are char offsets.
-    Ascii {
-        len: usize,
-    },
-    Table(Vec<usize>),
-}
-
-impl CharIndex {
-    fn of(text: &str) -> CharIndex {
-        if text.is_ascii() {
-            return CharIndex::Ascii { len: text.len() };
-        }
-        let mut table = Vec::with_capacity(text.len() + 1);
-        let mut starts = 0usize;
-        for &x in text.as_bytes() {
-            // UTF-8 continuation bytes are 0x80..=0xBF, i.e. below -0x40 as i8.
-            starts += usize::from((x as i8) >= -0x40);
-            table.push(starts - 1);
-        }
-        table.push(starts);
-        CharIndex::Table(table)
-    }
-
-    /// The char holding byte `b`; offsets at or past the end give the char count.
-    fn get(&self, b: usize) -> usize {
-        match self {
-            CharIndex::Ascii { len } => b.min(*len),
-            CharIndex::Table(t) => t[b.min(t.len() - 1)],
-        }
-    }
-}
+//!
+//! `tokenizers` gives a token the char offsets of every character it has a byte of, and a token that
+//! covers no text (a space-marker prefix) the offsets of the character after it. So a token contains
+//! character `c` exactly when its byte range overlaps the bytes of `c` (an empty token at byte `b`
+//! counting as the byte `b`): masks are found on byte ranges, with only the span ends converted from
+//! characters to bytes.
 
 /// The tokens of one (possibly padded) sequence as `char_to_token` sees them.
-pub(crate) struct TokenChars<'r> {
-    /// Char ranges of the real tokens, in order (monotone).
+pub(crate) struct TokenBytes<'r> {
+    /// The text the tokens spell.
+    pub text: &'r str,
+    /// Byte ranges of the real tokens in `text`, in order.
     pub ranges: &'r [(usize, usize)],
     /// Index of the first real token (the amount of left padding).
     pub first: usize,
@@ -66,24 +19,40 @@ pub(crate) struct TokenChars<'r> {
     pub len: usize,
 }
 
-impl TokenChars<'_> {
-    /// The first token whose char offsets contain `c` (padding never matches).
-    fn char_to_token(&self, c: usize) -> Option<usize> {
-        let j = self.ranges.partition_point(|&(_, e)| e <= c);
-        let &(s, _) = self.ranges.get(j)?;
-        (s <= c).then_some(self.first + j)
+impl TokenBytes<'_> {
+    /// The first token whose char offsets contain the character at bytes `start..end` (padding never
+    /// matches).
+    fn token_at(&self, (start, end): (usize, usize)) -> Option<usize> {
+        let n = self.text.len();
+        // Where each token stops counting for the search: an empty token inside the text holds the
+        // character at its byte; one at the end of the text holds nothing.
+        let stop = |&(b, e): &(usize, usize)| if e > b || b >= n { e } else { b + 1 };
+        let j = self.ranges.partition_point(|r| stop(r) <= start);
+        let &(b, e) = self.ranges.get(j)?;
+        (b < end && (e > b || b < n)).then_some(self.first + j)
     }
 
-    /// The assistant mask of transformers' `apply_chat_template(return_assistant_tokens_mask=True)`.
+    /// The assistant mask of transformers' `apply_chat_template(return_assistant_tokens_mask=True)`
+    /// for char `spans` of the text.
     pub fn assistant_mask(&self, spans: &[(usize, usize)]) -> Vec<u8> {
         let mut mask = vec![0u8; self.len];
+        // The characters looked up: each span's first and (if any) last.
+        let mut chars: Vec<usize> = spans
+            .iter()
+            .flat_map(|&(s, e)| [Some(s), e.checked_sub(1)])
+            .flatten()
+            .collect();
+        chars.sort_unstable();
+        chars.dedup();
+        let bytes = char_bytes(self.text, &chars);
+        let at = |c: usize| bytes[chars.binary_search(&c).unwrap_or_default()];
         for &(start, end) in spans {
-            let Some(t0) = self.char_to_token(start) else {
+            let Some(t0) = at(start).and_then(|r| self.token_at(r)) else {
                 // The span starts past a truncation cut: it and every later span are dropped.
                 break;
             };
             // `end - 1` of an empty span at 0 is -1 in Python, which no token contains.
-            let t1 = end.checked_sub(1).and_then(|c| self.char_to_token(c));
+            let t1 = end.checked_sub(1).and_then(at).and_then(|r| self.token_at(r));
             // Python truthiness: a last token of None *or 0* marks to the end of the sequence.
             let stop = match t1 {
                 Some(t) if t > 0 => t + 1,
@@ -97,40 +66,163 @@ impl TokenChars<'_> {
     }
 }
 
+/// Whether a byte starts a UTF-8 character (continuation bytes are 0x80..=0xBF, below -0x40 as i8).
+#[inline]
+fn starts_char(x: u8) -> bool {
+    (x as i8) >= -0x40
+}
+
+/// The byte range of each of the (ascending) char indices `chars` in `text`; `None` past the end.
+fn char_bytes(text: &str, chars: &[usize]) -> Vec<Option<(usize, usize)>> {
+    const BLOCK: usize = 64;
+    let bytes = text.as_bytes();
+    // `c` counts the characters that start before byte `b`.
+    let (mut b, mut c) = (0usize, 0usize);
+    chars
+        .iter()
+        .map(|&target| {
+            // Skip whole blocks in which the character does not start.
+            while let Some(block) = bytes.get(b..b + BLOCK) {
+                let k = block.iter().filter(|&&x| starts_char(x)).count();
+                if c + k > target {
+                    break;
+                }
+                b += BLOCK;
+                c += k;
+            }
+            while b < bytes.len() {
+                if starts_char(bytes[b]) {
+                    if c == target {
+                        let len = text[b..].chars().next().map_or(1, char::len_utf8);
+                        return Some((b, b + len));
+                    }
+                    c += 1;
+                }
+                b += 1;
+            }
+            None
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn multibyte_characters_map_to_the_first_token_holding_them() {
-        // "aé" split as [a + first byte of é] [second byte of é]: both tokens hold é.
-        let ranges = char_ranges("aé", &[(0, 2), (2, 3)]);
-        assert_eq!(ranges, vec![(0, 2), (1, 2)]);
-        let t = TokenChars {
-            ranges: &ranges,
-            first: 0,
-            len: 2,
-        };
-        assert_eq!(t.char_to_token(1), Some(0));
+    fn chars_of(text: &str) -> Vec<Option<(usize, usize)>> {
+        let n = text.chars().count();
+        char_bytes(text, &(0..=n).collect::<Vec<_>>())
     }
 
     #[test]
-    fn char_index_counts_code_points() {
-        let text = "a\u{e9}\u{6771}\u{1f600}b";
-        let index = CharIndex::of(text);
-        let got: Vec<usize> = (0..=text.len()).map(|b| index.get(b)).collect();
-        assert_eq!(got, vec![0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 5]);
+    fn char_bytes_follow_code_points_across_blocks() {
+        let text = "a\u{e9}\u{6771}\u{1f600}b".repeat(20);
+        let want: Vec<Option<(usize, usize)>> = text
+            .char_indices()
+            .map(|(i, ch)| Some((i, i + ch.len_utf8())))
+            .chain([None])
+            .collect();
+        assert_eq!(chars_of(&text), want);
+        assert_eq!(char_bytes(&text, &[3, 92]), vec![Some((6, 10)), Some((201, 204))]);
+    }
+
+    #[test]
+    fn multibyte_characters_map_to_the_first_token_holding_them() {
+        // "aé" split as [a + first byte of é] [second byte of é]: both tokens hold é.
+        let t = TokenBytes {
+            text: "aé",
+            ranges: &[(0, 2), (2, 3)],
+            first: 0,
+            len: 2,
+        };
+        assert_eq!(t.token_at((1, 3)), Some(0));
+        assert_eq!(t.assistant_mask(&[(1, 2)]), vec![1, 1]);
+    }
+
+    #[test]
+    fn an_empty_prefix_token_holds_the_next_character() {
+        // A space-marker prefix covering no text, then "ab", then an empty token at the end.
+        let t = TokenBytes {
+            text: "ab",
+            ranges: &[(0, 0), (0, 2), (2, 2)],
+            first: 0,
+            len: 3,
+        };
+        assert_eq!(t.token_at((0, 1)), Some(0));
+        assert_eq!(t.token_at((1, 2)), Some(1));
+        assert_eq!(t.assistant_mask(&[(1, 2)]), vec![0, 1, 0]);
     }
 
     #[test]
     fn truncated_span_runs_to_the_end_and_later_spans_are_dropped() {
-        let ranges = vec![(0, 1), (1, 2), (2, 3)];
-        let t = TokenChars {
-            ranges: &ranges,
+        let t = TokenBytes {
+            text: "abc",
+            ranges: &[(0, 1), (1, 2), (2, 3)],
             first: 1,
             len: 4,
         };
         assert_eq!(t.assistant_mask(&[(1, 9), (20, 25)]), vec![0, 0, 1, 1]);
         assert_eq!(t.assistant_mask(&[(9, 12), (0, 1)]), vec![0, 0, 0, 0]);
+    }
+
+    /// transformers' rule stated directly: each token's char offsets as `tokenizers` reports them
+    /// (`(c(b), c(e-1)+1)`, an empty token `(c(b), c(b)+1)`, `(n, n)` at the end), then `char_to_token`
+    /// = the first token whose offsets contain the char.
+    fn reference_mask(text: &str, ranges: &[(usize, usize)], spans: &[(usize, usize)], len: usize) -> Vec<u8> {
+        // The character holding byte `b`.
+        let char_of = |b: usize| text.as_bytes()[..=b].iter().filter(|&&x| starts_char(x)).count() - 1;
+        let n = text.chars().count();
+        let offsets: Vec<(usize, usize)> = ranges
+            .iter()
+            .map(|&(b, e)| match (b >= text.len(), e > b) {
+                (true, _) => (n, n),
+                (false, true) => (char_of(b), char_of(e - 1) + 1),
+                (false, false) => (char_of(b), char_of(b) + 1),
+            })
+            .collect();
+        let to_token = |c: usize| offsets.iter().position(|&(s, e)| s <= c && c < e);
+        let mut mask = vec![0u8; len];
+        for &(start, end) in spans {
+            let Some(t0) = to_token(start) else { break };
+            let stop = match end.checked_sub(1).and_then(to_token) {
+                Some(t) if t > 0 => t + 1,
+                _ => len,
+            };
+            mask.iter_mut().take(stop).skip(t0).for_each(|m| *m = 1);
+        }
+        mask
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn masks_match_the_char_offset_rule(
+            chars in proptest::collection::vec(proptest::sample::select(vec!['a', ' ', '\u{e9}', '\u{6771}', '\u{1f600}']), 0..150),
+            cuts in proptest::collection::vec((0usize..8, proptest::bool::weighted(0.1)), 0..200),
+            spans in proptest::collection::vec((0usize..160, 0usize..20), 0..5),
+            keep in 0usize..220,
+        ) {
+            let text: String = chars.into_iter().collect();
+            // Contiguous byte ranges over the text (cutting inside characters too), some of them
+            // empty, the rest of the text in one last token.
+            let mut ranges = Vec::new();
+            let mut pos = 0;
+            for (step, empty) in cuts {
+                if empty {
+                    ranges.push((pos, pos));
+                } else if pos < text.len() {
+                    let end = (pos + step.max(1)).min(text.len());
+                    ranges.push((pos, end));
+                    pos = end;
+                }
+            }
+            if pos < text.len() {
+                ranges.push((pos, text.len()));
+            }
+            ranges.truncate(keep);
+            let mut spans: Vec<(usize, usize)> = spans.into_iter().map(|(s, l)| (s, s + l)).collect();
+            spans.sort_unstable();
+            let t = TokenBytes { text: &text, ranges: &ranges, first: 0, len: ranges.len() };
+            proptest::prop_assert_eq!(t.assistant_mask(&spans), reference_mask(&text, &ranges, &spans, ranges.len()));
+        }
     }
 }

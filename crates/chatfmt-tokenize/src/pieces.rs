@@ -1,8 +1,8 @@
 //! What each token id spells in the input text, read from `tokenizer.json`: enough to walk the ids
 //! of an encoding along the text and recover each token's offsets (the 1.0 pipeline returns ids only).
 
+use crate::tokenizer_json::read_vocab;
 use serde_json::Value as Json;
-use std::collections::HashMap;
 
 /// An added token (`added_tokens` of tokenizer.json), matched on the raw text before the model runs.
 #[derive(Debug, Clone)]
@@ -25,12 +25,10 @@ struct Piece {
     added: Option<u32>,
 }
 
-/// The per-id table plus the vocabulary lookups the chat layer needs.
+/// The per-id table.
 #[derive(Debug)]
 pub struct PieceTable {
     pieces: Vec<Piece>,
-    /// Token string → id (model vocabulary, then added tokens).
-    ids: HashMap<String, u32>,
     added: Vec<AddedToken>,
     /// Why offsets cannot be rebuilt for this tokenizer, if they cannot.
     unsupported: Option<String>,
@@ -122,32 +120,18 @@ impl Spelling {
     }
 }
 
-impl PieceTable {
-    /// Builds the table from a (pre-processed, not yet canonicalized) tokenizer.json.
-    pub fn from_tokenizer_json(json: &Json) -> Result<PieceTable, String> {
-        let spelling = Spelling::of(json);
-        let model = &json["model"];
-        let mut entries: Vec<(String, u32)> = Vec::new();
-        match &model["vocab"] {
-            Json::Object(vocab) => {
-                for (token, id) in vocab {
-                    let id = id
-                        .as_u64()
-                        .ok_or_else(|| format!("model.vocab[{token:?}] is not an integer id"))?;
-                    entries.push((token.clone(), id as u32));
-                }
-            }
-            Json::Array(list) => {
-                for (i, entry) in list.iter().enumerate() {
-                    let token = entry[0]
-                        .as_str()
-                        .ok_or_else(|| format!("model.vocab[{i}] is not a [token, score] pair"))?;
-                    entries.push((token.to_string(), i as u32));
-                }
-            }
-            _ => return Err("model.vocab is missing (is this a tokenizer.json?)".into()),
-        }
-        let unsupported = match model["type"].as_str() {
+/// What the table needs from a tokenizer.json besides its vocabulary, read from the tree before it is
+/// canonicalized (which rewrites the pre-tokenizer).
+pub(crate) struct PieceSource {
+    spelling: Spelling,
+    added: Vec<AddedToken>,
+    unsupported: Option<String>,
+}
+
+impl PieceSource {
+    /// Reads a (pre-processed, not yet canonicalized) tokenizer.json tree; its vocabulary comes later.
+    pub fn of(json: &Json) -> Result<PieceSource, String> {
+        let unsupported = match json["model"]["type"].as_str() {
             Some("BPE") | Some("Unigram") | Some("WordLevel") => None,
             other => Some(format!(
                 "assistant masks need token offsets, not available for model type {other:?}"
@@ -166,39 +150,45 @@ impl PieceTable {
                 rstrip: t["rstrip"].as_bool().unwrap_or(false),
             });
         }
-        let size = entries
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(added.iter().map(|a| a.id))
-            .max()
-            .map_or(0, |m| m as usize + 1);
-        let mut pieces = vec![Piece::default(); size];
-        let mut ids = HashMap::with_capacity(entries.len() + added.len());
-        for (token, id) in entries {
-            pieces[id as usize] = spelling.piece(&token);
-            ids.insert(token, id);
-        }
-        for (i, a) in added.iter().enumerate() {
-            pieces[a.id as usize] = Piece {
-                bytes: a.content.len() as u32,
-                marker_lead: false,
-                added: Some(i as u32),
-            };
-            ids.insert(a.content.clone(), a.id);
-        }
-        Ok(PieceTable {
-            pieces,
-            ids,
+        Ok(PieceSource {
+            spelling: Spelling::of(json),
             added,
             unsupported,
         })
     }
 
-    /// The id of a token string (vocabulary or added token).
-    pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.ids.get(token).copied()
+    /// The table, from the text of `model.vocab` (`None`: the file has no vocabulary).
+    pub fn build(self, vocab: Option<&str>) -> Result<PieceTable, String> {
+        let vocab = vocab.ok_or("model.vocab is missing (is this a tokenizer.json?)")?;
+        let mut pieces = Vec::new();
+        let spelling = &self.spelling;
+        read_vocab(vocab, |token, id| {
+            let i = id as usize;
+            if i >= pieces.len() {
+                pieces.resize(i + 1, Piece::default());
+            }
+            pieces[i] = spelling.piece(token);
+        })?;
+        for (i, a) in self.added.iter().enumerate() {
+            let id = a.id as usize;
+            if id >= pieces.len() {
+                pieces.resize(id + 1, Piece::default());
+            }
+            pieces[id] = Piece {
+                bytes: a.content.len() as u32,
+                marker_lead: false,
+                added: Some(i as u32),
+            };
+        }
+        Ok(PieceTable {
+            pieces,
+            added: self.added,
+            unsupported: self.unsupported,
+        })
     }
+}
 
+impl PieceTable {
     /// The added tokens, in tokenizer.json order.
     pub fn added_tokens(&self) -> &[AddedToken] {
         &self.added

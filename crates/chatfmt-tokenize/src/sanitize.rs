@@ -102,14 +102,7 @@ impl ChatTokenizer {
 
     fn plain_pipeline(&self) -> Result<&PipelineTokenizer, TokenizeError> {
         self.plain
-            .get_or_init(|| {
-                let mut json: Json = serde_json::from_str(&self.canonical).map_err(|e| e.to_string())?;
-                if let Some(o) = json.as_object_mut() {
-                    o.insert("added_tokens".into(), Json::Array(Vec::new()));
-                }
-                let text = serde_json::to_string(&json).map_err(|e| e.to_string())?;
-                tokenizers::from_json(&text).map_err(|e| e.to_string())
-            })
+            .get_or_init(|| tokenizers::from_json(&self.json.to_text(true)).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| TokenizeError::value_error(format!("cannot build the plain-text tokenizer: {e}")))
     }

@@ -148,10 +148,23 @@ impl<'a> Evaluator<'a> {
         self.exec_block(body)?;
         let text = self.out;
         if !self.generation_spans.is_empty() {
-            let to_char = |b: usize| text[..b].chars().count();
+            // Byte offsets to char offsets in one pass over the text, in order of position.
+            let mut ends: Vec<(usize, usize)> = (self.generation_spans.iter())
+                .flat_map(|&(s, e)| [s, e])
+                .enumerate()
+                .map(|(i, b)| (b, i))
+                .collect();
+            ends.sort_unstable();
+            let mut chars = vec![0; ends.len()];
+            let (mut b, mut c) = (0, 0);
+            for (at, i) in ends {
+                c += text[b..at].chars().count();
+                b = at;
+                chars[i] = c;
+            }
             result
                 .generation_spans
-                .extend(self.generation_spans.iter().map(|(s, e)| (to_char(*s), to_char(*e))));
+                .extend(chars.chunks_exact(2).map(|p| (p[0], p[1])));
         }
         if let Some(s) = self.spans {
             result.spans = s.resolve(&text, self.ctx);
