@@ -92,7 +92,7 @@ impl ChatTokenizer {
     /// The ids of `text`, added tokens matched, no special tokens added.
     pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
         let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
-        self.pipeline
+        self.pipeline_for(text)?
             .encode_into(text, &Self::pipeline_options(false), &mut out)
             .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
         Ok(PipelineToken::cast_slice(&out).to_vec())
@@ -100,7 +100,7 @@ impl ChatTokenizer {
 
     fn encode_with_specials(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
         let encodings = self
-            .pipeline
+            .pipeline_for(text)?
             .encode(text, &Self::pipeline_options(true))
             .wait()
             .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;

@@ -12,6 +12,7 @@ pub mod conformance;
 mod encode;
 mod load;
 mod masks;
+mod nfc;
 mod pieces;
 mod sanitize;
 mod tokenizer_json;
@@ -45,7 +46,10 @@ impl Side {
 
 /// A model's tokenizer as transformers 5 loads it, plus what the chat layer needs from its config.
 pub struct ChatTokenizer {
+    /// The encoding pipeline, without tokenizer.json's normalizer when that is NFC alone (see [`nfc`]).
     pipeline: PipelineTokenizer,
+    /// When NFC was left out of `pipeline`: the full pipeline, for text that is not NFC, built on first use.
+    with_nfc: Option<OnceLock<Result<PipelineTokenizer, String>>>,
     pieces: PieceTable,
     /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
     plain: OnceLock<Result<PipelineTokenizer, String>>,
@@ -98,6 +102,17 @@ impl ChatTokenizer {
             })
             .get(token)
             .copied()
+    }
+
+    /// The pipeline that encodes `text` as tokenizer.json's does.
+    pub(crate) fn pipeline_for(&self, text: &str) -> Result<&PipelineTokenizer, TokenizeError> {
+        match &self.with_nfc {
+            Some(full) if !nfc::is_nfc(text) => full
+                .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[])).map_err(|e| e.to_string()))
+                .as_ref()
+                .map_err(|e| TokenizeError::value_error(format!("cannot build the tokenizer: {e}"))),
+            _ => Ok(&self.pipeline),
+        }
     }
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.

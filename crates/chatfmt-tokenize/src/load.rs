@@ -89,7 +89,9 @@ impl ChatTokenizer {
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
         json.canonicalize()
             .map_err(|e| fail(format!("cannot upgrade to the tokenizers 1.0 format: {e}")))?;
-        let canonical = json.to_text(false);
+        // A lone NFC normalizer is left out of the pipeline (see `nfc`).
+        let nfc_only = json.tree().get("normalizer") == Some(&serde_json::json!({"type": "NFC"}));
+        let canonical = json.to_text(if nfc_only { &[("normalizer", Json::Null)] } else { &[] });
         // The piece table reads the vocabulary while `tokenizers` builds its pipeline.
         let (pipeline, pieces) = std::thread::scope(|s| {
             let pieces = s.spawn(|| piece_source.build(json.vocab_text()));
@@ -129,6 +131,7 @@ impl ChatTokenizer {
             pipeline,
             pieces,
             plain: OnceLock::new(),
+            with_nfc: nfc_only.then(OnceLock::new),
             ids: OnceLock::new(),
             json,
             special_tokens,

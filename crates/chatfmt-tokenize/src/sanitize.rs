@@ -102,7 +102,10 @@ impl ChatTokenizer {
 
     fn plain_pipeline(&self) -> Result<&PipelineTokenizer, TokenizeError> {
         self.plain
-            .get_or_init(|| tokenizers::from_json(&self.json.to_text(true)).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                tokenizers::from_json(&self.json.to_text(&[("added_tokens", Json::Array(Vec::new()))]))
+                    .map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| TokenizeError::value_error(format!("cannot build the plain-text tokenizer: {e}")))
     }
