@@ -77,11 +77,21 @@ impl Formatter {
         let template = &self.template;
         let value = row.into_value().map_err(|e| (index, e))?;
         let conv = self.fields.conversation(&value).map_err(|e| (index, e))?;
-        let mut apply = self.apply.clone();
-        apply.tools = conv.tools;
+        // The shared options, copied only for a row that has tools of its own.
+        let with_tools;
+        let apply = match conv.tools {
+            None => &self.apply,
+            Some(tools) => {
+                with_tools = ApplyOptions {
+                    tools: Some(tools),
+                    ..self.apply.clone()
+                };
+                &with_tools
+            }
+        };
         let Some((tokenizer, opts)) = &self.tokenize else {
             let r = template
-                .apply(&conv.messages, &apply)
+                .apply(&conv.messages, apply)
                 .map_err(|e| (index, format!("rendering failed: {}: {e:#}", e.kind().python_name())))?;
             return Ok(Formatted {
                 index,
@@ -89,7 +99,7 @@ impl Formatter {
                 tokens: None,
             });
         };
-        let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], &apply, opts)
+        let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], apply, opts)
             .map_err(|e| (index, e.to_string()))?
             .pop()
             .ok_or((index, "no conversation was tokenized".to_string()))?;
