@@ -91,16 +91,21 @@ impl ChatTokenizer {
 
     /// The ids of `text`, added tokens matched, no special tokens added.
     pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+        self.encode_ids_with(text, self.normalization_changes(text))
+    }
+
+    /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.
+    fn encode_ids_with(&self, text: &str, changes: bool) -> Result<Vec<u32>, TokenizeError> {
         let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
-        self.pipeline_for(text)?
+        self.pipeline_for(changes)?
             .encode_into(text, &Self::pipeline_options(false), &mut out)
             .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
         Ok(PipelineToken::cast_slice(&out).to_vec())
     }
 
-    fn encode_with_specials(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+    fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, TokenizeError> {
         let encodings = self
-            .pipeline_for(text)?
+            .pipeline_for(changes)?
             .encode(text, &Self::pipeline_options(true))
             .wait()
             .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
@@ -143,21 +148,19 @@ impl ChatTokenizer {
         let max = self.truncation_limit(opts);
         let mut seqs = Vec::with_capacity(texts.len());
         for t in texts {
+            let changes = self.normalization_changes(t.text);
             let ids = if opts.add_special_tokens {
                 if max.is_some() {
                     return Err(TokenizeError::value_error(
                         "truncation with add_special_tokens is not supported by chatfmt",
                     ));
                 }
-                self.encode_with_specials(t.text)?
+                self.encode_with_specials(t.text, changes)?
             } else {
-                self.encode_ids(t.text)?
+                self.encode_ids_with(t.text, changes)?
             };
             let ranges = if opts.assistant_masks {
-                Some(self.pieces.byte_ranges(t.text, &ids).map_err(|m| TokenizeError {
-                    class: "OffsetError",
-                    message: format!("cannot rebuild token offsets for the assistant mask: {m}"),
-                })?)
+                Some(self.token_ranges(t.text, &ids, changes)?)
             } else {
                 None
             };

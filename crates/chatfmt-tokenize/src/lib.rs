@@ -104,15 +104,44 @@ impl ChatTokenizer {
             .copied()
     }
 
-    /// The pipeline that encodes `text` as tokenizer.json's does.
-    pub(crate) fn pipeline_for(&self, text: &str) -> Result<&PipelineTokenizer, TokenizeError> {
+    /// Whether the tokenizer normalizes `text` to something else (text that is not NFC, for a
+    /// tokenizer whose normalizer is NFC; see [`nfc`]).
+    pub(crate) fn normalization_changes(&self, text: &str) -> bool {
+        self.with_nfc.is_some() && !nfc::is_nfc(text)
+    }
+
+    /// The pipeline that encodes a text as tokenizer.json's does, given
+    /// [`ChatTokenizer::normalization_changes`] of the text.
+    pub(crate) fn pipeline_for(&self, changes: bool) -> Result<&PipelineTokenizer, TokenizeError> {
         match &self.with_nfc {
-            Some(full) if !nfc::is_nfc(text) => full
+            Some(full) if changes => full
                 .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[])).map_err(|e| e.to_string()))
                 .as_ref()
                 .map_err(|e| TokenizeError::value_error(format!("cannot build the tokenizer: {e}"))),
             _ => Ok(&self.pipeline),
         }
+    }
+
+    /// The byte range of `text` each token of `ids` stands for, as `tokenizers` reports offsets;
+    /// `changes` is [`ChatTokenizer::normalization_changes`] of the text.
+    pub(crate) fn token_ranges(
+        &self,
+        text: &str,
+        ids: &[u32],
+        changes: bool,
+    ) -> Result<Vec<(usize, usize)>, TokenizeError> {
+        let offset_error = |m: String| TokenizeError {
+            class: "OffsetError",
+            message: format!("cannot rebuild token offsets for the assistant mask: {m}"),
+        };
+        if !changes {
+            return self.pieces.byte_ranges(text, ids).map_err(offset_error);
+        }
+        // The tokens spell the normalized text: walk them along it, then map back.
+        let added: Vec<&str> = ids.iter().filter_map(|&id| self.pieces.added_content(id)).collect();
+        let aligned = nfc::Aligned::of(text, &added);
+        let ranges = self.pieces.byte_ranges(&aligned.text, ids).map_err(offset_error)?;
+        Ok(ranges.into_iter().map(|r| aligned.original(r, text.len())).collect())
     }
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.

@@ -105,6 +105,22 @@ fn char_bytes(text: &str, chars: &[usize]) -> Vec<Option<(usize, usize)>> {
         .collect()
 }
 
+/// `char_to_token` of every character of `text`, tokens given by their byte ranges (for tests).
+#[cfg(test)]
+pub(crate) fn char_to_token(text: &str, ranges: &[(usize, usize)]) -> Vec<Option<usize>> {
+    let t = TokenBytes {
+        text,
+        ranges,
+        first: 0,
+        len: ranges.len(),
+    };
+    let chars: Vec<usize> = (0..text.chars().count()).collect();
+    char_bytes(text, &chars)
+        .into_iter()
+        .map(|c| c.and_then(|c| t.token_at(c)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

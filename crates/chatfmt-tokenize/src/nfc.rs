@@ -4,6 +4,10 @@
 //! text cut at character boundaries is NFC), so such a tokenizer gives NFC text the same ids without
 //! its normalizer. chatfmt builds it that way, checks texts with [`is_nfc`] (which skips ASCII a
 //! word at a time), and encodes the rare text that is not NFC with the full pipeline.
+//!
+//! Assistant masks of text that is not NFC need token offsets in the original text, which the
+//! tokens spell only after normalization: [`Aligned`] normalizes the text as transformers'
+//! `tokenizers` does and keeps, for each normalized byte, the original character it came from.
 
 use std::sync::OnceLock;
 use unicode_normalization::char::canonical_combining_class;
@@ -57,6 +61,84 @@ pub(crate) fn is_nfc(text: &str) -> bool {
         last_cc = cc;
     }
     !maybe || unicode_normalization::is_nfc(text)
+}
+
+/// A text normalized to NFC piece by piece between its added tokens (which stay as they are), with
+/// the original byte range of each normalized byte, as `tokenizers` 0.x's `NormalizedString` records
+/// it: a character that replaces original ones aligns to the first of them (characters composed into
+/// it align to nothing), an inserted character to the one before it.
+pub(crate) struct Aligned {
+    pub text: String,
+    align: Vec<(usize, usize)>,
+}
+
+impl Aligned {
+    /// Normalizes `text`, whose added tokens are `added` in order of appearance.
+    pub fn of(text: &str, added: &[&str]) -> Aligned {
+        let mut out = Aligned {
+            text: String::with_capacity(text.len()),
+            align: Vec::with_capacity(text.len()),
+        };
+        let mut pos = 0;
+        for content in added {
+            let Some(at) = text[pos..].find(content).map(|i| pos + i) else {
+                break;
+            };
+            out.push_normalized(text, pos, at);
+            out.push_verbatim(text, at, at + content.len());
+            pos = at + content.len();
+        }
+        out.push_normalized(text, pos, text.len());
+        out
+    }
+
+    /// `text[start..end]` as it is, each byte aligned to its character.
+    fn push_verbatim(&mut self, text: &str, start: usize, end: usize) {
+        for (i, ch) in text[start..end].char_indices() {
+            let (b, e) = (start + i, start + i + ch.len_utf8());
+            self.align.extend(std::iter::repeat_n((b, e), e - b));
+        }
+        self.text.push_str(&text[start..end]);
+    }
+
+    /// `text[start..end]` normalized: each output character comes with how it changes the input
+    /// (`unicode-normalization-alignments`: 0 replaces the next input character, -n also removes
+    /// the n after it, 1 is inserted).
+    fn push_normalized(&mut self, text: &str, start: usize, end: usize) {
+        use unicode_normalization_alignments::UnicodeNormalization;
+        let piece = &text[start..end];
+        // The original character of each byte of the piece.
+        let char_of: Vec<(usize, usize)> = piece
+            .char_indices()
+            .flat_map(|(i, ch)| std::iter::repeat_n((start + i, start + i + ch.len_utf8()), ch.len_utf8()))
+            .collect();
+        let mut input = piece.chars();
+        let mut offset: usize = 0;
+        for (ch, change) in piece.nfc() {
+            let align = if change > 0 {
+                (offset.checked_sub(1).and_then(|i| char_of.get(i).copied())).unwrap_or((start, start))
+            } else {
+                char_of.get(offset).copied().unwrap_or((end, end))
+            };
+            if change <= 0 {
+                for _ in 0..=change.unsigned_abs() {
+                    offset += input.next().map_or(0, char::len_utf8);
+                }
+            }
+            self.align.extend(std::iter::repeat_n(align, ch.len_utf8()));
+            self.text.push(ch);
+        }
+    }
+
+    /// The original byte range of the normalized bytes `b..e`: its first byte's start to its last
+    /// byte's end (an empty range stays empty, at its byte's start).
+    pub fn original(&self, (b, e): (usize, usize), original_len: usize) -> (usize, usize) {
+        match (self.align.get(b), e.checked_sub(1).and_then(|l| self.align.get(l))) {
+            (Some(&(s, _)), Some(&(_, end))) if e > b => (s, end),
+            (Some(&(s, _)), _) => (s, s),
+            _ => (original_len, original_len),
+        }
+    }
 }
 
 /// The length of the ASCII prefix of `bytes`, eight bytes at a time.
@@ -126,6 +208,33 @@ mod tests {
         ) {
             let text: String = parts.into_iter().collect();
             proptest::prop_assert_eq!(is_nfc(&text), unicode_normalization::is_nfc(&text), "{:?}", text);
+        }
+    }
+
+    /// Reference ids and `char_to_token` maps from transformers (`scripts/gen_normalization_ids.py`)
+    /// for texts in and out of NFC: the ids come from the right pipeline and every character maps to
+    /// the token transformers gives it, through normalization alignments where NFC changes the text.
+    #[test]
+    fn ids_and_character_maps_match_transformers() {
+        let Some(dir) = chatfmt::conformance::kit_for_test("tokens/tokenizers") else {
+            return;
+        };
+        let records: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../tests/fixtures/normalization_ids.json")).expect("fixture");
+        assert!(records.iter().filter(|r| r["nfc"] == false).count() > 300);
+        for name in ["qwen3", "llama3", "mistral-7b-v0.1"] {
+            let tok = crate::ChatTokenizer::from_model_dir(&dir.join(name)).expect("kit tokenizer");
+            for r in records.iter().filter(|r| r["tokenizer"] == name) {
+                let text = r["text"].as_str().expect("text");
+                let want_ids: Vec<u32> = serde_json::from_value(r["input_ids"].clone()).expect("ids");
+                let want_map: Vec<Option<usize>> = serde_json::from_value(r["char_to_token"].clone()).expect("map");
+                let changes = tok.normalization_changes(text);
+                assert_eq!(changes, name == "qwen3" && r["nfc"] == false, "{name}: {text:?}");
+                let ids = tok.encode_ids(text).expect("encodes");
+                assert_eq!(ids, want_ids, "{name}: {text:?}");
+                let ranges = tok.token_ranges(text, &ids, changes).expect("offsets");
+                assert_eq!(crate::masks::char_to_token(text, &ranges), want_map, "{name}: {text:?}");
+            }
         }
     }
 }

@@ -189,6 +189,12 @@ impl PieceSource {
 }
 
 impl PieceTable {
+    /// The text of an added token's id (`None` for other ids).
+    pub fn added_content(&self, id: u32) -> Option<&str> {
+        let piece = self.pieces.get(id as usize)?;
+        piece.added.map(|a| self.added[a as usize].content.as_str())
+    }
+
     /// The added tokens, in tokenizer.json order.
     pub fn added_tokens(&self) -> &[AddedToken] {
         &self.added
