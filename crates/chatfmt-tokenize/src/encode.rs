@@ -164,7 +164,11 @@ impl ChatTokenizer {
             } else {
                 None
             };
-            seqs.push(self.truncate(ids, ranges, max));
+            let mut seq = self.truncate(ids, ranges, max);
+            if let Some(ranges) = seq.ranges.as_mut() {
+                self.pieces.trim_offsets(t.text, &seq.ids, ranges);
+            }
+            seqs.push(seq);
         }
         Ok(self.finish_batch(seqs, texts, pad_id, opts))
     }

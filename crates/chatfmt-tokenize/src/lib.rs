@@ -151,3 +151,72 @@ impl ChatTokenizer {
             .map_err(|e| TokenizeError::value_error(format!("cannot decode {ids:?}: {e}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// A tokenizer of the fixture: the kit's folder, or a copy whose post-processor is replaced.
+    fn tokenizer(kit: &Path, spec: &Json, scratch: &Path) -> ChatTokenizer {
+        let base = kit.join(spec["base"].as_str().expect("base"));
+        let dir = if spec.get("post_processor").is_none() && spec.get("post_processor_member_trim").is_none() {
+            base
+        } else {
+            let dir: PathBuf = scratch.join(spec["name"].as_str().expect("name"));
+            std::fs::create_dir_all(&dir).expect("scratch dir");
+            std::fs::copy(base.join("tokenizer_config.json"), dir.join("tokenizer_config.json")).expect("copy");
+            let text = std::fs::read_to_string(base.join("tokenizer.json")).expect("tokenizer.json");
+            let mut json: Json = serde_json::from_str(&text).expect("tokenizer.json parses");
+            match spec.get("post_processor") {
+                Some(p) => json["post_processor"] = p.clone(),
+                None => {
+                    for member in json["post_processor"]["processors"].as_array_mut().expect("a Sequence") {
+                        if member["type"] == "ByteLevel" {
+                            member["trim_offsets"] = Json::Bool(true);
+                        }
+                    }
+                }
+            }
+            std::fs::write(dir.join("tokenizer.json"), json.to_string()).expect("write");
+            dir
+        };
+        ChatTokenizer::from_model_dir(&dir).expect("tokenizer loads")
+    }
+
+    /// Reference ids and `char_to_token` maps from transformers (`scripts/gen_token_offsets.py`): texts
+    /// in and out of NFC, and ByteLevel post-processors that trim offsets. The ids come from the right
+    /// pipeline and every character maps to the token transformers gives it (assistant masks read
+    /// nothing else of a tokenization).
+    #[test]
+    fn ids_and_character_maps_match_transformers() {
+        let Some(kit) = chatfmt::conformance::kit_for_test("tokens/tokenizers") else {
+            return;
+        };
+        let fixture: Json =
+            serde_json::from_str(include_str!("../tests/fixtures/token_offsets.json")).expect("fixture");
+        let records = fixture["records"].as_array().expect("records");
+        assert!(records.iter().filter(|r| r["nfc"] == false).count() > 300);
+        let scratch = std::env::temp_dir().join(format!("chatfmt-token-offsets-{}", std::process::id()));
+        for spec in fixture["tokenizers"].as_array().expect("tokenizers") {
+            let name = spec["name"].as_str().expect("name");
+            let tok = tokenizer(&kit, spec, &scratch);
+            let mut seen = 0;
+            for r in records.iter().filter(|r| r["tokenizer"] == name) {
+                let text = r["text"].as_str().expect("text");
+                let want_ids: Vec<u32> = serde_json::from_value(r["input_ids"].clone()).expect("ids");
+                let want_map: Vec<Option<usize>> = serde_json::from_value(r["char_to_token"].clone()).expect("map");
+                let changes = tok.normalization_changes(text);
+                assert_eq!(changes, name == "qwen3" && r["nfc"] == false, "{name}: {text:?}");
+                let ids = tok.encode_ids(text).expect("encodes");
+                assert_eq!(ids, want_ids, "{name}: {text:?}");
+                let mut ranges = tok.token_ranges(text, &ids, changes).expect("offsets");
+                tok.pieces.trim_offsets(text, &ids, &mut ranges);
+                assert_eq!(masks::char_to_token(text, &ranges), want_map, "{name}: {text:?}");
+                seen += 1;
+            }
+            assert!(seen > 0, "{name} has records");
+        }
+        std::fs::remove_dir_all(&scratch).ok();
+    }
+}

@@ -23,6 +23,20 @@ struct Piece {
     marker_lead: bool,
     /// Index into `added` for added tokens.
     added: Option<u32>,
+    /// Leading and trailing characters of the token's spelling that `trim_offsets` trims (`Ġ` and
+    /// whitespace), at most 255.
+    spaces: (u8, u8),
+}
+
+/// The number of leading and trailing `Ġ` or whitespace characters of a token's spelling (what the
+/// ByteLevel post-processor's `trim_offsets` removes from its offsets).
+fn trimmed_spaces(token: &str) -> (u8, u8) {
+    let space = |c: &char| *c == BYTE_LEVEL_SPACE || c.is_whitespace();
+    let count = |n: usize| n.min(255) as u8;
+    (
+        count(token.chars().take_while(space).count()),
+        count(token.chars().rev().take_while(space).count()),
+    )
 }
 
 /// The per-id table.
@@ -32,6 +46,8 @@ pub struct PieceTable {
     added: Vec<AddedToken>,
     /// Why offsets cannot be rebuilt for this tokenizer, if they cannot.
     unsupported: Option<String>,
+    /// A ByteLevel post-processor trims the offsets (`trim_offsets`), with its `add_prefix_space`.
+    trim: Option<bool>,
 }
 
 /// Byte-level BPE maps every byte to one printable character.
@@ -116,6 +132,7 @@ impl Spelling {
             bytes: bytes as u32,
             marker_lead: self.marker.is_some_and(|m| t.starts_with(m)),
             added: None,
+            spaces: trimmed_spaces(token),
         }
     }
 }
@@ -126,6 +143,18 @@ pub(crate) struct PieceSource {
     spelling: Spelling,
     added: Vec<AddedToken>,
     unsupported: Option<String>,
+    trim: Option<bool>,
+}
+
+/// `Some(add_prefix_space)` when the post-processor (or a member of its `Sequence`) is a ByteLevel
+/// one with `trim_offsets`.
+fn trim_offsets(post_processor: &Json) -> Option<bool> {
+    let mut parts = Vec::new();
+    components(post_processor, &mut parts);
+    parts
+        .into_iter()
+        .find(|p| p["type"] == "ByteLevel" && p["trim_offsets"].as_bool().unwrap_or(true))
+        .map(|p| p["add_prefix_space"].as_bool().unwrap_or(true))
 }
 
 impl PieceSource {
@@ -154,6 +183,7 @@ impl PieceSource {
             spelling: Spelling::of(json),
             added,
             unsupported,
+            trim: trim_offsets(&json["post_processor"]),
         })
     }
 
@@ -178,12 +208,14 @@ impl PieceSource {
                 bytes: a.content.len() as u32,
                 marker_lead: false,
                 added: Some(i as u32),
+                spaces: trimmed_spaces(&a.content),
             };
         }
         Ok(PieceTable {
             pieces,
             added: self.added,
             unsupported: self.unsupported,
+            trim: self.trim,
         })
     }
 }
@@ -200,9 +232,10 @@ impl PieceTable {
         &self.added
     }
 
-    /// The byte range of `text` each token of `ids` covers, found by walking the token spellings along
-    /// the text. A space marker at the start of a segment (after an added token, or at the start) that
-    /// faces no space is the prefix the pre-tokenizer added and covers no text.
+    /// The byte range of `text` each token of `ids` covers (its offsets hold every character it has a
+    /// byte of), found by walking the token spellings along the text. A space marker at the start of
+    /// a segment (after an added token, or at the start) that faces no space is the prefix the
+    /// pre-tokenizer added: it spells no text, and its offsets are those of the character after it.
     pub fn byte_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, String> {
         if let Some(why) = &self.unsupported {
             return Err(why.clone());
@@ -238,7 +271,12 @@ impl PieceTable {
             if piece.marker_lead && segment_start && bytes.get(pos) != Some(&b' ') {
                 len -= 1;
             }
-            out.push((pos, pos + len));
+            // A lone prefix marker holds the character after it (if any).
+            let holds = match len {
+                0 => text.get(pos..).and_then(|t| t.chars().next()).map_or(0, char::len_utf8),
+                n => n,
+            };
+            out.push((pos, pos + holds));
             pos += len;
             segment_start = false;
         }
@@ -249,6 +287,40 @@ impl PieceTable {
             ));
         }
         Ok(out)
+    }
+}
+
+impl PieceTable {
+    /// The ByteLevel post-processor's `trim_offsets` on the ranges of a sequence's tokens (after
+    /// truncation, as transformers runs it): each token's offsets lose as many characters as its
+    /// spelling has leading and trailing spaces, except a single leading one of the first token when
+    /// the post-processor adds a prefix space. A token may end up holding no character.
+    pub fn trim_offsets(&self, text: &str, ids: &[u32], ranges: &mut [(usize, usize)]) {
+        let Some(add_prefix_space) = self.trim else { return };
+        for (i, (&id, range)) in ids.iter().zip(ranges.iter_mut()).enumerate() {
+            let Some(piece) = self.pieces.get(id as usize) else {
+                continue;
+            };
+            let (mut lead, trail) = (usize::from(piece.spaces.0), usize::from(piece.spaces.1));
+            let (start, end) = *range;
+            if lead == 1 && add_prefix_space && (i == 0 || start == 0) {
+                lead = 0;
+            }
+            let mut new_start = start;
+            for ch in text.get(start..end).unwrap_or_default().chars().take(lead) {
+                new_start += ch.len_utf8();
+            }
+            let mut new_end = end;
+            // Offsets count characters: a token ending at character `k` loses `min(trail, k)` of them
+            // only when `k >= trail`.
+            let before: Vec<char> = text.get(..end).unwrap_or_default().chars().rev().take(trail).collect();
+            if before.len() == trail {
+                for ch in before {
+                    new_end -= ch.len_utf8();
+                }
+            }
+            *range = (new_start, new_end.max(new_start));
+        }
     }
 }
 
