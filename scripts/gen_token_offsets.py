@@ -66,9 +66,11 @@ SPACE_TEXTS = [
     "a  b   c    d",
     " \n \n ",
     "<think> </think> x",
+    # Rare four-byte characters after a space: byte-level tokens that end inside a character.
+    " \U0001d4b3 math x, \U00020000 ext-B, x \U0001f9ff y \U00010348",
 ]
 SPACE_POOL = list("abc xyz") + [" ", "  ", "\n", "\t", "\u00a0", "\u3000", "<|im_end|>", "<think>", "\u00e9",
-                                "\U0001f600", "."]
+                                "\U0001f600", ".", "\U0001d4b3", "\U00020000", "\U00010348"]
 
 
 def random_texts(pool, n, seed, keep=lambda t: True):

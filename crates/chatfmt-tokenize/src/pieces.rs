@@ -306,10 +306,12 @@ impl PieceTable {
             if lead == 1 && add_prefix_space && (i == 0 || start == 0) {
                 lead = 0;
             }
+            // A token that starts with spaces starts a character, though it may end inside one.
             let mut new_start = start;
-            for ch in text.get(start..end).unwrap_or_default().chars().take(lead) {
+            for ch in text.get(start..).unwrap_or_default().chars().take(lead) {
                 new_start += ch.len_utf8();
             }
+            let new_start = new_start.min(end);
             let mut new_end = end;
             // Offsets count characters: a token ending at character `k` loses `min(trail, k)` of them
             // only when `k >= trail`.
