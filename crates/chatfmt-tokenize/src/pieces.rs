@@ -312,15 +312,11 @@ impl PieceTable {
                 new_start += ch.len_utf8();
             }
             let new_start = new_start.min(end);
-            let mut new_end = end;
-            // Offsets count characters: a token ending at character `k` loses `min(trail, k)` of them
-            // only when `k >= trail`.
-            let before: Vec<char> = text.get(..end).unwrap_or_default().chars().rev().take(trail).collect();
-            if before.len() == trail {
-                for ch in before {
-                    new_end -= ch.len_utf8();
-                }
-            }
+            // Offsets count characters: the end moves back `trail` characters when the text has that
+            // many before it, and not at all otherwise.
+            let mut before = text.get(..end).unwrap_or_default().chars().rev();
+            let back: Option<usize> = (0..trail).map(|_| before.next().map(char::len_utf8)).sum();
+            let new_end = end - back.unwrap_or(0);
             *range = (new_start, new_end.max(new_start));
         }
     }
