@@ -90,7 +90,7 @@ impl ChatTokenizer {
             .get_or_init(|| {
                 let mut ids = HashMap::new();
                 if let Some(vocab) = self.json.vocab_text() {
-                    // The vocabulary was read once at load time, so it reads again.
+                    // Read again: loading only built the piece table from it (it parsed then).
                     let _ = tokenizer_json::read_vocab(vocab, |t, id| {
                         ids.insert(t.to_string(), id);
                     });

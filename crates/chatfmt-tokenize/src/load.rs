@@ -2,7 +2,7 @@
 //! settings of `tokenizer_config.json` (class pre-processing, padding side, pad token, limits).
 
 use crate::pieces::PieceSource;
-use crate::tokenizer_json::TokenizerJson;
+use crate::tokenizer_json::{json_error, TokenizerJson};
 use crate::{ChatTokenizer, Side};
 use serde_json::{Map, Value as Json};
 use std::fmt;
@@ -31,14 +31,17 @@ impl std::error::Error for LoadError {}
 /// (1e20) means "no limit".
 const LARGE_INTEGER: f64 = 1e20;
 
-fn read_json(path: &Path) -> Result<Json, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError {
+fn read_text(path: &Path) -> Result<String, LoadError> {
+    std::fs::read_to_string(path).map_err(|e| LoadError {
         path: path.to_path_buf(),
         message: format!("{e} (a tokenizer folder needs tokenizer.json and tokenizer_config.json)"),
-    })?;
-    serde_json::from_str(&text).map_err(|e| LoadError {
+    })
+}
+
+fn read_json(path: &Path) -> Result<Json, LoadError> {
+    serde_json::from_str(&read_text(path)?).map_err(|e| LoadError {
         path: path.to_path_buf(),
-        message: format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
+        message: json_error(e),
     })
 }
 
@@ -75,12 +78,7 @@ impl ChatTokenizer {
             path: json_path.clone(),
             message,
         };
-        let text = std::fs::read_to_string(&json_path).map_err(|e| {
-            fail(format!(
-                "{e} (a tokenizer folder needs tokenizer.json and tokenizer_config.json)"
-            ))
-        })?;
-        let mut json = TokenizerJson::parse(text).map_err(fail)?;
+        let mut json = TokenizerJson::parse(read_text(&json_path)?).map_err(fail)?;
         let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");
         let is_llama = matches!(class, "LlamaTokenizer" | "LlamaTokenizerFast");
         if is_llama {

@@ -94,10 +94,7 @@ impl Aligned {
 
     /// `text[start..end]` as it is, each byte aligned to its character.
     fn push_verbatim(&mut self, text: &str, start: usize, end: usize) {
-        for (i, ch) in text[start..end].char_indices() {
-            let (b, e) = (start + i, start + i + ch.len_utf8());
-            self.align.extend(std::iter::repeat_n((b, e), e - b));
-        }
+        self.align.extend(byte_chars(text, start, end));
         self.text.push_str(&text[start..end]);
     }
 
@@ -107,11 +104,7 @@ impl Aligned {
     fn push_normalized(&mut self, text: &str, start: usize, end: usize) {
         use unicode_normalization_alignments::UnicodeNormalization;
         let piece = &text[start..end];
-        // The original character of each byte of the piece.
-        let char_of: Vec<(usize, usize)> = piece
-            .char_indices()
-            .flat_map(|(i, ch)| std::iter::repeat_n((start + i, start + i + ch.len_utf8()), ch.len_utf8()))
-            .collect();
+        let char_of: Vec<(usize, usize)> = byte_chars(text, start, end).collect();
         let mut input = piece.chars();
         let mut offset: usize = 0;
         for (ch, change) in piece.nfc() {
@@ -139,6 +132,14 @@ impl Aligned {
             _ => (original_len, original_len),
         }
     }
+}
+
+/// The byte range of the character each byte of `text[start..end]` belongs to.
+fn byte_chars(text: &str, start: usize, end: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    text[start..end].char_indices().flat_map(move |(i, ch)| {
+        let (b, e) = (start + i, start + i + ch.len_utf8());
+        std::iter::repeat_n((b, e), e - b)
+    })
 }
 
 /// The length of the ASCII prefix of `bytes`, eight bytes at a time.

@@ -73,7 +73,8 @@ fn range_in(whole: &str, part: &str) -> Range<usize> {
     start..start + part.len()
 }
 
-fn parse_err(e: serde_json::Error) -> String {
+/// A JSON syntax error, with where it is.
+pub(crate) fn json_error(e: serde_json::Error) -> String {
     format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column())
 }
 
@@ -81,12 +82,12 @@ impl TokenizerJson {
     /// Parses the text of a `tokenizer.json`.
     pub fn parse(text: String) -> Result<TokenizerJson, String> {
         let (tree, vocab, merges) = {
-            let top: Members = serde_json::from_str(&text).map_err(parse_err)?;
+            let top: Members = serde_json::from_str(&text).map_err(json_error)?;
             let (mut vocab, mut merges) = (None, None);
             let mut tree = Map::new();
             for (key, raw) in top.0 {
                 let value = if key == "model" && raw.get().starts_with('{') {
-                    let model: Members = serde_json::from_str(raw.get()).map_err(parse_err)?;
+                    let model: Members = serde_json::from_str(raw.get()).map_err(json_error)?;
                     let mut fields = Map::new();
                     for (k, v) in model.0 {
                         let s = v.get();
@@ -94,7 +95,7 @@ impl TokenizerJson {
                             "vocab" if s.starts_with('{') => Some((&mut vocab, Json::Object(Map::new()))),
                             "vocab" if s.starts_with('[') => Some((&mut vocab, Json::Array(Vec::new()))),
                             "merges" if s.starts_with('[') => {
-                                let AllArrays(pairs) = serde_json::from_str(s).map_err(parse_err)?;
+                                let AllArrays(pairs) = serde_json::from_str(s).map_err(json_error)?;
                                 pairs.then(|| (&mut merges, Json::Array(Vec::new())))
                             }
                             _ => None,
@@ -104,13 +105,13 @@ impl TokenizerJson {
                                 *slot = Some(range_in(&text, s));
                                 placeholder
                             }
-                            None => serde_json::from_str(s).map_err(parse_err)?,
+                            None => serde_json::from_str(s).map_err(json_error)?,
                         };
                         fields.insert(k, field);
                     }
                     Json::Object(fields)
                 } else {
-                    serde_json::from_str(raw.get()).map_err(parse_err)?
+                    serde_json::from_str(raw.get()).map_err(json_error)?
                 };
                 tree.insert(key, value);
             }
@@ -148,47 +149,41 @@ impl TokenizerJson {
     pub fn to_text(&self, replace: &[(&str, Json)]) -> String {
         let mut out = String::with_capacity(self.text.len() + 1024);
         match &self.tree {
-            Json::Object(top) => {
-                out.push('{');
-                for (i, (key, value)) in top.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    push_json(&mut out, &Json::String(key.clone()));
-                    out.push(':');
-                    let value = replace.iter().find(|(k, _)| k == key).map_or(value, |(_, v)| v);
-                    match (key.as_str(), value) {
-                        ("model", Json::Object(model)) => self.push_model(&mut out, model),
-                        _ => push_json(&mut out, value),
-                    }
+            Json::Object(top) => push_object(&mut out, top, |out, key, value| {
+                let value = replace.iter().find(|(k, _)| *k == key).map_or(value, |(_, v)| v);
+                match (key, value) {
+                    ("model", Json::Object(model)) => push_object(out, model, |out, key, value| {
+                        let raw = match key {
+                            "vocab" => self.vocab.clone(),
+                            "merges" => self.merges.clone(),
+                            _ => None,
+                        };
+                        match raw {
+                            Some(r) => out.push_str(&self.text[r]),
+                            None => push_json(out, value),
+                        }
+                    }),
+                    _ => push_json(out, value),
                 }
-                out.push('}');
-            }
+            }),
             other => push_json(&mut out, other),
         }
         out
     }
+}
 
-    fn push_model(&self, out: &mut String, model: &Map<String, Json>) {
-        out.push('{');
-        for (i, (key, value)) in model.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_json(out, &Json::String(key.clone()));
-            out.push(':');
-            let raw = match key.as_str() {
-                "vocab" => self.vocab.clone(),
-                "merges" => self.merges.clone(),
-                _ => None,
-            };
-            match raw {
-                Some(r) => out.push_str(&self.text[r]),
-                None => push_json(out, value),
-            }
+/// Writes a JSON object, each member's value by `push_value`.
+fn push_object(out: &mut String, map: &Map<String, Json>, mut push_value: impl FnMut(&mut String, &str, &Json)) {
+    out.push('{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        out.push('}');
+        push_json(out, &Json::String(key.clone()));
+        out.push(':');
+        push_value(out, key, value);
     }
+    out.push('}');
 }
 
 fn push_json(out: &mut String, value: &Json) {
