@@ -152,17 +152,26 @@ impl Error {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.kind.python_name(), self.0.message)?;
+impl Error {
+    /// The message and where it happened, without the class name: `'x' is undefined (in NAME, line
+    /// 3, column 5)`.
+    pub fn located_message(&self) -> String {
+        let mut s = self.0.message.clone();
         if self.0.line > 0 {
             let name = self.0.template.as_deref().unwrap_or("<template>");
-            write!(f, " (in {name}, line {}", self.0.line)?;
+            s.push_str(&format!(" (in {name}, line {}", self.0.line));
             if self.0.col > 0 {
-                write!(f, ", column {}", self.0.col)?;
+                s.push_str(&format!(", column {}", self.0.col));
             }
-            write!(f, ")")?;
+            s.push(')');
         }
+        s
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.kind.python_name(), self.located_message())?;
         if f.alternate() {
             if let Some(src) = &self.0.source_line {
                 let gutter = format!("{} | ", self.0.line);

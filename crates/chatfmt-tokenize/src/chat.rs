@@ -105,7 +105,7 @@ pub fn tokenize_chats(
                 template.apply(conv, apply).map_err(|e| ChatError {
                     stage: Stage::Render,
                     class: e.kind().python_name().to_string(),
-                    message: format!("{e:#}"),
+                    message: e.located_message(),
                 })
             })
             .collect()
