@@ -35,7 +35,11 @@ pub struct DefaultTemplate {
 impl DefaultTemplate {
     /// The template with its class's special tokens.
     pub fn chat_template(&self) -> ChatTemplate {
-        ChatTemplate::new(self.source, self.special_token_map())
+        ChatTemplate::from_origin(
+            &format!("builtin template {}", self.name),
+            self.source,
+            self.special_token_map(),
+        )
     }
 
     /// The class's default special tokens as template variables.

@@ -54,6 +54,8 @@ pub enum Root<'a> {
 /// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
 /// JSON path there.
 pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, JsonSyntaxError> {
+    // A UTF-8 byte order mark, as some editors write one, is not part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_json::from_str(text).map_err(|e| {
         let offset = byte_offset(text, e.line(), e.column());
         let what = e.to_string();

@@ -8,8 +8,10 @@ pub mod conformance;
 pub mod conversation;
 pub mod defaults;
 pub mod json_input;
+pub mod source;
 pub mod template;
 
+pub use source::{ModelSource, Resolved, TemplateInfo, TemplateRequest};
 pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};
 
 pub use chatfmt_jinja as jinja;

@@ -93,6 +93,8 @@ impl ChatTemplate {
             return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
         let template = selected.get()?;
+        let tools = iterated("tools", opts.tools.as_ref())?;
+        let documents = iterated("documents", opts.documents.as_ref())?;
         let mut prepare = false;
         for m in messages {
             prepare |= needs_preparation(m)?;
@@ -115,8 +117,14 @@ impl ChatTemplate {
             ctx.layers.push(Layer::Var("messages", Borrowed::List(messages)));
         }
         ctx.layers.extend([
-            Layer::Var("tools", Borrowed::Json(opts.tools.as_ref().unwrap_or(&NULL))),
-            Layer::Var("documents", Borrowed::Json(opts.documents.as_ref().unwrap_or(&NULL))),
+            Layer::Var(
+                "tools",
+                Borrowed::Json(tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL)),
+            ),
+            Layer::Var(
+                "documents",
+                Borrowed::Json(documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL)),
+            ),
             Layer::Var(
                 "add_generation_prompt",
                 Borrowed::Json(if opts.add_generation_prompt { &TRUE } else { &FALSE }),
@@ -131,6 +139,41 @@ impl ChatTemplate {
         }
         self.last_len.store(out.text.len(), Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// transformers' checks of `tools` (each must be a dict: `ValueError`) and `documents` (each must be
+/// a dict: `TypeError`), made as Python iterates them: an object iterates its keys and a string its
+/// characters, so both fail unless empty, and a number or boolean is not iterable. Returns what the
+/// template sees instead when the check changes the value (empty `tools` become `[]`).
+fn iterated(name: &str, value: Option<&Json>) -> Result<Option<Json>, Error> {
+    use chatfmt_jinja::ErrorKind::{TypeError, ValueError};
+    let fail = || {
+        match name {
+        "tools" => Error::new(
+            ValueError,
+            "Tools should either be a JSON schema, or a callable function with type hints and a docstring suitable for auto-conversion to a schema.",
+        ),
+        _ => Error::new(TypeError, "Documents should be a list of dicts with 'title' and 'text' keys!"),
+    }
+    };
+    let empty = match value {
+        None | Some(Json::Null) => return Ok(None),
+        Some(Json::Array(items)) if items.iter().all(Json::is_object) => return Ok(None),
+        Some(Json::Array(_)) => return Err(fail()),
+        Some(Json::Object(o)) => o.is_empty(),
+        Some(Json::String(s)) => s.is_empty(),
+        Some(v @ (Json::Number(_) | Json::Bool(_))) => {
+            return Err(Error::new(
+                TypeError,
+                format!("'{}' object is not iterable", json_type(v)),
+            ))
+        }
+    };
+    match (empty, name) {
+        (false, _) => Err(fail()),
+        (true, "tools") => Ok(Some(Json::Array(Vec::new()))),
+        (true, _) => Ok(None),
     }
 }
 

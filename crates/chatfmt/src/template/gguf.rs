@@ -452,7 +452,11 @@ impl ChatTemplate {
             special,
         } = read_contents(path)?;
         match (default, named.is_empty()) {
-            (Some(source), true) => Ok(ChatTemplate::new(&source, special)),
+            (Some(source), true) => Ok(ChatTemplate::from_origin(
+                &format!("{} ({TEMPLATE_KEY})", path.display()),
+                &source,
+                special,
+            )),
             (None, true) => Err(LoadError::new(
                 LoadErrorKind::NoTemplate,
                 path,
@@ -466,8 +470,18 @@ impl ChatTemplate {
                 if let Some(source) = default {
                     named.insert(0, ("default".to_string(), source));
                 }
-                Ok(ChatTemplate::named(
-                    named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+                let origins: Vec<String> = named
+                    .iter()
+                    .map(|(n, _)| match n.as_str() {
+                        "default" => format!("{} ({TEMPLATE_KEY})", path.display()),
+                        _ => format!("{} ({TEMPLATE_KEY}.{n})", path.display()),
+                    })
+                    .collect();
+                Ok(ChatTemplate::named_from_origins(
+                    named
+                        .iter()
+                        .zip(&origins)
+                        .map(|((n, s), o)| (n.as_str(), o.as_str(), s.as_str())),
                     special,
                 ))
             }

@@ -165,15 +165,24 @@ impl ChatTemplate {
     pub fn from_model_dir(dir: &Path) -> Result<ChatTemplate, LoadError> {
         let (config_path, config) = read_config(dir)?;
         let special = special_tokens(&config);
-        let mut named: Vec<(String, String)> = Vec::new();
+        // (name, origin, source); an empty name is the single unnamed template.
+        let mut named: Vec<(String, String, String)> = Vec::new();
         let jinja = dir.join("chat_template.jinja");
         let json = dir.join("chat_template.json");
+        let with_origin = |list: Vec<(String, String)>, path: &Path| -> Vec<(String, String, String)> {
+            list.into_iter()
+                .map(|(n, s)| (n, path.display().to_string(), s))
+                .collect()
+        };
         if jinja.exists() {
-            named.push((String::new(), read_text(&jinja)?));
+            named.push((String::new(), jinja.display().to_string(), read_text(&jinja)?));
         } else if let Some(v) = read_json(&json)? {
-            named = templates_of(v.get("chat_template").unwrap_or(&Json::Null), &json)?;
+            named = with_origin(
+                templates_of(v.get("chat_template").unwrap_or(&Json::Null), &json)?,
+                &json,
+            );
         } else if let Some(v) = config.get("chat_template") {
-            named = templates_of(v, &config_path)?;
+            named = with_origin(templates_of(v, &config_path)?, &config_path);
         }
         let extra_dir = dir.join("additional_chat_templates");
         if let Ok(entries) = std::fs::read_dir(&extra_dir) {
@@ -187,7 +196,7 @@ impl ChatTemplate {
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                named.push((name, read_text(&f)?));
+                named.push((name, f.display().to_string(), read_text(&f)?));
             }
         }
         match named.as_slice() {
@@ -197,11 +206,15 @@ impl ChatTemplate {
                 "no chat template found; looked for chat_template.jinja, chat_template.json, \
                  additional_chat_templates/*.jinja and the chat_template key of tokenizer_config.json",
             )),
-            [(name, source)] if name.is_empty() => Ok(ChatTemplate::new(source, special)),
-            _ => Ok(ChatTemplate::named(
-                named
-                    .iter()
-                    .map(|(n, s)| (if n.is_empty() { "default" } else { n.as_str() }, s.as_str())),
+            [(name, origin, source)] if name.is_empty() => Ok(ChatTemplate::from_origin(origin, source, special)),
+            _ => Ok(ChatTemplate::named_from_origins(
+                named.iter().map(|(n, o, s)| {
+                    (
+                        if n.is_empty() { "default" } else { n.as_str() },
+                        o.as_str(),
+                        s.as_str(),
+                    )
+                }),
                 special,
             )),
         }

@@ -27,13 +27,33 @@ pub struct ChatTemplate {
 
 #[derive(Debug)]
 enum Templates {
-    Single(Compiled),
-    Named(BTreeMap<String, Compiled>),
+    Single(Entry),
+    Named(BTreeMap<String, Entry>),
+}
+
+/// One template and where it came from.
+#[derive(Debug)]
+struct Entry {
+    /// The file it was read from (or another description of its origin); errors name it.
+    origin: String,
+    compiled: Compiled,
+}
+
+impl Entry {
+    fn new(origin: &str, source: &str) -> Entry {
+        Entry {
+            origin: origin.to_string(),
+            compiled: Template::new(origin, source),
+        }
+    }
 }
 
 /// A compiled template, or the error compiling it gave. transformers compiles at render time, after
 /// its own argument checks, so a broken template fails only when it is applied.
 type Compiled = Result<Template, Error>;
+
+/// The origin of a template given as source text, with no file.
+const SOURCE_TEXT: &str = "chat_template";
 
 fn value_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::ValueError, msg)
@@ -42,8 +62,13 @@ fn value_error(msg: impl Into<String>) -> Error {
 impl ChatTemplate {
     /// One template from its source. A template that does not compile fails when applied.
     pub fn new(source: &str, special_tokens: Map<String, Json>) -> Self {
+        Self::from_origin(SOURCE_TEXT, source, special_tokens)
+    }
+
+    /// One template from its source, read from `origin` (a file path: errors name it).
+    pub fn from_origin(origin: &str, source: &str, special_tokens: Map<String, Json>) -> Self {
         ChatTemplate {
-            templates: Templates::Single(Template::new("chat_template", source)),
+            templates: Templates::Single(Entry::new(origin, source)),
             special_tokens,
             last_len: AtomicUsize::new(0),
         }
@@ -51,10 +76,18 @@ impl ChatTemplate {
 
     /// Several named templates (`default`, `tool_use`, `rag`, ...).
     pub fn named<'s>(named: impl IntoIterator<Item = (&'s str, &'s str)>, special_tokens: Map<String, Json>) -> Self {
-        let mut map = BTreeMap::new();
-        for (name, source) in named {
-            map.insert(name.to_string(), Template::new(name, source));
-        }
+        Self::named_from_origins(named.into_iter().map(|(n, s)| (n, n, s)), special_tokens)
+    }
+
+    /// Several named templates, each with its origin: `(name, origin, source)`.
+    pub fn named_from_origins<'s>(
+        named: impl IntoIterator<Item = (&'s str, &'s str, &'s str)>,
+        special_tokens: Map<String, Json>,
+    ) -> Self {
+        let map = named
+            .into_iter()
+            .map(|(name, origin, source)| (name.to_string(), Entry::new(origin, source)))
+            .collect();
         ChatTemplate {
             templates: Templates::Named(map),
             special_tokens,
@@ -62,11 +95,36 @@ impl ChatTemplate {
         }
     }
 
+    /// The same templates with other special tokens (a model's template rendered with another
+    /// model's tokens, or with overrides).
+    pub fn with_special_tokens(mut self, special_tokens: Map<String, Json>) -> Self {
+        self.special_tokens = special_tokens;
+        self
+    }
+
     /// The first compile error among the templates, if any.
     pub fn compile_error(&self) -> Option<&Error> {
         match &self.templates {
-            Templates::Single(t) => t.as_ref().err(),
-            Templates::Named(m) => m.values().find_map(|t| t.as_ref().err()),
+            Templates::Single(t) => t.compiled.as_ref().err(),
+            Templates::Named(m) => m.values().find_map(|t| t.compiled.as_ref().err()),
+        }
+    }
+
+    /// The template `apply` uses with these options: its name (`None` for a single unnamed
+    /// template, or source passed as `chat_template`) and its origin.
+    pub fn selected(&self, opts: &ApplyOptions) -> Result<(Option<&str>, &str), Error> {
+        let requested = opts.chat_template.as_deref();
+        match (&self.templates, requested) {
+            (Templates::Named(map), Some(name)) if map.contains_key(name) => match map.get_key_value(name) {
+                Some((k, e)) => Ok((Some(k.as_str()), e.origin.as_str())),
+                None => Ok((None, SOURCE_TEXT)),
+            },
+            (_, Some(_)) => Ok((None, SOURCE_TEXT)),
+            (Templates::Single(t), None) => Ok((None, &t.origin)),
+            (Templates::Named(map), None) => {
+                let name = self.default_name(map, opts.tools.is_some())?;
+                Ok((Some(name), map.get(name).map_or(SOURCE_TEXT, |e| e.origin.as_str())))
+            }
         }
     }
 
@@ -78,8 +136,8 @@ impl ChatTemplate {
     /// Each template with its name (`None` for a single unnamed template), or its compile error.
     pub fn templates(&self) -> Vec<(Option<&str>, Result<&Template, &Error>)> {
         match &self.templates {
-            Templates::Single(t) => vec![(None, t.as_ref())],
-            Templates::Named(m) => m.iter().map(|(k, t)| (Some(k.as_str()), t.as_ref())).collect(),
+            Templates::Single(t) => vec![(None, t.compiled.as_ref())],
+            Templates::Named(m) => m.iter().map(|(k, t)| (Some(k.as_str()), t.compiled.as_ref())).collect(),
         }
     }
 
@@ -95,24 +153,33 @@ impl ChatTemplate {
     /// a template name is template source, compiled on the spot (returned as owned).
     fn select(&self, requested: Option<&str>, has_tools: bool) -> Result<Selected<'_>, Error> {
         match (&self.templates, requested) {
-            (Templates::Named(map), Some(name)) if map.contains_key(name) => Ok(Selected::Borrowed(&map[name])),
-            (_, Some(source)) => Ok(Selected::Owned(Template::new("chat_template", source))),
-            (Templates::Single(t), None) => Ok(Selected::Borrowed(t)),
+            (Templates::Named(map), Some(name)) if map.contains_key(name) => {
+                Ok(Selected::Borrowed(&map[name].compiled))
+            }
+            (_, Some(source)) => Ok(Selected::Owned(Template::new(SOURCE_TEXT, source))),
+            (Templates::Single(t), None) => Ok(Selected::Borrowed(&t.compiled)),
             (Templates::Named(map), None) => {
-                if has_tools {
-                    if let Some(t) = map.get("tool_use") {
-                        return Ok(Selected::Borrowed(t));
-                    }
-                }
-                map.get("default").map(Selected::Borrowed).ok_or_else(|| {
-                    let names: Vec<String> = map.keys().map(|k| format!("'{k}'")).collect();
-                    value_error(format!(
-                        "This model has multiple chat templates with no default specified! Please either pass a chat template or the name of the template you wish to use to the `chat_template` argument. Available template names are [{}].",
-                        names.join(", ")
-                    ))
-                })
+                let name = self.default_name(map, has_tools)?;
+                Ok(Selected::Borrowed(&map[name].compiled))
             }
         }
+    }
+
+    /// The template transformers picks among named ones when none is requested: `tool_use` when
+    /// tools are given and it exists, else `default`.
+    fn default_name<'m>(&self, map: &'m BTreeMap<String, Entry>, has_tools: bool) -> Result<&'m str, Error> {
+        if has_tools {
+            if let Some((k, _)) = map.get_key_value("tool_use") {
+                return Ok(k);
+            }
+        }
+        map.get_key_value("default").map(|(k, _)| k.as_str()).ok_or_else(|| {
+            let names: Vec<String> = map.keys().map(|k| format!("'{k}'")).collect();
+            value_error(format!(
+                "This model has multiple chat templates with no default specified! Please either pass a chat template or the name of the template you wish to use to the `chat_template` argument. Available template names are [{}].",
+                names.join(", ")
+            ))
+        })
     }
 }
 
