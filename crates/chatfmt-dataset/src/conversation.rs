@@ -103,7 +103,8 @@ impl Fields {
     fn messages_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
         let field = &self.messages;
         let list = match obj.get(field) {
-            None | Some(Json::Null) => return Err(format!("missing field `{field}` (the conversation)")),
+            None => return Err(format!("missing field `{field}` (the conversation)")),
+            Some(Json::Null) => return Err(format!("{field} is null; expected a list of messages")),
             Some(Json::Array(list)) => list,
             Some(v) => {
                 return Err(format!(
@@ -131,12 +132,13 @@ impl Fields {
     fn sharegpt_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
         let field = &self.conversations;
         let list = match obj.get(field) {
-            None | Some(Json::Null) => {
+            None => {
                 return Err(format!(
                     "missing field `{field}` (or `{}`): no conversation",
                     self.messages
                 ))
             }
+            Some(Json::Null) => return Err(format!("{field} is null; expected a list of turns")),
             Some(Json::Array(list)) => list,
             Some(v) => return Err(format!("field `{field}` must be a list of turns, got {}", type_name(v))),
         };
@@ -186,6 +188,10 @@ mod tests {
         assert!(err(json!({"conversations": [{"from": "bot", "value": "x"}]})).contains("unknown ShareGPT role"));
         assert!(err(json!({"text": "x"})).contains("missing field `messages`"));
         assert!(err(json!({"messages": [], "tools": "{"})).contains("not JSON"));
+        assert_eq!(
+            err(json!({"messages": null})),
+            "messages is null; expected a list of messages"
+        );
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! Reading rows, streamed in chunks: JSON Lines (one object a line) or Parquet (each row as a JSON
 //! object of the projected columns).
 
-use crate::{row_json, Error};
+use crate::{row_json, Error, ErrorKind};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use serde_json::Value as Json;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,12 +37,20 @@ impl Row {
                     .pop()
                     .ok_or_else(|| "the Parquet row decoded to nothing".to_string()),
             },
-            Payload::Line { line, bytes } => match std::str::from_utf8(&bytes) {
+            Payload::Line { line, bytes } => match std::str::from_utf8(without_bom(line, &bytes)) {
                 Err(e) => Err(format!("line {line}: not UTF-8: {e}")),
                 Ok(text) => serde_json::from_str::<Json>(text)
                     .map_err(|e| format!("line {line}: malformed JSON at column {}: {e}", e.column())),
             },
         }
+    }
+}
+
+/// A line's bytes without the UTF-8 byte order mark that may open the file's first line.
+fn without_bom(line: u64, bytes: &[u8]) -> &[u8] {
+    match line {
+        1 => bytes.strip_prefix(b"\xef\xbb\xbf".as_slice()).unwrap_or(bytes),
+        _ => bytes,
     }
 }
 
@@ -64,16 +72,87 @@ pub enum Source {
     },
 }
 
-fn is_parquet(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+/// How the input file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// One JSON object a line.
+    Jsonl,
+    /// An Apache Parquet file.
+    Parquet,
+}
+
+/// Recognises the format from the file's first bytes: Parquet's `PAR1` magic, else JSON Lines.
+/// Formats that would otherwise read as garbage (compressed files, a single JSON array) are refused
+/// with what to do instead.
+fn sniff(path: &Path, file: &mut File) -> Result<InputFormat, Error> {
+    let mut head = [0u8; 512];
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::file(ErrorKind::Input, path, format!("cannot read: {e}"))),
+        }
+    }
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot read: {e}")))?;
+    let head = &head[..n];
+    let refuse = |what: &str, todo: &str| {
+        Err(Error::file(
+            ErrorKind::Input,
+            path,
+            format!("the input is {what}, not JSON Lines or Parquet; {todo}"),
+        ))
+    };
+    if head.starts_with(b"PAR1") {
+        return Ok(InputFormat::Parquet);
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return refuse(
+            "gzip-compressed",
+            "decompress it first (gzip -dk FILE) and pass the result",
+        );
+    }
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return refuse(
+            "zstd-compressed",
+            "decompress it first (zstd -d FILE) and pass the result",
+        );
+    }
+    let text = head.strip_prefix(b"\xef\xbb\xbf".as_slice()).unwrap_or(head);
+    if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return refuse(
+            "a JSON array",
+            "write one JSON object per line (jq -c '.[]' FILE > FILE.jsonl), or force JSON Lines with --input-format jsonl",
+        );
+    }
+    Ok(InputFormat::Jsonl)
 }
 
 impl Source {
-    /// Opens `path` (`.parquet` is Parquet, anything else JSON Lines). For Parquet only the `columns`
-    /// that exist are read, `batch_rows` rows at a time.
-    pub fn open(path: &Path, columns: &[&str], batch_rows: usize) -> Result<Source, Error> {
-        let file = File::open(path).map_err(|e| Error::file(path, format!("cannot open: {e}")))?;
-        if !is_parquet(path) {
+    /// Opens `path`, in `format` or (when `None`) the format its first bytes show. For Parquet only the
+    /// `columns` that exist are read, `batch_rows` rows at a time.
+    pub fn open(
+        path: &Path,
+        format: Option<InputFormat>,
+        columns: &[&str],
+        batch_rows: usize,
+    ) -> Result<Source, Error> {
+        if path.is_dir() {
+            return Err(Error::file(
+                ErrorKind::Input,
+                path,
+                "is a folder; the input is one JSON Lines or Parquet file",
+            ));
+        }
+        let mut file =
+            File::open(path).map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot open: {e}")))?;
+        let format = match format {
+            Some(f) => f,
+            None => sniff(path, &mut file)?,
+        };
+        if format == InputFormat::Jsonl {
             return Ok(Source::Jsonl {
                 path: path.to_path_buf(),
                 reader: BufReader::with_capacity(1 << 20, file),
@@ -82,7 +161,7 @@ impl Source {
             });
         }
         let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| Error::file(path, format!("not a readable Parquet file: {e}")))?;
+            .map_err(|e| Error::file(ErrorKind::Input, path, format!("not a readable Parquet file: {e}")))?;
         let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
         let schema = builder.parquet_schema();
         let fields = builder.schema().fields();
@@ -95,6 +174,7 @@ impl Source {
         if roots.is_empty() {
             let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
             return Err(Error::file(
+                ErrorKind::Input,
                 path,
                 format!(
                     "none of the columns {columns:?} is in the file (columns: {names:?}); name them with --messages-field / --conversations-field"
@@ -106,7 +186,7 @@ impl Source {
             .with_projection(mask)
             .with_batch_size(batch_rows.max(1))
             .build()
-            .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+            .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot read: {e}")))?;
         Ok(Source::Parquet {
             path: path.to_path_buf(),
             reader,
@@ -136,14 +216,14 @@ impl Source {
             } => {
                 while out.len() < n {
                     let mut buf = Vec::new();
-                    let read = reader
-                        .read_until(b'\n', &mut buf)
-                        .map_err(|e| Error::file(path, format!("read error after line {line}: {e}")))?;
+                    let read = reader.read_until(b'\n', &mut buf).map_err(|e| {
+                        Error::file(ErrorKind::Input, path, format!("read error after line {line}: {e}"))
+                    })?;
                     if read == 0 {
                         break;
                     }
                     *line += 1;
-                    if buf.iter().all(u8::is_ascii_whitespace) {
+                    if without_bom(*line, &buf).iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
                     out.push(Row {
@@ -182,7 +262,11 @@ impl Source {
                         None => break,
                         Some(batch) => {
                             let batch = batch.map_err(|e| {
-                                Error::file(path, format!("cannot decode rows from {}: {e}", *next_index))
+                                Error::file(
+                                    ErrorKind::Input,
+                                    path,
+                                    format!("cannot decode rows from {}: {e}", *next_index),
+                                )
                             })?;
                             *pending = Some((Arc::new(batch), 0));
                         }

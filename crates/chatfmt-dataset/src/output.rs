@@ -1,7 +1,8 @@
 //! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines). Workers encode
 //! chunks of rows ([`Encoder`]); the writer appends them in input order ([`Sink`]).
 
-use crate::Error;
+use crate::safe_file::AtomicFile;
+use crate::{Error, ErrorKind};
 use arrow_array::builder::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Schema};
@@ -43,16 +44,46 @@ pub enum OutputFormat {
     Jsonl,
 }
 
-/// Where encoded chunks go, in input order (on the writer thread).
-pub enum Sink {
-    Parquet {
-        path: PathBuf,
-        writer: Box<SerializedFileWriter<File>>,
-    },
-    Jsonl {
-        path: PathBuf,
-        writer: BufWriter<File>,
-    },
+/// A row that could not be formatted: one line of the rejects file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reject {
+    /// The input row's index.
+    pub index: u64,
+    /// The kind of failure: the Python exception class for template errors (`UndefinedError`, ...),
+    /// else `InvalidInput`, `LimitExceeded` or `TokenizationError`.
+    pub kind: String,
+    /// What went wrong, on one line.
+    pub error: String,
+}
+
+impl Reject {
+    /// A reject of row `index`.
+    pub fn new(index: u64, kind: impl Into<String>, error: impl std::fmt::Display) -> Reject {
+        let error = error.to_string();
+        let error = if error.contains('\n') {
+            error.split('\n').map(str::trim_end).collect::<Vec<_>>().join(" ")
+        } else {
+            error
+        };
+        Reject {
+            index,
+            kind: kind.into(),
+            error,
+        }
+    }
+}
+
+/// Where encoded chunks go, in input order (on the writer thread). The file is written under a
+/// temporary name until the run succeeds.
+pub struct Sink {
+    path: PathBuf,
+    file: AtomicFile,
+    writer: SinkWriter,
+}
+
+enum SinkWriter {
+    Parquet(Box<SerializedFileWriter<File>>),
+    Jsonl(BufWriter<File>),
 }
 
 /// Turns chunks of formatted rows into bytes ready to append; shared by the worker threads.
@@ -104,17 +135,14 @@ fn properties() -> WriterProperties {
 }
 
 impl Sink {
-    /// Creates the output file, and the encoder of its chunks.
+    /// Creates the output's temporary file, and the encoder of its chunks.
     pub fn create(path: &Path, format: OutputFormat, tokenize: bool) -> Result<(Sink, Encoder), Error> {
-        let file = File::create(path).map_err(|e| Error::file(path, format!("cannot create: {e}")))?;
-        match format {
-            OutputFormat::Jsonl => Ok((
-                Sink::Jsonl {
-                    path: path.to_path_buf(),
-                    writer: BufWriter::with_capacity(1 << 20, file),
-                },
+        let (guard, file) = AtomicFile::create(path)?;
+        let (writer, encoder) = match format {
+            OutputFormat::Jsonl => (
+                SinkWriter::Jsonl(BufWriter::with_capacity(1 << 20, file)),
                 Encoder::Jsonl,
-            )),
+            ),
             OutputFormat::Parquet => {
                 let mut fields = vec![
                     Field::new("index", DataType::UInt64, false),
@@ -130,52 +158,52 @@ impl Sink {
                 // are then encoded column by column on the workers and only appended here.
                 let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(properties()))
                     .and_then(ArrowWriter::into_serialized_writer)
-                    .map_err(|e| Error::file(path, format!("cannot write Parquet: {e}")))?;
-                Ok((
-                    Sink::Parquet {
-                        path: path.to_path_buf(),
-                        writer: Box::new(writer),
-                    },
+                    .map_err(|e| Error::file(ErrorKind::Output, path, format!("cannot write Parquet: {e}")))?;
+                (
+                    SinkWriter::Parquet(Box::new(writer)),
                     Encoder::Parquet { factory, schema },
-                ))
+                )
             }
-        }
+        };
+        Ok((
+            Sink {
+                path: path.to_path_buf(),
+                file: guard,
+                writer,
+            },
+            encoder,
+        ))
     }
 
     /// Appends an encoded chunk.
     pub fn append(&mut self, chunk: Encoded) -> Result<(), Error> {
-        match (self, chunk.data) {
-            (Sink::Jsonl { path, writer }, EncodedData::Jsonl(bytes)) => writer
-                .write_all(&bytes)
-                .map_err(|e| Error::file(path, format!("write failed: {e}"))),
-            (Sink::Parquet { path, writer }, EncodedData::Parquet(columns)) => {
+        let path = &self.path;
+        let fail = |e: &dyn std::fmt::Display| Error::file(ErrorKind::Output, path, format!("write failed: {e}"));
+        match (&mut self.writer, chunk.data) {
+            (SinkWriter::Jsonl(writer), EncodedData::Jsonl(bytes)) => writer.write_all(&bytes).map_err(|e| fail(&e)),
+            (SinkWriter::Parquet(writer), EncodedData::Parquet(columns)) => {
                 if chunk.rows == 0 {
                     return Ok(());
                 }
-                let fail = |e: parquet::errors::ParquetError| Error::file(path, format!("write failed: {e}"));
-                let mut group = writer.next_row_group().map_err(fail)?;
+                let mut group = writer.next_row_group().map_err(|e| fail(&e))?;
                 for column in columns {
-                    column.append_to_row_group(&mut group).map_err(fail)?;
+                    column.append_to_row_group(&mut group).map_err(|e| fail(&e))?;
                 }
-                group.close().map(|_| ()).map_err(fail)
+                group.close().map(|_| ()).map_err(|e| fail(&e))
             }
-            (Sink::Jsonl { path, .. } | Sink::Parquet { path, .. }, _) => {
-                Err(Error::file(path, "a chunk was encoded for the other output format"))
-            }
+            _ => Err(fail(&"a chunk was encoded for the other output format")),
         }
     }
 
-    /// Flushes and closes the file.
-    pub fn finish(self) -> Result<(), Error> {
-        match self {
-            Sink::Jsonl { path, mut writer } => writer
-                .flush()
-                .map_err(|e| Error::file(&path, format!("write failed: {e}"))),
-            Sink::Parquet { path, writer } => writer
-                .close()
-                .map(|_| ())
-                .map_err(|e| Error::file(&path, format!("write failed: {e}"))),
+    /// Flushes and closes the file; it is still under its temporary name until committed.
+    pub fn finish(self) -> Result<AtomicFile, Error> {
+        let path = &self.path;
+        let fail = |e: &dyn std::fmt::Display| Error::file(ErrorKind::Output, path, format!("write failed: {e}"));
+        match self.writer {
+            SinkWriter::Jsonl(mut writer) => writer.flush().map_err(|e| fail(&e))?,
+            SinkWriter::Parquet(writer) => writer.close().map(|_| ()).map_err(|e| fail(&e))?,
         }
+        Ok(self.file)
     }
 }
 
@@ -251,18 +279,20 @@ fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, String> {
     Ok(arrays)
 }
 
-/// The rejects file: one JSON object per rejected row (`index`, `error`).
+/// The rejects file: one JSON object per rejected row (`index`, `kind`, `error`). It is created
+/// (under a temporary name) on the first reject; with no rejects, a stale file at its path from an
+/// earlier run is replaced by an empty one, and none is created otherwise.
 pub struct Rejects {
     path: PathBuf,
-    writer: Option<BufWriter<File>>,
+    file: Option<(AtomicFile, BufWriter<File>)>,
 }
 
 impl Rejects {
-    /// The file is created on the first reject.
+    /// Rejects that will go to `path`.
     pub fn new(path: &Path) -> Rejects {
         Rejects {
             path: path.to_path_buf(),
-            writer: None,
+            file: None,
         }
     }
 
@@ -271,26 +301,41 @@ impl Rejects {
         &self.path
     }
 
-    /// Records a rejected row.
-    pub fn write(&mut self, index: u64, error: &str) -> Result<(), Error> {
-        if self.writer.is_none() {
-            let file = File::create(&self.path).map_err(|e| Error::file(&self.path, format!("cannot create: {e}")))?;
-            self.writer = Some(BufWriter::new(file));
+    fn open(&mut self) -> Result<&mut BufWriter<File>, Error> {
+        if self.file.is_none() {
+            let (guard, file) = AtomicFile::create(&self.path)?;
+            self.file = Some((guard, BufWriter::new(file)));
         }
-        let line = json!({"index": index, "error": error}).to_string();
-        match self.writer.as_mut() {
-            Some(w) => writeln!(w, "{line}").map_err(|e| Error::file(&self.path, format!("write failed: {e}"))),
-            None => Ok(()),
+        match &mut self.file {
+            Some((_, w)) => Ok(w),
+            None => Err(Error::file(
+                ErrorKind::Output,
+                &self.path,
+                "the rejects file is not open",
+            )),
         }
     }
 
-    /// Flushes the file (if any reject was written).
-    pub fn finish(self) -> Result<(), Error> {
-        match self.writer {
-            Some(mut w) => w
-                .flush()
-                .map_err(|e| Error::file(&self.path, format!("write failed: {e}"))),
-            None => Ok(()),
+    /// Records a rejected row.
+    pub fn write(&mut self, reject: &Reject) -> Result<(), Error> {
+        let line = json!({"index": reject.index, "kind": reject.kind, "error": reject.error}).to_string();
+        let path = self.path.clone();
+        writeln!(self.open()?, "{line}")
+            .map_err(|e| Error::file(ErrorKind::Output, &path, format!("write failed: {e}")))
+    }
+
+    /// Flushes the file; what is to be committed (none when there were no rejects and no stale file).
+    pub fn finish(mut self) -> Result<Option<AtomicFile>, Error> {
+        if self.file.is_none() && std::fs::symlink_metadata(&self.path).is_ok() {
+            self.open()?;
+        }
+        match self.file {
+            Some((guard, mut w)) => {
+                w.flush()
+                    .map_err(|e| Error::file(ErrorKind::Output, &self.path, format!("write failed: {e}")))?;
+                Ok(Some(guard))
+            }
+            None => Ok(None),
         }
     }
 }

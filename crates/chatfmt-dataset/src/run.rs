@@ -3,35 +3,43 @@
 //! accounts for every row. A fixed number of chunks is in flight at a time, which bounds memory.
 
 use crate::conversation::Fields;
-use crate::input::{Row, Source};
-use crate::output::{Encoded, Encoder, Formatted, OutputFormat, Rejects, Sink, Tokens};
-use crate::Error;
+use crate::input::{InputFormat, Payload, Row, Source};
+use crate::output::{Encoded, Encoder, Formatted, OutputFormat, Reject, Rejects, Sink, Tokens};
+use crate::safe_file::{check_outputs, AtomicFile};
+use crate::{Error, ErrorKind};
 use chatfmt::jinja::Clock;
 use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions, Stage};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What to format and how.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub input: PathBuf,
-    /// Model folder: tokenizer.json, tokenizer_config.json and the chat template.
-    pub model: PathBuf,
-    /// A template file to use instead of the model's own.
-    pub template: Option<PathBuf>,
+    /// The input's format; `None` recognises it from the file's first bytes.
+    pub input_format: Option<InputFormat>,
+    /// The chat template, with the special tokens it sees.
+    pub template: Arc<ChatTemplate>,
+    /// A model folder whose tokenizer adds `input_ids`, `attention_mask`, `assistant_masks`; the
+    /// template then sees the tokenizer's special tokens, as transformers passes them.
+    pub tokenizer: Option<PathBuf>,
+    /// More template variables (they win over the special tokens).
+    pub variables: Map<String, Json>,
+    /// The named template to use (`tool_use`, ...), as transformers' `chat_template` argument.
+    pub template_name: Option<String>,
     pub output: PathBuf,
     pub output_format: OutputFormat,
-    /// Where rejected rows go (JSON Lines, created on the first reject).
+    /// Where rejected rows go (JSON Lines, written only when rows are rejected).
     pub rejects: PathBuf,
     pub fields: Fields,
-    /// Add `input_ids`, `attention_mask`, `assistant_masks`.
-    pub tokenize: bool,
     /// Truncate to this many tokens.
     pub max_length: Option<usize>,
     pub add_generation_prompt: bool,
@@ -42,8 +50,29 @@ pub struct Config {
     /// Rows per chunk: the unit of parallel work and a Parquet row group (memory holds a few chunks
     /// per worker).
     pub window: usize,
-    /// Draw a progress bar (on stderr, when it is a terminal).
-    pub progress: bool,
+    /// Told how far the run is.
+    pub progress: Option<Arc<dyn Progress>>,
+    /// Set (e.g. by a signal handler) to stop the run; nothing is written then.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// How much input there is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Total {
+    /// Rows (Parquet records its row count).
+    Rows(u64),
+    /// Bytes of input (JSON Lines).
+    Bytes(u64),
+}
+
+/// What a run reports as it goes; called from the thread that writes rows, in input order.
+pub trait Progress: Send + Sync {
+    /// The run starts; `total` is the input's size where it is known.
+    fn start(&self, total: Option<Total>);
+    /// `rows` more rows, `bytes` more input bytes (JSON Lines) are done.
+    fn advance(&self, rows: u64, bytes: u64);
+    /// The run ended (successfully or not).
+    fn finish(&self);
 }
 
 /// The figures of a finished run.
@@ -52,7 +81,7 @@ pub struct Summary {
     pub rows_in: u64,
     pub rows_out: u64,
     pub rows_rejected: u64,
-    /// Tokens written (with `tokenize`).
+    /// Tokens written (with a tokenizer).
     pub tokens: u64,
     pub seconds: f64,
     pub rows_per_second: f64,
@@ -64,19 +93,25 @@ pub struct Summary {
 /// What the workers share.
 struct Formatter {
     /// One compiled template, shared by every worker.
-    template: ChatTemplate,
+    template: Arc<ChatTemplate>,
     fields: Fields,
     apply: ApplyOptions,
-    /// With `--tokenize`.
+    /// With a tokenizer.
     tokenize: Option<(ChatTokenizer, ChatTokenizeOptions)>,
 }
 
+/// The kind of a reject for bad row content.
+const INVALID_INPUT: &str = "InvalidInput";
+
 impl Formatter {
-    fn format(&self, row: Row) -> Result<Formatted, (u64, String)> {
+    fn format(&self, row: Row) -> Result<Formatted, Reject> {
         let index = row.index;
         let template = &self.template;
-        let value = row.into_value().map_err(|e| (index, e))?;
-        let conv = self.fields.conversation(&value).map_err(|e| (index, e))?;
+        let value = row.into_value().map_err(|e| Reject::new(index, INVALID_INPUT, e))?;
+        let conv = self
+            .fields
+            .conversation(&value)
+            .map_err(|e| Reject::new(index, INVALID_INPUT, e))?;
         // The shared options, copied only for a row that has tools of its own.
         let with_tools;
         let apply = match conv.tools {
@@ -92,7 +127,7 @@ impl Formatter {
         let Some((tokenizer, opts)) = &self.tokenize else {
             let r = template
                 .apply(&conv.messages, apply)
-                .map_err(|e| (index, format!("rendering failed: {}: {e:#}", e.kind().python_name())))?;
+                .map_err(|e| Reject::new(index, e.kind().python_name(), e.located_message()))?;
             return Ok(Formatted {
                 index,
                 text: r.text,
@@ -100,9 +135,15 @@ impl Formatter {
             });
         };
         let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], apply, opts)
-            .map_err(|e| (index, e.to_string()))?
+            .map_err(|e| {
+                let stage = match e.stage {
+                    Stage::Render => "rendering",
+                    Stage::Tokenize => "tokenizing",
+                };
+                Reject::new(index, e.class.as_str(), format!("{stage} failed: {}", e.message))
+            })?
             .pop()
-            .ok_or((index, "no conversation was tokenized".to_string()))?;
+            .ok_or_else(|| Reject::new(index, INVALID_INPUT, "no conversation was tokenized"))?;
         let e = chat.encoded;
         Ok(Formatted {
             index,
@@ -116,30 +157,14 @@ impl Formatter {
     }
 }
 
-fn progress_bar(total: Option<u64>, enabled: bool) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = match total {
-        Some(n) => ProgressBar::new(n).with_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} rows {per_sec} eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        ),
-        None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{spinner} {pos} rows {per_sec}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        ),
-    };
-    bar.set_draw_target(ProgressDrawTarget::stderr());
-    bar
-}
-
 /// A chunk of rows after formatting: its encoded rows and its rejects (index and reason), in order.
 struct Done {
     seq: u64,
     encoded: Result<Encoded, String>,
-    rejects: Vec<(u64, String)>,
+    rejects: Vec<Reject>,
     rows_in: u64,
+    /// Input bytes of the chunk's rows (JSON Lines).
+    bytes: u64,
     tokens: u64,
 }
 
@@ -147,6 +172,13 @@ impl Formatter {
     /// Formats and encodes one chunk (on a worker).
     fn chunk(&self, encoder: &Encoder, seq: u64, rows: Vec<Row>) -> Done {
         let rows_in = rows.len() as u64;
+        let bytes = rows
+            .iter()
+            .map(|r| match &r.payload {
+                Payload::Line { bytes, .. } => bytes.len() as u64,
+                Payload::Arrow { .. } => 0,
+            })
+            .sum();
         let mut formatted = Vec::with_capacity(rows.len());
         let mut rejects = Vec::new();
         for row in rows {
@@ -164,53 +196,96 @@ impl Formatter {
             encoded: encoder.encode(&formatted),
             rejects,
             rows_in,
+            bytes,
         }
     }
 }
 
-/// Rows out, rows rejected, tokens.
-type Written = (u64, u64, u64);
+/// What the writer thread leaves: rows out, rows rejected, tokens, and the finished files (under
+/// their temporary names) to move into place.
+struct Written {
+    rows_out: u64,
+    rows_rejected: u64,
+    tokens: u64,
+    output: AtomicFile,
+    rejects: Option<AtomicFile>,
+}
+
+/// What the writer thread needs besides the finished chunks.
+struct Writer {
+    permits: Receiver<()>,
+    sink: Sink,
+    rejects: Rejects,
+    strict: bool,
+    progress: Option<Arc<dyn Progress>>,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+fn cancelled(flag: &Option<Arc<AtomicBool>>) -> bool {
+    flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+fn cancel_error() -> Error {
+    Error::new(ErrorKind::Cancelled, "cancelled; no output was written")
+}
 
 /// The writer thread: takes finished chunks in any order and writes them in input order; every
 /// chunk written frees one of the `permits` that bound the chunks in flight.
-fn write_in_order(
-    done: Receiver<Done>,
-    permits: Receiver<()>,
-    mut sink: Sink,
-    mut rejects: Rejects,
-    strict: bool,
-    bar: ProgressBar,
-) -> Result<Written, Error> {
+fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
+    let Writer {
+        permits,
+        mut sink,
+        mut rejects,
+        strict,
+        progress,
+        cancel,
+    } = w;
     let (mut out, mut rejected, mut tokens) = (0u64, 0u64, 0u64);
     let mut waiting = BTreeMap::new();
     let mut next = 0u64;
     for d in done {
+        if cancelled(&cancel) {
+            return Err(cancel_error());
+        }
         waiting.insert(d.seq, d);
         while let Some(d) = waiting.remove(&next) {
-            for (index, error) in &d.rejects {
+            for reject in &d.rejects {
                 if strict {
-                    return Err(Error {
-                        message: format!("row {index}: {error} (--strict stops at the first reject)"),
-                    });
+                    return Err(Error::new(
+                        ErrorKind::Rejected,
+                        format!(
+                            "row {}: {}: {} (strict: stopped at the first reject; nothing was written)",
+                            reject.index, reject.kind, reject.error
+                        ),
+                    ));
                 }
-                rejects.write(*index, error)?;
+                rejects.write(reject)?;
             }
-            let encoded = d.encoded.map_err(|e| Error {
-                message: format!("cannot encode the rows from {}: {e}", out + rejected),
+            let encoded = d.encoded.map_err(|e| {
+                Error::new(
+                    ErrorKind::Output,
+                    format!("cannot encode the rows from {}: {e}", out + rejected),
+                )
             })?;
             rejected += d.rejects.len() as u64;
             out += d.rows_in - d.rejects.len() as u64;
             tokens += d.tokens;
             sink.append(encoded)?;
-            bar.inc(d.rows_in);
+            if let Some(p) = &progress {
+                p.advance(d.rows_in, d.bytes);
+            }
             next += 1;
             // Each dispatched chunk took a permit first, so one is there to take back.
             let _ = permits.recv();
         }
     }
-    sink.finish()?;
-    rejects.finish()?;
-    Ok((out, rejected, tokens))
+    Ok(Written {
+        rows_out: out,
+        rows_rejected: rejected,
+        tokens,
+        output: sink.finish()?,
+        rejects: rejects.finish()?,
+    })
 }
 
 /// The reader thread: sends chunks of `n` rows (read ahead of the workers) until the input ends.
@@ -224,7 +299,8 @@ fn read_chunks(mut source: Source, n: usize, chunks: SyncSender<Result<Vec<Row>,
     }
 }
 
-/// Formats the dataset of `config`.
+/// Formats the dataset of `config`. Nothing is written unless the whole run succeeds: the output
+/// and rejects files are moved into place at the end, and no output may be the input.
 pub fn run(config: &Config) -> Result<Summary, Error> {
     let started = Instant::now();
     let columns = [
@@ -233,46 +309,54 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
         config.fields.tools.as_str(),
     ];
     let chunk_rows = config.window.max(1);
-    let source = Source::open(&config.input, &columns, chunk_rows)?;
-    let total_rows = source.total_rows();
+    let source = Source::open(&config.input, config.input_format, &columns, chunk_rows)?;
+    check_outputs(
+        &config.input,
+        &[("the output", &config.output), ("the rejects file", &config.rejects)],
+    )?;
+    let total = match source.total_rows() {
+        Some(rows) => Some(Total::Rows(rows)),
+        None => std::fs::metadata(&config.input).ok().map(|m| Total::Bytes(m.len())),
+    };
+    if let Some(p) = &config.progress {
+        p.start(total);
+    }
     let (chunk_tx, chunk_rx) = sync_channel(1);
-    std::thread::scope(|scope| {
+    let result = std::thread::scope(|scope| {
         // Reading starts at once, while the tokenizer loads.
         scope.spawn(move || read_chunks(source, chunk_rows, chunk_tx));
-        format_chunks(config, chunk_rx, total_rows, started)
-    })
+        format_chunks(config, chunk_rx, started)
+    });
+    if let Some(p) = &config.progress {
+        p.finish();
+    }
+    result
 }
 
 /// Everything after opening the input: load, format on the pool, write.
 fn format_chunks(
     config: &Config,
     chunks: Receiver<Result<Vec<Row>, Error>>,
-    total_rows: Option<u64>,
     started: Instant,
 ) -> Result<Summary, Error> {
-    // Without --tokenize the model folder needs no tokenizer.json; the template then sees the
-    // special tokens of tokenizer_config.json, as `chatfmt render` does.
-    let tokenizer = if config.tokenize {
-        Some(ChatTokenizer::from_model_dir(&config.model).map_err(|e| Error { message: e.to_string() })?)
-    } else {
-        None
+    let tokenizer = match &config.tokenizer {
+        Some(dir) => Some(ChatTokenizer::from_model_dir(dir).map_err(|e| {
+            Error::new(ErrorKind::Model, "cannot load the tokenizer")
+                .at(dir)
+                .caused_by(e)
+        })?),
+        None => None,
     };
-    let special = tokenizer
+    // With a tokenizer, templates see its special tokens, as transformers passes them.
+    let mut kwargs = tokenizer
         .as_ref()
         .map(|t| t.special_tokens().clone())
         .unwrap_or_default();
-    // Fail before formatting any row when the template cannot be loaded at all.
-    let template = match &config.template {
-        Some(file) => {
-            let src = std::fs::read_to_string(file).map_err(|e| Error::file(file, format!("cannot read: {e}")))?;
-            ChatTemplate::new(&src, special.clone())
-        }
-        None => ChatTemplate::from_model_dir(&config.model).map_err(|e| Error { message: e.to_string() })?,
-    };
+    kwargs.extend(config.variables.clone());
     let apply = ApplyOptions {
         add_generation_prompt: config.add_generation_prompt,
-        // With a tokenizer, templates see its special tokens, as transformers passes them.
-        kwargs: special,
+        chat_template: config.template_name.clone(),
+        kwargs,
         clock: Clock::default(),
         ..ApplyOptions::default()
     };
@@ -285,38 +369,40 @@ fn format_chunks(
         },
         sanitize_control_tokens: None,
     };
+    let tokenize = tokenizer.is_some();
     let formatter = Formatter {
-        template,
+        template: config.template.clone(),
         fields: config.fields.clone(),
         apply,
         tokenize: tokenizer.map(|t| (t, opts)),
     };
-    let (sink, encoder) = Sink::create(&config.output, config.output_format, config.tokenize)?;
-    if config.rejects.exists() {
-        std::fs::remove_file(&config.rejects)
-            .map_err(|e| Error::file(&config.rejects, format!("cannot remove the old rejects file: {e}")))?;
-    }
-    let rejects = Rejects::new(&config.rejects);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.jobs)
         .build()
-        .map_err(|e| Error {
-            message: format!("cannot start worker threads: {e}"),
-        })?;
-    let bar = progress_bar(total_rows, config.progress);
-    let writer_bar = bar.clone();
-    let strict = config.strict;
+        .map_err(|e| Error::new(ErrorKind::Output, "cannot start worker threads").caused_by(e))?;
+    let (sink, encoder) = Sink::create(&config.output, config.output_format, tokenize)?;
     // Chunks between reading and writing: one per worker and two more, so that workers keep busy
     // while the writer waits for the oldest; this bounds memory.
     let (permit_tx, permit_rx) = sync_channel::<()>(pool.current_num_threads() + 2);
     let (done_tx, done_rx) = channel::<Done>();
+    let writer = Writer {
+        permits: permit_rx,
+        sink,
+        rejects: Rejects::new(&config.rejects),
+        strict: config.strict,
+        progress: config.progress.clone(),
+        cancel: config.cancel.clone(),
+    };
 
     let (rows_in, written) = std::thread::scope(|scope| {
-        let writer = scope.spawn(move || write_in_order(done_rx, permit_rx, sink, rejects, strict, writer_bar));
+        let writer = scope.spawn(move || write_in_order(done_rx, writer));
         let (formatter, encoder) = (&formatter, &encoder);
         let mut rows_in = 0u64;
         let read = pool.in_place_scope(|s| {
             for (seq, rows) in (0u64..).zip(chunks) {
+                if cancelled(&config.cancel) {
+                    return Err(cancel_error());
+                }
                 let rows = rows?;
                 if rows.is_empty() {
                     break;
@@ -335,29 +421,38 @@ fn format_chunks(
             Ok(())
         });
         drop(done_tx);
-        let written = writer.join().unwrap_or_else(|_| {
-            Err(Error {
-                message: "the writer thread panicked".into(),
-            })
-        });
-        bar.finish_and_clear();
-        read.map(|()| (rows_in, written))
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Output, "the writer thread panicked")));
+        // A failed read or a cancel wins over what the writer made of the rows it got.
+        read.and_then(|()| written.map(|w| (rows_in, w)))
     })?;
-    let (rows_out, rows_rejected, tokens) = written?;
-    if rows_in != rows_out + rows_rejected {
-        return Err(Error {
-            message: format!("{rows_in} rows read but {rows_out} written and {rows_rejected} rejected"),
-        });
+    if rows_in != written.rows_out + written.rows_rejected {
+        return Err(Error::new(
+            ErrorKind::Output,
+            format!(
+                "{rows_in} rows read but {} written and {} rejected",
+                written.rows_out, written.rows_rejected
+            ),
+        ));
+    }
+    if cancelled(&config.cancel) {
+        return Err(cancel_error());
+    }
+    written.output.commit()?;
+    if let Some(rejects) = written.rejects {
+        rejects.commit()?;
     }
     let seconds = started.elapsed().as_secs_f64();
+    let rows_rejected = written.rows_rejected;
     Ok(Summary {
         rows_in,
-        rows_out,
+        rows_out: written.rows_out,
         rows_rejected,
-        tokens,
+        tokens: written.tokens,
         seconds,
         rows_per_second: rows_in as f64 / seconds.max(1e-9),
-        tokens_per_second: tokens as f64 / seconds.max(1e-9),
+        tokens_per_second: written.tokens as f64 / seconds.max(1e-9),
         rejects_file: (rows_rejected > 0).then(|| config.rejects.clone()),
     })
 }

@@ -3,9 +3,11 @@
 //! own result.
 
 use chatfmt::conformance::kit_for_test;
+use chatfmt::TemplateRequest;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("chatfmt-dataset-{name}-{}", std::process::id()));
@@ -16,19 +18,31 @@ fn temp_dir(name: &str) -> PathBuf {
 fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
     Config {
         input: input.to_path_buf(),
-        model: model.to_path_buf(),
-        template: None,
+        input_format: None,
+        template: Arc::new(
+            TemplateRequest {
+                model: Some(model.display().to_string()),
+                template: None,
+                ..Default::default()
+            }
+            .resolve()
+            .expect("the template loads")
+            .template,
+        ),
+        tokenizer: tokenize.then(|| model.to_path_buf()),
+        variables: Default::default(),
+        template_name: None,
         output: dir.join("out.jsonl"),
         output_format: OutputFormat::Jsonl,
         rejects: dir.join("rejects.jsonl"),
         fields: Fields::default(),
-        tokenize,
         max_length: None,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,
         window: 3,
-        progress: false,
+        progress: None,
+        cancel: None,
     }
 }
 
@@ -88,9 +102,46 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
     assert!(reasons[2].0 == 4 && reasons[2].1.contains("unknown ShareGPT role"));
     assert!(reasons[3].0 == 5 && reasons[3].1.contains("missing field `messages`"));
 
+    let kinds: Vec<&str> = rejects.iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert_eq!(kinds, ["InvalidInput"; 4]);
+    assert!(rejects.iter().all(|r| r.as_object().map(|o| o.len()) == Some(3)));
+
+    // A failed strict run leaves the previous outputs byte for byte and no temporary file.
+    let before = (
+        std::fs::read(&cfg.output).unwrap(),
+        std::fs::read(&cfg.rejects).unwrap(),
+    );
     let strict = Config { strict: true, ..cfg };
     let err = run(&strict).expect_err("--strict stops at the first reject");
-    assert!(err.message.contains("row 1"), "{}", err.message);
+    assert_eq!(err.kind(), chatfmt_dataset::ErrorKind::Rejected);
+    assert!(err.to_string().contains("row 1: InvalidInput: line 2"), "{err}");
+    let after = (
+        std::fs::read(&strict.output).unwrap(),
+        std::fs::read(&strict.rejects).unwrap(),
+    );
+    assert!(before == after, "a failed run changed the previous outputs");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+
+    // With no rejects, a stale rejects file from the earlier run is replaced by an empty one.
+    std::fs::write(&input, "{\"messages\": [{\"role\": \"user\", \"content\": \"ok\"}]}\n").unwrap();
+    let clean = Config {
+        strict: false,
+        ..strict
+    };
+    let s = run(&clean).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected, s.rejects_file), (1, 0, None));
+    assert_eq!(std::fs::read(&clean.rejects).unwrap(), b"");
+    // ... and none is created where there was none.
+    let fresh = Config {
+        rejects: dir.join("never.jsonl"),
+        ..clean
+    };
+    run(&fresh).expect("run");
+    assert!(!fresh.rejects.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -109,7 +160,12 @@ fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
     let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&input, text).expect("write input");
     let mut cfg = config(&input, &model, &dir, true);
-    cfg.template = Some(kit.join("../hf/corpus/EssentialAI--rnj-1.jinja"));
+    let template = TemplateRequest {
+        model: Some(model.display().to_string()),
+        template: Some(kit.join("../hf/corpus/EssentialAI--rnj-1.jinja")),
+        ..Default::default()
+    };
+    cfg.template = Arc::new(template.resolve().expect("the template loads").template);
     let s = run(&cfg).expect("run");
     assert_eq!(s.rows_in, s.rows_out + s.rows_rejected);
     let out = read_lines(&cfg.output);

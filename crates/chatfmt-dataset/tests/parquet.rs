@@ -8,6 +8,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema};
 use chatfmt::conformance::kit_for_test;
+use chatfmt::TemplateRequest;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -70,19 +71,31 @@ fn messages_column(rows: &[Option<&[(&str, &str)]>]) -> ArrayRef {
 fn config(input: &Path, model: &Path, dir: &Path) -> Config {
     Config {
         input: input.to_path_buf(),
-        model: model.to_path_buf(),
-        template: Some(dir.join("template.jinja")),
+        input_format: None,
+        template: Arc::new(
+            TemplateRequest {
+                model: Some(model.display().to_string()),
+                template: Some(dir.join("template.jinja")),
+                ..Default::default()
+            }
+            .resolve()
+            .expect("the template loads")
+            .template,
+        ),
+        tokenizer: true.then(|| model.to_path_buf()),
+        variables: Default::default(),
+        template_name: None,
         output: dir.join("out.parquet"),
         output_format: OutputFormat::Parquet,
         rejects: dir.join("rejects.jsonl"),
         fields: Fields::default(),
-        tokenize: true,
         max_length: None,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,
         window: 2,
-        progress: false,
+        progress: None,
+        cancel: None,
     }
 }
 
@@ -133,7 +146,7 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
     let reasons = rejects(&cfg.rejects);
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     assert!(
-        reasons[0].0 == 1 && reasons[0].1.contains("missing field `messages`"),
+        reasons[0].0 == 1 && reasons[0].1 == "messages is null; expected a list of messages",
         "{reasons:?}"
     );
     assert!(
