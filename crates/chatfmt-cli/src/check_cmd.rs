@@ -1,30 +1,28 @@
 //! `chatfmt check`: a chat template's errors, capabilities and warnings (exit 1 on errors).
 
-use anyhow::{bail, Context as _, Result};
+use crate::model_args::{ModelArgs, Plan};
+use crate::output::emit;
+use anyhow::{bail, Result};
 use chatfmt::check::{self, Report};
-use chatfmt::ChatTemplate;
 use clap::Args;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Options of `chatfmt check`.
 #[derive(Args)]
 pub struct CheckArgs {
-    /// A template file (Jinja source) or a model folder (tokenizer_config.json, chat_template.jinja, ...).
-    #[arg(required_unless_present = "hf_kit")]
+    /// A template file (Jinja source), a model folder or a .gguf file; the same as --template FILE or
+    /// --model MODEL.
+    #[arg(conflicts_with_all = ["hf_kit", "model", "template"])]
     path: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// The BOS token a template file is rendered with (model folders name their own).
-    #[arg(long)]
-    bos_token: Option<String>,
-    /// The EOS token a template file is rendered with.
-    #[arg(long)]
-    eos_token: Option<String>,
     /// Check every template of the hf conformance kit's corpus instead ($CHATFMT_KITS or ../shared/conformance).
-    #[arg(long, conflicts_with = "path")]
+    #[arg(long)]
     hf_kit: bool,
     /// With --hf-kit: print the capability table as Markdown (docs/CAPABILITIES.md).
     #[arg(long, requires = "hf_kit", conflicts_with = "json")]
@@ -32,35 +30,38 @@ pub struct CheckArgs {
 }
 
 /// Runs `chatfmt check`.
-pub fn run(args: CheckArgs) -> Result<ExitCode> {
+pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
     if args.hf_kit {
         return run_kit(&args);
     }
-    let Some(path) = &args.path else {
-        bail!("give a template file or a model folder");
-    };
-    let chat = if path.is_dir() {
-        ChatTemplate::from_model_dir(path)?
-    } else {
-        let source =
-            std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the template", path.display()))?;
-        let mut special = Map::new();
-        for (k, v) in [("bos_token", &args.bos_token), ("eos_token", &args.eos_token)] {
-            if let Some(v) = v {
-                special.insert(k.to_string(), Json::String(v.clone()));
-            }
+    if let Some(path) = args.path.take() {
+        let is_model = path.is_dir() || chatfmt::template::is_gguf(&path);
+        match is_model {
+            true => args.model.model = Some(path.display().to_string()),
+            false => args.model.template = Some(path),
         }
-        ChatTemplate::new(&source, special)
+    }
+    let label = match (&args.model.template, &args.model.model, &args.model.default_template) {
+        (Some(t), _, _) => t.display().to_string(),
+        (None, Some(m), _) => m.clone(),
+        (None, None, Some(d)) => format!("builtin template {d}"),
+        _ => bail!("give a template file, a model folder or .gguf file, or --model / --template / --default-template"),
+    };
+    let chat = match args.model.plan()? {
+        Plan::Jinja(resolved) => resolved.template,
+        Plan::FastChat(_) => {
+            bail!("check analyses Jinja templates; export a FastChat template first (chatfmt templates export NAME)")
+        }
     };
     let reports = check::check(&chat);
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"path": path, "templates": reports}))?
-        );
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({"path": label, "templates": reports}))?
+        ));
     } else {
         for r in &reports {
-            print_report(&path.display().to_string(), r);
+            print_report(&label, r);
         }
     }
     Ok(exit_code(reports.iter()))

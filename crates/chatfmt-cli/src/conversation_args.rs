@@ -31,10 +31,6 @@ pub struct ConversationArgs {
     /// Parse tool-call `arguments` given as JSON strings into objects (as vLLM does).
     #[arg(long)]
     parse_tool_arguments: bool,
-    /// A named template of the model (`default`, `tool_use`, `rag`, ...); `render` rejects a name
-    /// the model does not have and lists the names it has.
-    #[arg(long)]
-    pub(crate) template_name: Option<String>,
     /// An extra template variable, KEY=JSON (repeatable).
     #[arg(long = "var", value_name = "KEY=JSON")]
     vars: Vec<String>,
@@ -44,9 +40,26 @@ pub struct ConversationArgs {
 }
 
 impl ConversationArgs {
+    /// The first option a FastChat conversation template cannot honour, if any is given.
+    pub(crate) fn fastchat_conflict(&self) -> Option<&'static str> {
+        [
+            ("--tools", self.tools.is_some()),
+            ("--documents", self.documents.is_some()),
+            ("--continue-final-message", self.continue_final_message.is_some()),
+            ("--var", !self.vars.is_empty()),
+            ("--now", self.now.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
+
     /// Reads the messages, tools and documents and builds the options; `kwargs` are the template
-    /// variables before `--var` (which wins over them).
-    pub(crate) fn read(self, mut kwargs: Map<String, Json>) -> Result<(Vec<Json>, ApplyOptions)> {
+    /// variables before `--var` (which wins over them), `template_name` the named template asked for.
+    pub(crate) fn read(
+        self,
+        mut kwargs: Map<String, Json>,
+        template_name: Option<String>,
+    ) -> Result<(Vec<Json>, ApplyOptions)> {
         let Input {
             origin,
             mut messages,
@@ -76,7 +89,7 @@ impl ConversationArgs {
             continue_final_message: self.continue_final_message,
             tools: tools.filter(|t| !t.is_null()),
             documents: documents.filter(|d| !d.is_null()),
-            chat_template: self.template_name,
+            chat_template: template_name,
             kwargs,
             clock: self.now.map(Clock::Fixed).unwrap_or_default(),
             track_spans: false,

@@ -1,16 +1,21 @@
 //! `chatfmt dataset`: formats a whole chat dataset (JSONL / Parquet) into text and, with
-//! `--tokenize`, token ids and masks; bad rows go to a rejects file.
+//! `--tokenize`, token ids and masks; bad rows go to a rejects file. Outputs appear only when the
+//! run succeeds, and never on top of the input.
 
-use anyhow::{anyhow, bail, Result};
-use chatfmt_dataset::{Config, Fields, Format, OutputFormat};
+use crate::model_args::{ModelArgs, Plan};
+use crate::progress::Bar;
+use anyhow::{bail, Result};
+use chatfmt_dataset::{Config, Fields, Format, InputFormat, OutputFormat};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// How rows spell the conversation.
 #[derive(Clone, Copy, ValueEnum)]
-enum InputFormat {
+enum RowFormat {
     /// `messages` when present, else ShareGPT `conversations`.
     Auto,
     /// OpenAI-style `messages` (role/content).
@@ -19,27 +24,36 @@ enum InputFormat {
     Sharegpt,
 }
 
+/// The input file's format.
+#[derive(Clone, Copy, ValueEnum)]
+enum FileFormat {
+    /// JSON Lines: one JSON object a line.
+    Jsonl,
+    /// Apache Parquet.
+    Parquet,
+}
+
 /// Options of `chatfmt dataset`.
 #[derive(Args)]
 pub struct DatasetArgs {
-    /// The dataset: `.parquet`, else JSON Lines.
+    /// The dataset: Parquet or JSON Lines (recognised from the first bytes).
     input: PathBuf,
-    /// The model folder (tokenizer.json, tokenizer_config.json, chat template).
-    #[arg(long)]
-    model: PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Output file: Parquet, or JSON Lines when it ends in `.jsonl` / `.json` (or with --output-format).
+    /// An existing file there is replaced when the run succeeds; it may not be the input.
     #[arg(long)]
     output: PathBuf,
     /// Output format (default from the output file name).
     #[arg(long, value_parser = ["parquet", "jsonl"])]
     output_format: Option<String>,
-    /// Rejected rows file (default: OUTPUT.rejects.jsonl).
+    /// Read the input as this format instead of recognising it.
+    #[arg(long, value_enum)]
+    input_format: Option<FileFormat>,
+    /// Rejected rows file, one JSON object a line: index, kind, error (default: OUTPUT.rejects.jsonl).
     #[arg(long)]
     rejects: Option<PathBuf>,
-    /// A template file (Jinja source) instead of the model's own.
-    #[arg(long)]
-    template: Option<PathBuf>,
-    /// Also write input_ids, attention_mask and assistant_masks.
+    /// Also write input_ids, attention_mask and assistant_masks (with the --model's tokenizer).
     #[arg(long)]
     tokenize: bool,
     /// Keep only the first N tokens of each row.
@@ -48,8 +62,9 @@ pub struct DatasetArgs {
     /// Append the assistant header at the end of each conversation.
     #[arg(long)]
     add_generation_prompt: bool,
+    /// How rows spell the conversation.
     #[arg(long, value_enum, default_value = "auto")]
-    format: InputFormat,
+    format: RowFormat,
     /// Name of the messages column.
     #[arg(long, default_value = "messages")]
     messages_field: String,
@@ -62,7 +77,7 @@ pub struct DatasetArgs {
     /// Worker threads (default: all cores).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
-    /// Stop at the first row that cannot be formatted.
+    /// Stop at the first row that cannot be formatted (nothing is written then).
     #[arg(long)]
     strict: bool,
     /// Rows per chunk: the unit of parallel work and a Parquet row group (bounds memory).
@@ -83,49 +98,68 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             _ => OutputFormat::Parquet,
         },
     };
-    if args.output == args.input {
-        bail!("--output is the input file {}", args.input.display());
-    }
     let rejects = args.rejects.clone().unwrap_or_else(|| {
         let mut name = args.output.clone().into_os_string();
         name.push(".rejects.jsonl");
         PathBuf::from(name)
     });
+    let plan = args.model.plan()?;
+    let tokenizer = match args.tokenize {
+        true => args.model.tokenizer_model(&plan)?.tokenizer_dir().map(PathBuf::from),
+        false => None,
+    };
+    let Plan::Jinja(resolved) = plan else {
+        bail!(
+            "dataset formats with Jinja chat templates; for a FastChat template export it first \
+             (chatfmt templates export NAME > t.jinja) and pass --template t.jinja"
+        );
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    // SIGINT / SIGTERM stop the run: the temporary output files are removed and nothing is written.
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))?;
+    let bar = std::io::stderr().is_terminal().then(|| Arc::new(Bar::new()));
     let config = Config {
         input: args.input,
-        model: args.model,
-        template: args.template,
+        input_format: args.input_format.map(|f| match f {
+            FileFormat::Jsonl => InputFormat::Jsonl,
+            FileFormat::Parquet => InputFormat::Parquet,
+        }),
+        template: Arc::new(resolved.template),
+        tokenizer,
+        variables: args.model.special_tokens(),
+        template_name: args.model.template_name.clone(),
         output: args.output,
         output_format,
         rejects,
         fields: Fields {
             format: match args.format {
-                InputFormat::Auto => Format::Auto,
-                InputFormat::Messages => Format::Messages,
-                InputFormat::Sharegpt => Format::ShareGpt,
+                RowFormat::Auto => Format::Auto,
+                RowFormat::Messages => Format::Messages,
+                RowFormat::Sharegpt => Format::ShareGpt,
             },
             messages: args.messages_field,
             conversations: args.conversations_field,
             tools: args.tools_field,
         },
-        tokenize: args.tokenize,
         max_length: args.max_length,
         add_generation_prompt: args.add_generation_prompt,
         jobs: args.jobs,
         strict: args.strict,
         window: args.window,
-        progress: std::io::stderr().is_terminal(),
+        progress: bar.map(|b| b as Arc<dyn chatfmt_dataset::Progress>),
+        cancel: Some(cancel),
     };
-    let s = chatfmt_dataset::run(&config).map_err(|e| anyhow!(e))?;
+    let s = chatfmt_dataset::run(&config)?;
     if args.json {
-        println!("{}", serde_json::to_string(&s)?);
+        crate::output::emit(&format!("{}\n", serde_json::to_string(&s)?));
     } else {
         eprintln!(
             "rows in {}, rows out {}, rows rejected {}, tokens {}; {:.1} s, {:.0} rows/s, {:.0} tokens/s",
             s.rows_in, s.rows_out, s.rows_rejected, s.tokens, s.seconds, s.rows_per_second, s.tokens_per_second
         );
         if let Some(path) = &s.rejects_file {
-            eprintln!("rejected rows (index and reason): {}", path.display());
+            eprintln!("rejected rows (index, kind, error): {}", path.display());
         }
     }
     Ok(if s.rows_rejected == 0 {

@@ -5,7 +5,10 @@ mod conformance_cmd;
 mod conformance_fastchat;
 mod conversation_args;
 mod dataset_cmd;
+mod exit;
+mod model_args;
 mod output;
+mod progress;
 mod render_cmd;
 mod templates_cmd;
 mod tokenize_cmd;
@@ -22,7 +25,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "chatfmt",
     version,
-    about = "Render chat prompts exactly as the reference implementations do"
+    about = "Render chat prompts exactly as the reference implementations do",
+    after_help = "Exit codes: 0 success; 1 some records were rejected, or `check` found errors; \
+                  2 usage or input error; 130 interrupted. A closed output pipe ends quietly with 0."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -57,11 +62,5 @@ fn main() -> ExitCode {
         Command::Dataset(args) => dataset_cmd::run(*args),
         Command::Tokenize(args) => tokenize_cmd::run(*args).map(|()| ExitCode::SUCCESS),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    result.unwrap_or_else(|e| exit::fail(&e))
 }

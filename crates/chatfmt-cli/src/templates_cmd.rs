@@ -2,7 +2,7 @@
 
 use crate::output::emit;
 use chatfmt::conversation::jinja_export::export_jinja;
-use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn};
+use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn, Message};
 use chatfmt::defaults;
 use clap::Subcommand;
 use serde_json::json;
@@ -32,12 +32,13 @@ pub enum TemplatesCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Export a template as a Hugging Face chat template.
+    /// Print a template as a Hugging Face chat template (Jinja): a FastChat template exported, a
+    /// built-in Jinja template as it is.
     Export {
         /// The template name.
         name: String,
-        /// Write Jinja source (the only format so far).
-        #[arg(long, required = true)]
+        /// Write Jinja source (the default and only format).
+        #[arg(long)]
         jinja: bool,
         /// Write to this file instead of stdout.
         #[arg(short, long)]
@@ -67,6 +68,18 @@ struct Row {
     name: String,
     style: String,
     stops: Vec<String>,
+    /// Why FastChat itself fails to render the template, if it does.
+    unrenderable: Option<String>,
+}
+
+/// Why FastChat fails to render `template` (a user turn and an open assistant turn), if it does.
+fn unrenderable(template: &Conversation) -> Option<String> {
+    let mut conv = template.clone();
+    let user = conv.roles.first().cloned().unwrap_or_default();
+    let assistant = conv.roles.get(1).cloned().unwrap_or_default();
+    conv.append_message(user, Some(Message::Text("Hello".to_string())));
+    conv.append_message(assistant, None);
+    conv.get_prompt().err().map(|e| e.to_string())
 }
 
 fn list(as_json: bool) -> ExitCode {
@@ -79,6 +92,7 @@ fn list(as_json: bool) -> ExitCode {
             name: t.name.clone(),
             style: t.sep_style.map_or("(none)", |s| s.name()).to_owned(),
             stops: t.stop_str.as_ref().map(|s| s.to_vec()).unwrap_or_default(),
+            unrenderable: unrenderable(t),
         })
         .collect();
     rows.extend(defaults::all().iter().map(|d| Row {
@@ -86,23 +100,32 @@ fn list(as_json: bool) -> ExitCode {
         name: d.name.to_owned(),
         style: "jinja".to_owned(),
         stops: Vec::new(),
+        unrenderable: None,
     }));
     if as_json {
         let v: Vec<_> = rows
             .iter()
-            .map(|r| json!({"kind": r.kind, "name": r.name, "style": r.style, "stop_str": r.stops}))
+            .map(|r| {
+                json!({"kind": r.kind, "name": r.name, "style": r.style, "stop_str": r.stops,
+                       "renders": r.unrenderable.is_none()})
+            })
             .collect();
         emit(&format!("{}\n", json!(v)));
         return ExitCode::SUCCESS;
     }
-    let mut text = String::new();
+    let mut text = format!("{:<32} {:<8} {:<24} {}\n", "NAME", "KIND", "STYLE", "STOP STRINGS");
     for r in &rows {
         let stops = if r.stops.is_empty() {
             String::new()
         } else {
             format!("{:?}", r.stops)
         };
-        text += &format!("{:<32} {:<24} {}\n", r.name, r.style, stops);
+        let mut line = format!("{:<32} {:<8} {:<24} {}", r.name, r.kind, r.style, stops);
+        if r.unrenderable.is_some() {
+            line += "  (FastChat cannot render it)";
+        }
+        text += line.trim_end();
+        text.push('\n');
     }
     emit(&text);
     ExitCode::SUCCESS
@@ -148,11 +171,11 @@ fn match_path(model_path: &str, as_json: bool) -> ExitCode {
         MatchedOn::FullPath => "full_path",
     };
     if as_json {
-        let template = match &found.template {
-            Ok(name) => json!({"ok": name}),
-            Err(e) => json!({"error": e.message()}),
-        };
-        let v = json!({"adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on, "template": template});
+        if let Err(e) = &found.template {
+            eprintln!("error: {e}");
+        }
+        let template = found.template.as_ref().ok();
+        let v = json!({"template": template, "adapter": found.adapter, "adapter_index": found.index, "matched_on": matched_on});
         emit(&format!("{v}\n"));
     } else {
         let mut text = format!(
@@ -173,10 +196,17 @@ fn match_path(model_path: &str, as_json: bool) -> ExitCode {
 }
 
 fn export(name: &str, output: Option<PathBuf>) -> ExitCode {
+    if let (Err(_), Ok(d)) = (registry_snapshot().get(name), defaults::get(name)) {
+        return write_export(d.source, output);
+    }
     let conv = match lookup(name) {
         Ok(conv) => conv,
         Err(code) => return code,
     };
+    if let Some(why) = unrenderable(&conv) {
+        eprintln!("error: FastChat itself cannot render '{name}' ({why}), so there is nothing to export");
+        return ExitCode::from(2);
+    }
     let exported = match export_jinja(&conv) {
         Ok(exported) => exported,
         Err(e) => {
@@ -188,14 +218,26 @@ fn export(name: &str, output: Option<PathBuf>) -> ExitCode {
     for limitation in &exported.limitations {
         eprintln!("  - {limitation}");
     }
-    match output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(&path, &exported.source) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return ExitCode::from(2);
-            }
+    write_export(&exported.source, output)
+}
+
+/// Prints the exported source, or writes it to `output` (atomically: a temporary file renamed).
+fn write_export(source: &str, output: Option<PathBuf>) -> ExitCode {
+    let Some(path) = output else {
+        emit(source);
+        return ExitCode::SUCCESS;
+    };
+    let written = chatfmt_dataset::safe_file::AtomicFile::create(&path).and_then(|(file, mut f)| {
+        use std::io::Write as _;
+        f.write_all(source.as_bytes())
+            .map_err(|e| chatfmt_dataset::Error::new(chatfmt_dataset::ErrorKind::Output, e.to_string()).at(&path))?;
+        file.commit()
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            ExitCode::from(2)
         }
-        None => emit(&exported.source),
     }
-    ExitCode::SUCCESS
 }

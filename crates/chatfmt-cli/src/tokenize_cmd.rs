@@ -1,25 +1,22 @@
 //! `chatfmt tokenize`: the token ids (and assistant masks) a model's tokenizer makes of a rendered
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
-use crate::conversation_args::ConversationArgs;
-use anyhow::{anyhow, Context as _, Result};
-use chatfmt::ChatTemplate;
+use crate::conversation_args::{read_messages, ConversationArgs};
+use crate::model_args::{ModelArgs, Plan};
+use crate::render_cmd::{check_fastchat_options, render_fastchat};
+use anyhow::{anyhow, bail, Result};
+use chatfmt::ApplyOptions;
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
-use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
+use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
 use serde_json::json;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 /// Options of `chatfmt tokenize`.
 #[derive(Args)]
 pub struct TokenizeArgs {
-    /// A model folder with tokenizer.json and tokenizer_config.json (and the chat template).
-    #[arg(long)]
-    model: PathBuf,
-    /// A template file (Jinja source) instead of the model's own template.
-    #[arg(long)]
-    template: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
     #[command(flatten)]
     conversation: ConversationArgs,
     /// Also print `assistant_masks` (1 for tokens inside `{% generation %}` blocks).
@@ -29,35 +26,59 @@ pub struct TokenizeArgs {
     #[arg(long, value_name = "N")]
     max_length: Option<usize>,
     /// Print one token per line (index, id, mask, text) instead of JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     show: bool,
+    /// Print one JSON object: `input_ids`, `attention_mask` (, `assistant_masks`) and `template`.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Runs `chatfmt tokenize`.
 pub fn run(args: TokenizeArgs) -> Result<()> {
-    let tokenizer = ChatTokenizer::from_model_dir(&args.model)?;
-    let template = match &args.template {
-        Some(file) => {
-            let src = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-            ChatTemplate::new(&src, tokenizer.special_tokens().clone())
+    let plan = args.model.plan()?;
+    let model = args.model.tokenizer_model(&plan)?;
+    let dir = model.tokenizer_dir().ok_or_else(|| anyhow!("no tokenizer folder"))?;
+    let tokenizer = ChatTokenizer::from_model_dir(dir)?;
+    let masks = args.assistant_masks || args.show;
+    let encode = EncodeOptions {
+        truncation: args.max_length.is_some(),
+        max_length: args.max_length,
+        assistant_masks: masks,
+        ..EncodeOptions::default()
+    };
+    let (enc, info) = match &plan {
+        Plan::FastChat(conv) => {
+            check_fastchat_options(&args.conversation)?;
+            if masks {
+                bail!(
+                    "assistant masks come from a Jinja template's {{% generation %}} blocks; a FastChat \
+                     template (--conv-template) has none: drop --assistant-masks / --show"
+                );
+            }
+            let input = read_messages(&args.conversation.messages)?;
+            let text = render_fastchat(conv.clone(), &input.messages, args.conversation.add_generation_prompt)?;
+            let text = [Text {
+                text: &text,
+                generation_spans: &[],
+            }];
+            let enc = tokenizer.encode_batch(&text, &encode)?.pop();
+            (enc, plan.info(&ApplyOptions::default()))
         }
-        None => ChatTemplate::from_model_dir(&args.model)?,
+        Plan::Jinja(resolved) => {
+            // Templates see the tokenizer's special tokens, as transformers passes them; the
+            // --bos-token / --eos-token replacements and then --var win over them.
+            let mut kwargs = tokenizer.special_tokens().clone();
+            kwargs.extend(args.model.special_tokens());
+            let (messages, apply) = args.conversation.read(kwargs, args.model.template_name.clone())?;
+            let opts = ChatTokenizeOptions {
+                encode,
+                sanitize_control_tokens: None,
+            };
+            let chat = tokenize_chats(&resolved.template, &tokenizer, &[&messages], &apply, &opts)?.pop();
+            (chat.map(|c| c.encoded), plan.info(&apply))
+        }
     };
-    // Templates see the tokenizer's special tokens, as transformers passes them; --var wins.
-    let (messages, apply) = args.conversation.read(tokenizer.special_tokens().clone())?;
-    let opts = ChatTokenizeOptions {
-        encode: EncodeOptions {
-            truncation: args.max_length.is_some(),
-            max_length: args.max_length,
-            assistant_masks: args.assistant_masks || args.show,
-            ..EncodeOptions::default()
-        },
-        sanitize_control_tokens: None,
-    };
-    let chat = tokenize_chats(&template, &tokenizer, &[&messages], &apply, &opts)?
-        .pop()
-        .ok_or_else(|| anyhow!("no conversation was tokenized"))?;
-    let enc = chat.encoded;
+    let enc: Encoded = enc.ok_or_else(|| anyhow!("no conversation was tokenized"))?;
     if args.show {
         let masks = enc.assistant_masks.unwrap_or_default();
         let mut out = String::new();
@@ -73,6 +94,9 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     let mut result = json!({"input_ids": enc.input_ids, "attention_mask": enc.attention_mask});
     if args.assistant_masks {
         result["assistant_masks"] = json!(enc.assistant_masks);
+    }
+    if args.json {
+        result["template"] = json!(info);
     }
     crate::output::emit(&format!("{result}\n"));
     Ok(())

@@ -21,9 +21,31 @@ fn list_shows_templates_with_style_and_stops() {
     let text = stdout(&out);
     assert_eq!(
         text.lines().count(),
-        106,
-        "102 FastChat templates and 4 built-in Jinja ones"
+        107,
+        "a header, 102 FastChat templates and 4 built-in Jinja ones"
     );
+    assert!(text.starts_with("NAME "), "{text}");
+    let yandex = text
+        .lines()
+        .find(|l| l.starts_with("yandexgpt "))
+        .expect("yandexgpt listed");
+    assert!(yandex.ends_with("(FastChat cannot render it)"), "{yandex}");
+    let out = chatfmt(&["templates", "export", "yandexgpt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FastChat itself cannot render 'yandexgpt'"));
+    for name in ["chatml", "llama", "blenderbot", "gpt2", "vicuna_v1.1"] {
+        let out = chatfmt(&["templates", "export", name]);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout(&out).contains("{%"), "{name}");
+    }
+    let out = chatfmt(&["templates", "match", "lmsys/vicuna-7b-v1.5", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let keys: Vec<&str> = v
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["template", "adapter", "adapter_index", "matched_on"]);
+    assert_eq!(v["template"], "vicuna_v1.1");
     let qwen = text
         .lines()
         .find(|l| l.starts_with("qwen-7b-chat "))
@@ -45,7 +67,7 @@ fn match_reports_adapter_and_template() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
     assert_eq!(v["adapter"], "Llama2Adapter");
-    assert_eq!(v["template"]["ok"], "llama-2");
+    assert_eq!(v["template"], "llama-2");
     assert_eq!(v["matched_on"], "basename");
 }
 
@@ -56,7 +78,7 @@ fn export_writes_jinja_and_explains_limits() {
     assert!(stdout(&out).contains("{%- for t in ns.turns -%}"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("images"));
     let out = chatfmt(&["templates", "export", "yandexgpt", "--jinja"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -1,0 +1,255 @@
+//! One model resolver for every command, no silent fallback: a `--model` that names nothing is an
+//! error, FastChat templates are used only when asked for (by name or `--conv-template auto`) and
+//! refuse options they cannot honour, and inputs are validated as transformers validates them.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+
+fn chatfmt(args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatfmt"));
+    cmd.args(args).env("HF_HUB_CACHE", "/nonexistent-hf-cache");
+    cmd.output().expect("chatfmt runs")
+}
+
+fn model() -> String {
+    format!("{EXAMPLES}/chatml-model")
+}
+
+fn conversation() -> String {
+    format!("{EXAMPLES}/conversation.json")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatfmt-model-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.display().to_string()
+}
+
+/// Runs a command that must exit 2 with nothing on stdout; returns stderr.
+fn usage_error(args: &[&str]) -> String {
+    let out = chatfmt(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?} printed {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    err
+}
+
+#[test]
+fn a_model_that_names_nothing_is_an_error_not_a_fastchat_fallback() {
+    let conv = conversation();
+    for name in ["./models/Llama-3.1-8B-Instruct", "qwen", "acme/absent"] {
+        let err = usage_error(&["render", "--model", name, "--messages", &conv]);
+        assert!(
+            err.contains("--conv-template"),
+            "{name}: says what to do instead: {err}"
+        );
+    }
+    let dir = temp("no-template");
+    write(&dir, "tokenizer_config.json", r#"{"eos_token": "</s>"}"#);
+    let err = usage_error(&["render", "--model", &dir.display().to_string(), "--messages", &conv]);
+    assert!(
+        err.contains("no chat template found") && err.contains("--default-template"),
+        "{err}"
+    );
+    let empty = temp("empty");
+    usage_error(&["render", "--model", &empty.display().to_string(), "--messages", &conv]);
+    for cmd in ["tokenize", "check"] {
+        usage_error(&[cmd, "--model", "qwen", "--messages", &conv][..if cmd == "check" { 3 } else { 5 }]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&empty).ok();
+}
+
+#[test]
+fn fastchat_is_chosen_only_when_asked_and_named_on_stderr() {
+    let conv = conversation();
+    let out = chatfmt(&[
+        "render",
+        "--model",
+        "./models/Llama-3.1-8B-Instruct",
+        "--conv-template",
+        "auto",
+        "--messages",
+        &conv,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'meta-llama-3.1'"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["template"],
+        serde_json::json!({"kind": "fastchat", "name": "meta-llama-3.1", "source": "builtin"})
+    );
+    assert!(v["text"]
+        .as_str()
+        .unwrap_or("")
+        .contains("What is the capital of France?"));
+
+    let tools = temp("tools");
+    let tools_file = write(&tools, "tools.json", "[]");
+    for extra in [
+        &["--tools", tools_file.as_str()][..],
+        &["--documents", tools_file.as_str()],
+        &["--continue-final-message"],
+        &["--var", "x=1"],
+        &["--now", "2025-01-01T00:00:00"],
+        &["--template-name", "default"],
+    ] {
+        let mut args = vec!["render", "--conv-template", "vicuna_v1.1", "--messages", &conv];
+        args.extend_from_slice(extra);
+        let err = usage_error(&args);
+        assert!(err.contains(extra[0]), "{extra:?}: {err}");
+    }
+    std::fs::remove_dir_all(&tools).ok();
+}
+
+#[test]
+fn render_json_names_the_template_and_its_file() {
+    let out = chatfmt(&["render", "--model", &model(), "--messages", &conversation(), "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["template"]["kind"], "jinja");
+    assert_eq!(v["template"]["name"], serde_json::Value::Null);
+    assert_eq!(v["template"]["source"], format!("{}/tokenizer_config.json", model()));
+    assert!(v["text"].as_str().unwrap_or("").starts_with("<|im_start|>system\n"));
+    let out = chatfmt(&[
+        "render",
+        "--default-template",
+        "chatml",
+        "--messages",
+        &conversation(),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["template"],
+        serde_json::json!({"kind": "jinja", "name": "chatml", "source": "builtin"})
+    );
+}
+
+#[test]
+fn tools_and_documents_are_checked_as_transformers_checks_them() {
+    let dir = temp("inputs");
+    let model = model();
+    let conv = conversation();
+    for (flag, value, expected) in [
+        (
+            "--tools",
+            "[\"not a schema\"]",
+            "ValueError: Tools should either be a JSON schema",
+        ),
+        (
+            "--tools",
+            "{\"name\": \"f\"}",
+            "ValueError: Tools should either be a JSON schema",
+        ),
+        ("--tools", "3", "TypeError: 'int' object is not iterable"),
+        (
+            "--documents",
+            "[\"text\"]",
+            "TypeError: Documents should be a list of dicts",
+        ),
+    ] {
+        let file = write(&dir, "value.json", value);
+        let err = usage_error(&["render", "--model", &model, "--messages", &conv, flag, &file]);
+        assert!(err.contains(expected), "{flag} {value}: {err}");
+    }
+    // A byte order mark before the JSON is accepted.
+    let text = std::fs::read_to_string(&conv).expect("conversation");
+    let bom = write(&dir, "bom.json", &format!("\u{feff}{text}"));
+    let out = chatfmt(&["render", "--model", &model, "--messages", &bom]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A template error states its class once and names the template file.
+    let broken = write(&dir, "broken.jinja", "line one\n{{ nothing.here }}");
+    let err = usage_error(&["render", "--template", &broken, "--messages", &conv]);
+    assert_eq!(err.matches("UndefinedError").count(), 1, "{err}");
+    assert!(err.contains(&format!("in {broken}, line 2")), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn every_command_takes_the_same_model_flags() {
+    let dir = temp("flags");
+    let template = write(
+        &dir,
+        "t.jinja",
+        "{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}",
+    );
+    // check reads a GGUF's template, and a template file with a model's tokens.
+    let out = chatfmt(&["check", &template, "--eos-token", "</s>"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = chatfmt(&["check", "--model", &model(), "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["path"], model());
+    // dataset with a built-in template and a model's tokens.
+    let input = write(
+        &dir,
+        "in.jsonl",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n",
+    );
+    let output = dir.join("out.jsonl").display().to_string();
+    let out = chatfmt(&[
+        "dataset",
+        &input,
+        "--model",
+        &model(),
+        "--default-template",
+        "gpt2",
+        "--output",
+        &output,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&output).expect("output")).expect("row");
+    assert_eq!(row["text"], "Hi<|im_end|>");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = temp("pipe");
+    let long = "x".repeat(100_000);
+    let conv = write(
+        &dir,
+        "long.json",
+        &serde_json::json!([{"role": "user", "content": long}]).to_string(),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chatfmt"))
+        .args(["render", "--model", &model(), "--messages", &conv])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chatfmt starts");
+    let mut first = [0u8; 1];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("one byte");
+    // Dropping the read end closes the pipe.
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let help = chatfmt(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("Exit codes: 0 success; 1 some records were rejected"),
+        "{help}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
