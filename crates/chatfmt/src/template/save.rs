@@ -341,6 +341,10 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         .create_new(true)
         .open(&temp)
         .map_err(|e| SaveError::io(&temp, "create a temporary file", &e))?;
+    // A replaced file keeps its permissions.
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = file.set_permissions(meta.permissions());
+    }
     let written = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())
@@ -349,4 +353,34 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         let _ = std::fs::remove_file(&temp);
         SaveError::io(path, "write the file", &e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_config_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("chatfmt-save-perms-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let config = dir.join(CONFIG);
+        std::fs::write(
+            &config,
+            "{\n  \"chat_template\": \"x\",\n  \"eos_token\": \"</s>\"\n}\n",
+        )
+        .expect("write");
+        std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        let saved = save_template(&dir, "default", "y", SaveLayout::Jinja).expect("saved");
+        assert_eq!(saved.written, [dir.join(MAIN), config.clone()]);
+        let mode = std::fs::metadata(&config).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "{\n  \"eos_token\": \"</s>\"\n}\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
