@@ -11,6 +11,7 @@ mod output;
 mod progress;
 mod render_cmd;
 mod templates_cmd;
+mod templates_set;
 mod tokenize_cmd;
 
 use clap::{Parser, Subcommand};
@@ -42,7 +43,7 @@ enum Command {
     Tokenize(Box<tokenize_cmd::TokenizeArgs>),
     /// Format a whole dataset (JSONL / Parquet): text, and with --tokenize ids and masks.
     Dataset(Box<dataset_cmd::DatasetArgs>),
-    /// Conversation templates: list, show, match a model path, export as Jinja.
+    /// Conversation templates: list, show, match a model path, export as Jinja; save into a model folder.
     #[command(subcommand)]
     Templates(templates_cmd::TemplatesCommand),
     /// Replay a conformance kit and report how many cases match.

@@ -44,6 +44,8 @@ pub enum TemplatesCommand {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Save a chat template into a model folder as transformers' save_pretrained does.
+    Set(crate::templates_set::SetArgs),
 }
 
 pub fn run(cmd: TemplatesCommand) -> ExitCode {
@@ -52,6 +54,7 @@ pub fn run(cmd: TemplatesCommand) -> ExitCode {
         TemplatesCommand::Show { name } => show(&name),
         TemplatesCommand::Match { model_path, json } => match_path(&model_path, json),
         TemplatesCommand::Export { name, jinja: _, output } => export(&name, output),
+        TemplatesCommand::Set(args) => crate::templates_set::run(args),
     }
 }
 

@@ -117,7 +117,7 @@ fn read_text(path: &Path) -> Result<String, LoadError> {
 }
 
 /// The named templates of a `chat_template` value: a string, or a list of `{name, template}`.
-fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, String)>, LoadError> {
+pub(super) fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, String)>, LoadError> {
     match value {
         Json::String(s) => Ok(vec![(String::new(), s.clone())]),
         Json::Array(items) => items

@@ -4,12 +4,15 @@
 mod apply;
 mod gguf;
 mod hub;
+mod json_members;
 mod load;
+mod save;
 
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
 pub use load::{model_dir_special_tokens, special_tokens, LoadError, LoadErrorKind};
+pub use save::{save_template, SaveError, SaveErrorKind, SaveLayout, Saved};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};
 use serde_json::{Map, Value as Json};
