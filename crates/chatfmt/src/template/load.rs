@@ -1,6 +1,7 @@
 //! Loading a model folder's chat template(s) and special tokens, with transformers' priority:
-//! `chat_template.jinja` (plus `additional_chat_templates/*.jinja`), then `chat_template.json`,
-//! then the `chat_template` key of `tokenizer_config.json`.
+//! the template files `chat_template.jinja` and `additional_chat_templates/*.jinja` (when any
+//! exists, nothing else is read), then `chat_template.json`, then the `chat_template` key of
+//! `tokenizer_config.json`.
 
 use super::ChatTemplate;
 use crate::json_input::Root;
@@ -174,15 +175,9 @@ impl ChatTemplate {
                 .map(|(n, s)| (n, path.display().to_string(), s))
                 .collect()
         };
+        // Template files take priority: when any exists, the other sources are not read.
         if jinja.exists() {
             named.push((String::new(), jinja.display().to_string(), read_text(&jinja)?));
-        } else if let Some(v) = read_json(&json)? {
-            named = with_origin(
-                templates_of(v.get("chat_template").unwrap_or(&Json::Null), &json)?,
-                &json,
-            );
-        } else if let Some(v) = config.get("chat_template") {
-            named = with_origin(templates_of(v, &config_path)?, &config_path);
         }
         let extra_dir = dir.join("additional_chat_templates");
         if let Ok(entries) = std::fs::read_dir(&extra_dir) {
@@ -197,6 +192,16 @@ impl ChatTemplate {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 named.push((name, f.display().to_string(), read_text(&f)?));
+            }
+        }
+        if named.is_empty() {
+            if let Some(v) = read_json(&json)? {
+                named = with_origin(
+                    templates_of(v.get("chat_template").unwrap_or(&Json::Null), &json)?,
+                    &json,
+                );
+            } else if let Some(v) = config.get("chat_template") {
+                named = with_origin(templates_of(v, &config_path)?, &config_path);
             }
         }
         match named.as_slice() {
@@ -218,5 +223,25 @@ impl ChatTemplate {
                 special,
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Template files win over the config's key even when only named ones exist, as in transformers 5.
+    #[test]
+    fn template_files_hide_the_config_key() {
+        let dir = std::env::temp_dir().join(format!("chatfmt-load-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("additional_chat_templates")).unwrap();
+        std::fs::write(dir.join("tokenizer_config.json"), r#"{"chat_template": "config"}"#).unwrap();
+        std::fs::write(dir.join("additional_chat_templates/tool_use.jinja"), "tools").unwrap();
+        let t = ChatTemplate::from_model_dir(&dir).unwrap();
+        assert_eq!(t.names(), ["tool_use"]);
+        let msgs = [serde_json::json!({"role": "user", "content": "hi"})];
+        let e = t.apply(&msgs, &Default::default()).unwrap_err();
+        assert!(e.message().contains("multiple chat templates with no default"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
