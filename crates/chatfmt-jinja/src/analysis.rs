@@ -278,6 +278,14 @@ fn is_scalar_expr(e: &Expr) -> bool {
                 | "slice"
         ),
         ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        // `message.content if message.content is string else ''` is a field, not a message.
+        ExprKind::Cond(_, value, other) => {
+            is_scalar_expr(value)
+                && match other {
+                    Some(o) => is_scalar_expr(o),
+                    None => true,
+                }
+        }
         ExprKind::GetAttr(..)
         | ExprKind::Call(..)
         | ExprKind::Test(..)
@@ -440,7 +448,16 @@ impl Walker {
             ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| self.expr(x)),
             ExprKind::Call(callee, args) => {
                 self.call(callee, args, e.pos);
-                self.expr(callee);
+                match &callee.kind {
+                    // A method called on a message (`message.get(...)`, `.items()`) is not a field.
+                    ExprKind::GetAttr(o, attr) if self.is_message(o) => {
+                        if attr.starts_with('_') {
+                            self.out.refused_calls.push(finding(attr, callee.pos));
+                        }
+                        self.expr(o)
+                    }
+                    _ => self.expr(callee),
+                }
                 self.args(args)
             }
             ExprKind::Filter(v, name, args) => {

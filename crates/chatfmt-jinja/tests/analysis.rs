@@ -23,3 +23,12 @@ fn assignments_in_a_loop_or_macro_body_stay_there() {
                   {%- macro later(y) %}{{ y }}{% endmacro %}{{ show(shown) }}";
     assert_eq!(free_variables(source), ["last", "messages", "shown"]);
 }
+
+#[test]
+fn message_fields_are_keys_read_not_methods_called() {
+    let source = "{%- for m in messages %}{% set c = m.content if m.content is string else '' %}\
+                  {{- c.lstrip() }}{{ m.get('reasoning_content') }}{{ m['role'] }}{% endfor %}";
+    let t = Template::new("demo.jinja", source).expect("the template compiles");
+    let fields: Vec<String> = t.analyze().message_fields.into_iter().collect();
+    assert_eq!(fields, ["content", "reasoning_content", "role"]);
+}

@@ -334,18 +334,30 @@ impl<'c> Prober<'c> {
                 "tool calls render only when the assistant message also has a `content` field: without one (transformers drops `content: None`) the template fails or drops them; send `\"content\": \"\"`",
             ));
         }
-        // The rest of the tool probes use the first form that rendered (objects before strings).
+        // The rest of the tool probes use the first form that rendered (objects before strings); a
+        // template that drops tool calls may still render their results, after either call form.
         let (as_string, with_content) = forms.first().copied().unwrap_or((false, false));
-        let tool_results = data(
-            "tool results",
-            self.look(
-                &roundtrip(as_string, with_content),
-                &roundtrip_opts,
-                &[RESULT],
-                &[tool_result(CALL_IDS[0], RESULT)],
-                &[],
-            ),
-        );
+        let result_forms = if forms.is_empty() {
+            vec![(false, false), (false, true)]
+        } else {
+            vec![(as_string, with_content)]
+        };
+        let result_seen: Vec<Seen> = result_forms
+            .into_iter()
+            .map(|(as_string, with_content)| {
+                self.look(
+                    &roundtrip(as_string, with_content),
+                    &roundtrip_opts,
+                    &[RESULT],
+                    &[tool_result(CALL_IDS[0], RESULT)],
+                    &[],
+                )
+            })
+            .collect();
+        let tool_results = match result_seen.iter().find(|s| **s == Seen::Data) {
+            Some(seen) => data("tool results", *seen),
+            None => result_seen.into_iter().any(|s| data("tool results", s)),
+        };
         let mut parallel = head.clone();
         let mut turn = json!({"role": "assistant", "tool_calls": [
             call(CALL_IDS[0], ARG, as_string), call(CALL_IDS[1], ARG2, as_string)
