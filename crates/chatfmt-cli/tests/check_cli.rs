@@ -84,3 +84,41 @@ fn render_names_the_json_path_of_a_malformed_message() {
         "{err}"
     );
 }
+
+#[test]
+fn an_empty_template_or_one_that_never_reads_messages_is_an_error() {
+    for (name, source, code) in [
+        ("empty.jinja", " \n", "empty_template"),
+        (
+            "fixed.jinja",
+            "{{ bos_token }}Hello{% if add_generation_prompt %} there{% endif %}",
+            "ignores_messages",
+        ),
+    ] {
+        let tpl = temp_file(name, source);
+        let out = chatfmt(&["check", tpl.to_str().expect("utf-8 path"), "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        assert_eq!(report["templates"][0]["errors"][0]["code"], code, "{name}: {report}");
+    }
+}
+
+#[test]
+fn a_template_needing_an_eos_token_is_probed_with_a_placeholder_and_exits_0() {
+    let tpl = temp_file(
+        "eos.jinja",
+        "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] + eos_token }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}",
+    );
+    let out = chatfmt(&["check", tpl.to_str().expect("utf-8 path"), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let t = &report["templates"][0];
+    assert_eq!(t["capabilities"]["system_role"], true, "{t}");
+    assert_eq!(t["capabilities"]["add_generation_prompt"], true, "{t}");
+    assert!(
+        t["warnings"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|w| w["code"] == "placeholder_special_tokens")),
+        "{t}"
+    );
+}

@@ -28,7 +28,8 @@ pub struct Analysis {
     pub tests: BTreeSet<String>,
     /// Global functions called (`range`, `namespace`, `raise_exception`, ...).
     pub globals_called: BTreeSet<String>,
-    /// Variables read that the template never assigns: what the caller must (or may) pass.
+    /// Variables read where the template has not assigned them yet (in template order, each
+    /// `for`, `with` and macro body a scope of its own): what the caller must (or may) pass.
     pub free_variables: BTreeSet<String>,
     /// Attributes and constant keys read on variables holding messages (`message.content`,
     /// `message['tool_calls']`, `message.get('reasoning_content')`).
@@ -67,18 +68,22 @@ pub(crate) fn analyze(body: &[Stmt]) -> Analysis {
     let mut bound = BTreeSet::new();
     collect_bound(body, &mut bound);
     let message_vars = message_vars(body);
+    // A macro may call one defined further down: by the time it runs, both exist.
+    let mut macros = BTreeSet::new();
+    collect_macro_names(body, &mut macros);
     let mut w = Walker {
         out: Analysis::default(),
         bound,
         message_vars,
-        reads: BTreeSet::new(),
+        assigned: macros,
+        free: BTreeSet::new(),
     };
     w.stmts(body);
     let mut out = w.out;
     out.free_variables = w
-        .reads
+        .free
         .into_iter()
-        .filter(|n| !w.bound.contains(n) && !IMPLICIT_NAMES.contains(&n.as_str()) && !is_global(n))
+        .filter(|n| !IMPLICIT_NAMES.contains(&n.as_str()) && !is_global(n))
         .collect();
     out
 }
@@ -121,6 +126,18 @@ fn collect_bound(body: &[Stmt], out: &mut BTreeSet<String>) {
         }
         for child in children(s) {
             collect_bound(child, out);
+        }
+    }
+}
+
+/// The names of every macro the template defines.
+fn collect_macro_names(body: &[Stmt], out: &mut BTreeSet<String>) {
+    for s in body {
+        if let StmtKind::Macro(m) = &s.kind {
+            out.insert(m.name.to_string());
+        }
+        for child in children(s) {
+            collect_macro_names(child, out);
         }
     }
 }
@@ -261,6 +278,14 @@ fn is_scalar_expr(e: &Expr) -> bool {
                 | "slice"
         ),
         ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        // `message.content if message.content is string else ''` is a field, not a message.
+        ExprKind::Cond(_, value, other) => {
+            is_scalar_expr(value)
+                && match other {
+                    Some(o) => is_scalar_expr(o),
+                    None => true,
+                }
+        }
         ExprKind::GetAttr(..)
         | ExprKind::Call(..)
         | ExprKind::Test(..)
@@ -277,7 +302,10 @@ struct Walker {
     out: Analysis,
     bound: BTreeSet<String>,
     message_vars: BTreeSet<String>,
-    reads: BTreeSet<String>,
+    /// Names assigned so far in the current scope, in template order.
+    assigned: BTreeSet<String>,
+    /// Names read before any assignment in scope.
+    free: BTreeSet<String>,
 }
 
 impl Walker {
@@ -288,7 +316,11 @@ impl Walker {
     fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
-            StmtKind::Print(e, _) | StmtKind::Set(_, e) => self.expr(e),
+            StmtKind::Print(e, _) => self.expr(e),
+            StmtKind::Set(t, e) => {
+                self.expr(e);
+                self.assign(t)
+            }
             StmtKind::NeedsLoader(e) => {
                 self.out.needs_loader.push(finding("include/import/extends", s.pos));
                 self.expr(e)
@@ -301,11 +333,12 @@ impl Walker {
                 self.stmts(else_body)
             }
             StmtKind::For(f) => self.for_loop(f),
-            StmtKind::SetBlock(_, filter, body) => {
+            StmtKind::SetBlock(t, filter, body) => {
+                self.stmts(body);
                 if let Some(f) = filter {
                     self.expr(f);
                 }
-                self.stmts(body)
+                self.assign(t)
             }
             StmtKind::Macro(m) => self.macro_def(m),
             StmtKind::CallBlock(call, m) => {
@@ -322,7 +355,10 @@ impl Walker {
             }
             StmtKind::With(assigns, body) => {
                 assigns.iter().for_each(|(_, e)| self.expr(e));
-                self.stmts(body)
+                let outer = self.assigned.clone();
+                assigns.iter().for_each(|(t, _)| self.assign(t));
+                self.stmts(body);
+                self.assigned = outer
             }
             StmtKind::Generation(body) => {
                 self.out.uses_generation = true;
@@ -332,12 +368,20 @@ impl Walker {
         }
     }
 
+    /// Records the names a `set` (or loop) target binds in the current scope.
+    fn assign(&mut self, t: &Target) {
+        target_names(t, &mut self.assigned)
+    }
+
     fn for_loop(&mut self, f: &ForLoop) {
         self.expr(&f.iter);
+        let outer = self.assigned.clone();
+        self.assign(&f.target);
         if let Some(c) = &f.cond {
             self.expr(c);
         }
         self.stmts(&f.body);
+        self.assigned = outer;
         self.stmts(&f.else_body)
     }
 
@@ -346,7 +390,10 @@ impl Walker {
             .iter()
             .filter_map(|(_, d)| d.as_ref())
             .for_each(|d| self.expr(d));
-        self.stmts(&m.body)
+        let outer = self.assigned.clone();
+        self.assigned.extend(m.params.iter().map(|(p, _)| p.to_string()));
+        self.stmts(&m.body);
+        self.assigned = outer
     }
 
     fn args(&mut self, a: &Args) {
@@ -366,7 +413,9 @@ impl Walker {
         match &e.kind {
             ExprKind::Const(_) => {}
             ExprKind::Name(n) => {
-                self.reads.insert(n.to_string());
+                if !self.assigned.contains(&**n) {
+                    self.free.insert(n.to_string());
+                }
             }
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
                 items.iter().for_each(|i| self.expr(i))
@@ -399,7 +448,16 @@ impl Walker {
             ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| self.expr(x)),
             ExprKind::Call(callee, args) => {
                 self.call(callee, args, e.pos);
-                self.expr(callee);
+                match &callee.kind {
+                    // A method called on a message (`message.get(...)`, `.items()`) is not a field.
+                    ExprKind::GetAttr(o, attr) if self.is_message(o) => {
+                        if attr.starts_with('_') {
+                            self.out.refused_calls.push(finding(attr, callee.pos));
+                        }
+                        self.expr(o)
+                    }
+                    _ => self.expr(callee),
+                }
                 self.args(args)
             }
             ExprKind::Filter(v, name, args) => {

@@ -60,7 +60,8 @@ pub enum ArgumentsFormat {
 }
 
 /// What a template supports. Each flag is true only when a probe conversation rendered without
-/// error and its probe text showed up in the prompt.
+/// error and its probe text showed up in the prompt as data (not only inside a Python repr such as
+/// `[{'type': 'text', ...}]` or a re-escaped JSON string).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Capabilities {
     /// A `system` message is rendered.
@@ -137,9 +138,22 @@ fn compile_diagnostic(e: &Error) -> Diagnostic {
 
 fn check_template(chat: &ChatTemplate, name: Option<&str>, template: &Template) -> Report {
     let analysis = template.analyze();
-    let errors = static_errors(&analysis);
-    let probe = probes::Prober::new(chat, name);
-    let (capabilities, warnings) = probe.run(&analysis, template.source());
+    let mut errors = Vec::new();
+    if template.source().trim().is_empty() {
+        errors.push(Diagnostic::new(
+            "empty_template",
+            "the template is empty: every conversation renders as an empty prompt; give the model's chat template",
+        ));
+    } else if !analysis.free_variables.contains("messages") {
+        errors.push(Diagnostic::new(
+            "ignores_messages",
+            "the template never reads `messages`: every conversation renders the same prompt; loop over `messages` to render the conversation",
+        ));
+    }
+    errors.extend(static_errors(&analysis));
+    let mut warnings = Vec::new();
+    let probe = probes::Prober::new(chat, name, &analysis, &mut warnings);
+    let capabilities = probe.run(&analysis, template.source(), &mut warnings);
     Report {
         name: name.map(str::to_string),
         errors,
