@@ -253,3 +253,46 @@ fn a_closed_pipe_ends_quietly() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The tokens kit's Qwen3 tokenizer folder, when the kits are present (required under CI=true).
+fn qwen3() -> Option<String> {
+    let kits = std::env::var("CHATFMT_KITS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance")));
+    let dir = kits.join("tokens/tokenizers/qwen3");
+    if dir.is_dir() {
+        return Some(dir.display().to_string());
+    }
+    assert_ne!(
+        std::env::var("CI").as_deref(),
+        Ok("true"),
+        "tokens kit missing: {}",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn tokenize_takes_the_tokenizer_from_the_model_and_the_template_from_the_flag() {
+    let Some(model) = qwen3() else { return };
+    let dir = temp("tokenize");
+    let template = write(&dir, "t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
+    let out = chatfmt(&[
+        "tokenize",
+        "--model",
+        &model,
+        "--template",
+        &template,
+        "--messages",
+        &conversation(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["template"]["source"], template);
+    let plain = chatfmt(&["tokenize", "--model", &model, "--messages", &conversation(), "--json"]);
+    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert_eq!(p["template"]["source"], format!("{model}/tokenizer_config.json"));
+    assert!(v["input_ids"].as_array().map(Vec::len) < p["input_ids"].as_array().map(Vec::len));
+    std::fs::remove_dir_all(&dir).ok();
+}

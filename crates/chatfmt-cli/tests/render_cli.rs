@@ -185,6 +185,12 @@ fn renders_a_gguf_and_checks_template_names() {
         "{err}"
     );
 
+    // check reads the GGUF's template, not the binary as Jinja.
+    let out = run(&["check", &single, "--json"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["templates"][0]["capabilities"]["system_role"], true);
+
     let full = gguf(3, &chat_model(CHATML, vec![]));
     let cut = write(&dir, "cut.gguf", &full[..100]);
     let err = fails(&["render", "--model", &cut, "--messages", &conv], &[]);
