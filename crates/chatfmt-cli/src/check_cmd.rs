@@ -21,7 +21,8 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Check every template of the hf conformance kit's corpus instead ($CHATFMT_KITS or ../shared/conformance).
+    /// Check every template of the hf conformance kit's corpus instead ($CHATFMT_KITS, else
+    /// ../shared/conformance from the current folder).
     #[arg(long)]
     hf_kit: bool,
     /// With --hf-kit: print the capability table as Markdown (docs/CAPABILITIES.md).
@@ -68,7 +69,7 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
 }
 
 fn run_kit(args: &CheckArgs) -> Result<ExitCode> {
-    let dir = chatfmt::conformance::kits_dir().join("hf");
+    let dir = kits_dir().join("hf");
     let checks = check::check_hf_kit(&dir).map_err(anyhow::Error::msg)?;
     if args.markdown {
         print!("{}", check::markdown_table(&checks));
@@ -84,6 +85,12 @@ fn run_kit(args: &CheckArgs) -> Result<ExitCode> {
         }
     }
     Ok(exit_code(checks.iter().map(|c| &c.report)))
+}
+
+/// Where the conformance kits are: `$CHATFMT_KITS`, else `../shared/conformance` from the current
+/// folder (the repository's root, beside which the kits are kept).
+fn kits_dir() -> PathBuf {
+    std::env::var_os("CHATFMT_KITS").map_or_else(|| PathBuf::from("../shared/conformance"), PathBuf::from)
 }
 
 fn exit_code<'r>(mut reports: impl Iterator<Item = &'r Report>) -> ExitCode {

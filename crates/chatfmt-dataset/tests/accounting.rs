@@ -2,7 +2,9 @@
 //! with their index and reason, output order is input order, and tokenized rows equal the tokenizer's
 //! own result.
 
-use chatfmt::conformance::kit_for_test;
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+
 use chatfmt::TemplateRequest;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use serde_json::{json, Value as Json};
@@ -147,7 +149,9 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
 
 #[test]
 fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
-    let Some(kit) = kit_for_test("tokens") else { return };
+    let Some(kit) = kits::kit_for_test("tokens") else {
+        return;
+    };
     let model = kit.join("tokenizers/qwen3");
     let dir = temp_dir("tokens");
     let input = dir.join("in.jsonl");

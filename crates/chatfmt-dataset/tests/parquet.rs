@@ -2,12 +2,14 @@
 //! tokenizer's own ids and assistant masks, and every bad row (no conversation, a role the template
 //! refuses, a `messages` column of the wrong type) is in the rejects file with its index and reason.
 
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+
 use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{
     Array, ArrayRef, Int64Array, ListArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
 };
 use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema};
-use chatfmt::conformance::kit_for_test;
 use chatfmt::TemplateRequest;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
@@ -124,7 +126,9 @@ fn list_values<T: Array + Clone + 'static>(column: &ArrayRef, row: usize) -> T {
 
 #[test]
 fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
-    let Some(kit) = kit_for_test("tokens") else { return };
+    let Some(kit) = kits::kit_for_test("tokens") else {
+        return;
+    };
     let model = kit.join("tokenizers/qwen3");
     let dir = temp_dir("mixed");
     std::fs::write(dir.join("template.jinja"), TEMPLATE).expect("write template");

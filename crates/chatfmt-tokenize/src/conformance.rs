@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The summary of a run over the kit.
 #[derive(Debug, Default, Serialize)]
@@ -37,18 +38,23 @@ struct Pairing {
     generation_tags: bool,
 }
 
-struct Kit {
+/// The kit read into memory once, to run in parts (one pairing at a time, from several threads);
+/// each tokenizer is loaded the first time a case needs it.
+pub struct Kit {
     dir: PathBuf,
     tokenizer_dirs: HashMap<String, PathBuf>,
     pairings: HashMap<(String, String), Pairing>,
     scenarios: Map<String, Json>,
     frozen_now: String,
-    /// Loaded tokenizers by (name, overrides).
-    loaded: HashMap<(String, String), ChatTokenizer>,
+    goldens: Vec<Json>,
+    /// Tokenizers by (name, overrides), one slot for each the goldens use.
+    loaded: HashMap<(String, String), OnceLock<Result<ChatTokenizer, String>>>,
 }
 
 impl Kit {
-    fn load(dir: &Path) -> Result<Kit, String> {
+    /// Reads the kit at `dir` (`index.json`, its scenarios, `goldens.jsonl`; paths of `index.json`
+    /// resolved relative to `dir`).
+    pub fn load(dir: &Path) -> Result<Kit, String> {
         let index_path = dir.join("index.json");
         let index = read_json(&index_path)?;
         let origin = index_path.display().to_string();
@@ -80,14 +86,36 @@ impl Kit {
                 },
             );
         }
+        let goldens = read_jsonl(&dir.join("goldens.jsonl"))?;
+        let loaded = goldens
+            .iter()
+            .filter_map(|g| {
+                Some((
+                    g["tokenizer"].as_str()?.to_string(),
+                    g["options"]["tokenizer_overrides"].to_string(),
+                ))
+            })
+            .map(|key| (key, OnceLock::new()))
+            .collect();
         Ok(Kit {
             dir: dir.to_path_buf(),
             tokenizer_dirs,
             pairings,
             scenarios,
             frozen_now,
-            loaded: HashMap::new(),
+            goldens,
+            loaded,
         })
+    }
+
+    /// The (tokenizer, template) pairings the goldens use, in order of first use.
+    pub fn pairings(&self) -> Vec<(&str, &str)> {
+        let mut seen = std::collections::HashSet::new();
+        self.goldens
+            .iter()
+            .filter_map(|g| Some((g["tokenizer"].as_str()?, g["template"].as_str()?)))
+            .filter(|p| seen.insert(*p))
+            .collect()
     }
 
     /// The template source of a `template_file` (`path` or `path#json_key`).
@@ -107,9 +135,12 @@ impl Kit {
         }
     }
 
-    fn tokenizer(&mut self, name: &str, overrides: &Json) -> Result<&ChatTokenizer, String> {
-        let key = (name.to_string(), overrides.to_string());
-        if !self.loaded.contains_key(&key) {
+    fn tokenizer(&self, name: &str, overrides: &Json) -> Result<&ChatTokenizer, String> {
+        let slot = self
+            .loaded
+            .get(&(name.to_string(), overrides.to_string()))
+            .ok_or_else(|| format!("tokenizer {name:?} could not be loaded"))?;
+        let loaded = slot.get_or_init(|| {
             let dir = self
                 .tokenizer_dirs
                 .get(name)
@@ -118,11 +149,9 @@ impl Kit {
             for (k, v) in overrides.as_object().into_iter().flatten() {
                 tok.set_special_token(k, v.as_str().map(str::to_string));
             }
-            self.loaded.insert(key.clone(), tok);
-        }
-        self.loaded
-            .get(&key)
-            .ok_or_else(|| format!("tokenizer {name:?} could not be loaded"))
+            Ok(tok)
+        });
+        loaded.as_ref().map_err(Clone::clone)
     }
 }
 
@@ -223,107 +252,115 @@ fn options(
 
 /// Runs the kit at `dir` (paths of `index.json` resolved relative to it).
 pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report, String> {
-    let mut kit = Kit::load(dir)?;
-    let goldens = read_jsonl(&dir.join("goldens.jsonl"))?;
-    let mut report = Report::default();
-    let mut sources: HashMap<String, String> = HashMap::new();
-    for (line, g) in goldens.iter().enumerate() {
-        report.cases += 1;
-        let origin = format!("goldens.jsonl:{}", line + 1);
-        let tok_name = field(g, "tokenizer", &origin)?;
-        let template_id = field(g, "template", &origin)?;
-        let opts = &g["options"];
-        let id = format!("{tok_name}/{template_id}/{}/{opts}", g["scenario"]);
-        let pairing = kit
-            .pairings
-            .get(&(tok_name.to_string(), template_id.to_string()))
-            .ok_or_else(|| format!("{origin}: no pairing {tok_name} x {template_id} in index.json"))?;
-        let generation_tags = pairing.generation_tags;
-        let file = pairing.template_file.clone();
-        if !sources.contains_key(&file) {
-            sources.insert(file.clone(), kit.template_source(&file)?);
-        }
-        let source = &sources[&file];
-        let (scenario_ids, batched): (Vec<&str>, bool) = match &g["scenario"] {
-            Json::String(s) => (vec![s.as_str()], false),
-            Json::Array(a) => (a.iter().filter_map(Json::as_str).collect(), true),
-            other => return Err(format!("{origin}: bad scenario {other}")),
-        };
-        let mut conversations = Vec::new();
-        for s in &scenario_ids {
-            let scen = kit
-                .scenarios
-                .get(*s)
-                .ok_or_else(|| format!("{origin}: unknown scenario {s:?}"))?;
-            conversations.push(scen["messages"].as_array().cloned().unwrap_or_default());
-        }
-        let first = kit.scenarios.get(scenario_ids[0]).cloned().unwrap_or(Json::Null);
-        let sanitize = opts["sanitize_control_tokens"].as_bool().unwrap_or(false);
-        let naive = opts["encode"].as_str() == Some("tokenizer(text)");
-        let masks = generation_tags && opts["continue_final_message"].is_null() && !sanitize && !naive;
-        let (apply, encode) = options(opts, &first, &kit.frozen_now, masks)?;
-        let tokenizer = kit.tokenizer(tok_name, &opts["tokenizer_overrides"])?;
-        let template = ChatTemplate::new(source, tokenizer.special_tokens().clone());
-        let convs: Vec<&[Json]> = conversations.iter().map(Vec::as_slice).collect();
-        let chat_opts = ChatTokenizeOptions {
-            encode: encode.clone(),
-            sanitize_control_tokens: sanitize.then(|| source.clone()),
-        };
-        let result = if naive {
-            naive_path(&template, tokenizer, &convs, &apply, &encode)
-        } else {
-            tokenize_chats(&template, tokenizer, &convs, &apply, &chat_opts)
-        };
-        let want = expected(g);
-        let got = outcome(&result, batched, want.get("assistant_masks").is_some() || masks);
-        let special_ok = Json::Object(tokenizer.special_tokens().clone()) == g["special_tokens"];
-        let kind = if !special_ok {
-            "special_tokens_mismatch"
-        } else if got == want {
-            report.matched += 1;
-            continue;
-        } else if want["status"] != got["status"] {
-            "status_mismatch"
-        } else {
-            [
-                "error",
-                "stage",
-                "text",
-                "input_ids",
-                "attention_mask",
-                "assistant_masks",
-            ]
-            .into_iter()
-            .find(|k| got.get(*k) != want.get(*k))
-            .unwrap_or("mismatch")
-        };
-        if known.contains(&id) {
-            report.documented += 1;
-            continue;
-        }
-        let (expected, actual) = if kind == "special_tokens_mismatch" {
-            (
-                g["special_tokens"].to_string(),
-                Json::Object(tokenizer.special_tokens().clone()).to_string(),
-            )
-        } else {
-            let detail = match &result {
-                Err(e) => format!(" ({e})"),
-                Ok(_) => String::new(),
+    Kit::load(dir)?.run(None, known)
+}
+
+impl Kit {
+    /// Replays the cases of one (tokenizer, template) pairing, or every case.
+    pub fn run(&self, pairing: Option<(&str, &str)>, known: &KnownDifferences) -> Result<Report, String> {
+        let mut report = Report::default();
+        let mut sources: HashMap<String, String> = HashMap::new();
+        for (line, g) in self.goldens.iter().enumerate() {
+            let origin = format!("goldens.jsonl:{}", line + 1);
+            let tok_name = field(g, "tokenizer", &origin)?;
+            let template_id = field(g, "template", &origin)?;
+            if pairing.is_some_and(|p| p != (tok_name, template_id)) {
+                continue;
+            }
+            report.cases += 1;
+            let opts = &g["options"];
+            let id = format!("{tok_name}/{template_id}/{}/{opts}", g["scenario"]);
+            let pairing = self
+                .pairings
+                .get(&(tok_name.to_string(), template_id.to_string()))
+                .ok_or_else(|| format!("{origin}: no pairing {tok_name} x {template_id} in index.json"))?;
+            let generation_tags = pairing.generation_tags;
+            let file = pairing.template_file.clone();
+            if !sources.contains_key(&file) {
+                sources.insert(file.clone(), self.template_source(&file)?);
+            }
+            let source = &sources[&file];
+            let (scenario_ids, batched): (Vec<&str>, bool) = match &g["scenario"] {
+                Json::String(s) => (vec![s.as_str()], false),
+                Json::Array(a) => (a.iter().filter_map(Json::as_str).collect(), true),
+                other => return Err(format!("{origin}: bad scenario {other}")),
             };
-            (
-                want.get(kind).unwrap_or(&want).to_string(),
-                format!("{}{detail}", got.get(kind).unwrap_or(&got)),
-            )
-        };
-        report.failures.push(Failure {
-            id,
-            kind: kind.to_string(),
-            expected,
-            actual,
-        });
+            let mut conversations = Vec::new();
+            for s in &scenario_ids {
+                let scen = self
+                    .scenarios
+                    .get(*s)
+                    .ok_or_else(|| format!("{origin}: unknown scenario {s:?}"))?;
+                conversations.push(scen["messages"].as_array().cloned().unwrap_or_default());
+            }
+            let first = self.scenarios.get(scenario_ids[0]).cloned().unwrap_or(Json::Null);
+            let sanitize = opts["sanitize_control_tokens"].as_bool().unwrap_or(false);
+            let naive = opts["encode"].as_str() == Some("tokenizer(text)");
+            let masks = generation_tags && opts["continue_final_message"].is_null() && !sanitize && !naive;
+            let (apply, encode) = options(opts, &first, &self.frozen_now, masks)?;
+            let tokenizer = self.tokenizer(tok_name, &opts["tokenizer_overrides"])?;
+            let template = ChatTemplate::new(source, tokenizer.special_tokens().clone());
+            let convs: Vec<&[Json]> = conversations.iter().map(Vec::as_slice).collect();
+            let chat_opts = ChatTokenizeOptions {
+                encode: encode.clone(),
+                sanitize_control_tokens: sanitize.then(|| source.clone()),
+            };
+            let result = if naive {
+                naive_path(&template, tokenizer, &convs, &apply, &encode)
+            } else {
+                tokenize_chats(&template, tokenizer, &convs, &apply, &chat_opts)
+            };
+            let want = expected(g);
+            let got = outcome(&result, batched, want.get("assistant_masks").is_some() || masks);
+            let special_ok = Json::Object(tokenizer.special_tokens().clone()) == g["special_tokens"];
+            let kind = if !special_ok {
+                "special_tokens_mismatch"
+            } else if got == want {
+                report.matched += 1;
+                continue;
+            } else if want["status"] != got["status"] {
+                "status_mismatch"
+            } else {
+                [
+                    "error",
+                    "stage",
+                    "text",
+                    "input_ids",
+                    "attention_mask",
+                    "assistant_masks",
+                ]
+                .into_iter()
+                .find(|k| got.get(*k) != want.get(*k))
+                .unwrap_or("mismatch")
+            };
+            if known.contains(&id) {
+                report.documented += 1;
+                continue;
+            }
+            let (expected, actual) = if kind == "special_tokens_mismatch" {
+                (
+                    g["special_tokens"].to_string(),
+                    Json::Object(tokenizer.special_tokens().clone()).to_string(),
+                )
+            } else {
+                let detail = match &result {
+                    Err(e) => format!(" ({e})"),
+                    Ok(_) => String::new(),
+                };
+                (
+                    want.get(kind).unwrap_or(&want).to_string(),
+                    format!("{}{detail}", got.get(kind).unwrap_or(&got)),
+                )
+            };
+            report.failures.push(Failure {
+                id,
+                kind: kind.to_string(),
+                expected,
+                actual,
+            });
+        }
+        Ok(report)
     }
-    Ok(report)
 }
 
 /// The naive `tokenizer(apply_chat_template(..., tokenize=False))` path: special tokens added.

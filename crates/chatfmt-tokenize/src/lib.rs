@@ -153,6 +153,10 @@ impl ChatTokenizer {
 }
 
 #[cfg(test)]
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod test_kits;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
@@ -190,7 +194,7 @@ mod tests {
     /// nothing else of a tokenization).
     #[test]
     fn ids_and_character_maps_match_transformers() {
-        let Some(kit) = chatfmt::conformance::kit_for_test("tokens/tokenizers") else {
+        let Some(kit) = crate::test_kits::kit_for_test("tokens/tokenizers") else {
             return;
         };
         let fixture: Json =

@@ -1,26 +1,60 @@
-//! The tokens kit as a test: every case must match or be documented in KNOWN_DIFFERENCES.md.
+//! The tokens kit as tests: one trial per tokenizer × template pairing, plus one for the kit's
+//! totals. Every case must match or be documented in KNOWN_DIFFERENCES.md.
 
-use chatfmt::conformance::{kit_for_test, KnownDifferences};
-use chatfmt_tokenize::conformance;
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+#[path = "../../chatfmt/tests/support/trials.rs"]
+mod trials;
 
-#[test]
-fn tokens_kit() {
-    let Some(dir) = kit_for_test("tokens") else { return };
-    let r = conformance::run(&dir, &KnownDifferences::bundled()).expect("kit readable");
-    for f in r.failures.iter().take(5) {
-        eprintln!(
-            "--- {} [{}]\nexpected: {}\nactual:   {}",
-            f.id, f.kind, f.expected, f.actual
-        );
-    }
-    eprintln!(
-        "tokens kit: {} / {} matched, {} documented",
-        r.matched, r.cases, r.documented
-    );
-    assert_eq!(r.cases, 1579, "the tokens kit has 1579 cases");
-    assert_eq!(
-        r.matched + r.documented,
-        r.cases,
-        "every tokens case must match or be documented"
-    );
+use chatfmt::conformance::KnownDifferences;
+use chatfmt_tokenize::conformance::{Kit, Report};
+use libtest_mimic::{Failed, Trial};
+use std::sync::Arc;
+use trials::{both, check, kit_trials};
+
+/// Cases of the tokens kit.
+const CASES: usize = 1579;
+
+fn main() {
+    trials::run(kit_trials("tokens_kit", "tokens", |dir| {
+        let kit = Arc::new(Kit::load(&dir)?);
+        let known = Arc::new(KnownDifferences::bundled());
+        let mut out = Vec::new();
+        for (tokenizer, template) in kit.pairings() {
+            let (kit, known) = (kit.clone(), known.clone());
+            let (tokenizer, template) = (tokenizer.to_string(), template.to_string());
+            out.push(Trial::test(format!("tokens_kit::{tokenizer}::{template}"), move || {
+                let r = kit.run(Some((&tokenizer, &template)), &known)?;
+                show(&r, &format!("{tokenizer} x {template}"))
+            }));
+        }
+        out.push(Trial::test("tokens_kit::all_cases", move || {
+            let r = kit.run(None, &known)?;
+            if r.cases != CASES {
+                return Err(format!("the tokens kit has {CASES} cases, {} found", r.cases).into());
+            }
+            show(&r, "the kit")
+        }));
+        Ok(out)
+    }));
+}
+
+fn show(r: &Report, what: &str) -> Result<(), Failed> {
+    let failures = r
+        .failures
+        .iter()
+        .map(|f| format!("--- {} [{}]\n{}", f.id, f.kind, both(&f.expected, &f.actual)))
+        .collect();
+    check(
+        || {
+            format!(
+                "{what}: {} of {} cases neither match nor are in KNOWN_DIFFERENCES.md ({} matched, {} documented)",
+                r.failures.len(),
+                r.cases,
+                r.matched,
+                r.documented
+            )
+        },
+        failures,
+    )
 }

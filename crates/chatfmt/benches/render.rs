@@ -1,4 +1,7 @@
-use chatfmt::conformance::{kits_dir, read_jsonl};
+#[path = "../tests/support/kits.rs"]
+mod kits;
+
+use chatfmt::conformance::read_jsonl;
 use chatfmt::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::Template;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
@@ -34,7 +37,7 @@ struct Case {
 }
 
 fn hf_dir() -> PathBuf {
-    kits_dir().join("hf")
+    kits::kits_base().join("hf")
 }
 
 fn load_cases() -> Vec<Case> {

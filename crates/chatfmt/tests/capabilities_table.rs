@@ -1,9 +1,14 @@
 //! `chatfmt check` against `tests/data/capabilities.tsv`: capabilities of kit templates written from
 //! each template's source. Every cell must agree; all disagreements are printed.
 
+#[path = "support/kits.rs"]
+mod kits;
+#[path = "support/trials.rs"]
+mod trials;
+
 use chatfmt::check::{self, ArgumentsFormat, Capabilities};
-use chatfmt::conformance;
-use std::path::PathBuf;
+use libtest_mimic::Trial;
+use std::path::{Path, PathBuf};
 
 /// The value `check` reports for a column, in the table's spelling.
 fn reported(c: &Capabilities, column: &str) -> Option<String> {
@@ -36,11 +41,16 @@ fn reported(c: &Capabilities, column: &str) -> Option<String> {
     })
 }
 
-#[test]
-fn check_agrees_with_capabilities_read_from_template_sources() {
-    let Some(dir) = conformance::kit_for_test("hf") else {
-        return;
-    };
+fn main() {
+    trials::run(trials::kit_trials("capabilities_table", "hf", |dir| {
+        Ok(vec![Trial::test("capabilities_table::agrees_with_check", move || {
+            check_agrees_with_capabilities_read_from_template_sources(&dir);
+            Ok(())
+        })])
+    }));
+}
+
+fn check_agrees_with_capabilities_read_from_template_sources(dir: &Path) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/capabilities.tsv");
     let text = std::fs::read_to_string(&path).expect("capabilities.tsv readable");
     let mut lines = text
@@ -55,7 +65,7 @@ fn check_agrees_with_capabilities_read_from_template_sources() {
         "the first column names the template"
     );
 
-    let checks = check::check_hf_kit(&dir).expect("kit readable");
+    let checks = check::check_hf_kit(dir).expect("kit readable");
     let mut disagreements = Vec::new();
     let mut rows = 0;
     for (i, line) in lines {

@@ -1,9 +1,19 @@
 //! The built-in default templates against the hf kit's reference outputs for the `legacy-default`
-//! templates: chatfmt's own copies replace the kit's corpus files and must match every case.
+//! templates: chatfmt's own copies replace the kit's corpus files and must match every case. One
+//! trial per built-in default, and one that every legacy default of the kit has one.
 
-use chatfmt::conformance::{self, hf, KnownDifferences};
+#[path = "support/kits.rs"]
+mod kits;
+#[path = "support/trials.rs"]
+mod trials;
+
+use chatfmt::conformance::{hf, KnownDifferences};
 use chatfmt::defaults;
+use libtest_mimic::Trial;
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use trials::{both, check, diff, kit_trials};
 
 /// The kit's template id for each built-in default.
 const KIT_IDS: [(&str, &str); 4] = [
@@ -13,46 +23,77 @@ const KIT_IDS: [(&str, &str); 4] = [
     ("gpt2", "transformers--default-gpt2"),
 ];
 
-#[test]
-fn defaults_match_the_legacy_default_goldens() {
-    let Some(dir) = conformance::kit_for_test("hf") else {
-        return;
-    };
-    let index: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).expect("index.json")).expect("json");
-    let legacy: Vec<&str> = index["templates"]
-        .as_array()
-        .expect("templates")
-        .iter()
-        .filter(|t| t["kind"] == "legacy-default")
-        .filter_map(|t| t["id"].as_str())
-        .collect();
-    let mut ids: Vec<&str> = KIT_IDS.iter().map(|(_, id)| *id).collect();
-    ids.sort();
-    let mut legacy_sorted = legacy.clone();
-    legacy_sorted.sort();
-    assert_eq!(
-        ids, legacy_sorted,
-        "every legacy-default of the kit has a built-in default"
-    );
-    assert_eq!(defaults::all().len(), KIT_IDS.len());
+fn main() {
+    trials::run(kit_trials("defaults_kit", "hf", |dir| {
+        let dir = Arc::new(dir);
+        let mut out = vec![every_legacy_default(dir.clone())];
+        out.extend(KIT_IDS.iter().map(|&(name, id)| matches_goldens(dir.clone(), name, id)));
+        Ok(out)
+    }));
+}
 
-    for (name, id) in KIT_IDS {
-        let source = defaults::get(name).expect("built in").source;
+fn every_legacy_default(dir: Arc<PathBuf>) -> Trial {
+    Trial::test("defaults_kit::every_legacy_default_is_built_in", move || {
+        let text = std::fs::read_to_string(dir.join("index.json")).map_err(|e| e.to_string())?;
+        let index: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        let mut legacy: Vec<&str> = index["templates"]
+            .as_array()
+            .ok_or("index.json has no templates")?
+            .iter()
+            .filter(|t| t["kind"] == "legacy-default")
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        legacy.sort();
+        let mut ids: Vec<&str> = KIT_IDS.iter().map(|(_, id)| *id).collect();
+        ids.sort();
+        if ids != legacy {
+            return Err(format!("legacy defaults of the kit {legacy:?}, built in {ids:?}").into());
+        }
+        if defaults::all().len() != KIT_IDS.len() {
+            return Err(format!(
+                "{} built-in defaults, {} in the kit",
+                defaults::all().len(),
+                KIT_IDS.len()
+            )
+            .into());
+        }
+        Ok(())
+    })
+}
+
+fn matches_goldens(dir: Arc<PathBuf>, name: &'static str, id: &'static str) -> Trial {
+    Trial::test(format!("defaults_kit::{name}"), move || {
+        let source = defaults::get(name).map_err(|e| e.to_string())?.source;
         let sources = HashMap::from([(id.to_string(), source.to_string())]);
         let filter = hf::Filter {
             template: Some(id.to_string()),
             scenario: None,
         };
-        let r = hf::run_with_sources(&dir, &filter, &KnownDifferences::default(), &sources).expect("kit readable");
-        for f in r.failures.iter().take(3) {
-            eprintln!(
-                "--- {name} / {} {} [{}]\nexpected: {:?}\nactual:   {:?}",
-                f.scenario, f.options, f.kind, f.expected, f.actual
-            );
+        let r = hf::run_with_sources(&dir, &filter, &KnownDifferences::default(), &sources)?;
+        if r.cases < 10 {
+            return Err(format!("{id}: only {} cases in the kit", r.cases).into());
         }
-        eprintln!("{name}: {} / {} cases matched", r.matched, r.cases);
-        assert!(r.cases >= 10, "{id}: only {} cases in the kit", r.cases);
-        assert_eq!(r.matched, r.cases, "{name} differs from the kit's goldens for {id}");
-    }
+        let failures = r
+            .failures
+            .iter()
+            .map(|f| {
+                let detail = if f.kind == "output_mismatch" {
+                    diff(&f.expected, &f.actual)
+                } else {
+                    both(&f.expected, &f.actual)
+                };
+                format!("--- {name} / {} {} [{}]\n{detail}", f.scenario, f.options, f.kind)
+            })
+            .collect();
+        check(
+            || {
+                format!(
+                    "{name}: {} of {} cases differ from the goldens of {id}",
+                    r.failures.len(),
+                    r.cases
+                )
+            },
+            failures,
+        )
+    })
 }

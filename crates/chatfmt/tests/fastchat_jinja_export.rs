@@ -2,11 +2,13 @@
 //! `apply` path as Hugging Face templates, equals FastChat's prompt on every applicable kit
 //! scenario, for every exportable template. A missing kit is a loud skip (a failure when CI=true).
 
+#[path = "support/kits.rs"]
+mod kits;
+
 use chatfmt::conversation::export_check::{check_export, JinjaRenderer};
 use chatfmt::jinja::{Context, Template};
 use chatfmt::{ApplyOptions, ChatTemplate};
 use serde_json::{json, Map, Value};
-use std::path::PathBuf;
 
 /// chatfmt's engine in transformers' environment, behind the export check's renderer hook.
 /// Conversations go through `apply`; the kit's empty conversation (which transformers refuses)
@@ -33,27 +35,11 @@ impl JinjaRenderer for Engine {
     }
 }
 
-fn kit_dir() -> Option<PathBuf> {
-    let dir = chatfmt::conformance::kits_dir().join("fastchat");
-    if dir.join("goldens.jsonl").exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "FastChat kit not found at {} (CI=true: a missing kit is a failure)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED: FastChat conformance kit not found at {} ***\n",
-        dir.display()
-    );
-    None
-}
-
 #[test]
 fn exported_templates_render_fastchat_prompts() {
-    let Some(dir) = kit_dir() else { return };
+    let Some(dir) = kits::kit_for_test("fastchat") else {
+        return;
+    };
     let report = check_export(&dir, &Engine, None).expect("kit readable");
     let not_exported: Vec<&str> = report.not_exported.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(

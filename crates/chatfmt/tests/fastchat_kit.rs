@@ -1,98 +1,111 @@
-//! Runs the whole FastChat conformance kit (`../shared/conformance/fastchat` beside the repo, or
-//! `$CHATFMT_KITS/fastchat`). A missing kit is a loud skip, or a failure when `CI=true`.
+//! The FastChat kit as tests: the kit is replayed once, then one trial per template (and for the API
+//! edge cases and the model-path records) checks its records, and kit-wide trials check the totals
+//! and the documented differences.
+
+#[path = "support/kits.rs"]
+mod kits;
+#[path = "support/trials.rs"]
+mod trials;
 
 use chatfmt::conversation::conformance::{documented_differences, run_kit, Failure, Report};
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use libtest_mimic::{Failed, Trial};
+use serde_json::Value;
+use std::sync::Arc;
+use trials::{both, check, diff, kit_trials};
 
-fn kit_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("CHATFMT_KITS") {
-        Some(kits) => PathBuf::from(kits).join("fastchat"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/fastchat"),
-    };
-    if dir.join("goldens.jsonl").exists() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "FastChat kit not found at {} (CI=true: a missing kit is a failure)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED: FastChat conformance kit not found at {} ***\n",
-        dir.display()
-    );
-    None
+/// Template scenarios and API edge cases (`goldens.jsonl`) plus model paths (`adapter_goldens.jsonl`).
+const RECORDS: usize = 1544 + 254;
+/// Records whose only mismatches are documented differences: 44 image crashes and 2 tuple leaks
+/// (prompt) inside the 102 image records (openai messages), plus the stop_token_ids aliasing case.
+const DOCUMENTED: usize = 103;
+
+fn main() {
+    trials::run(kit_trials("fastchat_kit", "fastchat", |dir| {
+        let report = Arc::new(run_kit(&dir).map_err(|e| e.to_string())?);
+        Ok(fastchat_trials(report))
+    }));
 }
 
-/// The kit report, computed once for all tests of this file.
-fn report() -> Option<&'static Report> {
-    static REPORT: OnceLock<Option<Report>> = OnceLock::new();
-    REPORT
-        .get_or_init(|| kit_dir().map(|dir| run_kit(&dir).expect("kit readable")))
-        .as_ref()
-}
-
-fn show(failures: &[Failure]) -> String {
-    failures
-        .iter()
-        .take(8)
-        .map(|f| {
+fn fastchat_trials(report: Arc<Report>) -> Vec<Trial> {
+    let mut out = Vec::new();
+    for group in report.groups.keys() {
+        let (report, group) = (report.clone(), group.clone());
+        out.push(Trial::test(format!("fastchat_kit::{group}"), move || {
+            let failures: Vec<&Failure> = report
+                .failures
+                .iter()
+                .chain(&report.extra_failures)
+                .filter(|f| f.group == group)
+                .collect();
+            show(&failures, || {
+                format!(
+                    "{group}: {} fields of its {} records differ from the kit",
+                    failures.len(),
+                    report.groups[&group]
+                )
+            })
+        }));
+    }
+    let r = report.clone();
+    out.push(Trial::test("fastchat_kit::all_records", move || {
+        if r.cases != RECORDS {
+            return Err(format!("the FastChat kit has {RECORDS} records, {} checked", r.cases).into());
+        }
+        let failures: Vec<&Failure> = r.failures.iter().collect();
+        show(&failures, || {
             format!(
-                "{} [{}]\n  expected: {}\n  actual:   {}",
-                f.id, f.field, f.expected, f.actual
+                "{} matched + {} documented of {} records",
+                r.matched, r.documented, r.cases
             )
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+    }));
+    let r = report.clone();
+    out.push(Trial::test("fastchat_kit::uncounted_outputs", move || {
+        let failures: Vec<&Failure> = r.extra_failures.iter().collect();
+        show(&failures, || {
+            format!("{} uncounted outputs differ from the kit", failures.len())
+        })
+    }));
+    let r = report.clone();
+    out.push(Trial::test(
+        "fastchat_kit::documented_differences_are_the_listed_evidence",
+        move || {
+            let listed = documented_differences();
+            let unlisted: Vec<_> = r.observed_documented.difference(&listed).collect();
+            if !unlisted.is_empty() {
+                return Err(format!("documented by rule but not listed in KNOWN_DIFFERENCES.md: {unlisted:?}").into());
+            }
+            if !r.stale_documented.is_empty() {
+                return Err(format!("listed but not observed: {:?}", r.stale_documented).into());
+            }
+            Ok(())
+        },
+    ));
+    out.push(Trial::test("fastchat_kit::documented_records", move || {
+        if report.documented != DOCUMENTED {
+            return Err(format!(
+                "{DOCUMENTED} records are documented differences, {} found",
+                report.documented
+            )
+            .into());
+        }
+        Ok(())
+    }));
+    out
 }
 
-#[test]
-fn every_record_matches_or_is_documented() {
-    let Some(report) = report() else { return };
-    assert_eq!(report.cases, 1544 + 254, "every kit record is checked");
-    assert!(
-        report.passed(),
-        "{} matched + {} documented of {} cases; failures:\n{}",
-        report.matched,
-        report.documented,
-        report.cases,
-        show(&report.failures)
-    );
-}
-
-#[test]
-fn uncounted_outputs_match_or_are_documented() {
-    let Some(report) = report() else { return };
-    assert!(
-        report.extra_failures.is_empty(),
-        "{} failures:\n{}",
-        report.extra_failures.len(),
-        show(&report.extra_failures)
-    );
-}
-
-#[test]
-fn documented_differences_are_exactly_the_listed_evidence() {
-    let Some(report) = report() else { return };
-    let listed = documented_differences();
-    let unlisted: Vec<_> = report.observed_documented.difference(&listed).collect();
-    assert!(
-        unlisted.is_empty(),
-        "documented by rule but not listed in KNOWN_DIFFERENCES.md: {unlisted:?}"
-    );
-    assert!(
-        report.stale_documented.is_empty(),
-        "listed but not observed: {:?}",
-        report.stale_documented
-    );
-}
-
-#[test]
-fn documented_records_are_few_and_counted() {
-    let Some(report) = report() else { return };
-    // 44 image crashes + 2 tuple leaks (prompt) are inside the 102 image records (openai
-    // messages), plus the stop_token_ids aliasing edge case.
-    assert_eq!(report.documented, 103);
+/// Fails with the first failures, prompts shown from their first difference.
+fn show(failures: &[&Failure], header: impl FnOnce() -> String) -> Result<(), Failed> {
+    let text = |v: &Value| v.get("ok").and_then(Value::as_str).map(str::to_owned);
+    let lines = failures
+        .iter()
+        .map(|f| {
+            let detail = match (text(&f.expected), text(&f.actual)) {
+                (Some(expected), Some(actual)) => diff(&expected, &actual),
+                _ => both(&f.expected.to_string(), &f.actual.to_string()),
+            };
+            format!("--- {} [{}]\n{detail}", f.id, f.field)
+        })
+        .collect();
+    check(header, lines)
 }

@@ -2,6 +2,9 @@
 //! values, tool-call shapes, extra keys), tools and options, applied with every real template of the hf
 //! kit's corpus and the bundled example, never panics: each render returns text or an error.
 
+#[path = "support/kits.rs"]
+mod kits;
+
 use chatfmt::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::Clock;
 use proptest::prelude::*;
@@ -15,7 +18,7 @@ fn templates() -> Vec<(String, ChatTemplate)> {
         "examples/chatml-model".to_string(),
         ChatTemplate::from_model_dir(&example).expect("the bundled example loads"),
     ));
-    let Some(corpus) = chatfmt::conformance::kit_for_test("hf/corpus") else {
+    let Some(corpus) = kits::kit_for_test("hf/corpus") else {
         return out;
     };
     let Ok(entries) = std::fs::read_dir(&corpus) else {

@@ -1,5 +1,8 @@
 //! The rendered text knows where each span came from: template text, a message field, or computed.
 
+#[path = "support/kits.rs"]
+mod kits;
+
 use chatfmt::jinja::{Origin, Rendered};
 use chatfmt::{ApplyOptions, ChatTemplate};
 use serde_json::{json, Value};
@@ -60,14 +63,10 @@ fn chatml_example_spans_name_message_fields() {
 
 #[test]
 fn trimmed_content_in_a_real_template_keeps_its_origin() {
-    let path = chatfmt::conformance::kits_dir().join("hf/corpus/meta-llama--Llama-3.1-8B-Instruct.jinja");
-    let Ok(source) = std::fs::read_to_string(&path) else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{} is missing (CI=true requires the kits)", path.display());
-        }
-        eprintln!("SKIPPED: {} not found", path.display());
+    let Some(path) = kits::kit_for_test("hf/corpus/meta-llama--Llama-3.1-8B-Instruct.jinja") else {
         return;
     };
+    let source = std::fs::read_to_string(&path).expect("corpus file readable");
     let mut special = serde_json::Map::new();
     special.insert("bos_token".into(), json!("<|begin_of_text|>"));
     let t = ChatTemplate::new(&source, special);

@@ -46,17 +46,26 @@ fn read_json(path: &Path) -> Result<Json, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-struct Kit {
+/// The kit read into memory once, to run in parts (one template at a time, from several threads).
+#[derive(Debug)]
+pub struct Kit {
     /// Template id → source.
     sources: HashMap<String, String>,
     /// Named set id → (name, template id) pairs.
     sets: HashMap<String, Vec<(String, String)>>,
     scenarios: Json,
     frozen_now: String,
+    goldens: Vec<Json>,
 }
 
 impl Kit {
-    fn load(dir: &Path) -> Result<Kit, String> {
+    /// Reads the kit at `dir` (`index.json`, `corpus/`, `scenarios.json`, `goldens.jsonl`).
+    pub fn load(dir: &Path) -> Result<Kit, String> {
+        Self::load_with_sources(dir, &HashMap::new())
+    }
+
+    /// Reads the kit at `dir` with some templates' sources replaced (template id → source).
+    fn load_with_sources(dir: &Path, replaced: &HashMap<String, String>) -> Result<Kit, String> {
         let index = read_json(&dir.join("index.json"))?;
         let scen = read_json(&dir.join("scenarios.json"))?;
         let mut sources = HashMap::new();
@@ -81,12 +90,29 @@ impl Kit {
                 .unwrap_or_default();
             sets.insert(id.to_string(), names);
         }
+        for (id, source) in replaced {
+            if !sources.contains_key(id) {
+                return Err(format!("{}: no template '{id}' in index.json", dir.display()));
+            }
+            sources.insert(id.clone(), source.clone());
+        }
         Ok(Kit {
             sources,
             sets,
             frozen_now: scen["frozen_now"].as_str().unwrap_or("2025-07-10T12:00:00").to_string(),
             scenarios: scen["scenarios"].clone(),
+            goldens: read_jsonl(&dir.join("goldens.jsonl"))?,
         })
+    }
+
+    /// The template ids (and named set ids) the goldens use, in order of first use.
+    pub fn template_ids(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.goldens
+            .iter()
+            .filter_map(|g| g["template"].as_str())
+            .filter(|t| seen.insert(*t))
+            .collect()
     }
 
     fn chat_template(&self, id: &str, special: Map<String, Json>) -> ChatTemplate {
@@ -122,7 +148,7 @@ fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions
 
 /// Runs the kit at `dir`.
 pub fn run(dir: &Path, filter: &Filter, known: &KnownDifferences) -> Result<Report, String> {
-    run_with_sources(dir, filter, known, &HashMap::new())
+    Ok(Kit::load(dir)?.run(filter, known))
 }
 
 /// Runs the kit at `dir` with some templates' sources replaced (template id → source), to check
@@ -133,92 +159,91 @@ pub fn run_with_sources(
     known: &KnownDifferences,
     sources: &HashMap<String, String>,
 ) -> Result<Report, String> {
-    let mut kit = Kit::load(dir)?;
-    for (id, source) in sources {
-        if !kit.sources.contains_key(id) {
-            return Err(format!("{}: no template '{id}' in index.json", dir.display()));
-        }
-        kit.sources.insert(id.clone(), source.clone());
-    }
-    let goldens = read_jsonl(&dir.join("goldens.jsonl"))?;
-    let mut report = Report::default();
-    for g in &goldens {
-        let template = g["template"].as_str().unwrap_or("");
-        let scenario_id = g["scenario"].as_str().unwrap_or("");
-        if filter.template.as_deref().is_some_and(|t| t != template)
-            || filter.scenario.as_deref().is_some_and(|s| s != scenario_id)
-        {
-            continue;
-        }
-        report.cases += 1;
-        let scenario = &kit.scenarios[scenario_id];
-        let messages = scenario["messages"].as_array().cloned().unwrap_or_default();
-        let special = g["special_tokens"].as_object().cloned().unwrap_or_default();
-        let opts = apply_options(&g["options"], scenario, &kit.frozen_now);
-        let result = kit.chat_template(template, special).apply(&messages, &opts);
-        let (kind, expected, actual) = match (g["status"].as_str(), result) {
-            (Some("ok"), Ok(r)) => {
-                let want = g["output"].as_str().unwrap_or("");
-                if r.text != want {
-                    ("output_mismatch", want.to_string(), r.text)
-                } else if let Some(spans) = g["generation_spans"].as_array() {
-                    let want: Vec<(usize, usize)> = spans
-                        .iter()
-                        .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
-                        .collect();
-                    if want == r.generation_spans {
+    Ok(Kit::load_with_sources(dir, sources)?.run(filter, known))
+}
+
+impl Kit {
+    /// Replays the cases the filter selects.
+    pub fn run(&self, filter: &Filter, known: &KnownDifferences) -> Report {
+        let mut report = Report::default();
+        for g in &self.goldens {
+            let template = g["template"].as_str().unwrap_or("");
+            let scenario_id = g["scenario"].as_str().unwrap_or("");
+            if filter.template.as_deref().is_some_and(|t| t != template)
+                || filter.scenario.as_deref().is_some_and(|s| s != scenario_id)
+            {
+                continue;
+            }
+            report.cases += 1;
+            let scenario = &self.scenarios[scenario_id];
+            let messages = scenario["messages"].as_array().cloned().unwrap_or_default();
+            let special = g["special_tokens"].as_object().cloned().unwrap_or_default();
+            let opts = apply_options(&g["options"], scenario, &self.frozen_now);
+            let result = self.chat_template(template, special).apply(&messages, &opts);
+            let (kind, expected, actual) = match (g["status"].as_str(), result) {
+                (Some("ok"), Ok(r)) => {
+                    let want = g["output"].as_str().unwrap_or("");
+                    if r.text != want {
+                        ("output_mismatch", want.to_string(), r.text)
+                    } else if let Some(spans) = g["generation_spans"].as_array() {
+                        let want: Vec<(usize, usize)> = spans
+                            .iter()
+                            .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
+                            .collect();
+                        if want == r.generation_spans {
+                            ("", String::new(), String::new())
+                        } else {
+                            (
+                                "span_mismatch",
+                                format!("{want:?}"),
+                                format!("{:?}", r.generation_spans),
+                            )
+                        }
+                    } else {
+                        ("", String::new(), String::new())
+                    }
+                }
+                (Some("ok"), Err(e)) => (
+                    "unexpected_error",
+                    g["output"].as_str().unwrap_or("").to_string(),
+                    format!("{e:#}"),
+                ),
+                (_, Ok(r)) => ("missing_error", error_text(g), r.text),
+                (_, Err(e)) => {
+                    if g["error"]["name"].as_str() == Some(e.kind().python_name()) {
                         ("", String::new(), String::new())
                     } else {
-                        (
-                            "span_mismatch",
-                            format!("{want:?}"),
-                            format!("{:?}", r.generation_spans),
-                        )
+                        ("wrong_error_class", error_text(g), format!("{e:#}"))
                     }
-                } else {
-                    ("", String::new(), String::new())
                 }
+            };
+            if kind.is_empty() {
+                report.matched += 1;
+                continue;
             }
-            (Some("ok"), Err(e)) => (
-                "unexpected_error",
-                g["output"].as_str().unwrap_or("").to_string(),
-                format!("{e:#}"),
-            ),
-            (_, Ok(r)) => ("missing_error", error_text(g), r.text),
-            (_, Err(e)) => {
-                if g["error"]["name"].as_str() == Some(e.kind().python_name()) {
-                    ("", String::new(), String::new())
-                } else {
-                    ("wrong_error_class", error_text(g), format!("{e:#}"))
-                }
+            let id = format!("{template}/{scenario_id}/{}", g["options"]);
+            if known.contains(&id) {
+                report.documented += 1;
+                continue;
             }
-        };
-        if kind.is_empty() {
-            report.matched += 1;
-            continue;
+            match kind {
+                "output_mismatch" => report.output_mismatch += 1,
+                "span_mismatch" => report.span_mismatch += 1,
+                "wrong_error_class" => report.wrong_error_class += 1,
+                "unexpected_error" => report.unexpected_error += 1,
+                _ => report.missing_error += 1,
+            }
+            report.failures.push(HfFailure {
+                template: template.to_string(),
+                scenario: scenario_id.to_string(),
+                options: g["options"].clone(),
+                kind: kind.to_string(),
+                expected,
+                actual,
+            });
         }
-        let id = format!("{template}/{scenario_id}/{}", g["options"]);
-        if known.contains(&id) {
-            report.documented += 1;
-            continue;
-        }
-        match kind {
-            "output_mismatch" => report.output_mismatch += 1,
-            "span_mismatch" => report.span_mismatch += 1,
-            "wrong_error_class" => report.wrong_error_class += 1,
-            "unexpected_error" => report.unexpected_error += 1,
-            _ => report.missing_error += 1,
-        }
-        report.failures.push(HfFailure {
-            template: template.to_string(),
-            scenario: scenario_id.to_string(),
-            options: g["options"].clone(),
-            kind: kind.to_string(),
-            expected,
-            actual,
-        });
+        report
     }
-    Ok(report)
 }
 
 fn error_text(g: &Json) -> String {

@@ -68,35 +68,67 @@ fn error_text(p: &Json) -> String {
     )
 }
 
+/// The probes read into memory once, to run in parts (one group at a time, from several threads).
+#[derive(Debug)]
+pub struct Probes {
+    probes: Vec<Json>,
+    frozen_now: String,
+}
+
+impl Probes {
+    /// Reads `probes.jsonl` (and the frozen clock of `groups.json`) of the kit at `dir`.
+    pub fn load(dir: &Path) -> Result<Probes, String> {
+        let probes = read_jsonl(&dir.join("probes.jsonl"))?;
+        let groups: Json = std::fs::read_to_string(dir.join("groups.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Json::Null);
+        let frozen_now = groups["frozen_now"]
+            .as_str()
+            .unwrap_or("2025-07-10T12:00:00")
+            .to_string();
+        Ok(Probes { probes, frozen_now })
+    }
+
+    /// The probe groups (`print`, `filters`, ...), in order of first use.
+    pub fn groups(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.probes
+            .iter()
+            .filter_map(|p| p["group"].as_str())
+            .filter(|g| seen.insert(*g))
+            .collect()
+    }
+
+    /// Runs the probes of `group`, or every probe.
+    pub fn run(&self, group: Option<&str>, known: &KnownDifferences) -> Report {
+        let mut report = Report::default();
+        for p in &self.probes {
+            if group.is_some_and(|g| p["group"].as_str() != Some(g)) {
+                continue;
+            }
+            let optional = p["tags"]
+                .as_array()
+                .is_some_and(|tags| tags.iter().any(|t| OPTIONAL_TAGS.contains(&t.as_str().unwrap_or(""))));
+            let id = p["id"].as_str().unwrap_or("?");
+            let outcome = run_probe(p, &self.frozen_now);
+            if optional {
+                report.optional_cases += 1;
+                report.optional_matched += outcome.is_ok() as usize;
+                continue;
+            }
+            report.cases += 1;
+            match outcome {
+                Ok(()) => report.matched += 1,
+                Err(_) if known.contains(id) => report.documented += 1,
+                Err(f) => report.failures.push(f),
+            }
+        }
+        report
+    }
+}
+
 /// Runs every probe of the kit at `dir`.
 pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report, String> {
-    let probes = read_jsonl(&dir.join("probes.jsonl"))?;
-    let groups: Json = std::fs::read_to_string(dir.join("groups.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Json::Null);
-    let frozen_now = groups["frozen_now"]
-        .as_str()
-        .unwrap_or("2025-07-10T12:00:00")
-        .to_string();
-    let mut report = Report::default();
-    for p in &probes {
-        let optional = p["tags"]
-            .as_array()
-            .is_some_and(|tags| tags.iter().any(|t| OPTIONAL_TAGS.contains(&t.as_str().unwrap_or(""))));
-        let id = p["id"].as_str().unwrap_or("?");
-        let outcome = run_probe(p, &frozen_now);
-        if optional {
-            report.optional_cases += 1;
-            report.optional_matched += outcome.is_ok() as usize;
-            continue;
-        }
-        report.cases += 1;
-        match outcome {
-            Ok(()) => report.matched += 1,
-            Err(_) if known.contains(id) => report.documented += 1,
-            Err(f) => report.failures.push(f),
-        }
-    }
-    Ok(report)
+    Ok(Probes::load(dir)?.run(None, known))
 }

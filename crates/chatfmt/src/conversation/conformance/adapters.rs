@@ -59,7 +59,7 @@ impl Run {
             .as_str()
             .ok_or_else(|| bad_record(&id, "no model_path"))?;
         let found = match_model_in(path, dir);
-        let mut c = Checks::new(&id);
+        let mut c = Checks::new(&id, record);
         c.plain("adapter", &record["adapter"], json!(found.adapter), true);
         match record.get("error") {
             Some(err) => c.result(

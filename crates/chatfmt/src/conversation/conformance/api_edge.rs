@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 impl Run {
     pub(super) fn check_api_edge(&mut self, id: &str, record: &Value) -> Result<()> {
         let scenario = record["scenario"].as_str().unwrap_or_default();
-        let mut c = Checks::new(id);
+        let mut c = Checks::new(id, record);
         let registry = &self.registry;
         match scenario {
             "unknown_template" => {

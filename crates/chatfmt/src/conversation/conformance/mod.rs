@@ -22,7 +22,7 @@ use super::record::Conversation;
 use super::registry::Registry;
 use adapters::FixtureDir;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Fields whose equality decides whether a template record matches.
@@ -33,6 +33,8 @@ const COUNTED_FIELDS: &[&str] = &["prompt", "openai_messages", "stop_str", "stop
 pub struct Failure {
     /// The record id.
     pub id: String,
+    /// The record's group (see [`Report::groups`]).
+    pub group: String,
     /// The compared field.
     pub field: String,
     /// The golden value.
@@ -46,6 +48,9 @@ pub struct Failure {
 pub struct Report {
     /// Records checked (template scenarios, API edge cases and adapter records).
     pub cases: usize,
+    /// Records checked per group: the template a scenario record renders, `api_edge` for the API
+    /// edge cases, `adapters` for the model-path records.
+    pub groups: BTreeMap<String, usize>,
     /// Records that match the golden.
     pub matched: usize,
     /// Records whose every mismatch is a documented difference.
@@ -127,6 +132,15 @@ fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// The group of a kit record (see [`Report::groups`]).
+fn record_group(record: &Value) -> String {
+    match record["kind"].as_str() {
+        Some("template_scenario") => record["template"].as_str().unwrap_or("?").to_owned(),
+        Some("api_edge") => "api_edge".to_owned(),
+        _ => "adapters".to_owned(),
+    }
+}
+
 fn bad_record(id: &str, what: &str) -> Error {
     Error::new(ErrorKind::InvalidInput, format!("kit record {id}: {what}"))
 }
@@ -159,14 +173,16 @@ struct Run {
 /// The comparisons of one record.
 struct Checks<'a> {
     id: &'a str,
+    group: String,
     counted: Vec<(String, Value, Value, bool)>,
     extra: Vec<(String, Value, Value, bool)>,
 }
 
 impl<'a> Checks<'a> {
-    fn new(id: &'a str) -> Self {
+    fn new(id: &'a str, record: &Value) -> Self {
         Checks {
             id,
+            group: record_group(record),
             counted: Vec::new(),
             extra: Vec::new(),
         }
@@ -196,8 +212,11 @@ impl Run {
     /// Counts a record chatfmt cannot replay (unknown op, kind or template) as a failure.
     fn unreplayable(&mut self, record: &Value, error: &Error) {
         self.report.cases += 1;
+        let group = record_group(record);
+        *self.report.groups.entry(group.clone()).or_default() += 1;
         self.report.failures.push(Failure {
             id: record["id"].as_str().unwrap_or("?").to_owned(),
+            group,
             field: "record".to_owned(),
             expected: json!("a record chatfmt can replay"),
             actual: error_value(error),
@@ -207,6 +226,7 @@ impl Run {
     fn finish(&mut self, checks: Checks) {
         let id = checks.id.to_owned();
         self.report.cases += 1;
+        *self.report.groups.entry(checks.group.clone()).or_default() += 1;
         let mut failed = Vec::new();
         let mut any_documented = false;
         for (counted, (field, expected, actual, ok)) in checks
@@ -225,6 +245,7 @@ impl Run {
             }
             let failure = Failure {
                 id: id.clone(),
+                group: checks.group.clone(),
                 field,
                 expected,
                 actual,

@@ -47,7 +47,7 @@ impl Run {
         let mut conv = self.template(id, record)?;
         let ops = record["ops"].as_array().ok_or_else(|| bad_record(id, "no ops"))?;
         replay(id, &mut conv, ops, false)?;
-        let mut c = Checks::new(id);
+        let mut c = Checks::new(id, record);
         for field in COUNTED_FIELDS.iter().chain(&[
             "gradio_chatbot",
             "dict",

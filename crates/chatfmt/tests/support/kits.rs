@@ -1,0 +1,39 @@
+//! Where the conformance kits are, for the tests of every crate: `$CHATFMT_KITS`, else
+//! `../shared/conformance` beside the repository. A missing kit is skipped, except under `CI=true`.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::path::{Path, PathBuf};
+
+/// The folder holding the kits (`hf/`, `jinja/`, `tokens/`, `fastchat/`).
+pub fn kits_base() -> PathBuf {
+    match std::env::var_os("CHATFMT_KITS") {
+        Some(dir) => PathBuf::from(dir),
+        // Every crate sits at crates/NAME, so this is the same folder for all of them.
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
+    }
+}
+
+/// Whether a missing kit is a failure rather than a skip (`CI=true`).
+pub fn kits_required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// A kit (or a folder inside one) for a plain test: its path when present. When absent the test
+/// is skipped with a note on stderr, except under `CI=true`, where a missing kit panics.
+pub fn kit_for_test(name: &str) -> Option<PathBuf> {
+    let dir = kits_base().join(name);
+    if dir.exists() {
+        return Some(dir);
+    }
+    if kits_required() {
+        panic!(
+            "conformance kit {} is missing (CI=true requires it; set CHATFMT_KITS)",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED: conformance kit {} not found (set CHATFMT_KITS to run it)",
+        dir.display()
+    );
+    None
+}
