@@ -2,8 +2,8 @@
 """Generate chatfmt's FastChat template registry from the conformance kit.
 
 Reads the kit's `templates.json` (the facts extracted from FastChat's conversation.py) and writes
-`crates/chatfmt/data/fastchat_templates.json` in chatfmt's own schema (see
-`crates/chatfmt/src/conversation/registry.rs`):
+`crates/chatfmt-fastchat/data/fastchat_templates.json` in chatfmt's own schema (see
+`crates/chatfmt-fastchat/src/registry.rs`):
 
     {"source": str, "templates": [{"name", "system_template", "system_message",
       "system_message_vision", "roles", "messages": [[role, text]], "offset",
@@ -63,7 +63,7 @@ def main():
     dest = (
         sys.argv[2]
         if len(sys.argv) > 2
-        else os.path.join(REPO, "crates", "chatfmt", "data", "fastchat_templates.json")
+        else os.path.join(REPO, "crates", "chatfmt-fastchat", "data", "fastchat_templates.json")
     )
     data = convert(kit)
     with open(dest, "w", encoding="utf-8") as f:

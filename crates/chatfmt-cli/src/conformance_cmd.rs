@@ -1,9 +1,9 @@
 //! `chatfmt conformance KIT`: replays a conformance kit and prints a summary or JSON.
 
-use anyhow::{anyhow, Result};
-use chatfmt::conformance::{self, Failure, KnownDifferences};
+use anyhow::{Context as _, Result};
+use chatfmt_conformance::{self as conformance, Failure, KnownDifferences};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The kits.
@@ -40,6 +40,26 @@ pub struct KitArgs {
     /// How many failures to show in the summary.
     #[arg(long, default_value_t = 10)]
     show: usize,
+    /// The documented differences (default: KNOWN_DIFFERENCES.md in the current folder).
+    #[arg(long, value_name = "FILE")]
+    known_differences: Option<PathBuf>,
+}
+
+/// The documented differences: the file given, else `KNOWN_DIFFERENCES.md` of the current folder;
+/// without either every mismatch is a failure (said on stderr).
+pub fn known_differences(path: Option<&Path>) -> Result<KnownDifferences> {
+    let default = Path::new("KNOWN_DIFFERENCES.md");
+    match path {
+        Some(p) => KnownDifferences::read(p).with_context(|| "reading --known-differences"),
+        None if default.is_file() => Ok(KnownDifferences::read(default)?),
+        None => {
+            eprintln!(
+                "note: no KNOWN_DIFFERENCES.md in the current folder; every mismatch counts as a failure \
+                 (pass --known-differences FILE)"
+            );
+            Ok(KnownDifferences::default())
+        }
+    }
 }
 
 fn print_failures(failures: &[Failure], show: usize) {
@@ -52,11 +72,11 @@ fn print_failures(failures: &[Failure], show: usize) {
 
 /// Runs the chosen kit; exit 0 only when every case matched or is documented.
 pub fn run(kit: Kit) -> Result<ExitCode> {
-    let known = KnownDifferences::bundled();
     match kit {
         Kit::Fastchat(args) => Ok(crate::conformance_fastchat::run(args)),
         Kit::Jinja(args) => {
-            let r = conformance::jinja::run(&args.kit, &known).map_err(|e| anyhow!(e))?;
+            let known = known_differences(args.known_differences.as_deref())?;
+            let r = conformance::jinja::run(&args.kit, &known)?;
             if args.json {
                 println!("{}", serde_json::to_string(&r)?);
             } else {
@@ -78,8 +98,9 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
             template,
             scenario,
         } => {
+            let known = known_differences(args.known_differences.as_deref())?;
             let filter = conformance::hf::Filter { template, scenario };
-            let r = conformance::hf::run(&args.kit, &filter, &known).map_err(|e| anyhow!(e))?;
+            let r = conformance::hf::run(&args.kit, &filter, &known)?;
             if args.json {
                 println!("{}", serde_json::to_string(&r)?);
             } else {
@@ -96,7 +117,8 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
             Ok(exit_code(r.matched + r.documented == r.cases))
         }
         Kit::Tokens(args) => {
-            let r = chatfmt_tokenize::conformance::run(&args.kit, &known).map_err(|e| anyhow!(e))?;
+            let known = known_differences(args.known_differences.as_deref())?;
+            let r = conformance::tokens::run(&args.kit, &known)?;
             if args.json {
                 println!("{}", serde_json::to_string(&r)?);
             } else {

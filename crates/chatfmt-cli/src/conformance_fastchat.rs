@@ -1,7 +1,7 @@
 //! `chatfmt conformance fastchat --kit DIR [--json]`: replays the FastChat kit.
 
 use crate::output::emit;
-use chatfmt::conversation::conformance::{run_kit, Failure, Report};
+use chatfmt_conformance::fastchat::{run_kit, Failure, Report};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +15,9 @@ pub struct Args {
     /// Print one JSON object instead of the summary.
     #[arg(long)]
     json: bool,
+    /// The documented differences (default: KNOWN_DIFFERENCES.md in the current folder).
+    #[arg(long, value_name = "FILE")]
+    known_differences: Option<PathBuf>,
 }
 
 /// How many failures the human output shows.
@@ -25,7 +28,14 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: no goldens.jsonl in {}", args.kit.display());
         return ExitCode::from(2);
     }
-    let report = match run_kit(&args.kit) {
+    let known = match crate::conformance_cmd::known_differences(args.known_differences.as_deref()) {
+        Ok(known) => known,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = match run_kit(&args.kit, &known) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: {e}");

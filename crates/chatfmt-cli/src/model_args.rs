@@ -3,8 +3,8 @@
 //! conversation templates by name or (with `--conv-template auto`) by FastChat's model-path matching.
 
 use anyhow::{anyhow, bail, Result};
-use chatfmt::conversation::{self, Conversation};
 use chatfmt::{ApplyOptions, ChatTemplate, LoadErrorKind, ModelSource, Resolved, TemplateInfo, TemplateRequest};
+use chatfmt_fastchat::{self as conversation, Conversation};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 use std::path::PathBuf;

@@ -4,7 +4,7 @@ use crate::conversation_args::{read_messages, ConversationArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::output::emit;
 use anyhow::{anyhow, bail, Result};
-use chatfmt::conversation::{self, Conversation};
+use chatfmt_fastchat::{self as conversation, Conversation};
 use clap::Args;
 use serde_json::{json, Value as Json};
 

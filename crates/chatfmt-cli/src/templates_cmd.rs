@@ -1,9 +1,9 @@
 //! `chatfmt templates list|show|match|export`: FastChat conversation templates.
 
 use crate::output::emit;
-use chatfmt::conversation::jinja_export::export_jinja;
-use chatfmt::conversation::{match_model, registry_snapshot, Conversation, MatchedOn, Message};
 use chatfmt::defaults;
+use chatfmt_fastchat::jinja_export::export_jinja;
+use chatfmt_fastchat::{match_model, registry_snapshot, Conversation, MatchedOn, Message};
 use clap::Subcommand;
 use serde_json::json;
 use std::path::PathBuf;

@@ -2,10 +2,10 @@
 //! `save_pretrained` does.
 
 use crate::output::emit;
-use chatfmt::conversation::jinja_export::export_jinja;
-use chatfmt::conversation::registry_snapshot;
 use chatfmt::defaults;
 use chatfmt::template::{save_template, SaveErrorKind, SaveLayout};
+use chatfmt_fastchat::jinja_export::export_jinja;
+use chatfmt_fastchat::registry_snapshot;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,8 +1,8 @@
 //! The Hugging Face chat-template kit: real templates × scenarios × options, rendered through
 //! [`ChatTemplate::apply`] and compared to transformers' output byte for byte.
 
-use super::{read_jsonl, KnownDifferences};
-use crate::template::{ApplyOptions, ChatTemplate};
+use crate::{read_json, read_jsonl, Error, KnownDifferences, Result};
+use chatfmt::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::Clock;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -41,11 +41,6 @@ pub struct Filter {
     pub scenario: Option<String>,
 }
 
-fn read_json(path: &Path) -> Result<Json, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// The kit read into memory once, to run in parts (one template at a time, from several threads).
 #[derive(Debug)]
 pub struct Kit {
@@ -60,12 +55,12 @@ pub struct Kit {
 
 impl Kit {
     /// Reads the kit at `dir` (`index.json`, `corpus/`, `scenarios.json`, `goldens.jsonl`).
-    pub fn load(dir: &Path) -> Result<Kit, String> {
+    pub fn load(dir: &Path) -> Result<Kit> {
         Self::load_with_sources(dir, &HashMap::new())
     }
 
     /// Reads the kit at `dir` with some templates' sources replaced (template id → source).
-    fn load_with_sources(dir: &Path, replaced: &HashMap<String, String>) -> Result<Kit, String> {
+    fn load_with_sources(dir: &Path, replaced: &HashMap<String, String>) -> Result<Kit> {
         let index = read_json(&dir.join("index.json"))?;
         let scen = read_json(&dir.join("scenarios.json"))?;
         let mut sources = HashMap::new();
@@ -74,7 +69,7 @@ impl Kit {
                 continue;
             };
             let path = dir.join("corpus").join(file);
-            let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let src = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, &e))?;
             sources.insert(id.to_string(), src);
         }
         let mut sets = HashMap::new();
@@ -92,7 +87,10 @@ impl Kit {
         }
         for (id, source) in replaced {
             if !sources.contains_key(id) {
-                return Err(format!("{}: no template '{id}' in index.json", dir.display()));
+                return Err(Error::malformed(format!(
+                    "{}: no template '{id}' in index.json",
+                    dir.display()
+                )));
             }
             sources.insert(id.clone(), source.clone());
         }
@@ -147,7 +145,7 @@ fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions
 }
 
 /// Runs the kit at `dir`.
-pub fn run(dir: &Path, filter: &Filter, known: &KnownDifferences) -> Result<Report, String> {
+pub fn run(dir: &Path, filter: &Filter, known: &KnownDifferences) -> Result<Report> {
     Ok(Kit::load(dir)?.run(filter, known))
 }
 
@@ -158,7 +156,7 @@ pub fn run_with_sources(
     filter: &Filter,
     known: &KnownDifferences,
     sources: &HashMap<String, String>,
-) -> Result<Report, String> {
+) -> Result<Report> {
     Ok(Kit::load_with_sources(dir, sources)?.run(filter, known))
 }
 

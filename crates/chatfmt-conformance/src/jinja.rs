@@ -1,6 +1,6 @@
 //! The Jinja semantics kit: `probes.jsonl`, small templates with their exact output or error class.
 
-use super::{read_jsonl, Failure, KnownDifferences};
+use crate::{read_jsonl, Failure, KnownDifferences, Result};
 use chatfmt_jinja::{Clock, Context, Template};
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -77,7 +77,7 @@ pub struct Probes {
 
 impl Probes {
     /// Reads `probes.jsonl` (and the frozen clock of `groups.json`) of the kit at `dir`.
-    pub fn load(dir: &Path) -> Result<Probes, String> {
+    pub fn load(dir: &Path) -> Result<Probes> {
         let probes = read_jsonl(&dir.join("probes.jsonl"))?;
         let groups: Json = std::fs::read_to_string(dir.join("groups.json"))
             .ok()
@@ -129,6 +129,6 @@ impl Probes {
 }
 
 /// Runs every probe of the kit at `dir`.
-pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report, String> {
+pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report> {
     Ok(Probes::load(dir)?.run(None, known))
 }

@@ -1,9 +1,11 @@
 //! Runners for the conformance kits: they replay the reference cases through chatfmt and
 //! count what matches. The `chatfmt conformance` command and the test suite both use them.
 
+pub mod fastchat;
 pub mod hf;
 pub mod jinja;
 mod known;
+pub mod tokens;
 
 pub use known::KnownDifferences;
 
@@ -23,12 +25,64 @@ pub struct Failure {
     pub actual: String,
 }
 
+/// What kind of problem stopped a kit from being replayed.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A kit file could not be read (missing, permissions).
+    Io,
+    /// A kit file is not what the kit format says (JSON syntax, missing fields, unknown names).
+    Malformed,
+}
+
+/// A kit that cannot be replayed; the message names the file (and line) concerned.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    /// A malformed kit.
+    pub fn malformed(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Malformed,
+            message: message.into(),
+        }
+    }
+
+    /// A kit file that could not be read.
+    pub fn io(path: &Path, e: &std::io::Error) -> Error {
+        Error {
+            kind: ErrorKind::Io,
+            message: format!("{}: {e}", path.display()),
+        }
+    }
+
+    /// What kind of problem it is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+/// Results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// Reads a JSON Lines file into values, naming the file and line on error.
-pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| Error::malformed(format!("{}:{}: {e}", path.display(), i + 1)))
+        })
         .collect()
+}
+
+/// Reads a JSON file, naming the file on error.
+pub(crate) fn read_json(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+    serde_json::from_str(&text).map_err(|e| Error::malformed(format!("{}: {e}", path.display())))
 }

@@ -1,12 +1,12 @@
 //! The tokens kit (`../shared/conformance/tokens`): real tokenizers × templates × scenarios, rendered
 //! and tokenized through [`tokenize_chats`] and compared to transformers' text, ids and masks.
 
-use crate::chat::{tokenize_chats, ChatError, ChatTokenizeOptions, Stage, TokenizedChat};
-use crate::encode::Text;
-use crate::{ChatTokenizer, EncodeOptions, Padding, Side};
-use chatfmt::conformance::{read_jsonl, Failure, KnownDifferences};
+use crate::{read_json, read_jsonl, Error, Failure, KnownDifferences, Result};
 use chatfmt::jinja::Clock;
 use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatError, ChatTokenizeOptions, Stage, TokenizedChat};
+use chatfmt_tokenize::Text;
+use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Padding, Side};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
@@ -22,15 +22,10 @@ pub struct Report {
     pub failures: Vec<Failure>,
 }
 
-fn read_json(path: &Path) -> Result<Json, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn field<'j>(obj: &'j Json, key: &str, origin: &str) -> Result<&'j str, String> {
+fn field<'j>(obj: &'j Json, key: &str, origin: &str) -> Result<&'j str> {
     obj[key]
         .as_str()
-        .ok_or_else(|| format!("{origin}: missing string field {key:?}"))
+        .ok_or_else(|| Error::malformed(format!("{origin}: missing string field {key:?}")))
 }
 
 struct Pairing {
@@ -48,13 +43,13 @@ pub struct Kit {
     frozen_now: String,
     goldens: Vec<Json>,
     /// Tokenizers by (name, overrides), one slot for each the goldens use.
-    loaded: HashMap<(String, String), OnceLock<Result<ChatTokenizer, String>>>,
+    loaded: HashMap<(String, String), OnceLock<Result<ChatTokenizer>>>,
 }
 
 impl Kit {
     /// Reads the kit at `dir` (`index.json`, its scenarios, `goldens.jsonl`; paths of `index.json`
     /// resolved relative to `dir`).
-    pub fn load(dir: &Path) -> Result<Kit, String> {
+    pub fn load(dir: &Path) -> Result<Kit> {
         let index_path = dir.join("index.json");
         let index = read_json(&index_path)?;
         let origin = index_path.display().to_string();
@@ -119,33 +114,33 @@ impl Kit {
     }
 
     /// The template source of a `template_file` (`path` or `path#json_key`).
-    fn template_source(&self, file: &str) -> Result<String, String> {
+    fn template_source(&self, file: &str) -> Result<String> {
         match file.split_once('#') {
             Some((path, key)) => {
                 let config = read_json(&self.dir.join(path))?;
                 config[key]
                     .as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| format!("{path}: no string {key:?}"))
+                    .ok_or_else(|| Error::malformed(format!("{path}: no string {key:?}")))
             }
             None => {
                 let path = self.dir.join(file);
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+                std::fs::read_to_string(&path).map_err(|e| Error::io(&path, &e))
             }
         }
     }
 
-    fn tokenizer(&self, name: &str, overrides: &Json) -> Result<&ChatTokenizer, String> {
+    fn tokenizer(&self, name: &str, overrides: &Json) -> Result<&ChatTokenizer> {
         let slot = self
             .loaded
             .get(&(name.to_string(), overrides.to_string()))
-            .ok_or_else(|| format!("tokenizer {name:?} could not be loaded"))?;
+            .ok_or_else(|| Error::malformed(format!("tokenizer {name:?} could not be loaded")))?;
         let loaded = slot.get_or_init(|| {
             let dir = self
                 .tokenizer_dirs
                 .get(name)
-                .ok_or_else(|| format!("tokenizer {name:?} is not in index.json"))?;
-            let mut tok = ChatTokenizer::from_model_dir(dir).map_err(|e| e.to_string())?;
+                .ok_or_else(|| Error::malformed(format!("tokenizer {name:?} is not in index.json")))?;
+            let mut tok = ChatTokenizer::from_model_dir(dir).map_err(|e| Error::malformed(e.to_string()))?;
             for (k, v) in overrides.as_object().into_iter().flatten() {
                 tok.set_special_token(k, v.as_str().map(str::to_string));
             }
@@ -204,12 +199,7 @@ fn expected(g: &Json) -> Json {
 }
 
 /// The [`ApplyOptions`] and tokenizer options of a record.
-fn options(
-    opts: &Json,
-    first_scenario: &Json,
-    frozen_now: &str,
-    masks: bool,
-) -> Result<(ApplyOptions, EncodeOptions), String> {
+fn options(opts: &Json, first_scenario: &Json, frozen_now: &str, masks: bool) -> Result<(ApplyOptions, EncodeOptions)> {
     let cfm = match &opts["continue_final_message"] {
         Json::Bool(true) => Some("content".to_string()),
         Json::String(s) => Some(s.clone()),
@@ -230,13 +220,13 @@ fn options(
         Json::Bool(true) => Padding::Longest,
         Json::String(s) if s == "longest" => Padding::Longest,
         Json::String(s) if s == "max_length" => Padding::MaxLength,
-        other => return Err(format!("unsupported padding {other}")),
+        other => return Err(Error::malformed(format!("unsupported padding {other}"))),
     };
     let mut padding_side = None;
     for (k, v) in opts["tokenizer_kwargs"].as_object().into_iter().flatten() {
         match (k.as_str(), v.as_str().and_then(Side::parse)) {
             ("padding_side", Some(side)) => padding_side = Some(side),
-            _ => return Err(format!("unsupported tokenizer_kwargs {k}={v}")),
+            _ => return Err(Error::malformed(format!("unsupported tokenizer_kwargs {k}={v}"))),
         }
     }
     let encode = EncodeOptions {
@@ -251,13 +241,13 @@ fn options(
 }
 
 /// Runs the kit at `dir` (paths of `index.json` resolved relative to it).
-pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report, String> {
+pub fn run(dir: &Path, known: &KnownDifferences) -> Result<Report> {
     Kit::load(dir)?.run(None, known)
 }
 
 impl Kit {
     /// Replays the cases of one (tokenizer, template) pairing, or every case.
-    pub fn run(&self, pairing: Option<(&str, &str)>, known: &KnownDifferences) -> Result<Report, String> {
+    pub fn run(&self, pairing: Option<(&str, &str)>, known: &KnownDifferences) -> Result<Report> {
         let mut report = Report::default();
         let mut sources: HashMap<String, String> = HashMap::new();
         for (line, g) in self.goldens.iter().enumerate() {
@@ -273,7 +263,9 @@ impl Kit {
             let pairing = self
                 .pairings
                 .get(&(tok_name.to_string(), template_id.to_string()))
-                .ok_or_else(|| format!("{origin}: no pairing {tok_name} x {template_id} in index.json"))?;
+                .ok_or_else(|| {
+                    Error::malformed(format!("{origin}: no pairing {tok_name} x {template_id} in index.json"))
+                })?;
             let generation_tags = pairing.generation_tags;
             let file = pairing.template_file.clone();
             if !sources.contains_key(&file) {
@@ -283,14 +275,14 @@ impl Kit {
             let (scenario_ids, batched): (Vec<&str>, bool) = match &g["scenario"] {
                 Json::String(s) => (vec![s.as_str()], false),
                 Json::Array(a) => (a.iter().filter_map(Json::as_str).collect(), true),
-                other => return Err(format!("{origin}: bad scenario {other}")),
+                other => return Err(Error::malformed(format!("{origin}: bad scenario {other}"))),
             };
             let mut conversations = Vec::new();
             for s in &scenario_ids {
                 let scen = self
                     .scenarios
                     .get(*s)
-                    .ok_or_else(|| format!("{origin}: unknown scenario {s:?}"))?;
+                    .ok_or_else(|| Error::malformed(format!("{origin}: unknown scenario {s:?}")))?;
                 conversations.push(scen["messages"].as_array().cloned().unwrap_or_default());
             }
             let first = self.scenarios.get(scenario_ids[0]).cloned().unwrap_or(Json::Null);

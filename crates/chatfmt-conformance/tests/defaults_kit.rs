@@ -2,13 +2,13 @@
 //! templates: chatfmt's own copies replace the kit's corpus files and must match every case. One
 //! trial per built-in default, and one that every legacy default of the kit has one.
 
-#[path = "support/kits.rs"]
+#[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
-#[path = "support/trials.rs"]
+#[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
-use chatfmt::conformance::{hf, KnownDifferences};
 use chatfmt::defaults;
+use chatfmt_conformance::{hf, KnownDifferences};
 use libtest_mimic::Trial;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -69,7 +69,8 @@ fn matches_goldens(dir: Arc<PathBuf>, name: &'static str, id: &'static str) -> T
             template: Some(id.to_string()),
             scenario: None,
         };
-        let r = hf::run_with_sources(&dir, &filter, &KnownDifferences::default(), &sources)?;
+        let r =
+            hf::run_with_sources(&dir, &filter, &KnownDifferences::default(), &sources).map_err(|e| e.to_string())?;
         if r.cases < 10 {
             return Err(format!("{id}: only {} cases in the kit", r.cases).into());
         }

@@ -2,14 +2,16 @@
 //! edge cases and the model-path records) checks its records, and kit-wide trials check the totals
 //! and the documented differences.
 
-#[path = "support/kits.rs"]
+#[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
-#[path = "support/trials.rs"]
+#[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
-use chatfmt::conversation::conformance::{documented_differences, run_kit, Failure, Report};
+use chatfmt_conformance::fastchat::{difference_codes, run_kit, Failure, Report};
+use chatfmt_conformance::KnownDifferences;
 use libtest_mimic::{Failed, Trial};
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use trials::{both, check, diff, kit_trials};
 
@@ -21,12 +23,13 @@ const DOCUMENTED: usize = 103;
 
 fn main() {
     trials::run(kit_trials("fastchat_kit", "fastchat", |dir| {
-        let report = Arc::new(run_kit(&dir).map_err(|e| e.to_string())?);
-        Ok(fastchat_trials(report))
+        let known = KnownDifferences::read(&kits::known_differences_path()).map_err(|e| e.to_string())?;
+        let report = Arc::new(run_kit(&dir, &known).map_err(|e| e.to_string())?);
+        Ok(fastchat_trials(report, Arc::new(known)))
     }));
 }
 
-fn fastchat_trials(report: Arc<Report>) -> Vec<Trial> {
+fn fastchat_trials(report: Arc<Report>, known: Arc<KnownDifferences>) -> Vec<Trial> {
     let mut out = Vec::new();
     for group in report.groups.keys() {
         let (report, group) = (report.clone(), group.clone());
@@ -70,8 +73,13 @@ fn fastchat_trials(report: Arc<Report>) -> Vec<Trial> {
     out.push(Trial::test(
         "fastchat_kit::documented_differences_are_the_listed_evidence",
         move || {
-            let listed = documented_differences();
-            let unlisted: Vec<_> = r.observed_documented.difference(&listed).collect();
+            let listed = known.fastchat_evidence();
+            let unlisted: Vec<_> = r.observed_documented.difference(listed).collect();
+            let codes: BTreeSet<&str> = listed.iter().map(|(code, _)| code.as_str()).collect();
+            let ruled: BTreeSet<&str> = difference_codes().into_iter().collect();
+            if codes != ruled {
+                return Err(format!("differences listed {codes:?} but recognised by rule {ruled:?}").into());
+            }
             if !unlisted.is_empty() {
                 return Err(format!("documented by rule but not listed in KNOWN_DIFFERENCES.md: {unlisted:?}").into());
             }

@@ -2,12 +2,12 @@
 //! jinja kit, plus one trial per kit for its totals. Every case must match or be listed in
 //! KNOWN_DIFFERENCES.md.
 
-#[path = "support/kits.rs"]
+#[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
-#[path = "support/trials.rs"]
+#[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
-use chatfmt::conformance::{hf, jinja, KnownDifferences};
+use chatfmt_conformance::{hf, jinja, KnownDifferences};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 use trials::{both, check, diff, kit_trials};
@@ -24,8 +24,8 @@ fn main() {
 }
 
 fn hf_trials(dir: std::path::PathBuf) -> Result<Vec<Trial>, String> {
-    let kit = Arc::new(hf::Kit::load(&dir)?);
-    let known = Arc::new(KnownDifferences::bundled());
+    let kit = Arc::new(hf::Kit::load(&dir).map_err(|e| e.to_string())?);
+    let known = Arc::new(KnownDifferences::read(&kits::known_differences_path()).map_err(|e| e.to_string())?);
     let mut out = Vec::new();
     for id in kit.template_ids() {
         let (kit, known, id) = (kit.clone(), known.clone(), id.to_string());
@@ -78,8 +78,8 @@ fn hf_check(r: &hf::Report, what: &str) -> Result<(), Failed> {
 }
 
 fn jinja_trials(dir: std::path::PathBuf) -> Result<Vec<Trial>, String> {
-    let probes = Arc::new(jinja::Probes::load(&dir)?);
-    let known = Arc::new(KnownDifferences::bundled());
+    let probes = Arc::new(jinja::Probes::load(&dir).map_err(|e| e.to_string())?);
+    let known = Arc::new(KnownDifferences::read(&kits::known_differences_path()).map_err(|e| e.to_string())?);
     let mut out = Vec::new();
     for group in probes.groups() {
         let (probes, known, group) = (probes.clone(), known.clone(), group.to_string());

@@ -6,8 +6,8 @@ mod kits;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
-use chatfmt::conformance::KnownDifferences;
-use chatfmt_tokenize::conformance::{Kit, Report};
+use chatfmt_conformance::tokens::{Kit, Report};
+use chatfmt_conformance::KnownDifferences;
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 use trials::{both, check, kit_trials};
@@ -17,19 +17,21 @@ const CASES: usize = 1579;
 
 fn main() {
     trials::run(kit_trials("tokens_kit", "tokens", |dir| {
-        let kit = Arc::new(Kit::load(&dir)?);
-        let known = Arc::new(KnownDifferences::bundled());
+        let kit = Arc::new(Kit::load(&dir).map_err(|e| e.to_string())?);
+        let known = Arc::new(KnownDifferences::read(&kits::known_differences_path()).map_err(|e| e.to_string())?);
         let mut out = Vec::new();
         for (tokenizer, template) in kit.pairings() {
             let (kit, known) = (kit.clone(), known.clone());
             let (tokenizer, template) = (tokenizer.to_string(), template.to_string());
             out.push(Trial::test(format!("tokens_kit::{tokenizer}::{template}"), move || {
-                let r = kit.run(Some((&tokenizer, &template)), &known)?;
+                let r = kit
+                    .run(Some((&tokenizer, &template)), &known)
+                    .map_err(|e| e.to_string())?;
                 show(&r, &format!("{tokenizer} x {template}"))
             }));
         }
         out.push(Trial::test("tokens_kit::all_cases", move || {
-            let r = kit.run(None, &known)?;
+            let r = kit.run(None, &known).map_err(|e| e.to_string())?;
             if r.cases != CASES {
                 return Err(format!("the tokens kit has {CASES} cases, {} found", r.cases).into());
             }

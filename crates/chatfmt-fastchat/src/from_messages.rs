@@ -3,7 +3,7 @@
 //! appended with the template's roles, and the generation prompt is the empty assistant turn.
 //!
 //! ```
-//! use chatfmt::conversation::{conversation_from_openai_messages, get_conv_template, ChatMessage};
+//! use chatfmt_fastchat::{conversation_from_openai_messages, get_conv_template, ChatMessage};
 //!
 //! let messages: Vec<ChatMessage> = serde_json::from_str(
 //!     r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]"#,

@@ -4,14 +4,12 @@
 //!   gradio conversions, ...), with every separator style ([`SeparatorStyle`]).
 //! - [`Registry`] / [`get_conv_template`]: FastChat's 102 templates, embedded as data.
 //! - [`match_model`] / [`get_conversation_template`]: FastChat's model-path matching.
-//! - [`conformance`]: replays the FastChat conformance kit.
 //! - [`jinja_export`]: writes a Hugging Face chat template equivalent to a FastChat template;
 //!   [`export_check`] checks such exports against the kit through any Jinja renderer.
 
 #![warn(missing_docs)]
 
 mod adapter;
-pub mod conformance;
 mod error;
 pub mod export_check;
 mod format;

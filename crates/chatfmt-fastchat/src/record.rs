@@ -35,7 +35,7 @@ impl StopStr {
 /// Get one from the registry (an independent copy each time) and fill it:
 ///
 /// ```
-/// use chatfmt::conversation::{get_conv_template, Message};
+/// use chatfmt_fastchat::{get_conv_template, Message};
 ///
 /// let mut conv = get_conv_template("vicuna_v1.1").unwrap();
 /// let (user, assistant) = (conv.roles[0].clone(), conv.roles[1].clone());

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
-const BUILTIN_JSON: &str = include_str!("../../data/fastchat_templates.json");
+const BUILTIN_JSON: &str = include_str!("../data/fastchat_templates.json");
 
 #[derive(Deserialize)]
 struct RegistryFile {

@@ -1,8 +1,8 @@
 //! Building a conversation from OpenAI-shaped messages (the call `chatfmt render
 //! --conv-template` makes) gives FastChat's prompt on every kit scenario that is a chat.
 
-use chatfmt::conversation::export_check::scenario_as_chat;
-use chatfmt::conversation::{conversation_from_openai_messages, get_conv_template, ChatMessage};
+use chatfmt_fastchat::export_check::scenario_as_chat;
+use chatfmt_fastchat::{conversation_from_openai_messages, get_conv_template, ChatMessage};
 use serde_json::Value;
 use std::path::PathBuf;
 

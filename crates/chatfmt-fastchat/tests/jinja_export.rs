@@ -2,12 +2,12 @@
 //! `apply` path as Hugging Face templates, equals FastChat's prompt on every applicable kit
 //! scenario, for every exportable template. A missing kit is a loud skip (a failure when CI=true).
 
-#[path = "support/kits.rs"]
+#[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
 
-use chatfmt::conversation::export_check::{check_export, JinjaRenderer};
 use chatfmt::jinja::{Context, Template};
 use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt_fastchat::export_check::{check_export, JinjaRenderer};
 use serde_json::{json, Map, Value};
 
 /// chatfmt's engine in transformers' environment, behind the export check's renderer hook.

@@ -8,7 +8,6 @@
 //! assistant masks need are rebuilt by walking the token spellings along the text ([`pieces`]).
 
 pub mod chat;
-pub mod conformance;
 mod encode;
 mod load;
 mod masks;

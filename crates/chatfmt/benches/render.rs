@@ -1,10 +1,10 @@
 #[path = "../tests/support/kits.rs"]
 mod kits;
 
-use chatfmt::conformance::read_jsonl;
 use chatfmt::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::Template;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use kits::read_jsonl;
 use minijinja::value::{Kwargs, Serde};
 use minijinja::{Environment, Error as MjError, ErrorKind as MjErrorKind, Value};
 use serde_json::{json, Map, Value as Json};

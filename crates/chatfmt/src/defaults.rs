@@ -142,14 +142,6 @@ mod tests {
     }
 
     #[test]
-    fn names_do_not_shadow_fastchat_templates() {
-        let registry = crate::conversation::registry_snapshot();
-        for d in &DEFAULTS {
-            assert!(registry.get(d.name).is_err(), "{} is also a FastChat template", d.name);
-        }
-    }
-
-    #[test]
     fn unknown_name_lists_the_names() {
         let e = get("chatml2").unwrap_err();
         assert_eq!(

@@ -1,11 +1,10 @@
 //! chatfmt: turns conversations into the exact prompt text chat models were trained on.
 //!
-//! The chat layer over [`chatfmt_jinja`]: Hugging Face chat templates (`apply`, loading from model
-//! folders), FastChat conversation templates ([`conversation`]), and the conformance runners.
+//! The chat layer over [`chatfmt_jinja`]: Hugging Face chat templates (`apply` with every option of
+//! transformers' `apply_chat_template`), model sources (folders, GGUF files, the Hub cache, built-in
+//! templates), saving templates into model folders, and `check`.
 
 pub mod check;
-pub mod conformance;
-pub mod conversation;
 pub mod defaults;
 pub mod json_input;
 pub mod source;

@@ -8,7 +8,7 @@ mod kits;
 mod trials;
 
 use chatfmt::check::{self, ArgumentsFormat, Capabilities, KitCheck, Report};
-use chatfmt::conformance;
+
 use libtest_mimic::Trial;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -109,7 +109,7 @@ fn main() {
 
 fn read_goldens(dir: &Path) -> Result<Goldens, String> {
     let mut goldens = Goldens::new();
-    for r in conformance::read_jsonl(&dir.join("goldens.jsonl"))? {
+    for r in kits::read_jsonl(&dir.join("goldens.jsonl"))? {
         let (Some(t), Some(s)) = (r["template"].as_str(), r["scenario"].as_str()) else {
             continue;
         };

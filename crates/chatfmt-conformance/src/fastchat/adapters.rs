@@ -1,8 +1,8 @@
 //! Adapter records: model paths, with PEFT fixtures written to a temporary folder.
 
 use super::{bad_record, Checks, Run};
-use crate::conversation::adapter::{match_model_in, matching_adapters, ADAPTERS};
-use crate::conversation::error::{Error, ErrorKind, Result};
+use chatfmt_fastchat::{match_model_in, matching_adapters, ADAPTERS};
+use chatfmt_fastchat::{Error, ErrorKind, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

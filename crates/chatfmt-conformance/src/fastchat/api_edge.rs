@@ -2,11 +2,11 @@
 
 use super::scenario::{output, replay};
 use super::{bad_record, Checks, Run};
-use crate::conversation::error::{Error, ErrorKind, Result};
-use crate::conversation::from_messages::{conversation_from_openai_messages, ChatMessage};
-use crate::conversation::message::Message;
-use crate::conversation::record::Conversation;
-use crate::conversation::style::SeparatorStyle;
+use chatfmt_fastchat::Conversation;
+use chatfmt_fastchat::Message;
+use chatfmt_fastchat::SeparatorStyle;
+use chatfmt_fastchat::{conversation_from_openai_messages, ChatMessage};
+use chatfmt_fastchat::{Error, ErrorKind, Result};
 use serde_json::{json, Value};
 
 impl Run {

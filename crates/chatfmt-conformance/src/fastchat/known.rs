@@ -1,15 +1,12 @@
 //! Deliberate differences from FastChat: the rules that recognise each one (here), and the kit
 //! records that show it (the evidence, listed in the "FastChat" section of
-//! `KNOWN_DIFFERENCES.md`, embedded).
+//! `KNOWN_DIFFERENCES.md`, read by [`crate::KnownDifferences`]).
 //!
 //! A mismatch is documented only when chatfmt's output is the specific deliberate error (or
 //! value) of a difference and FastChat's output is the behaviour that difference describes;
 //! any other mismatch is a failure.
 
 use serde_json::Value;
-use std::collections::BTreeSet;
-
-const KNOWN_DIFFERENCES: &str = include_str!("../../../../../KNOWN_DIFFERENCES.md");
 
 /// One deliberate difference: its code in KNOWN_DIFFERENCES.md, the outputs it concerns, and
 /// the rule that recognises it from (FastChat's output, chatfmt's output).
@@ -86,43 +83,8 @@ pub(super) fn classify(field: &str, expected: &Value, actual: &Value) -> Option<
         .map(|d| d.code)
 }
 
-/// The evidence listed in KNOWN_DIFFERENCES.md: (difference code, record id) pairs.
-///
-/// Format: inside `## FastChat`, a heading `### FC-n: ...` starts a difference; the bullets
-/// `` - `record-id` `` under it are its evidence.
-pub fn documented_differences() -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
-    let mut in_section = false;
-    let mut code: Option<String> = None;
-    for line in KNOWN_DIFFERENCES.lines() {
-        if let Some(title) = line.strip_prefix("## ") {
-            in_section = title.trim() == "FastChat";
-            code = None;
-        } else if !in_section {
-            continue;
-        } else if let Some(title) = line.strip_prefix("### ") {
-            code = title
-                .split(':')
-                .next()
-                .filter(|c| c.starts_with("FC-"))
-                .map(str::to_owned);
-        } else if let (Some(code), Some(rest)) = (&code, line.strip_prefix("- `")) {
-            if let Some(id) = rest.split('`').next() {
-                out.insert((code.clone(), id.to_owned()));
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_listed_difference_has_a_rule() {
-        let listed: BTreeSet<String> = documented_differences().into_iter().map(|(c, _)| c).collect();
-        let ruled: BTreeSet<String> = DIFFERENCES.iter().map(|d| d.code.to_owned()).collect();
-        assert_eq!(listed, ruled);
-    }
+/// The codes of the deliberate differences recognised here (`FC-1`, ...); KNOWN_DIFFERENCES.md lists
+/// the evidence of each.
+pub fn difference_codes() -> Vec<&'static str> {
+    DIFFERENCES.iter().map(|d| d.code).collect()
 }

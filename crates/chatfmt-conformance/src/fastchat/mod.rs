@@ -15,12 +15,11 @@ mod known;
 mod scenario;
 
 use known::classify;
-pub use known::documented_differences;
+pub use known::difference_codes;
 
-use super::error::{Error, ErrorKind, Result};
-use super::record::Conversation;
-use super::registry::Registry;
+use crate::KnownDifferences;
 use adapters::FixtureDir;
+use chatfmt_fastchat::{Conversation, Error, ErrorKind, Registry, Result};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -87,8 +86,9 @@ impl Report {
     }
 }
 
-/// Runs the kit in `dir` (`goldens.jsonl`, and `adapter_goldens.jsonl` if present).
-pub fn run_kit(dir: &Path) -> Result<Report> {
+/// Runs the kit in `dir` (`goldens.jsonl`, and `adapter_goldens.jsonl` if present); `known` lists
+/// the evidence of deliberate differences.
+pub fn run_kit(dir: &Path, known: &KnownDifferences) -> Result<Report> {
     let mut run = Run {
         registry: Registry::builtin(),
         report: Report::default(),
@@ -108,9 +108,11 @@ pub fn run_kit(dir: &Path) -> Result<Report> {
             }
         }
     }
-    run.report.stale_documented = documented_differences()
-        .into_iter()
-        .filter(|pair| !run.report.observed_documented.contains(pair))
+    run.report.stale_documented = known
+        .fastchat_evidence()
+        .iter()
+        .filter(|pair| !run.report.observed_documented.contains(*pair))
+        .cloned()
         .collect();
     Ok(run.report)
 }

@@ -1,9 +1,9 @@
 //! Template scenario records: replay the ops on a fresh template copy and compare outputs.
 
 use super::{bad_record, Checks, Run, COUNTED_FIELDS};
-use crate::conversation::error::{Error, ErrorKind, Result};
-use crate::conversation::message::Message;
-use crate::conversation::record::Conversation;
+use chatfmt_fastchat::Conversation;
+use chatfmt_fastchat::Message;
+use chatfmt_fastchat::{Error, ErrorKind, Result};
 use serde_json::{json, Value};
 
 fn parse_message(id: &str, v: &Value) -> Result<Option<Message>> {

@@ -37,3 +37,18 @@ pub fn kit_for_test(name: &str) -> Option<PathBuf> {
     );
     None
 }
+
+/// The repository's KNOWN_DIFFERENCES.md.
+pub fn known_differences_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../KNOWN_DIFFERENCES.md")
+}
+
+/// Reads a JSON Lines file of a kit, naming the file and line on error.
+pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1)))
+        .collect()
+}
