@@ -1,6 +1,13 @@
 //! The built-in default templates against the hf kit's reference outputs for the `legacy-default`
 //! templates: chatfmt's own copies replace the kit's corpus files and must match every case. One
 //! trial per built-in default, and one that every legacy default of the kit has one.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;

@@ -1,6 +1,13 @@
 //! The FastChat kit as tests: the kit is replayed once, then one trial per template (and for the API
 //! edge cases and the model-path records) checks its records, and kit-wide trials check the totals
 //! and the documented differences.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;

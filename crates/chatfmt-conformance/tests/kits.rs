@@ -1,6 +1,13 @@
 //! The hf and jinja kits as tests: one trial per template of the hf kit and per probe group of the
 //! jinja kit, plus one trial per kit for its totals. Every case must match or be listed in
 //! KNOWN_DIFFERENCES.md.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;

@@ -1,6 +1,13 @@
 //! Every row is accounted for: rows in = rows out + rows rejected, bad rows land in the rejects file
 //! with their index and reason, output order is input order, and tokenized rows equal the tokenizer's
 //! own result.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;

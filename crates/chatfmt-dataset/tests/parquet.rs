@@ -1,6 +1,13 @@
 //! Parquet in, Parquet out, tokenized: the output holds every good row in input order with the
 //! tokenizer's own ids and assistant masks, and every bad row (no conversation, a role the template
 //! refuses, a `messages` column of the wrong type) is in the rejects file with its index and reason.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;

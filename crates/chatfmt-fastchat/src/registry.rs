@@ -116,6 +116,10 @@ impl Registry {
     }
 }
 
+#[expect(
+    clippy::panic,
+    reason = "the registry is data embedded in this crate at build time and parsed by its tests"
+)]
 fn builtin_templates() -> &'static [Conversation] {
     static BUILTIN: OnceLock<Vec<Conversation>> = OnceLock::new();
     BUILTIN.get_or_init(|| match serde_json::from_str::<RegistryFile>(BUILTIN_JSON) {

@@ -1,5 +1,12 @@
 //! Building a conversation from OpenAI-shaped messages (the call `chatfmt render
 //! --conv-template` makes) gives FastChat's prompt on every kit scenario that is a chat.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_fastchat::export_check::scenario_as_chat;
 use chatfmt_fastchat::{conversation_from_openai_messages, get_conv_template, ChatMessage};

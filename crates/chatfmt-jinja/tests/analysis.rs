@@ -1,4 +1,11 @@
 //! `Template::analyze`: which variables a template reads from its caller.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_jinja::Template;
 

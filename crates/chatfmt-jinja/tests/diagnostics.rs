@@ -1,5 +1,12 @@
 //! The exact text of representative diagnostics: `Display` is one line
 //! (`Kind: message (in NAME, line L, column C)`), `{:#}` adds a code frame with the source line and a caret.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_jinja::{Clock, Context, Error, Template};
 use serde_json::json;

@@ -1,5 +1,12 @@
 //! Hostile templates end with the right error after bounded work: the tests assert the error kind
 //! and the budget it names, never wall time (`scripts/hostile.sh` times them in release mode).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_jinja::{Context, ErrorKind, Limits, Template};
 

@@ -1,5 +1,12 @@
 //! The `loop` object is built only for loops whose body can see it; these pin Jinja2's output
 //! (checked with jinja2 3.1.6) for the places it can be seen from.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_jinja::{Context, Template};
 

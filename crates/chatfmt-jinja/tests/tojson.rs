@@ -1,6 +1,13 @@
 //! `tojson` on JSON of the context (read in place) against Python's `json.dumps`: the expected
 //! strings were produced by CPython 3.11's `json.dumps` with the same arguments (`ensure_ascii`
 //! false unless given, as transformers' `tojson` does).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt_jinja::{Context, Template};
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! builds it and encodes rendered text ([`ChatTokenizer::encode_batch`]) with transformers' truncation,
 //! padding and assistant-mask rules; [`chat`] renders and tokenizes conversations in one call.
 //! Encoding runs on the `tokenizers` 1.0 pipeline, which returns ids only: the character offsets that
-//! assistant masks need are rebuilt by walking the token spellings along the text ([`pieces`]).
+//! assistant masks need are rebuilt by walking the token spellings along the text (the `pieces` module).
 
 pub mod chat;
 mod encode;

@@ -1,5 +1,12 @@
 //! `chatfmt check` against `tests/data/capabilities.tsv`: capabilities of kit templates written from
 //! each template's source. Every cell must agree; all disagreements are printed.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "support/kits.rs"]
 mod kits;

@@ -1,6 +1,13 @@
 //! `chatfmt check` over every template of the hf kit's corpus: the capability table must not claim
 //! what the kit's goldens contradict (one trial per capability), and docs/CAPABILITIES.md must be the
 //! table it generates.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "support/kits.rs"]
 mod kits;

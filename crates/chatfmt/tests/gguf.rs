@@ -1,4 +1,11 @@
 //! `ChatTemplate::from_gguf` over GGUF files written by the test helper.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "support/gguf_writer.rs"]
 mod gguf_writer;

@@ -1,4 +1,11 @@
 //! Resolving `org/name` from a synthetic Hugging Face cache laid out as huggingface_hub does.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use chatfmt::{ApplyOptions, ChatTemplate, HubCache, LoadErrorKind};
 use serde_json::json;

@@ -1,6 +1,13 @@
 //! Property test: arbitrary message JSON (roles, content as strings, lists of parts, null or other
 //! values, tool-call shapes, extra keys), tools and options, applied with every real template of the hf
 //! kit's corpus and the bundled example, never panics: each render returns text or an error.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "support/kits.rs"]
 mod kits;

@@ -1,4 +1,11 @@
 //! The rendered text knows where each span came from: template text, a message field, or computed.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 #[path = "support/kits.rs"]
 mod kits;

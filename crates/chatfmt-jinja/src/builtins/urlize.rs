@@ -4,6 +4,7 @@ use crate::pystr;
 use regex::Regex;
 use std::sync::OnceLock;
 
+#[expect(clippy::expect_used, reason = "a constant pattern, compiled by the tests")]
 fn http_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -14,6 +15,7 @@ fn http_re() -> &'static Regex {
     })
 }
 
+#[expect(clippy::expect_used, reason = "a constant pattern, compiled by the tests")]
 fn email_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"^\S+@\w[\w.-]*\.\w+$").expect("valid pattern"))
