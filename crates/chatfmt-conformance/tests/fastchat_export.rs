@@ -14,7 +14,7 @@ mod kits;
 
 use chatfmt::jinja::{Context, Template};
 use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_fastchat::export_check::{check_export, JinjaRenderer};
+use chatfmt_conformance::fastchat::export::{check_export, JinjaRenderer};
 use serde_json::{json, Map, Value};
 
 /// chatfmt's engine in transformers' environment, behind the export check's renderer hook.
@@ -23,13 +23,18 @@ use serde_json::{json, Map, Value};
 struct Engine;
 
 impl JinjaRenderer for Engine {
-    fn render(&self, source: &str, messages: &Value, add_generation_prompt: bool) -> Result<String, String> {
+    fn render(
+        &self,
+        source: &str,
+        messages: &Value,
+        add_generation_prompt: bool,
+    ) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
         let list = messages.as_array().cloned().unwrap_or_default();
         if list.is_empty() {
-            let template = Template::new("export", source).map_err(|e| format!("{e}"))?;
+            let template = Template::new("export", source)?;
             let vars = json!({"messages": [], "tools": null, "documents": null, "add_generation_prompt": add_generation_prompt});
-            let ctx = Context::from_json(vars).map_err(|e| format!("{e}"))?;
-            return template.render(&ctx).map(|r| r.text).map_err(|e| format!("{e}"));
+            let ctx = Context::from_json(vars)?;
+            return Ok(template.render(&ctx)?.text);
         }
         let opts = ApplyOptions {
             add_generation_prompt,
@@ -38,7 +43,7 @@ impl JinjaRenderer for Engine {
         ChatTemplate::new(source, Map::new())
             .apply(&list, &opts)
             .map(|r| r.text)
-            .map_err(|e| format!("{e}"))
+            .map_err(Into::into)
     }
 }
 

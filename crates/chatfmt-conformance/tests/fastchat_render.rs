@@ -8,7 +8,7 @@
     clippy::print_stderr
 )]
 
-use chatfmt_fastchat::export_check::scenario_as_chat;
+use chatfmt_conformance::fastchat::export::scenario_as_chat;
 use chatfmt_fastchat::{conversation_from_openai_messages, get_conv_template, ChatMessage};
 use serde_json::Value;
 use std::path::PathBuf;

@@ -4,14 +4,12 @@
 //!   gradio conversions, ...), with every separator style ([`SeparatorStyle`]).
 //! - [`Registry`] / [`get_conv_template`]: FastChat's 102 templates, embedded as data.
 //! - [`match_model`] / [`get_conversation_template`]: FastChat's model-path matching.
-//! - [`jinja_export`]: writes a Hugging Face chat template equivalent to a FastChat template;
-//!   [`export_check`] checks such exports against the kit through any Jinja renderer.
+//! - [`jinja_export`]: writes a Hugging Face chat template equivalent to a FastChat template.
 
 #![warn(missing_docs)]
 
 mod adapter;
 mod error;
-pub mod export_check;
 mod format;
 mod from_messages;
 pub mod jinja_export;

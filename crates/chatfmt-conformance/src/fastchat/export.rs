@@ -6,22 +6,21 @@
 //! prompt. The renderer is a parameter so that the same check runs on Python's Jinja2 (tests)
 //! and on chatfmt's own engine.
 
-use super::error::{Error, ErrorKind, Result};
-use super::jinja_export::export_jinja;
-use super::registry::Registry;
+use chatfmt_fastchat::jinja_export::export_jinja;
+use chatfmt_fastchat::{Error, ErrorKind, Registry, Result};
 use serde_json::{json, Value};
 use std::path::Path;
 
 /// Renders chat-template source for `messages` with `add_generation_prompt`, in the
 /// environment transformers uses (`trim_blocks`, `lstrip_blocks`, `raise_exception`).
 pub trait JinjaRenderer {
-    /// The rendered text, or the engine's error message.
+    /// The rendered text, or the engine's error.
     fn render(
         &self,
         source: &str,
         messages: &Value,
         add_generation_prompt: bool,
-    ) -> std::result::Result<String, String>;
+    ) -> std::result::Result<String, Box<dyn std::error::Error + Send + Sync>>;
 }
 
 /// One scenario whose rendering differs from FastChat's prompt.

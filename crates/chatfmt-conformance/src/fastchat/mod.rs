@@ -11,6 +11,7 @@
 
 mod adapters;
 mod api_edge;
+pub mod export;
 mod known;
 mod scenario;
 
