@@ -1,6 +1,7 @@
 //! A dataset row as a conversation: OpenAI-style `messages` (role/content, optional `tool_calls`,
 //! `reasoning_content`, a `tools` column) or ShareGPT `conversations` (`from`/`value`).
 
+use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 
 /// How rows spell their conversation.
@@ -54,6 +55,11 @@ fn type_name(v: &Json) -> &'static str {
     }
 }
 
+/// A row that is not a conversation.
+fn invalid(message: String) -> Error {
+    Error::new(ErrorKind::InvalidRow, message)
+}
+
 /// ShareGPT speaker → chat role.
 fn sharegpt_role(from: &str) -> Option<&'static str> {
     match from {
@@ -67,9 +73,9 @@ fn sharegpt_role(from: &str) -> Option<&'static str> {
 
 impl Fields {
     /// The conversation of `row`, or why the row has none.
-    pub fn conversation(&self, row: &Json) -> Result<Conversation, String> {
+    pub fn conversation(&self, row: &Json) -> Result<Conversation, Error> {
         let Json::Object(obj) = row else {
-            return Err(format!("a row must be a JSON object, got {}", type_name(row)));
+            return Err(invalid(format!("a row must be a JSON object, got {}", type_name(row))));
         };
         let use_messages = match self.format {
             Format::Messages => true,
@@ -86,72 +92,85 @@ impl Fields {
         let tools = match obj.get(&self.tools) {
             None | Some(Json::Null) => None,
             Some(Json::String(s)) => Some(
-                serde_json::from_str(s).map_err(|e| format!("field `{}` is a string but not JSON: {e}", self.tools))?,
+                serde_json::from_str(s)
+                    .map_err(|e| invalid(format!("field `{}` is a string but not JSON: {e}", self.tools)))?,
             ),
             Some(v @ Json::Array(_)) => Some(v.clone()),
             Some(v) => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "field `{}` must be a list of tool schemas (or a JSON string of one), got {}",
                     self.tools,
                     type_name(v)
-                ))
+                )))
             }
         };
         Ok(Conversation { messages, tools })
     }
 
-    fn messages_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
+    fn messages_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, Error> {
         let field = &self.messages;
         let list = match obj.get(field) {
-            None => return Err(format!("missing field `{field}` (the conversation)")),
-            Some(Json::Null) => return Err(format!("{field} is null; expected a list of messages")),
+            None => return Err(invalid(format!("missing field `{field}` (the conversation)"))),
+            Some(Json::Null) => return Err(invalid(format!("{field} is null; expected a list of messages"))),
             Some(Json::Array(list)) => list,
             Some(v) => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "field `{field}` must be a list of messages, got {}",
                     type_name(v)
-                ))
+                )))
             }
         };
         for (i, m) in list.iter().enumerate() {
             let Json::Object(m) = m else {
-                return Err(format!(
+                return Err(invalid(format!(
                     "{field}[{i}] must be an object with role and content, got {}",
                     type_name(m)
-                ));
+                )));
             };
             match m.get("role") {
                 Some(Json::String(_)) => {}
-                Some(v) => return Err(format!("{field}[{i}].role must be a string, got {}", type_name(v))),
-                None => return Err(format!("{field}[{i}] has no `role`")),
+                Some(v) => {
+                    return Err(invalid(format!(
+                        "{field}[{i}].role must be a string, got {}",
+                        type_name(v)
+                    )))
+                }
+                None => return Err(invalid(format!("{field}[{i}] has no `role`"))),
             }
         }
         Ok(list.clone())
     }
 
-    fn sharegpt_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, String> {
+    fn sharegpt_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, Error> {
         let field = &self.conversations;
         let list = match obj.get(field) {
             None => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "missing field `{field}` (or `{}`): no conversation",
                     self.messages
-                ))
+                )))
             }
-            Some(Json::Null) => return Err(format!("{field} is null; expected a list of turns")),
+            Some(Json::Null) => return Err(invalid(format!("{field} is null; expected a list of turns"))),
             Some(Json::Array(list)) => list,
-            Some(v) => return Err(format!("field `{field}` must be a list of turns, got {}", type_name(v))),
+            Some(v) => {
+                return Err(invalid(format!(
+                    "field `{field}` must be a list of turns, got {}",
+                    type_name(v)
+                )))
+            }
         };
         let mut out = Vec::with_capacity(list.len());
         for (i, turn) in list.iter().enumerate() {
             let (Some(from), Some(value)) = (turn.get("from"), turn.get("value")) else {
-                return Err(format!("{field}[{i}] needs `from` and `value`"));
+                return Err(invalid(format!("{field}[{i}] needs `from` and `value`")));
             };
             let from = from
                 .as_str()
-                .ok_or_else(|| format!("{field}[{i}].from must be a string, got {}", type_name(from)))?;
+                .ok_or_else(|| invalid(format!("{field}[{i}].from must be a string, got {}", type_name(from))))?;
             let role = sharegpt_role(from).ok_or_else(|| {
-                format!("{field}[{i}].from = {from:?}: unknown ShareGPT role (expected human, gpt, system or tool)")
+                invalid(format!(
+                    "{field}[{i}].from = {from:?}: unknown ShareGPT role (expected human, gpt, system or tool)"
+                ))
             })?;
             let mut m = Map::new();
             m.insert("role".into(), Json::String(role.into()));
@@ -183,7 +202,7 @@ mod tests {
     #[test]
     fn bad_rows_say_why() {
         let f = Fields::default();
-        let err = |row: Json| f.conversation(&row).unwrap_err();
+        let err = |row: Json| f.conversation(&row).unwrap_err().to_string();
         assert!(err(json!({"messages": 42})).contains("must be a list of messages, got a number"));
         assert!(err(json!({"conversations": [{"from": "bot", "value": "x"}]})).contains("unknown ShareGPT role"));
         assert!(err(json!({"text": "x"})).contains("missing field `messages`"));

@@ -29,18 +29,19 @@ pub enum Payload {
 
 impl Row {
     /// The row as a JSON value, or why it is not one.
-    pub fn into_value(self) -> Result<Json, String> {
+    pub fn into_value(self) -> Result<Json, Error> {
+        let invalid = |message: String| Error::new(ErrorKind::InvalidRow, message);
         match self.payload {
             Payload::Arrow { batch, row } => match row_json::row(&batch, row) {
                 Some(value) => Ok(value),
                 None => batch_to_json(&batch.slice(row, 1))?
                     .pop()
-                    .ok_or_else(|| "the Parquet row decoded to nothing".to_string()),
+                    .ok_or_else(|| invalid("the Parquet row decoded to nothing".to_string())),
             },
             Payload::Line { line, bytes } => match std::str::from_utf8(without_bom(line, &bytes)) {
-                Err(e) => Err(format!("line {line}: not UTF-8: {e}")),
+                Err(e) => Err(invalid(format!("line {line}: not UTF-8: {e}"))),
                 Ok(text) => serde_json::from_str::<Json>(text)
-                    .map_err(|e| format!("line {line}: malformed JSON at column {}: {e}", e.column())),
+                    .map_err(|e| invalid(format!("line {line}: malformed JSON at column {}: {e}", e.column()))),
             },
         }
     }
@@ -279,21 +280,28 @@ impl Source {
 }
 
 /// The rows of a record batch as JSON objects (nulls kept as `null`).
-pub(crate) fn batch_to_json(batch: &RecordBatch) -> Result<Vec<Json>, String> {
+pub(crate) fn batch_to_json(batch: &RecordBatch) -> Result<Vec<Json>, Error> {
+    let undecodable = |e: &dyn std::fmt::Display| {
+        Error::new(
+            ErrorKind::InvalidRow,
+            format!("the Parquet row cannot be turned into JSON: {e}"),
+        )
+    };
     let mut buf = Vec::new();
     {
         let mut writer = arrow_json::WriterBuilder::new()
             .with_explicit_nulls(true)
             .build::<_, arrow_json::writer::LineDelimited>(&mut buf);
-        writer.write(batch).map_err(|e| e.to_string())?;
-        writer.finish().map_err(|e| e.to_string())?;
+        writer.write(batch).map_err(|e| undecodable(&e))?;
+        writer.finish().map_err(|e| undecodable(&e))?;
     }
     let mut rows = Vec::with_capacity(batch.num_rows());
     for line in buf.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        rows.push(serde_json::from_slice(line).map_err(|e| e.to_string())?);
+        rows.push(serde_json::from_slice(line).map_err(|e| undecodable(&e))?);
     }
     if rows.len() != batch.num_rows() {
-        return Err(format!("{} rows decoded, {} expected", rows.len(), batch.num_rows()));
+        let n = format!("{} rows decoded, {} expected", rows.len(), batch.num_rows());
+        return Err(undecodable(&n));
     }
     Ok(rows)
 }

@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Usage,
     /// The input cannot be read as a dataset (missing, unsupported format, undecodable).
     Input,
+    /// One row is not a conversation (malformed JSON, a missing or mistyped field); the row is
+    /// rejected, the run goes on.
+    InvalidRow,
     /// The model (template or tokenizer) cannot be loaded.
     Model,
     /// Writing an output failed.

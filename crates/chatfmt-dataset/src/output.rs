@@ -209,18 +209,20 @@ impl Sink {
 
 impl Encoder {
     /// Encodes a chunk of rows: every column of its row group, or its JSON lines.
-    pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, String> {
+    pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, Error> {
         let data = match self {
             Encoder::Jsonl => EncodedData::Jsonl(json_lines(rows)?),
             Encoder::Parquet { factory, schema } => {
                 let arrays = arrays(rows, schema.fields().len() > 2)?;
-                let mut writers = factory.create_column_writers(0).map_err(|e| e.to_string())?.into_iter();
+                let mut writers = factory.create_column_writers(0).map_err(encoding)?.into_iter();
                 let mut chunks = Vec::with_capacity(arrays.len());
                 for (field, array) in schema.fields().iter().zip(&arrays) {
-                    for leaf in compute_leaves(field, array).map_err(|e| e.to_string())? {
-                        let mut writer = writers.next().ok_or("more leaf columns than column writers")?;
-                        writer.write(&leaf).map_err(|e| e.to_string())?;
-                        chunks.push(writer.close().map_err(|e| e.to_string())?);
+                    for leaf in compute_leaves(field, array).map_err(encoding)? {
+                        let mut writer = writers
+                            .next()
+                            .ok_or_else(|| encoding("more leaf columns than column writers"))?;
+                        writer.write(&leaf).map_err(encoding)?;
+                        chunks.push(writer.close().map_err(encoding)?);
                     }
                 }
                 EncodedData::Parquet(chunks)
@@ -230,7 +232,12 @@ impl Encoder {
     }
 }
 
-fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, String> {
+/// A chunk of rows that could not be encoded.
+fn encoding(e: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Output, format!("cannot encode rows: {e}"))
+}
+
+fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, Error> {
     let mut buf = Vec::new();
     for r in rows {
         let mut obj = json!({"index": r.index, "text": r.text});
@@ -239,14 +246,14 @@ fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, String> {
             obj["attention_mask"] = json!(t.attention_mask);
             obj["assistant_masks"] = json!(t.assistant_masks);
         }
-        serde_json::to_writer(&mut buf, &obj).map_err(|e| e.to_string())?;
+        serde_json::to_writer(&mut buf, &obj).map_err(encoding)?;
         buf.push(b'\n');
     }
     Ok(buf)
 }
 
 /// The output columns of `rows`, each allocated once at its final size.
-fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, String> {
+fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, Error> {
     let text_bytes = rows.iter().map(|r| r.text.len()).sum();
     let mut index = UInt64Builder::with_capacity(rows.len());
     let mut text = StringBuilder::with_capacity(rows.len(), text_bytes);
@@ -258,7 +265,7 @@ fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, String> {
     if tokenize {
         let tokens: Vec<&Tokens> = rows
             .iter()
-            .map(|r| r.tokens.as_ref().ok_or("a row was not tokenized"))
+            .map(|r| r.tokens.as_ref().ok_or_else(|| encoding("a row was not tokenized")))
             .collect::<Result<_, _>>()?;
         let n = tokens.iter().map(|t| t.input_ids.len()).sum();
         let mut ids = ListBuilder::with_capacity(UInt32Builder::with_capacity(n), rows.len());

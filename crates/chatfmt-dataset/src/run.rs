@@ -160,7 +160,7 @@ impl Formatter {
 /// A chunk of rows after formatting: its encoded rows and its rejects (index and reason), in order.
 struct Done {
     seq: u64,
-    encoded: Result<Encoded, String>,
+    encoded: Result<Encoded, Error>,
     rejects: Vec<Reject>,
     rows_in: u64,
     /// Input bytes of the chunk's rows (JSON Lines).
@@ -261,12 +261,7 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
                 }
                 rejects.write(reject)?;
             }
-            let encoded = d.encoded.map_err(|e| {
-                Error::new(
-                    ErrorKind::Output,
-                    format!("cannot encode the rows from {}: {e}", out + rejected),
-                )
-            })?;
+            let encoded = d.encoded?;
             rejected += d.rejects.len() as u64;
             out += d.rows_in - d.rejects.len() as u64;
             tokens += d.tokens;
