@@ -27,11 +27,12 @@ fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
 
 fn load_error(name: &str, files: &[(&str, &str)]) -> (Error, PathBuf) {
     let dir = folder(name, files);
-    let e = match ChatTokenizer::from_model_dir(&dir) {
+    let loaded = ChatTokenizer::from_model_dir(&dir);
+    std::fs::remove_dir_all(&dir).ok();
+    match loaded {
         Ok(_) => panic!("{name}: the tokenizer loaded"),
-        Err(e) => e,
-    };
-    (e, dir)
+        Err(e) => (e, dir),
+    }
 }
 
 /// One line, naming the file.
@@ -96,6 +97,7 @@ fn loading_failures_name_the_file_and_keep_their_cause() {
 fn chat(template: &str, messages: Json, apply: &ApplyOptions, encode: EncodeOptions) -> Result<(), Error> {
     let dir = folder("chat", &[("tokenizer.json", TOKENIZER)]);
     let tokenizer = ChatTokenizer::from_model_dir(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
     let template = ChatTemplate::new(template, tokenizer.special_tokens().clone());
     let messages = messages.as_array().unwrap().clone();
     let opts = ChatTokenizeOptions {
