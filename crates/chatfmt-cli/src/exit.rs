@@ -1,6 +1,6 @@
 //! Exit codes: 0 success, 1 when records were rejected or `check` found problems, 2 for a usage or
-//! input error, 130 when interrupted. A closed standard output (`chatfmt render ... | head -c1`)
-//! ends the program quietly with 0.
+//! input error (`chatfmt_tokenize::Error` always is one), 130 when interrupted. A closed standard
+//! output (`chatfmt render ... | head -c1`) ends the program quietly with 0.
 
 use std::process::ExitCode;
 
@@ -56,5 +56,10 @@ mod tests {
         assert_eq!(dataset(ErrorKind::Usage), USAGE);
         assert_eq!(dataset(ErrorKind::Input), USAGE);
         assert_eq!(code(&anyhow::anyhow!("bad flag")), (USAGE, true));
+        // Every tokenizer failure (loading, rendering, encoding) is an input error.
+        let tokenizer = chatfmt_tokenize::ChatTokenizer::from_model_dir(std::path::Path::new("no-such-model"))
+            .err()
+            .expect("no tokenizer there");
+        assert_eq!(code(&anyhow::Error::from(tokenizer)), (USAGE, true));
     }
 }

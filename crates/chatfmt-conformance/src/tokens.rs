@@ -4,9 +4,9 @@
 use crate::{read_json, read_jsonl, Error, Failure, KnownDifferences, Result};
 use chatfmt::jinja::Clock;
 use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_tokenize::chat::{tokenize_chats, ChatError, ChatTokenizeOptions, Stage, TokenizedChat};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions, TokenizedChat};
 use chatfmt_tokenize::Text;
-use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Padding, Side};
+use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Padding, Side, Stage};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
@@ -140,7 +140,7 @@ impl Kit {
                 .tokenizer_dirs
                 .get(name)
                 .ok_or_else(|| Error::malformed(format!("tokenizer {name:?} is not in index.json")))?;
-            let mut tok = ChatTokenizer::from_model_dir(dir).map_err(|e| Error::malformed(e.to_string()))?;
+            let mut tok = ChatTokenizer::from_model_dir(dir).map_err(|e| Error::malformed(e.with_causes()))?;
             for (k, v) in overrides.as_object().into_iter().flatten() {
                 tok.set_special_token(k, v.as_str().map(str::to_string));
             }
@@ -151,12 +151,12 @@ impl Kit {
 }
 
 /// What one case produced, in the shape of a golden record.
-fn outcome(result: &Result<Vec<TokenizedChat>, ChatError>, batched: bool, masks: bool) -> Json {
+fn outcome(result: &Result<Vec<TokenizedChat>, chatfmt_tokenize::Error>, batched: bool, masks: bool) -> Json {
     match result {
         Err(e) => json!({
             "status": "raised",
-            "stage": if e.stage == Stage::Render { "render" } else { "tokenize" },
-            "error": e.class,
+            "stage": if e.stage() == Some(Stage::Render) { "render" } else { "tokenize" },
+            "error": e.python_class(),
         }),
         Ok(chats) => {
             let pick = |f: &dyn Fn(&TokenizedChat) -> Json| -> Json {
@@ -336,7 +336,7 @@ impl Kit {
                 )
             } else {
                 let detail = match &result {
-                    Err(e) => format!(" ({e})"),
+                    Err(e) => format!(" ({})", e.with_causes()),
                     Ok(_) => String::new(),
                 };
                 (
@@ -362,14 +362,10 @@ fn naive_path(
     convs: &[&[Json]],
     apply: &ApplyOptions,
     encode: &EncodeOptions,
-) -> Result<Vec<TokenizedChat>, ChatError> {
+) -> Result<Vec<TokenizedChat>, chatfmt_tokenize::Error> {
     let mut chats = Vec::new();
     for conv in convs {
-        let rendered = template.apply(conv, apply).map_err(|e| ChatError {
-            stage: Stage::Render,
-            class: e.kind().python_name().to_string(),
-            message: format!("{e:#}"),
-        })?;
+        let rendered = template.apply(conv, apply)?;
         let opts = EncodeOptions {
             add_special_tokens: true,
             ..encode.clone()

@@ -9,7 +9,7 @@ use crate::safe_file::{check_outputs, AtomicFile};
 use crate::{Error, ErrorKind};
 use chatfmt::jinja::Clock;
 use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions, Stage};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -136,11 +136,12 @@ impl Formatter {
         };
         let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], apply, opts)
             .map_err(|e| {
-                let stage = match e.stage {
-                    Stage::Render => "rendering",
-                    Stage::Tokenize => "tokenizing",
+                // The class is the reject's kind: the reason says what failed and where.
+                let reason = match e.stage() {
+                    Some(stage) => format!("{stage} failed: {}", e.message()),
+                    None => e.with_causes(),
                 };
-                Reject::new(index, e.class.as_str(), format!("{stage} failed: {}", e.message))
+                Reject::new(index, e.python_class().unwrap_or(INVALID_INPUT), reason)
             })?
             .pop()
             .ok_or_else(|| Reject::new(index, INVALID_INPUT, "no conversation was tokenized"))?;

@@ -2,10 +2,9 @@
 //! return_dict=True, ...)`, single conversations and batches.
 
 use crate::encode::Text;
-use crate::{ChatTokenizer, EncodeOptions, Encoded, TokenizeError};
+use crate::{ChatTokenizer, EncodeOptions, Encoded, Error, ErrorKind};
 use chatfmt::{ApplyOptions, ChatTemplate};
 use serde_json::{Map, Value as Json};
-use std::fmt;
 
 /// What to do after rendering.
 #[derive(Debug, Clone, Default)]
@@ -26,49 +25,8 @@ pub struct TokenizedChat {
     pub encoded: Encoded,
 }
 
-/// Where a conversation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stage {
-    Render,
-    Tokenize,
-}
-
-/// A failure of [`tokenize_chats`], with the Python exception class transformers raises.
-#[derive(Debug, Clone)]
-pub struct ChatError {
-    pub stage: Stage,
-    pub class: String,
-    pub message: String,
-}
-
-impl fmt::Display for ChatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stage = match self.stage {
-            Stage::Render => "rendering",
-            Stage::Tokenize => "tokenizing",
-        };
-        write!(f, "{stage} failed: {}: {}", self.class, self.message)
-    }
-}
-
-impl std::error::Error for ChatError {}
-
-impl From<TokenizeError> for ChatError {
-    fn from(e: TokenizeError) -> Self {
-        ChatError {
-            stage: Stage::Tokenize,
-            class: e.class.to_string(),
-            message: e.message,
-        }
-    }
-}
-
-fn value_error(message: &str) -> ChatError {
-    ChatError {
-        stage: Stage::Render,
-        class: "ValueError".into(),
-        message: message.into(),
-    }
+fn options_error(message: &str) -> Error {
+    Error::new(ErrorKind::Options, message)
 }
 
 /// Renders each conversation with `template` and tokenizes the batch with `tokenizer`, as
@@ -80,34 +38,28 @@ pub fn tokenize_chats(
     conversations: &[&[Json]],
     apply: &ApplyOptions,
     opts: &ChatTokenizeOptions,
-) -> Result<Vec<TokenizedChat>, ChatError> {
+) -> Result<Vec<TokenizedChat>, Error> {
     if apply.continue_final_message.is_some() {
         if apply.add_generation_prompt {
-            return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
+            return Err(options_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
         if opts.encode.assistant_masks {
-            return Err(value_error(
+            return Err(options_error(
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",
             ));
         }
     }
     let control = match &opts.sanitize_control_tokens {
         Some(_) if opts.encode.assistant_masks => {
-            return Err(value_error("`sanitize_control_tokens=True` requires `tokenize=True` and is not compatible with `return_assistant_tokens_mask=True`."));
+            return Err(options_error("`sanitize_control_tokens=True` requires `tokenize=True` and is not compatible with `return_assistant_tokens_mask=True`."));
         }
         Some(source) => Some(tokenizer.control_tokens(source)),
         None => None,
     };
-    let render = |convs: &[&[Json]], apply: &ApplyOptions| -> Result<Vec<chatfmt::jinja::Rendered>, ChatError> {
+    let render = |convs: &[&[Json]], apply: &ApplyOptions| -> Result<Vec<chatfmt::jinja::Rendered>, Error> {
         convs
             .iter()
-            .map(|conv| {
-                template.apply(conv, apply).map_err(|e| ChatError {
-                    stage: Stage::Render,
-                    class: e.kind().python_name().to_string(),
-                    message: e.located_message(),
-                })
-            })
+            .map(|conv| template.apply(conv, apply).map_err(Error::from))
             .collect()
     };
     let rendered = render(conversations, apply)?;
@@ -156,7 +108,7 @@ pub fn tokenize_chats(
 
 impl ChatTokenizer {
     /// Truncates and pads already-encoded sequences (the `sanitize_control_tokens` path).
-    fn pad_ids(&self, seqs: Vec<Vec<u32>>, opts: &EncodeOptions) -> Result<Vec<Encoded>, TokenizeError> {
+    fn pad_ids(&self, seqs: Vec<Vec<u32>>, opts: &EncodeOptions) -> Result<Vec<Encoded>, Error> {
         let pad_id = self.check_padding(opts)?;
         let max = self.truncation_limit(opts);
         let seqs = seqs.into_iter().map(|ids| self.truncate(ids, None, max)).collect();

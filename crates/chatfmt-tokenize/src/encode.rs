@@ -2,8 +2,7 @@
 //! truncation=, max_length=)` followed by the assistant-mask mapping of `apply_chat_template`.
 
 use crate::masks::TokenBytes;
-use crate::{ChatTokenizer, Side};
-use std::fmt;
+use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken};
 
 /// Padding of a batch (`padding=` of transformers).
@@ -44,32 +43,6 @@ pub struct Encoded {
     pub assistant_masks: Option<Vec<u8>>,
 }
 
-/// A tokenizing failure, with the Python exception class transformers raises for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenizeError {
-    /// `ValueError`, ... (what transformers raises), or `OffsetError` when chatfmt cannot rebuild
-    /// the token offsets that assistant masks need.
-    pub class: &'static str,
-    pub message: String,
-}
-
-impl TokenizeError {
-    pub(crate) fn value_error(message: impl Into<String>) -> Self {
-        TokenizeError {
-            class: "ValueError",
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for TokenizeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.class, self.message)
-    }
-}
-
-impl std::error::Error for TokenizeError {}
-
 const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
 
 /// A text to encode and the `{% generation %}` char spans of its rendering.
@@ -90,25 +63,25 @@ impl ChatTokenizer {
     }
 
     /// The ids of `text`, added tokens matched, no special tokens added.
-    pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+    pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
         self.encode_ids_with(text, self.normalization_changes(text))
     }
 
     /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.
-    fn encode_ids_with(&self, text: &str, changes: bool) -> Result<Vec<u32>, TokenizeError> {
+    fn encode_ids_with(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
         let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
         self.pipeline_for(changes)?
             .encode_into(text, &Self::pipeline_options(false), &mut out)
-            .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
+            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
         Ok(PipelineToken::cast_slice(&out).to_vec())
     }
 
-    fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, TokenizeError> {
+    fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
         let encodings = self
             .pipeline_for(changes)?
             .encode(text, &Self::pipeline_options(true))
             .wait()
-            .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
+            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
         Ok(encodings
             .first()
             .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
@@ -116,16 +89,16 @@ impl ChatTokenizer {
     }
 
     /// The pad id, or transformers' "Asking to pad" error.
-    fn pad_id(&self) -> Result<u32, TokenizeError> {
+    fn pad_id(&self) -> Result<u32, Error> {
         self.special_tokens
             .get("pad_token")
             .and_then(|t| t.as_str())
             .and_then(|t| self.token_to_id(t))
-            .ok_or_else(|| TokenizeError::value_error(NO_PAD_TOKEN))
+            .ok_or_else(|| Error::new(ErrorKind::Padding, NO_PAD_TOKEN))
     }
 
     /// The pad id when padding is asked for, or transformers' "Asking to pad" error.
-    pub(crate) fn check_padding(&self, opts: &EncodeOptions) -> Result<Option<u32>, TokenizeError> {
+    pub(crate) fn check_padding(&self, opts: &EncodeOptions) -> Result<Option<u32>, Error> {
         match opts.padding {
             Padding::None => Ok(None),
             _ => self.pad_id().map(Some),
@@ -143,7 +116,7 @@ impl ChatTokenizer {
 
     /// Encodes a batch of rendered texts as `tokenizer(texts, add_special_tokens=False, ...)` and, when
     /// asked, maps each text's generation spans to an assistant mask.
-    pub fn encode_batch(&self, texts: &[Text<'_>], opts: &EncodeOptions) -> Result<Vec<Encoded>, TokenizeError> {
+    pub fn encode_batch(&self, texts: &[Text<'_>], opts: &EncodeOptions) -> Result<Vec<Encoded>, Error> {
         let pad_id = self.check_padding(opts)?;
         let max = self.truncation_limit(opts);
         let mut seqs = Vec::with_capacity(texts.len());
@@ -151,7 +124,8 @@ impl ChatTokenizer {
             let changes = self.normalization_changes(t.text);
             let ids = if opts.add_special_tokens {
                 if max.is_some() {
-                    return Err(TokenizeError::value_error(
+                    return Err(Error::new(
+                        ErrorKind::Encode,
                         "truncation with add_special_tokens is not supported by chatfmt",
                     ));
                 }

@@ -6,9 +6,12 @@
 //! padding and assistant-mask rules; [`chat`] renders and tokenizes conversations in one call.
 //! Encoding runs on the `tokenizers` 1.0 pipeline, which returns ids only: the character offsets that
 //! assistant masks need are rebuilt by walking the token spellings along the text (the `pieces` module).
+//! Every failure is an [`Error`]: its [`ErrorKind`], the file concerned, and for chat failures the
+//! [`Stage`] and the Python class transformers raises.
 
 pub mod chat;
 mod encode;
+mod error;
 mod load;
 mod masks;
 mod nfc;
@@ -16,8 +19,8 @@ mod pieces;
 mod sanitize;
 mod tokenizer_json;
 
-pub use encode::{EncodeOptions, Encoded, Padding, Text, TokenizeError};
-pub use load::LoadError;
+pub use encode::{EncodeOptions, Encoded, Padding, Text};
+pub use error::{Error, ErrorKind, Stage};
 
 use pieces::PieceTable;
 use serde_json::{Map, Value as Json};
@@ -48,10 +51,10 @@ pub struct ChatTokenizer {
     /// The encoding pipeline, without tokenizer.json's normalizer when that is NFC alone (see [`nfc`]).
     pipeline: PipelineTokenizer,
     /// When NFC was left out of `pipeline`: the full pipeline, for text that is not NFC, built on first use.
-    with_nfc: Option<OnceLock<Result<PipelineTokenizer, String>>>,
+    with_nfc: Option<OnceLock<Result<PipelineTokenizer, tokenizers::Error>>>,
     pieces: PieceTable,
     /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
-    plain: OnceLock<Result<PipelineTokenizer, String>>,
+    plain: OnceLock<Result<PipelineTokenizer, tokenizers::Error>>,
     /// Token string → id (model vocabulary, then added tokens), built on first use.
     ids: OnceLock<HashMap<String, u32>>,
     /// The canonical tokenizer.json, kept to build `plain` and `ids`.
@@ -111,43 +114,34 @@ impl ChatTokenizer {
 
     /// The pipeline that encodes a text as tokenizer.json's does, given
     /// [`ChatTokenizer::normalization_changes`] of the text.
-    pub(crate) fn pipeline_for(&self, changes: bool) -> Result<&PipelineTokenizer, TokenizeError> {
+    pub(crate) fn pipeline_for(&self, changes: bool) -> Result<&PipelineTokenizer, Error> {
         match &self.with_nfc {
             Some(full) if changes => full
-                .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[])).map_err(|e| e.to_string()))
+                .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[])))
                 .as_ref()
-                .map_err(|e| TokenizeError::value_error(format!("cannot build the tokenizer: {e}"))),
+                .map_err(|e| Error::new(ErrorKind::Encode, format!("cannot build the tokenizer: {e}"))),
             _ => Ok(&self.pipeline),
         }
     }
 
     /// The byte range of `text` each token of `ids` stands for, as `tokenizers` reports offsets;
     /// `changes` is [`ChatTokenizer::normalization_changes`] of the text.
-    pub(crate) fn token_ranges(
-        &self,
-        text: &str,
-        ids: &[u32],
-        changes: bool,
-    ) -> Result<Vec<(usize, usize)>, TokenizeError> {
-        let offset_error = |m: String| TokenizeError {
-            class: "OffsetError",
-            message: format!("cannot rebuild token offsets for the assistant mask: {m}"),
-        };
+    pub(crate) fn token_ranges(&self, text: &str, ids: &[u32], changes: bool) -> Result<Vec<(usize, usize)>, Error> {
         if !changes {
-            return self.pieces.byte_ranges(text, ids).map_err(offset_error);
+            return self.pieces.byte_ranges(text, ids);
         }
         // The tokens spell the normalized text: walk them along it, then map back.
         let added: Vec<&str> = ids.iter().filter_map(|&id| self.pieces.added_content(id)).collect();
         let aligned = nfc::Aligned::of(text, &added);
-        let ranges = self.pieces.byte_ranges(&aligned.text, ids).map_err(offset_error)?;
+        let ranges = self.pieces.byte_ranges(&aligned.text, ids)?;
         Ok(ranges.into_iter().map(|r| aligned.original(r, text.len())).collect())
     }
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.
-    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizeError> {
+    pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
         self.pipeline
             .decode(ids, false)
-            .map_err(|e| TokenizeError::value_error(format!("cannot decode {ids:?}: {e}")))
+            .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
     }
 }
 

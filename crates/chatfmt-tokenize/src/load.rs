@@ -2,47 +2,30 @@
 //! settings of `tokenizer_config.json` (class pre-processing, padding side, pad token, limits).
 
 use crate::pieces::PieceSource;
-use crate::tokenizer_json::{json_error, TokenizerJson};
-use crate::{ChatTokenizer, Side};
+use crate::tokenizer_json::TokenizerJson;
+use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use serde_json::{Map, Value as Json};
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use tokenizers::pipeline::PipelineTokenizer;
-
-/// Why a tokenizer could not be loaded.
-#[derive(Debug)]
-pub struct LoadError {
-    /// The file (or folder) concerned.
-    pub path: PathBuf,
-    /// What went wrong and what to do.
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// transformers' "unset" `model_max_length` (`VERY_LARGE_INTEGER`); anything above `LARGE_INTEGER`
 /// (1e20) means "no limit".
 const LARGE_INTEGER: f64 = 1e20;
 
-fn read_text(path: &Path) -> Result<String, LoadError> {
-    std::fs::read_to_string(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: format!("{e} (a tokenizer folder needs tokenizer.json and tokenizer_config.json)"),
+fn read_text(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            "cannot read the file (a tokenizer folder needs tokenizer.json and tokenizer_config.json)",
+        )
+        .at(path)
+        .caused_by(e)
     })
 }
 
-fn read_json(path: &Path) -> Result<Json, LoadError> {
-    serde_json::from_str(&read_text(path)?).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        message: json_error(e),
-    })
+fn read_json(path: &Path) -> Result<Json, Error> {
+    serde_json::from_str(&read_text(path)?).map_err(|e| Error::json(&e).at(path))
 }
 
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
@@ -66,7 +49,7 @@ fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
 
 impl ChatTokenizer {
     /// Loads `tokenizer.json` and `tokenizer_config.json` from a model folder.
-    pub fn from_model_dir(dir: &Path) -> Result<ChatTokenizer, LoadError> {
+    pub fn from_model_dir(dir: &Path) -> Result<ChatTokenizer, Error> {
         let json_path = dir.join("tokenizer.json");
         let config_path = dir.join("tokenizer_config.json");
         let config = if config_path.exists() {
@@ -74,10 +57,7 @@ impl ChatTokenizer {
         } else {
             Json::Object(Map::new())
         };
-        let fail = |message: String| LoadError {
-            path: json_path.clone(),
-            message,
-        };
+        let fail = |e: Error| e.at(&json_path);
         let mut json = TokenizerJson::parse(read_text(&json_path)?).map_err(fail)?;
         let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");
         let is_llama = matches!(class, "LlamaTokenizer" | "LlamaTokenizerFast");
@@ -85,8 +65,7 @@ impl ChatTokenizer {
             apply_llama_preprocessing(json.tree_mut(), &config);
         }
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
-        json.canonicalize()
-            .map_err(|e| fail(format!("cannot upgrade to the tokenizers 1.0 format: {e}")))?;
+        json.canonicalize().map_err(fail)?;
         // A lone NFC normalizer is left out of the pipeline (see `nfc`).
         let nfc_only = json.tree().get("normalizer") == Some(&serde_json::json!({"type": "NFC"}));
         let canonical = json.to_text(if nfc_only { &[("normalizer", Json::Null)] } else { &[] });
@@ -96,20 +75,24 @@ impl ChatTokenizer {
             let pipeline: Result<PipelineTokenizer, _> = tokenizers::from_json(&canonical);
             let pieces = pieces
                 .join()
-                .unwrap_or_else(|_| Err("reading the vocabulary panicked".into()));
+                .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")));
             (pipeline, pieces)
         });
         drop(canonical);
-        let pipeline = pipeline.map_err(|e| fail(format!("unsupported tokenizer: {e}")))?;
+        let pipeline =
+            pipeline.map_err(|e| fail(Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e)))?;
         let pieces = pieces.map_err(fail)?;
 
         let special_tokens = chatfmt::template::special_tokens(&config);
-        let side = |key: &str, default: Side| -> Result<Side, LoadError> {
+        let side = |key: &str, default: Side| -> Result<Side, Error> {
             match config.get(key).and_then(Json::as_str) {
                 None => Ok(default),
-                Some(s) => Side::parse(s).ok_or_else(|| LoadError {
-                    path: config_path.clone(),
-                    message: format!("{key} must be \"left\" or \"right\", not {s:?}"),
+                Some(s) => Side::parse(s).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Malformed,
+                        format!("{key} must be \"left\" or \"right\", not {s:?}"),
+                    )
+                    .at(&config_path)
                 }),
             }
         };

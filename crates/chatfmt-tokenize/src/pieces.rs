@@ -2,6 +2,7 @@
 //! of an encoding along the text and recover each token's offsets (the 1.0 pipeline returns ids only).
 
 use crate::tokenizer_json::read_vocab;
+use crate::{Error, ErrorKind};
 use serde_json::Value as Json;
 
 /// An added token (`added_tokens` of tokenizer.json), matched on the raw text before the model runs.
@@ -159,7 +160,7 @@ fn trim_offsets(post_processor: &Json) -> Option<bool> {
 
 impl PieceSource {
     /// Reads a (pre-processed, not yet canonicalized) tokenizer.json tree; its vocabulary comes later.
-    pub fn of(json: &Json) -> Result<PieceSource, String> {
+    pub fn of(json: &Json) -> Result<PieceSource, Error> {
         let unsupported = match json["model"]["type"].as_str() {
             Some("BPE") | Some("Unigram") | Some("WordLevel") => None,
             other => Some(format!(
@@ -169,7 +170,10 @@ impl PieceSource {
         let mut added = Vec::new();
         for (i, t) in json["added_tokens"].as_array().into_iter().flatten().enumerate() {
             let (Some(content), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) else {
-                return Err(format!("added_tokens[{i}] needs a string content and an integer id"));
+                return Err(Error::new(
+                    ErrorKind::Malformed,
+                    format!("added_tokens[{i}] needs a string content and an integer id"),
+                ));
             };
             added.push(AddedToken {
                 content: content.to_string(),
@@ -188,8 +192,13 @@ impl PieceSource {
     }
 
     /// The table, from the text of `model.vocab` (`None`: the file has no vocabulary).
-    pub fn build(self, vocab: Option<&str>) -> Result<PieceTable, String> {
-        let vocab = vocab.ok_or("model.vocab is missing (is this a tokenizer.json?)")?;
+    pub fn build(self, vocab: Option<&str>) -> Result<PieceTable, Error> {
+        let vocab = vocab.ok_or_else(|| {
+            Error::new(
+                ErrorKind::Malformed,
+                "model.vocab is missing (is this a tokenizer.json?)",
+            )
+        })?;
         let mut pieces = Vec::new();
         let spelling = &self.spelling;
         read_vocab(vocab, |token, id| {
@@ -236,9 +245,9 @@ impl PieceTable {
     /// byte of), found by walking the token spellings along the text. A space marker at the start of
     /// a segment (after an added token, or at the start) that faces no space is the prefix the
     /// pre-tokenizer added: it spells no text, and its offsets are those of the character after it.
-    pub fn byte_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, String> {
+    pub fn byte_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, Error> {
         if let Some(why) = &self.unsupported {
-            return Err(why.clone());
+            return Err(Error::offsets(why));
         }
         let bytes = text.as_bytes();
         let mut out = Vec::with_capacity(ids.len());
@@ -249,7 +258,7 @@ impl PieceTable {
                 .pieces
                 .get(id as usize)
                 .copied()
-                .ok_or_else(|| format!("token {i}: id {id} is outside the vocabulary"))?;
+                .ok_or_else(|| Error::offsets(format_args!("token {i}: id {id} is outside the vocabulary")))?;
             if let Some(a) = piece.added {
                 let a = &self.added[a as usize];
                 let start = pos;
@@ -257,7 +266,10 @@ impl PieceTable {
                     pos += text.get(pos..).map_or(0, whitespace_len);
                 }
                 if !text.get(pos..).is_some_and(|rest| rest.starts_with(a.content.as_str())) {
-                    return Err(format!("token {i} ({:?}) is not at byte {pos} of the text", a.content));
+                    return Err(Error::offsets(format_args!(
+                        "token {i} ({:?}) is not at byte {pos} of the text",
+                        a.content
+                    )));
                 }
                 pos += a.content.len();
                 if a.rstrip {
@@ -281,10 +293,10 @@ impl PieceTable {
             segment_start = false;
         }
         if pos != text.len() {
-            return Err(format!(
+            return Err(Error::offsets(format_args!(
                 "the tokens spell {pos} bytes but the text has {} (a normalizer changed the text?)",
                 text.len()
-            ));
+            )));
         }
         Ok(out)
     }

@@ -2,7 +2,7 @@
 //! in private-use markers before rendering, and the rendered chat is encoded piecewise so that the
 //! marked tokens stay plain text (`mark_control_tokens`, `encode_marked_chat`).
 
-use crate::{ChatTokenizer, TokenizeError};
+use crate::{ChatTokenizer, Error, ErrorKind};
 use serde_json::Value as Json;
 use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken, PipelineTokenizer};
 
@@ -100,18 +100,15 @@ impl ChatTokenizer {
         ControlTokens::new(tokens)
     }
 
-    fn plain_pipeline(&self) -> Result<&PipelineTokenizer, TokenizeError> {
+    fn plain_pipeline(&self) -> Result<&PipelineTokenizer, Error> {
         self.plain
-            .get_or_init(|| {
-                tokenizers::from_json(&self.json.to_text(&[("added_tokens", Json::Array(Vec::new()))]))
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[("added_tokens", Json::Array(Vec::new()))])))
             .as_ref()
-            .map_err(|e| TokenizeError::value_error(format!("cannot build the plain-text tokenizer: {e}")))
+            .map_err(|e| Error::new(ErrorKind::Encode, format!("cannot build the plain-text tokenizer: {e}")))
     }
 
     /// Ids of `text` without matching any added token.
-    fn encode_plain(&self, text: &str) -> Result<Vec<u32>, TokenizeError> {
+    fn encode_plain(&self, text: &str) -> Result<Vec<u32>, Error> {
         let opts = PipelineOptions {
             add_special_tokens: false,
             encode_special_tokens: true,
@@ -121,7 +118,7 @@ impl ChatTokenizer {
         let mut out: Vec<PipelineToken> = Vec::new();
         self.plain_pipeline()?
             .encode_into(text, &opts, &mut out)
-            .map_err(|e| TokenizeError::value_error(format!("tokenizer failed: {e}")))?;
+            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
         Ok(PipelineToken::cast_slice(&out).to_vec())
     }
 
@@ -160,7 +157,7 @@ impl ChatTokenizer {
     }
 
     /// `encode_marked_chat`: the ids of a chat rendered from marked inputs.
-    pub(crate) fn encode_marked(&self, chat: &str) -> Result<Vec<u32>, TokenizeError> {
+    pub(crate) fn encode_marked(&self, chat: &str) -> Result<Vec<u32>, Error> {
         let newline = self.encode_ids("\n")?;
         let pieces = self.marked_pieces(chat);
         let mut ids = match pieces.first() {
@@ -188,9 +185,10 @@ impl ChatTokenizer {
                 None => encode(s)?,
             };
             if as_text && self.token_to_id(s).is_some_and(|id| piece_ids.contains(&id)) {
-                return Err(TokenizeError::value_error(format!(
-                    "Can't sanitize {s:?}: the tokenizer produces it from plain text"
-                )));
+                return Err(Error::new(
+                    ErrorKind::Encode,
+                    format!("Can't sanitize {s:?}: the tokenizer produces it from plain text"),
+                ));
             }
             ids.extend(piece_ids);
         }

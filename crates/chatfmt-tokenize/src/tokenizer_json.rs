@@ -4,6 +4,7 @@
 //! those tables. The canonical text is written with the tables spliced back in, so a 150k-entry
 //! vocabulary is never built as a JSON tree (that tree was most of the loading time).
 
+use crate::{Error, ErrorKind};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
@@ -73,14 +74,10 @@ fn range_in(whole: &str, part: &str) -> Range<usize> {
     start..start + part.len()
 }
 
-/// A JSON syntax error, with where it is.
-pub(crate) fn json_error(e: serde_json::Error) -> String {
-    format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column())
-}
-
 impl TokenizerJson {
     /// Parses the text of a `tokenizer.json`.
-    pub fn parse(text: String) -> Result<TokenizerJson, String> {
+    pub fn parse(text: String) -> Result<TokenizerJson, Error> {
+        let json_error = |e: serde_json::Error| Error::json(&e);
         let (tree, vocab, merges) = {
             let top: Members = serde_json::from_str(&text).map_err(json_error)?;
             let (mut vocab, mut merges) = (None, None);
@@ -140,8 +137,9 @@ impl TokenizerJson {
     }
 
     /// Upgrades the tree to the canonical 1.0 format (the raw tables need no upgrade).
-    pub fn canonicalize(&mut self) -> Result<(), String> {
-        tokenizers::canonicalize_value(&mut self.tree).map_err(|e| e.to_string())
+    pub fn canonicalize(&mut self) -> Result<(), Error> {
+        tokenizers::canonicalize_value(&mut self.tree)
+            .map_err(|e| Error::new(ErrorKind::Unsupported, "cannot upgrade to the tokenizers 1.0 format").caused_by(e))
     }
 
     /// The whole file as JSON text, raw tables included, with the top-level members in `replace`
@@ -193,7 +191,7 @@ fn push_json(out: &mut String, value: &Json) {
 
 /// Reads a vocabulary's text: `{"token": id, ...}` (BPE, WordPiece, WordLevel) or
 /// `[["token", score], ...]` (Unigram, ids in order). Calls `each(token, id)` per entry.
-pub(crate) fn read_vocab(text: &str, mut each: impl FnMut(&str, u32)) -> Result<(), String> {
+pub(crate) fn read_vocab(text: &str, mut each: impl FnMut(&str, u32)) -> Result<(), Error> {
     struct V<'f, F>(&'f mut F);
     impl<'de, F: FnMut(&str, u32)> Visitor<'de> for V<'_, F> {
         type Value = ();
@@ -224,7 +222,8 @@ pub(crate) fn read_vocab(text: &str, mut each: impl FnMut(&str, u32)) -> Result<
         }
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_any(V(&mut each)).map_err(|e| e.to_string())
+    de.deserialize_any(V(&mut each))
+        .map_err(|e| Error::new(ErrorKind::Malformed, e.to_string()))
 }
 
 /// A token string, borrowed from the file when it has no escapes.
@@ -280,8 +279,8 @@ mod tests {
             got,
             [("a".into(), 0), ("é".into(), 1), ("x".into(), 0), ("y".into(), 1)]
         );
-        assert!(read_vocab(r#"{"a":"zero"}"#, |_, _| {})
-            .unwrap_err()
-            .contains("not an integer id"));
+        let e = read_vocab(r#"{"a":"zero"}"#, |_, _| {}).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Malformed);
+        assert!(e.message().contains("not an integer id"), "{e}");
     }
 }
