@@ -496,11 +496,10 @@ impl<'a> FormatIter<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{FORMAT_CASES, RANDOM_FORMAT_CASES};
-    use crate::pystr::test_support::{check, A};
+    use crate::pystr::test_support::{check, load, result, string, A};
     use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg, PyErrorKind};
 
-    const ARGS: [A; 6] = [
+    const ARGS: [A<'static>; 6] = [
         A::S("x"),
         A::I(5),
         A::F(0x4004000000000000),
@@ -508,11 +507,11 @@ mod tests {
         A::I(7),
         A::S("ü"),
     ];
-    const KW: [(&str, A); 2] = [("a", A::S("A")), ("b", A::I(3))];
+    const KW: [(&str, A<'static>); 2] = [("a", A::S("A")), ("b", A::I(3))];
 
     /// Looks a field's value up, walks its accessors and applies its conversion.
-    fn field_value(f: &FormatField<'_>) -> Result<A, PyError> {
-        let mut value: A = *match f.arg {
+    fn field_value(f: &FormatField<'_>) -> Result<A<'static>, PyError> {
+        let mut value: A<'static> = *match f.arg {
             FieldArg::Index(i) => ARGS.get(i).ok_or_else(|| format_index_error(i))?,
             FieldArg::Name(n) => KW
                 .iter()
@@ -589,21 +588,23 @@ mod tests {
 
     #[test]
     fn format_strings_match_cpython() {
-        for (fmt, want) in FORMAT_CASES.iter().chain(RANDOM_FORMAT_CASES) {
+        for case in load("format", 63).iter().chain(&load("random_format", 2500)) {
+            let (fmt, want) = (string(&case[0]), result(&case[1], string));
             let mut out = String::new();
             let got = render_iter(&mut format_iter(fmt), &mut out).map(|_| out);
-            check(got, want, &format!("{fmt:?}.format(...)"));
+            check(got, &want, &format!("{fmt:?}.format(...)"));
         }
     }
 
     #[test]
     fn eager_parse_matches_cpython_without_error_races() {
-        for (fmt, want) in FORMAT_CASES {
+        for case in load("format", 63) {
+            let (fmt, want) = (string(&case[0]), result(&case[1], string));
             let got = parse_format_string(fmt).and_then(|pieces| {
                 let mut out = String::new();
                 render(&pieces, &mut out).map(|_| out)
             });
-            check(got, want, &format!("{fmt:?}.format(...)"));
+            check(got, &want, &format!("{fmt:?}.format(...)"));
         }
     }
 

@@ -66,9 +66,6 @@ mod strftime;
 #[rustfmt::skip]
 mod tables;
 #[cfg(test)]
-#[rustfmt::skip]
-mod test_cases;
-#[cfg(test)]
 mod test_support;
 mod unicode;
 mod value_repr;

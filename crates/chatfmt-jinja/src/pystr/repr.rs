@@ -73,11 +73,12 @@ pub fn ascii_escape(repr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::REPR_CASES;
+    use crate::pystr::test_support::{load, string};
 
     #[test]
     fn repr_matches_cpython() {
-        for &(input, repr, ascii) in REPR_CASES {
+        for case in load("repr", 23) {
+            let [input, repr, ascii] = [0, 1, 2].map(|i| string(&case[i]));
             let mut out = String::from("prefix");
             str_repr(input, &mut out);
             assert_eq!(out, format!("prefix{repr}"), "repr of {input:?}");

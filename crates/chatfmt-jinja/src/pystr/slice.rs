@@ -99,15 +99,17 @@ pub fn str_index(s: &str, i: i64) -> Result<&str, PyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{STR_INDEX_CASES, STR_SLICE_CASES};
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{check, int, load, opt_int, result, string};
 
     #[test]
     fn slices_match_cpython() {
-        for (s, start, stop, step, want) in STR_SLICE_CASES {
+        for case in load("str_slice", 6050) {
+            let s = string(&case[0]);
+            let [start, stop, step] = [1, 2, 3].map(|i| opt_int(&case[i]));
+            let want = result(&case[4], string);
             check(
-                str_slice(s, *start, *stop, *step).map(|c| c.into_owned()),
-                want,
+                str_slice(s, start, stop, step).map(|c| c.into_owned()),
+                &want,
                 &format!("{s:?}[{start:?}:{stop:?}:{step:?}]"),
             );
         }
@@ -120,8 +122,9 @@ mod tests {
 
     #[test]
     fn indexing_matches_cpython() {
-        for (s, i, want) in STR_INDEX_CASES {
-            check(str_index(s, *i), want, &format!("{s:?}[{i}]"));
+        for case in load("str_index", 36) {
+            let (s, i, want) = (string(&case[0]), int(&case[1]), result(&case[2], string));
+            check(str_index(s, i), &want, &format!("{s:?}[{i}]"));
         }
     }
 

@@ -103,19 +103,20 @@ fn write_repr(value: &dyn ToRepr, depth: usize, out: &mut String) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{R, VALUE_REPR_CASES};
+    use crate::pystr::test_support::{load, string, Py};
 
-    impl ToRepr for R {
+    impl ToRepr for Py<'_> {
         fn to_repr(&self) -> ReprValue<'_> {
             match self {
-                R::N => ReprValue::None,
-                R::B(b) => ReprValue::Bool(*b),
-                R::I(i) => ReprValue::Int(*i),
-                R::F(f) => ReprValue::Float(f64::from_bits(*f)),
-                R::S(s) => ReprValue::Str(s),
-                R::L(items) => ReprValue::List(items.iter().map(|v| v as &dyn ToRepr).collect()),
-                R::T(items) => ReprValue::Tuple(items.iter().map(|v| v as &dyn ToRepr).collect()),
-                R::D(items) => ReprValue::Dict(
+                Py::None => ReprValue::None,
+                Py::Bool(b) => ReprValue::Bool(*b),
+                Py::Int(i) => ReprValue::Int(*i),
+                Py::Float(f) => ReprValue::Float(*f),
+                Py::Str(s) => ReprValue::Str(s),
+                Py::List(items) => ReprValue::List(items.iter().map(|v| v as &dyn ToRepr).collect()),
+                Py::Tuple(items) => ReprValue::Tuple(items.iter().map(|v| v as &dyn ToRepr).collect()),
+                Py::Object(t) => panic!("no repr for a {t} object"),
+                Py::Dict(items) => ReprValue::Dict(
                     items
                         .iter()
                         .map(|(k, v)| (k as &dyn ToRepr, v as &dyn ToRepr))
@@ -127,8 +128,9 @@ mod tests {
 
     #[test]
     fn repr_matches_cpython() {
-        for (v, want) in VALUE_REPR_CASES {
-            assert_eq!(py_repr(v).as_deref(), Ok(*want), "{v:?}");
+        for case in load("value_repr", 27) {
+            let (v, want) = (Py::from_json(&case[0]), string(&case[1]));
+            assert_eq!(py_repr(&v).as_deref(), Ok(want), "{v:?}");
         }
     }
 
