@@ -10,6 +10,8 @@
 //! assert_eq!(t.render(&ctx).unwrap().text, "user: hi\n");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 mod builtins;
 mod error;
