@@ -14,6 +14,8 @@
 
 pub mod analysis;
 mod builtins;
+#[cfg(test)]
+mod cpython_tests;
 mod error;
 mod eval;
 mod limits;

@@ -221,15 +221,10 @@ pub fn replaced_len(s: &str, old: &str, new: &str, count: i64) -> usize {
     s.len().saturating_add(n.saturating_mul(new.len()))
 }
 
-/// Python `s.replace(old, new, count)`; `count < 0` replaces all. An empty
-/// `old` inserts `new` before every character and at the end.
-/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
-pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
-    replace_sized(s, old, new, count, replaced_len(s, old, new, count))
-}
-
-/// [`replace`] when the caller has already computed `len = replaced_len(s, old, new, count)` (to
-/// check it against its own limit first): the text is scanned once more, not twice.
+/// Python `s.replace(old, new, count)`, given `len = replaced_len(s, old, new, count)` (which the
+/// caller checks against its own limit first): `count < 0` replaces all; an empty `old` inserts
+/// `new` before every character and at the end. `MemoryError` past
+/// [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
 pub fn replace_sized(s: &str, old: &str, new: &str, count: i64, len: usize) -> Result<String, PyError> {
     let mut limit = if count < 0 { i64::MAX } else { count };
     check_size(len)?;
@@ -538,7 +533,7 @@ mod tests {
             let [s, old, new, want] = [0, 1, 2, 4].map(|i| string(&case[i]));
             let c = int(&case[3]);
             assert_eq!(
-                replace(s, old, new, c).as_deref(),
+                replace_sized(s, old, new, c, replaced_len(s, old, new, c)).as_deref(),
                 Ok(want),
                 "{s:?}.replace({old:?}, {new:?}, {c})"
             );
@@ -595,7 +590,7 @@ mod tests {
         );
         let big = "x".repeat(1 << 16);
         assert_eq!(
-            mem(replace(&big, "", &big, -1)),
+            mem(replace_sized(&big, "", &big, -1, replaced_len(&big, "", &big, -1))),
             Err(crate::pystr::PyErrorKind::MemoryError)
         );
         assert_eq!(rjust("ab", i64::MIN, None).as_deref(), Ok("ab"));
