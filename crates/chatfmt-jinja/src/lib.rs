@@ -10,8 +10,12 @@
 //! assert_eq!(t.render(&ctx).unwrap().text, "user: hi\n");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 mod builtins;
+#[cfg(test)]
+mod cpython_tests;
 mod error;
 mod eval;
 mod limits;

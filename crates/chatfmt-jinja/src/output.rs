@@ -19,8 +19,11 @@ pub enum Origin {
 /// A span of the rendered text, in character offsets (Unicode code points), and its origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
+    /// Offset of the first character.
     pub start: usize,
+    /// Offset just past the last character.
     pub end: usize,
+    /// Where the text of the span came from.
     pub origin: Origin,
 }
 

@@ -1,12 +1,12 @@
 //! Jinja2's built-in filters, tests and globals, the Python methods templates call, and the
 //! sandboxed attribute and item lookup.
 
-pub mod filters;
-pub mod format;
-pub mod globals;
-pub mod json;
-pub mod methods;
-pub mod tests;
+pub(crate) mod filters;
+pub(crate) mod format;
+pub(crate) mod globals;
+pub(crate) mod json;
+pub(crate) mod methods;
+pub(crate) mod tests;
 mod urlize;
 
 use crate::error::Result;

@@ -1,6 +1,6 @@
 //! The evaluator: runs a parsed template against a context, with Jinja2's scoping rules.
 
-pub mod args;
+pub(crate) mod args;
 
 use crate::builtins;
 use crate::error::{err, Error, Result};
@@ -8,7 +8,7 @@ use crate::output::{RawOrigin, SpanRecorder};
 use crate::syntax::ast::*;
 use crate::template::{Borrowed, Context, Layer, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
-pub use args::CallArgs;
+pub(crate) use args::CallArgs;
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -312,8 +312,21 @@ pub fn float_to_int(x: f64) -> Result<i64, PyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{CMP_INT_FLOAT_CASES, FLOAT_ARITH_CASES, FLOAT_TO_INT_CASES, INT_ARITH_CASES};
-    use crate::pystr::test_support::kind_name;
+    use crate::pystr::test_support::{bits, float_bits, int, kind_name, load, result};
+    use serde_json::Value;
+
+    /// An `int` or a `float` as `scripts/gen_pystr_cases.py` writes them.
+    fn number(v: &Value) -> PyNumber {
+        match v {
+            Value::Number(_) => PyNumber::Int(int(v)),
+            _ => PyNumber::Float(f64::from_bits(float_bits(v))),
+        }
+    }
+
+    /// The four expected results of an arithmetic case, in fields 2 to 5.
+    fn results(case: &[Value]) -> [Result<PyNumber, (&str, &str)>; 4] {
+        [2, 3, 4, 5].map(|i| result(&case[i], number))
+    }
 
     fn same(got: Result<PyNumber, PyError>, want: &Result<PyNumber, (&str, &str)>, what: &str) {
         match (got, want) {
@@ -333,7 +346,9 @@ mod tests {
 
     #[test]
     fn int_arithmetic_matches_cpython() {
-        for &(a, b, ref fd, ref m, ref td, ref pw) in INT_ARITH_CASES {
+        for case in load("int_arith", 2500) {
+            let (a, b) = (int(&case[0]), int(&case[1]));
+            let [fd, m, td, pw] = &results(&case);
             same(int_floordiv(a, b).map(PyNumber::Int), fd, &format!("{a} // {b}"));
             same(int_mod(a, b).map(PyNumber::Int), m, &format!("{a} % {b}"));
             same(int_truediv(a, b).map(PyNumber::Float), td, &format!("{a} / {b}"));
@@ -343,8 +358,9 @@ mod tests {
 
     #[test]
     fn float_arithmetic_matches_cpython() {
-        for &(a, b, ref td, ref fd, ref m, ref pw) in FLOAT_ARITH_CASES {
-            let (a, b) = (f64::from_bits(a), f64::from_bits(b));
+        for case in load("float_arith", 676) {
+            let (a, b) = (f64::from_bits(bits(&case[0])), f64::from_bits(bits(&case[1])));
+            let [td, fd, m, pw] = &results(&case);
             same(float_truediv(a, b).map(PyNumber::Float), td, &format!("{a:?} / {b:?}"));
             same(
                 float_floordiv(a, b).map(PyNumber::Float),
@@ -358,7 +374,9 @@ mod tests {
 
     #[test]
     fn comparisons_and_conversions_match_cpython() {
-        for &(a, b, want) in CMP_INT_FLOAT_CASES {
+        for case in load("cmp_int_float", 620) {
+            let (a, b) = (int(&case[0]), bits(&case[1]));
+            let want = case[2].as_i64().map(|c| c.cmp(&0));
             assert_eq!(
                 cmp_int_float(a, f64::from_bits(b)),
                 want,
@@ -366,10 +384,11 @@ mod tests {
                 f64::from_bits(b)
             );
         }
-        for &(x, ref want) in FLOAT_TO_INT_CASES {
+        for case in load("float_to_int", 33) {
+            let (x, want) = (bits(&case[0]), result(&case[1], number));
             same(
                 float_to_int(f64::from_bits(x)).map(PyNumber::Int),
-                want,
+                &want,
                 &format!("int({})", f64::from_bits(x)),
             );
         }

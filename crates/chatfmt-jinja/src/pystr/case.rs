@@ -236,11 +236,12 @@ pub fn isascii(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{CASE_CASES, PREDICATE_CASES, RANDOM_CASE_CASES, RANDOM_PREDICATE_CASES};
+    use crate::pystr::test_support::{int, load, string};
 
     #[test]
     fn conversions_match_cpython() {
-        for &(s, u, l, c, t, sw, f) in CASE_CASES.iter().chain(RANDOM_CASE_CASES) {
+        for case in load("case", 70).iter().chain(&load("random_case", 1500)) {
+            let [s, u, l, c, t, sw, f] = [0, 1, 2, 3, 4, 5, 6].map(|i| string(&case[i]));
             assert_eq!(upper(s), u, "upper {s:?}");
             assert_eq!(lower(s), l, "lower {s:?}");
             assert_eq!(capitalize(s), c, "capitalize {s:?}");
@@ -267,7 +268,8 @@ mod tests {
             isascii,
             |s| s.is_empty(),
         ];
-        for &(s, mask) in PREDICATE_CASES.iter().chain(RANDOM_PREDICATE_CASES) {
+        for case in load("predicate", 3818).iter().chain(&load("random_predicate", 1500)) {
+            let (s, mask) = (string(&case[0]), int(&case[1]));
             for (bit, p) in preds.iter().enumerate() {
                 assert_eq!(p(s), mask & (1 << bit) != 0, "predicate {bit} of {s:?}");
             }

@@ -6,8 +6,7 @@
 //! [`FormatField::conversion`], expand a spec with fields through
 //! [`FormatIter::spec_iter`], then
 //! [`apply_format_spec`](super::apply_format_spec)) reproduces CPython's
-//! results and the order of its errors exactly. [`parse_format_string`] is
-//! the eager version.
+//! results and the order of its errors exactly.
 
 use super::{PyError, PyErrorKind};
 
@@ -68,10 +67,6 @@ pub struct FormatField<'a> {
     /// it holds nested fields: expand it with [`FormatIter::spec_iter`];
     /// otherwise it is the spec string itself.
     pub spec_text: &'a str,
-    /// The parsed spec, filled only by [`parse_format_string`]: literal
-    /// pieces and nested fields to render in order and concatenate. Empty
-    /// from [`FormatIter`] and when there is no spec.
-    pub spec: Vec<FormatPiece<'a>>,
 }
 
 /// Python's `get_integer`: `None` if `s` is not all ASCII digits (or is
@@ -310,31 +305,6 @@ pub fn format_index_error(index: usize) -> PyError {
     )
 }
 
-/// Parses a whole `str.format` string eagerly, nested specs included (in
-/// [`FormatField::spec`]). Python parses lazily while rendering, so when a
-/// string has a parse error after a field whose lookup or formatting fails,
-/// Python reports the earlier failure while this reports the parse error;
-/// use [`format_iter`] to match CPython exactly.
-pub fn parse_format_string(s: &str) -> Result<Vec<FormatPiece<'_>>, PyError> {
-    collect_pieces(&mut format_iter(s))
-}
-
-fn collect_pieces<'a>(iter: &mut FormatIter<'a, '_>) -> Result<Vec<FormatPiece<'a>>, PyError> {
-    let mut out = Vec::new();
-    while let Some(piece) = iter.next() {
-        let mut piece = piece?;
-        if let FormatPiece::Field(f) = &mut piece {
-            if f.spec_text.contains('{') {
-                f.spec = collect_pieces(&mut iter.spec_iter(f.spec_text)?)?;
-            } else if !f.spec_text.is_empty() {
-                f.spec = vec![FormatPiece::Literal(f.spec_text)];
-            }
-        }
-        out.push(piece);
-    }
-    Ok(out)
-}
-
 impl<'a> FormatIter<'a, '_> {
     /// Parses the next piece; `self.rest` is not empty.
     fn next_piece(&mut self) -> Result<FormatPiece<'a>, PyError> {
@@ -415,7 +385,6 @@ impl<'a> FormatIter<'a, '_> {
                             path,
                             conversion_char,
                             spec_text: "",
-                            spec: Vec::new(),
                         };
                         return Ok((field, it.as_str()));
                     }
@@ -451,7 +420,6 @@ impl<'a> FormatIter<'a, '_> {
             path,
             conversion_char,
             spec_text,
-            spec: Vec::new(),
         };
         Ok((field, rest))
     }
@@ -496,11 +464,10 @@ impl<'a> FormatIter<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{FORMAT_CASES, RANDOM_FORMAT_CASES};
-    use crate::pystr::test_support::{check, A};
+    use crate::pystr::test_support::{check, load, result, string, A};
     use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg, PyErrorKind};
 
-    const ARGS: [A; 6] = [
+    const ARGS: [A<'static>; 6] = [
         A::S("x"),
         A::I(5),
         A::F(0x4004000000000000),
@@ -508,11 +475,11 @@ mod tests {
         A::I(7),
         A::S("ü"),
     ];
-    const KW: [(&str, A); 2] = [("a", A::S("A")), ("b", A::I(3))];
+    const KW: [(&str, A<'static>); 2] = [("a", A::S("A")), ("b", A::I(3))];
 
     /// Looks a field's value up, walks its accessors and applies its conversion.
-    fn field_value(f: &FormatField<'_>) -> Result<A, PyError> {
-        let mut value: A = *match f.arg {
+    fn field_value(f: &FormatField<'_>) -> Result<A<'static>, PyError> {
+        let mut value: A<'static> = *match f.arg {
             FieldArg::Index(i) => ARGS.get(i).ok_or_else(|| format_index_error(i))?,
             FieldArg::Name(n) => KW
                 .iter()
@@ -571,46 +538,20 @@ mod tests {
         Ok(())
     }
 
-    /// Renders the eagerly parsed pieces.
-    fn render(pieces: &[FormatPiece<'_>], out: &mut String) -> Result<(), PyError> {
-        for piece in pieces {
-            match piece {
-                FormatPiece::Literal(s) => out.push_str(s),
-                FormatPiece::Field(f) => {
-                    let value = field_value(f)?;
-                    let mut spec = String::new();
-                    render(&f.spec, &mut spec)?;
-                    out.push_str(&apply_format_spec(&spec, &value)?);
-                }
-            }
-        }
-        Ok(())
-    }
-
     #[test]
     fn format_strings_match_cpython() {
-        for (fmt, want) in FORMAT_CASES.iter().chain(RANDOM_FORMAT_CASES) {
+        for case in load("format", 63).iter().chain(&load("random_format", 2500)) {
+            let (fmt, want) = (string(&case[0]), result(&case[1], string));
             let mut out = String::new();
             let got = render_iter(&mut format_iter(fmt), &mut out).map(|_| out);
-            check(got, want, &format!("{fmt:?}.format(...)"));
-        }
-    }
-
-    #[test]
-    fn eager_parse_matches_cpython_without_error_races() {
-        for (fmt, want) in FORMAT_CASES {
-            let got = parse_format_string(fmt).and_then(|pieces| {
-                let mut out = String::new();
-                render(&pieces, &mut out).map(|_| out)
-            });
-            check(got, want, &format!("{fmt:?}.format(...)"));
+            check(got, &want, &format!("{fmt:?}.format(...)"));
         }
     }
 
     #[test]
     fn literal_pieces_are_input_slices() {
         let s = "a{{b}}c{0}d";
-        let pieces = parse_format_string(s).unwrap_or_default();
+        let pieces: Vec<_> = format_iter(s).collect::<Result<_, _>>().unwrap_or_default();
         assert_eq!(pieces.len(), 5);
         for p in &pieces {
             if let FormatPiece::Literal(l) = p {
@@ -622,8 +563,7 @@ mod tests {
 
     #[test]
     fn accessor_chains() {
-        let pieces = parse_format_string("{a.b[c][0].d[ x ]!r:>{}}").unwrap_or_default();
-        let Some(FormatPiece::Field(f)) = pieces.first() else {
+        let Some(Ok(FormatPiece::Field(f))) = format_iter("{a.b[c][0].d[ x ]!r:>{}}").next() else {
             panic!("no field");
         };
         assert_eq!(f.arg, FieldArg::Name("a"));
@@ -639,10 +579,10 @@ mod tests {
             ]
         );
         assert_eq!(f.conversion(), Ok(Some(Conversion::Repr)));
-        assert_eq!(f.spec.len(), 2);
+        assert_eq!(f.spec_text, ">{}");
         let bad = |s: &str| -> Vec<String> {
-            match parse_format_string(s).unwrap_or_default().first() {
-                Some(FormatPiece::Field(f)) => f
+            match format_iter(s).next() {
+                Some(Ok(FormatPiece::Field(f))) => f
                     .accessors()
                     .map(|r| r.map_or_else(|e| e.message, |a| format!("{a:?}")))
                     .collect(),

@@ -407,13 +407,13 @@ fn render_number(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{FORMAT_SPEC_CASES, RANDOM_SPEC_CASES};
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{check, load, result, string, A};
 
     #[test]
     fn format_spec_matches_cpython() {
-        for (spec, v, want) in FORMAT_SPEC_CASES.iter().chain(RANDOM_SPEC_CASES) {
-            check(apply_format_spec(spec, v), want, &format!("format({v:?}, {spec:?})"));
+        for case in load("format_spec", 5281).iter().chain(&load("random_spec", 4000)) {
+            let (spec, v, want) = (string(&case[0]), A::from_json(&case[1]), result(&case[2], string));
+            check(apply_format_spec(spec, &v), &want, &format!("format({v:?}, {spec:?})"));
         }
     }
 }

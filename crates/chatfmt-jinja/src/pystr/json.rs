@@ -98,11 +98,12 @@ pub fn html_escape(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{FLOAT_CASES, HTML_CASES, JSON_STR_CASES};
+    use crate::pystr::test_support::{bits, load, string};
 
     #[test]
     fn html_helpers_match_markupsafe_and_jinja() {
-        for &(input, escaped, htmlsafe) in HTML_CASES {
+        for case in load("html", 27) {
+            let [input, escaped, htmlsafe] = [0, 1, 2].map(|i| string(&case[i]));
             let mut out = String::new();
             html_escape(input, &mut out);
             assert_eq!(out, escaped, "escape {input:?}");
@@ -114,7 +115,8 @@ mod tests {
 
     #[test]
     fn strings_match_cpython() {
-        for &(input, ascii, raw) in JSON_STR_CASES {
+        for case in load("json_str", 24) {
+            let [input, ascii, raw] = [0, 1, 2].map(|i| string(&case[i]));
             let mut out = String::new();
             json_write_str(input, true, &mut out);
             assert_eq!(out, ascii, "ensure_ascii of {input:?}");
@@ -126,7 +128,8 @@ mod tests {
 
     #[test]
     fn floats_match_cpython() {
-        for &(bits, _, json) in FLOAT_CASES {
+        for case in load("float", 3115) {
+            let (bits, json) = (bits(&case[0]), string(&case[2]));
             let mut out = String::new();
             json_write_float(f64::from_bits(bits), &mut out);
             assert_eq!(out, json);

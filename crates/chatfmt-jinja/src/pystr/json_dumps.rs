@@ -242,34 +242,48 @@ impl Encoder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{J, JSON_DUMPS_CASES};
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{boolean, check, load, opt_string, result, string, Py};
 
-    impl ToJson for J {
+    fn key<'a>(k: &Py<'a>) -> JsonKey<'a> {
+        match *k {
+            Py::None => JsonKey::None,
+            Py::Bool(b) => JsonKey::Bool(b),
+            Py::Int(i) => JsonKey::Int(i),
+            Py::Float(f) => JsonKey::Float(f),
+            Py::Str(s) => JsonKey::Str(s),
+            Py::Object(t) => JsonKey::Other(t),
+            _ => panic!("not a key: {k:?}"),
+        }
+    }
+
+    impl ToJson for Py<'_> {
         fn to_json(&self) -> JsonValue<'_> {
             match self {
-                J::N => JsonValue::Null,
-                J::B(b) => JsonValue::Bool(*b),
-                J::I(i) => JsonValue::Int(*i),
-                J::F(f) => JsonValue::Float(f64::from_bits(*f)),
-                J::S(s) => JsonValue::Str(s),
-                J::L(items) => JsonValue::List(items.iter().map(|v| v as &dyn ToJson).collect()),
-                J::D(items) => JsonValue::Dict(items.iter().map(|(k, v)| (*k, v as &dyn ToJson)).collect()),
-                J::O(t) => JsonValue::Other(t),
+                Py::None => JsonValue::Null,
+                Py::Bool(b) => JsonValue::Bool(*b),
+                Py::Int(i) => JsonValue::Int(*i),
+                Py::Float(f) => JsonValue::Float(*f),
+                Py::Str(s) => JsonValue::Str(s),
+                Py::List(items) | Py::Tuple(items) => JsonValue::List(items.iter().map(|v| v as &dyn ToJson).collect()),
+                Py::Dict(items) => JsonValue::Dict(items.iter().map(|(k, v)| (key(k), v as &dyn ToJson)).collect()),
+                Py::Object(t) => JsonValue::Other(t),
             }
         }
     }
 
     #[test]
     fn dumps_matches_cpython() {
-        for (v, ensure_ascii, indent, seps, sort_keys, want) in JSON_DUMPS_CASES {
+        for case in load("json_dumps", 288) {
+            let v = Py::from_json(&case[0]);
+            let separators = (!case[3].is_null()).then(|| (string(&case[3][0]), string(&case[3][1])));
             let opts = JsonOptions {
-                ensure_ascii: *ensure_ascii,
-                indent: *indent,
-                separators: *seps,
-                sort_keys: *sort_keys,
+                ensure_ascii: boolean(&case[1]),
+                indent: opt_string(&case[2]),
+                separators,
+                sort_keys: boolean(&case[4]),
             };
-            check(json_dumps(v, &opts), want, &format!("json.dumps({v:?}, {opts:?})"));
+            let want = result(&case[5], string);
+            check(json_dumps(&v, &opts), &want, &format!("json.dumps({v:?}, {opts:?})"));
         }
     }
 

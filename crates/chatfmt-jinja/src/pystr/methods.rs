@@ -221,15 +221,10 @@ pub fn replaced_len(s: &str, old: &str, new: &str, count: i64) -> usize {
     s.len().saturating_add(n.saturating_mul(new.len()))
 }
 
-/// Python `s.replace(old, new, count)`; `count < 0` replaces all. An empty
-/// `old` inserts `new` before every character and at the end.
-/// `MemoryError` past [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
-pub fn replace(s: &str, old: &str, new: &str, count: i64) -> Result<String, PyError> {
-    replace_sized(s, old, new, count, replaced_len(s, old, new, count))
-}
-
-/// [`replace`] when the caller has already computed `len = replaced_len(s, old, new, count)` (to
-/// check it against its own limit first): the text is scanned once more, not twice.
+/// Python `s.replace(old, new, count)`, given `len = replaced_len(s, old, new, count)` (which the
+/// caller checks against its own limit first): `count < 0` replaces all; an empty `old` inserts
+/// `new` before every character and at the end. `MemoryError` past
+/// [`MAX_OUTPUT_CHARS`](super::MAX_OUTPUT_CHARS).
 pub fn replace_sized(s: &str, old: &str, new: &str, count: i64, len: usize) -> Result<String, PyError> {
     let mut limit = if count < 0 { i64::MAX } else { count };
     check_size(len)?;
@@ -468,8 +463,7 @@ pub fn expandtabs(s: &str, tabsize: i64) -> Result<String, PyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::*;
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{boolean, check, int, load, opt_int, opt_string, result, string, strings};
 
     fn is_within(piece: &str, s: &str) -> bool {
         let (p, b) = (piece.as_ptr() as usize, s.as_ptr() as usize);
@@ -478,7 +472,9 @@ mod tests {
 
     #[test]
     fn strip_matches_cpython() {
-        for &(s, chars, a, l, r) in STRIP_CASES.iter().chain(RANDOM_STRIP_CASES) {
+        for case in load("strip", 160).iter().chain(&load("random_strip", 800)) {
+            let (s, chars) = (string(&case[0]), opt_string(&case[1]));
+            let [a, l, r] = [2, 3, 4].map(|i| string(&case[i]));
             assert_eq!(strip(s, chars), a, "{s:?}.strip({chars:?})");
             assert_eq!(lstrip(s, chars), l, "{s:?}.lstrip({chars:?})");
             assert_eq!(rstrip(s, chars), r, "{s:?}.rstrip({chars:?})");
@@ -488,20 +484,23 @@ mod tests {
 
     #[test]
     fn split_matches_cpython() {
-        for (s, sep, m, want, rwant) in SPLIT_CASES.iter().chain(RANDOM_SPLIT_CASES) {
+        for case in load("split", 1000).iter().chain(&load("random_split", 1500)) {
+            let (s, sep, m) = (string(&case[0]), opt_string(&case[1]), int(&case[2]));
+            let [want, rwant] = [3, 4].map(|i| result(&case[i], strings));
             let what = format!("{s:?}.split({sep:?}, {m})");
-            let got = split(s, *sep, *m);
+            let got = split(s, sep, m);
             if let Ok(pieces) = &got {
                 assert!(pieces.iter().all(|p| is_within(p, s)), "{what}");
             }
-            check(got, want, &what);
-            check(rsplit(s, *sep, *m), rwant, &format!("r{what}"));
+            check(got, &want, &what);
+            check(rsplit(s, sep, m), &rwant, &format!("r{what}"));
         }
     }
 
     #[test]
     fn splitlines_matches_cpython() {
-        for &(s, plain, keep) in SPLITLINES_CASES.iter().chain(RANDOM_SPLITLINES_CASES) {
+        for case in load("splitlines", 20).iter().chain(&load("random_splitlines", 800)) {
+            let (s, plain, keep) = (string(&case[0]), strings(&case[1]), strings(&case[2]));
             assert_eq!(splitlines(s, false), plain, "{s:?}");
             assert_eq!(splitlines(s, true), keep, "{s:?}");
         }
@@ -509,7 +508,10 @@ mod tests {
 
     #[test]
     fn find_family_matches_cpython() {
-        for &(s, sub, st, en, sw, ew, f, rf, c) in FIND_CASES.iter().chain(RANDOM_FIND_CASES) {
+        for case in load("find", 2400).iter().chain(&load("random_find", 1500)) {
+            let (s, sub, st, en) = (string(&case[0]), string(&case[1]), opt_int(&case[2]), opt_int(&case[3]));
+            let (sw, ew) = (boolean(&case[4]), boolean(&case[5]));
+            let [f, rf, c] = [6, 7, 8].map(|i| int(&case[i]));
             let what = format!("{s:?} {sub:?} {st:?} {en:?}");
             assert_eq!(startswith(s, sub, st, en), sw, "startswith {what}");
             assert_eq!(endswith(s, sub, st, en), ew, "endswith {what}");
@@ -527,9 +529,11 @@ mod tests {
 
     #[test]
     fn replace_matches_cpython() {
-        for &(s, old, new, c, want) in REPLACE_CASES {
+        for case in load("replace", 2100) {
+            let [s, old, new, want] = [0, 1, 2, 4].map(|i| string(&case[i]));
+            let c = int(&case[3]);
             assert_eq!(
-                replace(s, old, new, c).as_deref(),
+                replace_sized(s, old, new, c, replaced_len(s, old, new, c)).as_deref(),
                 Ok(want),
                 "{s:?}.replace({old:?}, {new:?}, {c})"
             );
@@ -538,23 +542,33 @@ mod tests {
 
     #[test]
     fn partition_matches_cpython() {
-        for (s, sep, p, rp, rmp, rms) in PARTITION_CASES {
+        for case in load("partition", 180) {
+            let [s, sep, rmp, rms] = [0, 1, 4, 5].map(|i| string(&case[i]));
+            let [p, rp] = [2, 3].map(|i| {
+                result(&case[i], |v| {
+                    let [a, b, c] = [0, 1, 2].map(|j| string(&v[j]));
+                    (a, b, c)
+                })
+            });
             let what = format!("{s:?} {sep:?}");
-            check(partition(s, sep), p, &what);
-            check(rpartition(s, sep), rp, &what);
-            assert_eq!(removeprefix(s, sep), *rmp, "{what}");
-            assert_eq!(removesuffix(s, sep), *rms, "{what}");
+            check(partition(s, sep), &p, &what);
+            check(rpartition(s, sep), &rp, &what);
+            assert_eq!(removeprefix(s, sep), rmp, "{what}");
+            assert_eq!(removesuffix(s, sep), rms, "{what}");
         }
     }
 
     #[test]
     fn justify_matches_cpython() {
-        for (s, w, f, c, l, r, z) in JUST_CASES {
+        for case in load("just", 600) {
+            let (s, w, f) = (string(&case[0]), int(&case[1]), opt_string(&case[2]));
+            let [c, l, r] = [3, 4, 5].map(|i| result(&case[i], string));
+            let z = string(&case[6]);
             let what = format!("{s:?} {w} {f:?}");
-            check(center(s, *w, *f), c, &what);
-            check(ljust(s, *w, *f), l, &what);
-            check(rjust(s, *w, *f), r, &what);
-            assert_eq!(zfill(s, *w).as_deref(), Ok(*z), "{what}");
+            check(center(s, w, f), &c, &what);
+            check(ljust(s, w, f), &l, &what);
+            check(rjust(s, w, f), &r, &what);
+            assert_eq!(zfill(s, w).as_deref(), Ok(z), "{what}");
         }
     }
 
@@ -576,7 +590,7 @@ mod tests {
         );
         let big = "x".repeat(1 << 16);
         assert_eq!(
-            mem(replace(&big, "", &big, -1)),
+            mem(replace_sized(&big, "", &big, -1, replaced_len(&big, "", &big, -1))),
             Err(crate::pystr::PyErrorKind::MemoryError)
         );
         assert_eq!(rjust("ab", i64::MIN, None).as_deref(), Ok("ab"));
@@ -585,7 +599,8 @@ mod tests {
 
     #[test]
     fn expandtabs_matches_cpython() {
-        for &(s, t, want) in EXPANDTABS_CASES {
+        for case in load("expandtabs", 100) {
+            let (s, t, want) = (string(&case[0]), int(&case[1]), string(&case[2]));
             assert_eq!(expandtabs(s, t).as_deref(), Ok(want), "{s:?} {t}");
         }
     }

@@ -15,13 +15,12 @@
 //!
 //! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
 //!   [`float_json`], [`json_write_float`].
-//! - Values to text: [`py_repr`] over [`ToRepr`] (lists, tuples, dicts).
-//! - Strings to text: [`str_repr`], [`str_ascii`], [`ascii_escape`],
+//! - Strings to text: [`str_repr`], [`ascii_escape`] (of a repr),
 //!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`];
 //!   Jinja's [`json_htmlsafe`] and MarkupSafe's [`html_escape`].
 //! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
 //!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
-//!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace`],
+//!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace_sized`],
 //!   [`partition`], [`rpartition`], [`removeprefix`], [`removesuffix`],
 //!   [`zfill`], [`center`], [`ljust`], [`rjust`], [`expandtabs`].
 //! - Case and classes: [`upper`], [`lower`], [`capitalize`], [`title`],
@@ -29,11 +28,11 @@
 //!   [`isnumeric`], [`isalnum`], [`isspace`], [`isupper`], [`islower`],
 //!   [`istitle`], [`isidentifier`], [`isprintable`], [`isascii`];
 //!   per character [`is_printable`], [`is_py_whitespace`].
-//! - Indexing: [`str_index`], [`str_slice`], [`slice_indices`].
+//! - Slicing: [`str_slice`], [`slice_indices`].
 //! - `%` formatting: [`percent_format`] with [`PercentArgs`],
 //!   [`FormatArg`], [`FormatMapping`].
-//! - `str.format`: [`format_iter`] (lazy, exact error order) or
-//!   [`parse_format_string`] (eager), then [`apply_format_spec`] per field.
+//! - `str.format`: [`format_iter`] (lazy, in CPython's error order), then
+//!   [`apply_format_spec`] per field.
 //! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
 //!   (`int(s, base)`), [`py_round`] (`round(x, n)`), [`py_round_int`].
 //! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
@@ -66,12 +65,8 @@ mod strftime;
 #[rustfmt::skip]
 mod tables;
 #[cfg(test)]
-#[rustfmt::skip]
-mod test_cases;
-#[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod unicode;
-mod value_repr;
 
 pub use arith::{
     cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv, int_floordiv, int_mod, int_pow,
@@ -83,26 +78,25 @@ pub use case::{
 };
 pub use float::{float_json, float_repr};
 pub use format::{
-    format_index_error, format_iter, parse_format_string, Accessors, Conversion, FieldAccessor, FieldArg, FormatField,
-    FormatIter, FormatPiece,
+    format_index_error, format_iter, Accessors, Conversion, FieldAccessor, FieldArg, FormatField, FormatIter,
+    FormatPiece,
 };
 pub use format_spec::apply_format_spec;
 pub use jinja::{jinja_title, jinja_wordcount};
 pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
 pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
 pub use methods::{
-    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix, replace,
+    center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix,
     replace_sized, replaced_len, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith,
     strip, zfill,
 };
 pub use numbers::{parse_float, parse_int, py_round, py_round_int};
 pub use percent::percent_format;
-pub use repr::{ascii_escape, str_ascii, str_repr};
-pub use slice::{slice_indices, str_index, str_slice};
+pub use repr::{ascii_escape, str_repr};
+pub use slice::{slice_indices, str_slice};
 pub use sort::python_sort;
 pub use strftime::{strftime, DateTimeFields};
 pub use unicode::{is_printable, is_py_whitespace};
-pub use value_repr::{py_repr, ReprValue, ToRepr};
 
 use std::fmt;
 

@@ -304,8 +304,7 @@ pub fn py_round_int(n: i64, ndigits: i64) -> Result<i64, PyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{PARSE_FLOAT_CASES, PARSE_INT_CASES, ROUND_CASES, ROUND_INT_CASES};
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{bits, check, int, load, result, result_message, string};
 
     fn same(a: f64, b: f64) -> bool {
         a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
@@ -313,7 +312,8 @@ mod tests {
 
     #[test]
     fn parse_float_matches_cpython() {
-        for &(s, want) in PARSE_FLOAT_CASES {
+        for case in load("parse_float", 68) {
+            let (s, want) = (string(&case[0]), result_message(&case[1], bits));
             match (parse_float(s), want) {
                 (Ok(g), Ok(w)) => assert!(same(g, f64::from_bits(w)), "{s:?}: {g}"),
                 (Err(e), Err(m)) => assert_eq!(e.message, m, "{s:?}"),
@@ -324,22 +324,28 @@ mod tests {
 
     #[test]
     fn parse_int_matches_cpython() {
-        for (s, base, want) in PARSE_INT_CASES {
-            check(parse_int(s, *base), want, &format!("int({s:?}, {base})"));
+        for case in load("parse_int", 61) {
+            let (s, base, want) = (string(&case[0]), int(&case[1]), result(&case[2], int));
+            check(parse_int(s, base), &want, &format!("int({s:?}, {base})"));
         }
     }
 
     #[test]
     fn int_round_matches_cpython() {
-        for &(n, k, ref want) in ROUND_INT_CASES {
-            check(py_round_int(n, k), want, &format!("round({n}, {k})"));
+        for case in load("round_int", 228) {
+            let (n, k, want) = (int(&case[0]), int(&case[1]), result(&case[2], int));
+            check(py_round_int(n, k), &want, &format!("round({n}, {k})"));
         }
     }
 
     #[test]
     fn round_matches_cpython() {
-        for &(x, n, want) in ROUND_CASES {
-            let x = f64::from_bits(x);
+        for case in load("round", 647) {
+            let (x, n, want) = (
+                f64::from_bits(bits(&case[0])),
+                int(&case[1]),
+                result_message(&case[2], bits),
+            );
             match (py_round(x, n), want) {
                 (Ok(g), Ok(w)) => assert!(same(g, f64::from_bits(w)), "round({x:?}, {n}): {g:?}"),
                 (Err(e), Err(m)) => assert_eq!(e.message, m, "round({x:?}, {n})"),

@@ -407,27 +407,34 @@ pub(crate) fn float_body(x: f64, kind: char, prec: usize, alt: bool, upper: bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{PERCENT_CASES, RANDOM_PERCENT_CASES, RANDOM_PERCENT_TUPLE_CASES};
-    use crate::pystr::test_support::{check, Dict};
+    use crate::pystr::test_support::{array, check, load, result, string, strings, Dict, A};
 
     #[test]
     fn percent_matches_cpython() {
-        for (fmt, kind, vals, keys, want) in PERCENT_CASES
+        for case in load("percent", 2408)
             .iter()
-            .chain(RANDOM_PERCENT_CASES)
-            .chain(RANDOM_PERCENT_TUPLE_CASES)
+            .chain(&load("random_percent", 3000))
+            .chain(&load("random_percent_tuple", 1500))
         {
+            let (fmt, kind) = (string(&case[0]), string(&case[1]));
+            let vals: Vec<A> = array(&case[2]).iter().map(A::from_json).collect();
+            let keys = strings(&case[3]);
+            let want = result(&case[4], string);
             let refs: Vec<&dyn FormatArg> = vals.iter().map(|v| v as &dyn FormatArg).collect();
-            let dict = Dict { keys, vals };
+            let dict = Dict {
+                keys: &keys,
+                vals: &vals,
+            };
             let args = match kind {
-                0 => PercentArgs::Tuple(&refs),
-                1 => PercentArgs::Single(&vals[0]),
-                _ => PercentArgs::Mapping {
+                "tuple" => PercentArgs::Tuple(&refs),
+                "single" => PercentArgs::Single(&vals[0]),
+                "dict" => PercentArgs::Mapping {
                     whole: &dict,
                     map: &dict,
                 },
+                _ => panic!("{case:?}: unknown kind of arguments"),
             };
-            check(percent_format(fmt, args), want, &format!("{fmt:?} % {vals:?}"));
+            check(percent_format(fmt, args), &want, &format!("{fmt:?} % {vals:?}"));
         }
     }
 }

@@ -122,7 +122,7 @@ fn no_panics_on_random_input() {
         let _ = find(&s, &t, oi, oj);
         let _ = rfind(&s, &t, oi, oj);
         let _ = count(&s, &t, oi, oj);
-        let _ = replace(&s, &t, &s, i);
+        let _ = replace_sized(&s, &t, &s, i, replaced_len(&s, &t, &s, i));
         let _ = partition(&s, &t);
         let _ = rpartition(&s, &t);
         let _ = zfill(&s, i);
@@ -141,11 +141,13 @@ fn no_panics_on_random_input() {
         let _ = percent_format(&s, PercentArgs::Tuple(&refs));
         let _ = percent_format(&s, PercentArgs::Single(v));
         let _ = apply_format_spec(&s, v);
-        if let Ok(pieces) = parse_format_string(&s) {
-            for p in pieces {
-                if let FormatPiece::Field(f) = p {
-                    let _ = f.conversion();
-                    let _ = f.accessors().count();
+        let mut pieces = format_iter(&s);
+        while let Some(Ok(piece)) = pieces.next() {
+            if let FormatPiece::Field(f) = piece {
+                let _ = f.conversion();
+                let _ = f.accessors().count();
+                if let Ok(spec) = pieces.spec_iter(f.spec_text) {
+                    let _ = spec.count();
                 }
             }
         }
@@ -166,7 +168,6 @@ fn no_panics_on_random_input() {
         let _ = DateTimeFields::from_unix(i, rng.next() as u32, j as i32);
         let step = rng.int();
         let _ = str_slice(&s, oi, oj, opt(&mut rng, step));
-        let _ = str_index(&s, i);
         let (x, y) = (f64::from_bits(rng.next()), f64::from_bits(rng.next()));
         let _ = (int_floordiv(i, j), int_mod(i, j), int_truediv(i, j), int_pow(i, j));
         let _ = (

@@ -1,6 +1,6 @@
 //! Python slicing and indexing of strings (code points).
 
-use super::{PyError, PyErrorKind};
+use super::PyError;
 use std::borrow::Cow;
 
 /// Python's `slice(start, stop, step).indices(length)` plus the resulting
@@ -83,31 +83,20 @@ pub fn str_slice<'a>(
     Ok(Cow::Owned(out))
 }
 
-/// Python `s[i]`: the character as a slice of `s`; negative `i` counts
-/// from the end. `IndexError: string index out of range`.
-pub fn str_index(s: &str, i: i64) -> Result<&str, PyError> {
-    let len = s.chars().count() as i64;
-    let j = if i < 0 { i.saturating_add(len) } else { i };
-    if j < 0 || j >= len {
-        return Err(PyError::new(PyErrorKind::IndexError, "string index out of range"));
-    }
-    let b = byte_at(s, j);
-    let end = s[b..].chars().next().map_or(b, |c| b + c.len_utf8());
-    Ok(&s[b..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{STR_INDEX_CASES, STR_SLICE_CASES};
-    use crate::pystr::test_support::check;
+    use crate::pystr::test_support::{check, load, opt_int, result, string};
 
     #[test]
     fn slices_match_cpython() {
-        for (s, start, stop, step, want) in STR_SLICE_CASES {
+        for case in load("str_slice", 6050) {
+            let s = string(&case[0]);
+            let [start, stop, step] = [1, 2, 3].map(|i| opt_int(&case[i]));
+            let want = result(&case[4], string);
             check(
-                str_slice(s, *start, *stop, *step).map(|c| c.into_owned()),
-                want,
+                str_slice(s, start, stop, step).map(|c| c.into_owned()),
+                &want,
                 &format!("{s:?}[{start:?}:{stop:?}:{step:?}]"),
             );
         }
@@ -116,13 +105,6 @@ mod tests {
             panic!("step 1 must borrow");
         };
         assert_eq!(b.as_ptr() as usize - s.as_ptr() as usize, 1);
-    }
-
-    #[test]
-    fn indexing_matches_cpython() {
-        for (s, i, want) in STR_INDEX_CASES {
-            check(str_index(s, *i), want, &format!("{s:?}[{i}]"));
-        }
     }
 
     #[test]

@@ -705,7 +705,15 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pystr::test_cases::{ISO_CASES, RANDOM_STRFTIME_CASES, STRFTIME_CASES, TIMESTAMP_CASES};
+    use crate::pystr::test_support::{array, bits, int, load, opt_int, result_message, string};
+    use serde_json::Value;
+
+    /// `[y, m, d, H, M, S, us]`.
+    fn fields(v: &Value) -> [i64; 7] {
+        let a = array(v);
+        assert_eq!(a.len(), 7, "{v}");
+        [0, 1, 2, 3, 4, 5, 6].map(|i| int(&a[i]))
+    }
 
     fn make(f: [i64; 7], off: Option<i64>) -> DateTimeFields {
         let mut t =
@@ -716,15 +724,19 @@ mod tests {
 
     #[test]
     fn strftime_matches_cpython() {
-        for &(f, off, fmt, want) in STRFTIME_CASES.iter().chain(RANDOM_STRFTIME_CASES) {
+        for case in load("strftime", 1880).iter().chain(&load("random_strftime", 3000)) {
+            let (f, off) = (fields(&case[0]), opt_int(&case[1]));
+            let (fmt, want) = (string(&case[2]), string(&case[3]));
             assert_eq!(strftime(fmt, &make(f, off)), want, "{f:?} {off:?} {fmt:?}");
         }
     }
 
     #[test]
     fn from_timestamp_matches_cpython() {
-        for &(bits, off, f) in TIMESTAMP_CASES {
-            let ts = f64::from_bits(bits);
+        for case in load("timestamp", 57) {
+            let ts = f64::from_bits(bits(&case[0]));
+            let off = i32::try_from(int(&case[1])).unwrap_or_else(|e| panic!("{case:?}: {e}"));
+            let f = fields(&case[2]);
             assert_eq!(DateTimeFields::from_timestamp(ts, off), Ok(make(f, None)), "{ts} {off}");
         }
         assert!(DateTimeFields::from_timestamp(f64::NAN, 0).is_err());
@@ -734,10 +746,12 @@ mod tests {
 
     #[test]
     fn from_iso_matches_cpython() {
-        for (s, want) in ISO_CASES {
+        for case in load("iso", 89) {
+            let s = string(&case[0]);
+            let want = result_message(&case[1], |v| (fields(&v[0]), opt_int(&v[1])));
             let got = DateTimeFields::from_iso(s);
             match want {
-                Ok((f, off)) => assert_eq!(got, Ok(make(*f, *off)), "{s:?}"),
+                Ok((f, off)) => assert_eq!(got, Ok(make(f, off)), "{s:?}"),
                 Err(m) => assert_eq!(got.map_err(|e| e.message), Err(m.to_string()), "{s:?}"),
             }
         }

@@ -1,6 +1,6 @@
 //! Lexing and parsing template source into a syntax tree.
 
-pub mod ast;
-pub mod lexer;
-pub mod parser;
-pub mod print_plan;
+pub(crate) mod ast;
+pub(crate) mod lexer;
+pub(crate) mod parser;
+pub(crate) mod print_plan;

@@ -1,7 +1,7 @@
 //! Template values with Python semantics. Context data (JSON) is viewed in place, never copied.
 
-pub mod ops;
-pub mod repr;
+pub(crate) mod ops;
+pub(crate) mod repr;
 
 use crate::error::{err, Error, ErrorKind, Result};
 use crate::syntax::ast::{ForLoop, MacroDef};
