@@ -162,3 +162,17 @@ fn chains_of_string_filters_stop_at_the_value_limit() {
     assert_eq!(kind, ErrorKind::LimitExceeded);
     assert!(msg.contains("max_value_size (16777216)"), "{msg}");
 }
+
+/// Steps and quotients at the edge of the 64-bit range give Python's results, not a crash.
+#[test]
+fn extreme_slice_steps_and_integer_edges_match_python() {
+    for (src, want) in [
+        (r#"{{ "hello"[1::9223372036854775807] }}"#, "e"),
+        (r#"{{ "hello"[::-9223372036854775807] }}"#, "o"),
+        ("{{ [1, 2, 3][1::9223372036854775807] }}", "[2]"),
+        ("{{ (-9223372036854775807 - 1) // -1 }}", "9223372036854775808"),
+        ("{{ (-9223372036854775807 - 1) % -1 }}", "0"),
+    ] {
+        assert_eq!(render(src).expect(src), want, "{src}");
+    }
+}

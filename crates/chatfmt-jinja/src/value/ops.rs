@@ -576,13 +576,16 @@ fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
             if b == 0 {
                 return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
             }
-            Value::Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && b < 0 { 1 } else { 0 })
+            // Only i64::MIN // -1 overflows; Python's result is 2**63.
+            let q = a.checked_div_euclid(b).ok_or_else(overflow)?;
+            Value::Int(q - if (a.rem_euclid(b) != 0) && b < 0 { 1 } else { 0 })
         }
         BinOp::Mod => {
             if b == 0 {
                 return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
             }
-            let r = a % b;
+            // i64::MIN % -1 overflows in Rust; its remainder is 0.
+            let r = a.checked_rem(b).unwrap_or(0);
             Value::Int(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
         }
         BinOp::Pow => {
@@ -644,7 +647,11 @@ pub fn slice_indices(len: i64, start: Option<i64>, stop: Option<i64>, step: i64)
     let mut i = s;
     while (step > 0 && i < e) || (step < 0 && i > e) {
         out.push(i as usize);
-        i += step;
+        // A step past the end of the 64-bit range ends the slice (the next index is out of range).
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
     out
 }
