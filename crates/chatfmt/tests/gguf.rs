@@ -11,7 +11,7 @@
 mod gguf_writer;
 
 use chatfmt::template::{gguf_special_tokens, is_gguf};
-use chatfmt::{ApplyOptions, ChatTemplate, LoadErrorKind};
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind};
 use gguf_writer::{chat_model, gguf, V};
 use serde_json::json;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
 fn load_err(name: &str, bytes: &[u8]) -> String {
     let path = write(name, bytes);
     let e = ChatTemplate::from_gguf(&path).expect_err("should not load");
-    assert_eq!(e.path, path);
+    assert_eq!(e.path(), Some(path.as_path()));
     e.to_string()
 }
 
@@ -112,8 +112,8 @@ fn no_template_says_what_was_looked_for() {
         .collect();
     let path = write("none.gguf", &gguf(3, &kv));
     assert_eq!(
-        ChatTemplate::from_gguf(&path).unwrap_err().kind,
-        LoadErrorKind::NoTemplate
+        ChatTemplate::from_gguf(&path).unwrap_err().kind(),
+        ErrorKind::NoTemplate
     );
     let tokens = gguf_special_tokens(&path).expect("tokens without a template");
     assert_eq!(
