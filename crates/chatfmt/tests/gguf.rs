@@ -212,10 +212,15 @@ fn truncated_and_foreign_files_give_the_byte_offset() {
     assert!(ChatTemplate::from_gguf(&metadata_only).is_ok());
     let e = load_err("config.gguf", b"{\"chat_template\": \"x\"}");
     assert!(e.contains("byte offset 0") && e.contains("not a GGUF file"), "{e}");
-    let e = ChatTemplate::from_gguf("/nonexistent/model.gguf".as_ref())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("/nonexistent/model.gguf: cannot open the GGUF file"), "{e}");
+    let e = ChatTemplate::from_gguf(&write("config.gguf", b"{}")).unwrap_err();
+    assert_eq!((e.kind(), e.byte_offset()), (ErrorKind::Malformed, Some(0)));
+    let e = ChatTemplate::from_gguf("/nonexistent/model.gguf".as_ref()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("/nonexistent/model.gguf: cannot open the GGUF file: "),
+        "{e}"
+    );
 }
 
 #[test]
