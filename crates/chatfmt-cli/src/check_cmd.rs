@@ -70,7 +70,7 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
 
 fn run_kit(args: &CheckArgs) -> Result<ExitCode> {
     let dir = kits_dir().join("hf");
-    let checks = check::check_hf_kit(&dir).map_err(anyhow::Error::msg)?;
+    let checks = check::check_hf_kit(&dir)?;
     if args.markdown {
         print!("{}", check::markdown_table(&checks));
     } else if args.json {

@@ -3,7 +3,7 @@
 //! conversation templates by name or (with `--conv-template auto`) by FastChat's model-path matching.
 
 use anyhow::{anyhow, bail, Result};
-use chatfmt::{ApplyOptions, ChatTemplate, LoadErrorKind, ModelSource, Resolved, TemplateInfo, TemplateRequest};
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, ModelSource, Resolved, TemplateInfo, TemplateRequest};
 use chatfmt_fastchat::{self as conversation, Conversation};
 use clap::Args;
 use serde_json::{Map, Value as Json};
@@ -79,13 +79,13 @@ impl ModelArgs {
             default_template: self.default_template.clone(),
             special_tokens: self.special_tokens(),
         };
-        let resolved = request.resolve().map_err(|e| match e.kind {
-            LoadErrorKind::NotFound if self.model.is_some() && self.template.is_none() => anyhow!(
-                "{e}; pass an existing model folder or .gguf file, a repo id from the local Hugging Face cache, \
+        let resolved = request.resolve().map_err(|e| match e.kind() {
+            ErrorKind::NotFound if self.model.is_some() && self.template.is_none() => anyhow!(
+                "{e:#}; pass an existing model folder or .gguf file, a repo id from the local Hugging Face cache, \
                  or choose the template with --template FILE, --default-template NAME or --conv-template NAME|auto"
             ),
-            LoadErrorKind::NoTemplate => anyhow!(
-                "{e}; choose the template with --template FILE, --default-template NAME or --conv-template NAME|auto"
+            ErrorKind::NoTemplate => anyhow!(
+                "{e:#}; choose the template with --template FILE, --default-template NAME or --conv-template NAME|auto"
             ),
             _ => anyhow!(e),
         })?;

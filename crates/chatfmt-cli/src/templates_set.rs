@@ -3,7 +3,8 @@
 
 use crate::output::emit;
 use chatfmt::defaults;
-use chatfmt::template::{save_template, SaveErrorKind, SaveLayout};
+use chatfmt::template::{save_template, SaveLayout};
+use chatfmt::ErrorKind;
 use chatfmt_fastchat::jinja_export::export_jinja;
 use chatfmt_fastchat::registry_snapshot;
 use clap::Args;
@@ -48,7 +49,7 @@ fn source(args: &Source) -> Result<(String, String), String> {
         return Ok((text, path.display().to_string()));
     }
     if let Some(name) = &args.default_template {
-        let builtin = defaults::get(name).map_err(|e| e.to_string())?;
+        let builtin = defaults::get(name).map_err(|e| format!("{e:#}"))?;
         return Ok((builtin.source.to_string(), format!("built-in template {name:?}")));
     }
     let name = args.conv_template.as_deref().unwrap_or_default();
@@ -90,19 +91,23 @@ pub fn run(args: SetArgs) -> ExitCode {
             emit(&report);
             ExitCode::SUCCESS
         }
-        Err(e) if e.kind == SaveErrorKind::InvalidTemplate => {
-            let place = match e.location {
-                Some((line, 0)) => format!("line {line}"),
-                Some((line, column)) => format!("line {line}, column {column}"),
-                None => "its source".to_string(),
+        Err(e) if e.kind() == ErrorKind::Template => {
+            let place = match (e.line(), e.column()) {
+                (Some(line), Some(0) | None) => format!("line {line}"),
+                (Some(line), Some(column)) => format!("line {line}, column {column}"),
+                (None, _) => "its source".to_string(),
             };
+            let why = e
+                .template_error()
+                .map(|t| format!(": {}: {}", t.kind().python_name(), t.message()))
+                .unwrap_or_default();
             fail(format!(
-                "{origin}: {place}: {}; {} was left unchanged",
-                e.message,
+                "{origin}: {place}: {}{why}; {} was left unchanged",
+                e.message(),
                 args.model_dir.display()
             ))
         }
-        Err(e) if matches!(e.kind, SaveErrorKind::Io | SaveErrorKind::NotFound) => fail(e.to_string()),
-        Err(e) => fail(format!("{e}; {} was left unchanged", args.model_dir.display())),
+        Err(e) if matches!(e.kind(), ErrorKind::Io | ErrorKind::NotFound) => fail(format!("{e:#}")),
+        Err(e) => fail(format!("{e:#}; {} was left unchanged", args.model_dir.display())),
     }
 }

@@ -15,9 +15,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::ChatTemplate;
+use crate::{ChatTemplate, Error, ErrorKind};
 use serde_json::{Map, Value as Json};
-use std::fmt;
 
 /// A built-in chat template and the special tokens its tokenizer class defaults to.
 #[derive(Debug)]
@@ -95,33 +94,15 @@ pub fn all() -> &'static [DefaultTemplate] {
     &DEFAULTS
 }
 
-/// A name that is not a built-in template.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownDefault {
-    /// The name asked for.
-    pub name: String,
-}
-
-impl fmt::Display for UnknownDefault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// The built-in template called `name`; an unknown name is [`ErrorKind::NotFound`], listing the names.
+pub fn get(name: &str) -> Result<&'static DefaultTemplate, Error> {
+    DEFAULTS.iter().find(|d| d.name == name).ok_or_else(|| {
         let names: Vec<&str> = DEFAULTS.iter().map(|d| d.name).collect();
-        write!(
-            f,
-            "no built-in template named '{}'; available: {}",
-            self.name,
-            names.join(", ")
+        Error::new(
+            ErrorKind::NotFound,
+            format!("no built-in template named '{name}'; available: {}", names.join(", ")),
         )
-    }
-}
-
-impl std::error::Error for UnknownDefault {}
-
-/// The built-in template called `name`.
-pub fn get(name: &str) -> Result<&'static DefaultTemplate, UnknownDefault> {
-    DEFAULTS
-        .iter()
-        .find(|d| d.name == name)
-        .ok_or_else(|| UnknownDefault { name: name.to_string() })
+    })
 }
 
 #[cfg(test)]
@@ -144,6 +125,7 @@ mod tests {
     #[test]
     fn unknown_name_lists_the_names() {
         let e = get("chatml2").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
         assert_eq!(
             e.to_string(),
             "no built-in template named 'chatml2'; available: chatml, llama, blenderbot, gpt2"

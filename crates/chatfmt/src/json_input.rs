@@ -7,39 +7,8 @@
 //! assert_eq!(e.to_string(), "conv.json: malformed JSON at line 1, column 33 in messages[0].content: expected ident");
 //! ```
 
+use crate::{Error, ErrorKind};
 use serde_json::Value as Json;
-use std::fmt;
-
-/// A JSON syntax error: where it is (origin, line, column, JSON path) and what it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonSyntaxError {
-    /// The file name (or other origin) the text came from.
-    pub origin: String,
-    /// 1-based line, as serde_json counts it.
-    pub line: usize,
-    /// Column in bytes, as serde_json counts it.
-    pub column: usize,
-    /// The JSON path of the innermost value open there (`messages[2].content`); empty at the top.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for JsonSyntaxError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: malformed JSON at line {}, column {}",
-            self.origin, self.line, self.column
-        )?;
-        if !self.path.is_empty() {
-            write!(f, " in {}", self.path)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for JsonSyntaxError {}
 
 /// How the top-level value is named in JSON paths.
 #[derive(Clone, Copy)]
@@ -51,9 +20,9 @@ pub enum Root<'a> {
     Value(&'a str),
 }
 
-/// Parses `text` read from `origin`. A syntax error names `origin`, the line and column, and the
-/// JSON path there.
-pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, JsonSyntaxError> {
+/// Parses `text` read from `origin`. A syntax error ([`ErrorKind::Malformed`]) names `origin`, the
+/// line and column, and the JSON path there.
+pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
     // A UTF-8 byte order mark, as some editors write one, is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_json::from_str(text).map_err(|e| {
@@ -62,13 +31,23 @@ pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, JsonSyntaxErr
         let what = what
             .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
             .unwrap_or(&what);
-        JsonSyntaxError {
-            origin: origin.to_string(),
-            line: e.line(),
-            column: e.column(),
-            path: path_at(text, offset, root),
-            message: what.to_string(),
-        }
+        let path = path_at(text, offset, root);
+        let place = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" in {path}")
+        };
+        Error::new(
+            ErrorKind::Malformed,
+            format!(
+                "malformed JSON at line {}, column {}{place}: {what}",
+                e.line(),
+                e.column()
+            ),
+        )
+        .in_input(origin)
+        .at(e.line(), e.column())
+        .at_json_path(path)
     })
 }
 
@@ -188,6 +167,12 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "--var loc: malformed JSON at line 1, column 13 in loc.city[1]: expected value"
+        );
+        assert_eq!(e.kind(), ErrorKind::Malformed);
+        assert_eq!((e.origin(), e.path()), (Some("--var loc"), None));
+        assert_eq!(
+            (e.line(), e.column(), e.json_path()),
+            (Some(1), Some(13), Some("loc.city[1]"))
         );
         let e = parse("tru", "--var x", Root::Value("x")).unwrap_err();
         assert!(e.to_string().contains(" in x: "), "{e}");

@@ -6,11 +6,13 @@
 
 pub mod check;
 pub mod defaults;
+mod error;
 pub mod json_input;
 pub mod source;
 pub mod template;
 
+pub use error::{Error, ErrorKind};
 pub use source::{ModelSource, Resolved, TemplateInfo, TemplateRequest};
-pub use template::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};
+pub use template::{ApplyOptions, ChatTemplate, HubCache};
 
 pub use chatfmt_jinja as jinja;

@@ -6,7 +6,7 @@
 
 use crate::defaults::{self, DefaultTemplate};
 use crate::template::{gguf_special_tokens, is_gguf, is_repo_id, model_dir_special_tokens};
-use crate::{ApplyOptions, ChatTemplate, HubCache, LoadError, LoadErrorKind};
+use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind, HubCache};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
@@ -24,12 +24,12 @@ impl ModelSource {
     /// Resolves a model name: an existing folder (one holding no Jinja template but exactly one
     /// `.gguf` file stands for that file), a `.gguf` file, or a Hub repo id (`org/name`) found in the
     /// local Hugging Face cache of the environment. Nothing is downloaded.
-    pub fn resolve(model: &str) -> Result<ModelSource, LoadError> {
+    pub fn resolve(model: &str) -> Result<ModelSource, Error> {
         Self::resolve_in(model, &HubCache::from_env())
     }
 
     /// [`resolve`](Self::resolve) with an explicit Hugging Face cache.
-    pub fn resolve_in(model: &str, cache: &HubCache) -> Result<ModelSource, LoadError> {
+    pub fn resolve_in(model: &str, cache: &HubCache) -> Result<ModelSource, Error> {
         let path = Path::new(model);
         if path.is_dir() {
             return Self::of_dir(path);
@@ -38,31 +38,31 @@ impl ModelSource {
             if is_gguf(path) {
                 return Ok(ModelSource::Gguf(path.to_path_buf()));
             }
-            return Err(LoadError::new(
-                LoadErrorKind::Malformed,
-                path,
+            return Err(Error::new(
+                ErrorKind::Malformed,
                 "a file that is not a GGUF; a model is a folder, a .gguf file or a Hub repo id (for a Jinja \
                  template file use --template FILE)",
-            ));
+            )
+            .in_file(path));
         }
         if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
-            return Err(LoadError::new(LoadErrorKind::NotFound, path, "no such GGUF file"));
+            return Err(Error::new(ErrorKind::NotFound, "no such GGUF file").in_file(path));
         }
         if !is_repo_id(model) {
-            return Err(LoadError::new(
-                LoadErrorKind::NotFound,
-                path,
+            return Err(Error::new(
+                ErrorKind::NotFound,
                 "no such model folder or GGUF file (nor a Hub repo id org/name to look up in the local Hugging \
                  Face cache)",
-            ));
+            )
+            .in_file(path));
         }
         Self::of_dir(&cache.snapshot(model)?)
     }
 
     /// A folder, or the one GGUF file of a folder that holds no Jinja template.
-    fn of_dir(dir: &Path) -> Result<ModelSource, LoadError> {
+    fn of_dir(dir: &Path) -> Result<ModelSource, Error> {
         match ChatTemplate::from_model_dir(dir) {
-            Err(e) if e.kind == LoadErrorKind::NoTemplate => match only_gguf(dir)? {
+            Err(e) if e.kind() == ErrorKind::NoTemplate => match only_gguf(dir)? {
                 Some(file) => Ok(ModelSource::Gguf(file)),
                 None => Ok(ModelSource::Dir(dir.to_path_buf())),
             },
@@ -86,7 +86,7 @@ impl ModelSource {
     }
 
     /// The model's own chat template(s), with its special tokens.
-    pub fn chat_template(&self) -> Result<ChatTemplate, LoadError> {
+    pub fn chat_template(&self) -> Result<ChatTemplate, Error> {
         match self {
             ModelSource::Dir(p) => ChatTemplate::from_model_dir(p),
             ModelSource::Gguf(p) => ChatTemplate::from_gguf(p),
@@ -94,7 +94,7 @@ impl ModelSource {
     }
 
     /// The model's special tokens (for rendering it with another template).
-    pub fn special_tokens(&self) -> Result<Map<String, Json>, LoadError> {
+    pub fn special_tokens(&self) -> Result<Map<String, Json>, Error> {
         match self {
             ModelSource::Dir(p) => model_dir_special_tokens(p),
             ModelSource::Gguf(p) => gguf_special_tokens(p),
@@ -104,8 +104,8 @@ impl ModelSource {
 
 /// The GGUF file of a folder without a Jinja template (a GGUF repository of the Hub holds only
 /// those): `None` when it has none, an error listing them when it has several.
-fn only_gguf(dir: &Path) -> Result<Option<PathBuf>, LoadError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| LoadError::new(LoadErrorKind::Io, dir, e.to_string()))?;
+fn only_gguf(dir: &Path) -> Result<Option<PathBuf>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "list the folder", e))?;
     let mut found: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf")))
@@ -119,14 +119,14 @@ fn only_gguf(dir: &Path) -> Result<Option<PathBuf>, LoadError> {
                 .iter()
                 .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .collect();
-            Err(LoadError::new(
-                LoadErrorKind::Malformed,
-                dir,
+            Err(Error::new(
+                ErrorKind::Malformed,
                 format!(
                     "no Jinja chat template but several GGUF files ({}); name one of them as the model",
                     names.join(", ")
                 ),
-            ))
+            )
+            .in_file(dir))
         }
     }
 }
@@ -170,24 +170,13 @@ pub struct Resolved {
 impl TemplateRequest {
     /// Loads the template: a template file or built-in template wins over the model's own
     /// template; the model (when named) supplies the special tokens, and the request's replace them.
-    pub fn resolve(&self) -> Result<Resolved, LoadError> {
+    pub fn resolve(&self) -> Result<Resolved, Error> {
         let model = self.model.as_deref().map(ModelSource::resolve).transpose()?;
-        let builtin = match &self.default_template {
-            Some(name) => {
-                Some(defaults::get(name).map_err(|e| LoadError::new(LoadErrorKind::NotFound, name, e.to_string()))?)
-            }
-            None => None,
-        };
+        let builtin = self.default_template.as_deref().map(defaults::get).transpose()?;
         let file = match &self.template {
             Some(path) => Some((
                 path,
-                std::fs::read_to_string(path).map_err(|e| {
-                    let kind = match e.kind() {
-                        std::io::ErrorKind::NotFound => LoadErrorKind::NotFound,
-                        _ => LoadErrorKind::Io,
-                    };
-                    LoadError::new(kind, path, format!("cannot read the template: {e}"))
-                })?,
+                std::fs::read_to_string(path).map_err(|e| Error::read(path, "read the template", e))?,
             )),
             None => None,
         };
@@ -203,9 +192,8 @@ impl TemplateRequest {
             (None, Some(b), _) => b.chat_template().with_special_tokens(own_special),
             (None, None, Some(m)) => m.chat_template()?,
             (None, None, None) => {
-                return Err(LoadError::new(
-                    LoadErrorKind::NotFound,
-                    "",
+                return Err(Error::new(
+                    ErrorKind::Usage,
                     "no template named: give a model, a template file or a built-in template",
                 ))
             }
@@ -262,7 +250,7 @@ mod tests {
             "org/absent-model",
         ] {
             let e = ModelSource::resolve_in(name, &cache).expect_err(name);
-            assert_eq!(e.kind, LoadErrorKind::NotFound, "{name}: {e}");
+            assert_eq!(e.kind(), ErrorKind::NotFound, "{name}: {e}");
         }
     }
 

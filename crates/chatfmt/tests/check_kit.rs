@@ -82,7 +82,7 @@ const RULES: &[Rule] = &[
 
 fn main() {
     trials::run(kit_trials("check_kit", "hf", |dir| {
-        let checks = Arc::new(check::check_hf_kit(&dir)?);
+        let checks = Arc::new(check::check_hf_kit(&dir).map_err(|e| format!("{e:#}"))?);
         let goldens = Arc::new(read_goldens(&dir)?);
         let with_inputs = Arc::new(scenarios_with_inputs(&dir)?);
         let mut out: Vec<Trial> = RULES

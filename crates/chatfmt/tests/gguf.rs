@@ -11,7 +11,7 @@
 mod gguf_writer;
 
 use chatfmt::template::{gguf_special_tokens, is_gguf};
-use chatfmt::{ApplyOptions, ChatTemplate, LoadErrorKind};
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind};
 use gguf_writer::{chat_model, gguf, V};
 use serde_json::json;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
 fn load_err(name: &str, bytes: &[u8]) -> String {
     let path = write(name, bytes);
     let e = ChatTemplate::from_gguf(&path).expect_err("should not load");
-    assert_eq!(e.path, path);
+    assert_eq!(e.path(), Some(path.as_path()));
     e.to_string()
 }
 
@@ -112,8 +112,8 @@ fn no_template_says_what_was_looked_for() {
         .collect();
     let path = write("none.gguf", &gguf(3, &kv));
     assert_eq!(
-        ChatTemplate::from_gguf(&path).unwrap_err().kind,
-        LoadErrorKind::NoTemplate
+        ChatTemplate::from_gguf(&path).unwrap_err().kind(),
+        ErrorKind::NoTemplate
     );
     let tokens = gguf_special_tokens(&path).expect("tokens without a template");
     assert_eq!(
@@ -212,10 +212,15 @@ fn truncated_and_foreign_files_give_the_byte_offset() {
     assert!(ChatTemplate::from_gguf(&metadata_only).is_ok());
     let e = load_err("config.gguf", b"{\"chat_template\": \"x\"}");
     assert!(e.contains("byte offset 0") && e.contains("not a GGUF file"), "{e}");
-    let e = ChatTemplate::from_gguf("/nonexistent/model.gguf".as_ref())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("/nonexistent/model.gguf: cannot open the GGUF file"), "{e}");
+    let e = ChatTemplate::from_gguf(&write("config.gguf", b"{}")).unwrap_err();
+    assert_eq!((e.kind(), e.byte_offset()), (ErrorKind::Malformed, Some(0)));
+    let e = ChatTemplate::from_gguf("/nonexistent/model.gguf".as_ref()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("/nonexistent/model.gguf: cannot open the GGUF file: "),
+        "{e}"
+    );
 }
 
 #[test]

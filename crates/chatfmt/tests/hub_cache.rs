@@ -7,7 +7,7 @@
     clippy::print_stderr
 )]
 
-use chatfmt::{ApplyOptions, ChatTemplate, HubCache, LoadErrorKind};
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -96,8 +96,8 @@ fn without_refs_main_the_newest_snapshot_is_used() {
 fn absent_models_and_broken_refs_say_where_they_looked() {
     let cache = temp_cache("absent");
     let e = HubCache::new(&cache).snapshot("acme/missing").unwrap_err();
-    assert_eq!(e.path, cache.join("models--acme--missing"));
-    assert_eq!(e.kind, LoadErrorKind::NotFound);
+    assert_eq!(e.path(), Some(cache.join("models--acme--missing").as_path()));
+    assert_eq!(e.kind(), ErrorKind::NotFound);
     let text = e.to_string();
     assert!(
         text.contains("'acme/missing' is not in the local Hugging Face cache"),

@@ -2,7 +2,9 @@
 //! `docs/CAPABILITIES.md`.
 
 use super::{check, Report};
+use crate::json_input::{parse, Root};
 use crate::template::ChatTemplate;
+use crate::Error;
 use serde_json::{Map, Value as Json};
 use std::path::Path;
 
@@ -17,11 +19,13 @@ pub struct KitCheck {
     pub report: Report,
 }
 
-/// Checks every template in `<hf kit>/corpus`, with the special tokens `index.json` gives it.
-pub fn check_hf_kit(hf_dir: &Path) -> Result<Vec<KitCheck>, String> {
+/// Checks every template in `<hf kit>/corpus`, with the special tokens `index.json` gives it. A kit
+/// file that cannot be read or parsed is an error naming it.
+pub fn check_hf_kit(hf_dir: &Path) -> Result<Vec<KitCheck>, Error> {
     let index_path = hf_dir.join("index.json");
-    let index_text = std::fs::read_to_string(&index_path).map_err(|e| format!("{}: {e}", index_path.display()))?;
-    let index: Json = serde_json::from_str(&index_text).map_err(|e| format!("{}: {e}", index_path.display()))?;
+    let index_text =
+        std::fs::read_to_string(&index_path).map_err(|e| Error::read(&index_path, "read the kit index", e))?;
+    let index = parse(&index_text, "", Root::File("")).map_err(|e| e.in_file(&index_path))?;
     let mut out = Vec::new();
     let with_goldens = index["templates"].as_array().into_iter().flatten().filter_map(|t| {
         let file = t["file"].as_str()?;
@@ -40,7 +44,7 @@ pub fn check_hf_kit(hf_dir: &Path) -> Result<Vec<KitCheck>, String> {
         .filter_map(|f| Some((f.as_str()?.to_string(), Map::new(), false)));
     for (file, special, has_goldens) in with_goldens.chain(without).collect::<Vec<_>>() {
         let path = hf_dir.join("corpus").join(&file);
-        let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let source = std::fs::read_to_string(&path).map_err(|e| Error::read(&path, "read the template", e))?;
         let chat = ChatTemplate::new(&source, special);
         let Some(report) = check(&chat).into_iter().next() else {
             continue;

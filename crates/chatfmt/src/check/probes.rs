@@ -6,7 +6,7 @@
 use super::{ArgumentsFormat, Capabilities, Diagnostic};
 use crate::template::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::analysis::Analysis;
-use chatfmt_jinja::{Clock, Context, Template};
+use chatfmt_jinja::{Clock, Context, Error, Template};
 use serde_json::{json, Map, Value as Json};
 
 const USER: &str = "USER_PROBE_TEXT";
@@ -197,14 +197,11 @@ impl<'c> Prober<'c> {
         }
     }
 
-    fn render_with(&self, messages: &[Json], opts: &ApplyOptions) -> Result<String, String> {
-        self.chat
-            .apply(messages, opts)
-            .map(|r| r.text)
-            .map_err(|e| e.to_string())
+    fn render_with(&self, messages: &[Json], opts: &ApplyOptions) -> Result<String, Error> {
+        self.chat.apply(messages, opts).map(|r| r.text)
     }
 
-    fn render(&self, messages: &[Json], add_generation_prompt: bool) -> Result<String, String> {
+    fn render(&self, messages: &[Json], add_generation_prompt: bool) -> Result<String, Error> {
         self.render_with(messages, &self.opts(add_generation_prompt))
     }
 

@@ -9,10 +9,11 @@
 //! the architecture for the model, which rendering does not). `scripts/check_gguf_reader.py` checks
 //! this reader against files written by llama.cpp's `gguf` package.
 
-use super::{ChatTemplate, LoadError, LoadErrorKind};
+use super::ChatTemplate;
+use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 use std::fs::File;
-use std::io::{BufReader, ErrorKind, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"GGUF";
@@ -130,7 +131,9 @@ impl<R: Read> Reader<R> {
                 self.offset += buf.len() as u64;
                 Ok(())
             }
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => self.truncated(start, buf.len() as u64, part, what),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                self.truncated(start, buf.len() as u64, part, what)
+            }
             Err(e) => self.fail(start, format!("cannot read {part}{what}: {e}")),
         }
     }
@@ -272,15 +275,8 @@ impl<R: Read> Reader<R> {
 /// Reads the metadata key/values of a GGUF file, keeping those `keep` selects (the others are
 /// walked and checked, and their strings decoded unless they sit in an array, as transformers'
 /// reader does). Stops at the tensor table.
-fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Value)>, LoadError> {
-    let file = File::open(path).map_err(|e| {
-        let kind = if e.kind() == ErrorKind::NotFound {
-            LoadErrorKind::NotFound
-        } else {
-            LoadErrorKind::Io
-        };
-        LoadError::new(kind, path, format!("cannot open the GGUF file: {e}"))
-    })?;
+fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String, Value)>, Error> {
+    let file = File::open(path).map_err(|e| Error::read(path, "open the GGUF file", e))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
     let mut r = Reader {
         inner: BufReader::with_capacity(1 << 16, file),
@@ -288,11 +284,12 @@ fn read_metadata(path: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<(String
         len,
     };
     parse(&mut r, keep).map_err(|f| {
-        LoadError::new(
-            LoadErrorKind::Malformed,
-            path,
+        Error::new(
+            ErrorKind::Malformed,
             format!("malformed GGUF at byte offset {}: {}", f.offset, f.message),
         )
+        .in_file(path)
+        .at_offset(f.offset)
     })
 }
 
@@ -357,8 +354,8 @@ struct Contents {
     special: Map<String, Json>,
 }
 
-fn read_contents(path: &Path) -> Result<Contents, LoadError> {
-    let err = |message: String| LoadError::new(LoadErrorKind::Malformed, path, message);
+fn read_contents(path: &Path) -> Result<Contents, Error> {
+    let err = |message: String| Error::new(ErrorKind::Malformed, message).in_file(path);
     let metadata = read_metadata(path, wanted)?;
     let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let as_template = |key: &str, v: &Value| match v {
@@ -419,7 +416,7 @@ fn read_contents(path: &Path) -> Result<Contents, LoadError> {
 
 /// The special tokens of a GGUF file (`bos_token`, `eos_token`, `unk_token`, `pad_token` where the
 /// file sets their ids), whether or not it has a chat template.
-pub fn gguf_special_tokens(path: &Path) -> Result<Map<String, Json>, LoadError> {
+pub fn gguf_special_tokens(path: &Path) -> Result<Map<String, Json>, Error> {
     read_contents(path).map(|c| c.special)
 }
 
@@ -443,9 +440,9 @@ impl ChatTemplate {
     /// ```no_run
     /// use chatfmt::ChatTemplate;
     /// let template = ChatTemplate::from_gguf("model.Q4_K_M.gguf".as_ref())?;
-    /// # Ok::<(), chatfmt::LoadError>(())
+    /// # Ok::<(), chatfmt::Error>(())
     /// ```
-    pub fn from_gguf(path: &Path) -> Result<ChatTemplate, LoadError> {
+    pub fn from_gguf(path: &Path) -> Result<ChatTemplate, Error> {
         let Contents {
             default,
             mut named,
@@ -457,15 +454,15 @@ impl ChatTemplate {
                 &source,
                 special,
             )),
-            (None, true) => Err(LoadError::new(
-                LoadErrorKind::NoTemplate,
-                path,
+            (None, true) => Err(Error::new(
+                ErrorKind::NoTemplate,
                 format!(
                     "this GGUF has no chat template: its metadata has no '{TEMPLATE_KEY}' or \
                      '{TEMPLATE_KEY}.<name>' key; pass a template with --template FILE or a built-in one with \
                      --default-template NAME"
                 ),
-            )),
+            )
+            .in_file(path)),
             (default, false) => {
                 if let Some(source) = default {
                     named.insert(0, ("default".to_string(), source));

@@ -2,7 +2,7 @@
 //! out: `<cache>/models--<org>--<name>/refs/main` holds a commit hash and
 //! `<cache>/models--<org>--<name>/snapshots/<hash>/` the files (often symlinks into `blobs/`).
 
-use super::{LoadError, LoadErrorKind};
+use crate::{Error, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -66,20 +66,20 @@ impl HubCache {
 
     /// The snapshot folder of `repo_id` (`org/name`): the commit `refs/main` names, else the only
     /// snapshot, else the most recently modified one. The error says where it looked.
-    pub fn snapshot(&self, repo_id: &str) -> Result<PathBuf, LoadError> {
+    pub fn snapshot(&self, repo_id: &str) -> Result<PathBuf, Error> {
         let repo = self.repo_dir(repo_id);
-        let err = |path: &Path, message: String| LoadError::new(LoadErrorKind::Malformed, path, message);
+        let err = |path: &Path, message: String| Error::new(ErrorKind::Malformed, message).in_file(path);
         if !repo.is_dir() {
-            return Err(LoadError::new(
-                LoadErrorKind::NotFound,
-                &repo,
+            return Err(Error::new(
+                ErrorKind::NotFound,
                 format!(
                     "'{repo_id}' is not in the local Hugging Face cache {} (the cache folder is $HF_HUB_CACHE, \
                      else $HF_HOME/hub, else ~/.cache/huggingface/hub); download it first, e.g. \
                      `hf download {repo_id}`, or pass a local folder",
                     self.dir.display()
                 ),
-            ));
+            )
+            .in_file(&repo));
         }
         let snapshots = repo.join("snapshots");
         let main = repo.join("refs").join("main");

@@ -5,85 +5,18 @@
 
 use super::ChatTemplate;
 use crate::json_input::Root;
+use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a model (folder, GGUF file or cached repository) could not be loaded.
-#[derive(Debug)]
-pub struct LoadError {
-    /// The file (or folder) concerned.
-    pub path: PathBuf,
-    /// What kind of failure it is.
-    pub kind: LoadErrorKind,
-    /// What went wrong and what to do.
-    pub message: String,
-}
-
-/// The kinds of [`LoadError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LoadErrorKind {
-    /// The model was found and read, but holds no chat template.
-    NoTemplate,
-    /// The file, folder or cached repository does not exist.
-    NotFound,
-    /// A file exists but its content is malformed (JSON syntax, GGUF layout, wrong value types).
-    Malformed,
-    /// Reading failed for another reason (permissions, I/O).
-    Io,
-}
-
-impl LoadError {
-    /// A new error about `path`.
-    pub fn new(kind: LoadErrorKind, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        LoadError {
-            path: path.into(),
-            kind,
-            message: message.into(),
-        }
-    }
-
-    fn io(path: &Path, e: &std::io::Error) -> Self {
-        let kind = if e.kind() == std::io::ErrorKind::NotFound {
-            LoadErrorKind::NotFound
-        } else {
-            LoadErrorKind::Io
-        };
-        LoadError::new(kind, path, e.to_string())
-    }
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-fn read_json(path: &Path) -> Result<Option<Json>, LoadError> {
+fn read_json(path: &Path) -> Result<Option<Json>, Error> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))?;
+    let text = read_text(path)?;
     crate::json_input::parse(&text, "", Root::File(""))
         .map(Some)
-        .map_err(|e| {
-            let place = if e.path.is_empty() {
-                String::new()
-            } else {
-                format!(" in {}", e.path)
-            };
-            LoadError::new(
-                LoadErrorKind::Malformed,
-                path,
-                format!(
-                    "malformed JSON at line {}, column {}{place}: {}; fix the file or download it again",
-                    e.line, e.column, e.message
-                ),
-            )
-        })
+        .map_err(|e| e.in_file(path).advise("fix the file or download it again"))
 }
 
 const SPECIAL_TOKEN_KEYS: [&str; 7] = [
@@ -113,12 +46,12 @@ pub fn special_tokens(config: &Json) -> Map<String, Json> {
     out
 }
 
-fn read_text(path: &Path) -> Result<String, LoadError> {
-    std::fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))
+fn read_text(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| Error::read(path, "read the file", e))
 }
 
 /// The named templates of a `chat_template` value: a string, or a list of `{name, template}`.
-pub(super) fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, String)>, LoadError> {
+pub(super) fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, String)>, Error> {
     match value {
         Json::String(s) => Ok(vec![(String::new(), s.clone())]),
         Json::Array(items) => items
@@ -129,26 +62,26 @@ pub(super) fn templates_of(value: &Json, path: &Path) -> Result<Vec<(String, Str
                     i.get("template").and_then(Json::as_str),
                 ) {
                     (Some(n), Some(t)) => Ok((n.to_string(), t.to_string())),
-                    _ => Err(LoadError::new(
-                        LoadErrorKind::Malformed,
-                        path,
+                    _ => Err(Error::new(
+                        ErrorKind::Malformed,
                         "chat_template list entries need string \"name\" and \"template\" fields",
-                    )),
+                    )
+                    .in_file(path)),
                 }
             })
             .collect(),
-        _ => Err(LoadError::new(
-            LoadErrorKind::Malformed,
-            path,
+        _ => Err(Error::new(
+            ErrorKind::Malformed,
             "chat_template must be a string or a list of {\"name\", \"template\"}",
-        )),
+        )
+        .in_file(path)),
     }
 }
 
 /// The `tokenizer_config.json` of a model folder (`null` when it has none), and its path.
-fn read_config(dir: &Path) -> Result<(PathBuf, Json), LoadError> {
+fn read_config(dir: &Path) -> Result<(PathBuf, Json), Error> {
     if !dir.is_dir() {
-        return Err(LoadError::new(LoadErrorKind::NotFound, dir, "no such model folder"));
+        return Err(Error::new(ErrorKind::NotFound, "no such model folder").in_file(dir));
     }
     let config_path = dir.join("tokenizer_config.json");
     let config = read_json(&config_path)?.unwrap_or(Json::Null);
@@ -157,13 +90,13 @@ fn read_config(dir: &Path) -> Result<(PathBuf, Json), LoadError> {
 
 /// The special tokens of a model folder's `tokenizer_config.json`, whether or not it has a chat
 /// template (for rendering it with another template).
-pub fn model_dir_special_tokens(dir: &Path) -> Result<Map<String, Json>, LoadError> {
+pub fn model_dir_special_tokens(dir: &Path) -> Result<Map<String, Json>, Error> {
     Ok(special_tokens(&read_config(dir)?.1))
 }
 
 impl ChatTemplate {
     /// Loads the chat template(s) and special tokens of a model folder.
-    pub fn from_model_dir(dir: &Path) -> Result<ChatTemplate, LoadError> {
+    pub fn from_model_dir(dir: &Path) -> Result<ChatTemplate, Error> {
         let (config_path, config) = read_config(dir)?;
         let special = special_tokens(&config);
         // (name, origin, source); an empty name is the single unnamed template.
@@ -205,12 +138,12 @@ impl ChatTemplate {
             }
         }
         match named.as_slice() {
-            [] => Err(LoadError::new(
-                LoadErrorKind::NoTemplate,
-                dir,
+            [] => Err(Error::new(
+                ErrorKind::NoTemplate,
                 "no chat template found; looked for chat_template.jinja, chat_template.json, \
                  additional_chat_templates/*.jinja and the chat_template key of tokenizer_config.json",
-            )),
+            )
+            .in_file(dir)),
             [(name, origin, source)] if name.is_empty() => Ok(ChatTemplate::from_origin(origin, source, special)),
             _ => Ok(ChatTemplate::named_from_origins(
                 named.iter().map(|(n, o, s)| {

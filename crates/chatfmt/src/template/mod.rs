@@ -11,8 +11,8 @@ mod save;
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
-pub use load::{model_dir_special_tokens, special_tokens, LoadError, LoadErrorKind};
-pub use save::{save_template, SaveError, SaveErrorKind, SaveLayout, Saved};
+pub use load::{model_dir_special_tokens, special_tokens};
+pub use save::{save_template, SaveLayout, Saved};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};
 use serde_json::{Map, Value as Json};

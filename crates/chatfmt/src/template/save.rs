@@ -11,8 +11,8 @@
 use super::json_members::{remove_member, set_member};
 use super::load::templates_of;
 use crate::json_input::{parse, Root};
+use crate::{Error, ErrorKind};
 use serde_json::{json, Value as Json};
-use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -29,60 +29,6 @@ pub enum SaveLayout {
     /// transformers 4's legacy form: the `chat_template` key of `tokenizer_config.json`.
     Legacy,
 }
-
-/// Why a template could not be saved. Nothing in the folder has changed unless `kind` is `Io`.
-#[derive(Debug)]
-pub struct SaveError {
-    /// What kind of failure it is.
-    pub kind: SaveErrorKind,
-    /// The file or folder concerned.
-    pub path: PathBuf,
-    /// What went wrong and what to do.
-    pub message: String,
-    /// For a template that does not compile: the 1-based line and column.
-    pub location: Option<(u32, u32)>,
-}
-
-/// The kinds of [`SaveError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SaveErrorKind {
-    /// The model folder does not exist.
-    NotFound,
-    /// The template name cannot be a file name in `additional_chat_templates/`.
-    InvalidName,
-    /// The template does not compile.
-    InvalidTemplate,
-    /// A file of the folder is malformed (JSON syntax, `chat_template` of the wrong type).
-    Malformed,
-    /// The folder holds a `chat_template.json`, which would hide a legacy-layout template.
-    Conflict,
-    /// Reading or writing failed.
-    Io,
-}
-
-impl SaveError {
-    fn new(kind: SaveErrorKind, path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        SaveError {
-            kind,
-            path: path.into(),
-            message: message.into(),
-            location: None,
-        }
-    }
-
-    fn io(path: &Path, what: &str, e: &std::io::Error) -> Self {
-        SaveError::new(SaveErrorKind::Io, path, format!("cannot {what}: {e}"))
-    }
-}
-
-impl fmt::Display for SaveError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl std::error::Error for SaveError {}
 
 /// The files a save wrote and removed.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -102,7 +48,7 @@ enum Held {
 /// Saves `source` as the template `name` (`"default"` is the main one) of the model folder `dir`.
 ///
 /// The template must compile; the folder's other templates are kept. Errors before anything is
-/// written leave the folder unchanged.
+/// written leave the folder unchanged: every error but one of kind [`ErrorKind::Io`].
 ///
 /// ```
 /// use chatfmt::template::{save_template, SaveLayout};
@@ -117,27 +63,21 @@ enum Held {
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn save_template(dir: &Path, name: &str, source: &str, layout: SaveLayout) -> Result<Saved, SaveError> {
+pub fn save_template(dir: &Path, name: &str, source: &str, layout: SaveLayout) -> Result<Saved, Error> {
     if !dir.is_dir() {
-        return Err(SaveError::new(
-            SaveErrorKind::NotFound,
-            dir,
+        return Err(Error::new(
+            ErrorKind::NotFound,
             "no such model folder; create it or name an existing one",
-        ));
+        )
+        .in_file(dir));
     }
     check_name(dir, name)?;
     if let Err(e) = chatfmt_jinja::Template::new(name, source) {
-        let mut err = SaveError::new(
-            SaveErrorKind::InvalidTemplate,
-            dir,
-            format!(
-                "the template does not compile: {}: {}",
-                e.kind().python_name(),
-                e.message()
-            ),
-        );
-        err.location = e.line().map(|line| (line, e.column().unwrap_or(0)));
-        return Err(err);
+        let mut err = Error::new(ErrorKind::Template, "the template does not compile").in_file(dir);
+        if let Some(line) = e.line() {
+            err = err.at(line as usize, e.column().unwrap_or(0) as usize);
+        }
+        return Err(err.caused_by(e));
     }
     let config_path = dir.join(CONFIG);
     let config = read_config(&config_path)?;
@@ -150,40 +90,31 @@ pub fn save_template(dir: &Path, name: &str, source: &str, layout: SaveLayout) -
 }
 
 /// Refuses names that are not plain file names (transformers refuses path traversal).
-fn check_name(dir: &Path, name: &str) -> Result<(), SaveError> {
+fn check_name(dir: &Path, name: &str) -> Result<(), Error> {
     let bad = name.is_empty() || name.starts_with('.') || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
-        return Err(SaveError::new(
-            SaveErrorKind::InvalidName,
-            dir,
+        return Err(Error::new(
+            ErrorKind::InvalidName,
             format!("{name:?} cannot be a template name: use a plain file name (letters, digits, `_`, `-`)"),
-        ));
+        )
+        .in_file(dir));
     }
     Ok(())
 }
 
 /// `tokenizer_config.json`'s text and value, if the folder has one.
-fn read_config(path: &Path) -> Result<Option<(String, Json)>, SaveError> {
+fn read_config(path: &Path) -> Result<Option<(String, Json)>, Error> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| SaveError::io(path, "read the file", &e))?;
-    let value = parse(&text, "", Root::File("")).map_err(|e| {
-        SaveError::new(
-            SaveErrorKind::Malformed,
-            path,
-            format!(
-                "malformed JSON at line {}, column {}: {}; fix the file first",
-                e.line, e.column, e.message
-            ),
-        )
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read the file", e))?;
+    let value = parse(&text, "", Root::File("")).map_err(|e| e.in_file(path).advise("fix the file first"))?;
     if !value.is_object() {
-        return Err(SaveError::new(
-            SaveErrorKind::Malformed,
-            path,
+        return Err(Error::new(
+            ErrorKind::Malformed,
             "the file must hold a JSON object; fix the file first",
-        ));
+        )
+        .in_file(path));
     }
     Ok(Some((text, value)))
 }
@@ -194,8 +125,8 @@ fn read_templates(
     dir: &Path,
     config_path: &Path,
     config: Option<&Json>,
-) -> Result<(Vec<PathBuf>, Option<Held>), SaveError> {
-    let read = |path: &Path| std::fs::read_to_string(path).map_err(|e| SaveError::io(path, "read the file", &e));
+) -> Result<(Vec<PathBuf>, Option<Held>), Error> {
+    let read = |path: &Path| std::fs::read_to_string(path).map_err(|e| Error::io(path, "read the file", e));
     let mut files = Vec::new();
     let mut named = Vec::new();
     let main = dir.join(MAIN);
@@ -205,7 +136,7 @@ fn read_templates(
     }
     let extra = dir.join(EXTRA_DIR);
     if extra.is_dir() {
-        let entries = std::fs::read_dir(&extra).map_err(|e| SaveError::io(&extra, "list the folder", &e))?;
+        let entries = std::fs::read_dir(&extra).map_err(|e| Error::io(&extra, "list the folder", e))?;
         let mut paths: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jinja"))
@@ -224,11 +155,7 @@ fn read_templates(
         [] => match config.and_then(|c| c.get(KEY)) {
             None | Some(Json::Null) => None,
             Some(Json::String(s)) => Some(Held::Single(s.clone())),
-            Some(value) => {
-                let named = templates_of(value, config_path)
-                    .map_err(|e| SaveError::new(SaveErrorKind::Malformed, e.path, e.message))?;
-                Some(Held::Named(named))
-            }
+            Some(value) => Some(Held::Named(templates_of(value, config_path)?)),
         },
         [(name, _)] if name == "default" => named.pop().map(|(_, s)| Held::Single(s)),
         _ => Some(Held::Named(named)),
@@ -251,7 +178,7 @@ fn with_template(held: Option<Held>, name: &str, source: &str) -> Held {
     Held::Named(named)
 }
 
-fn save_jinja(dir: &Path, config_path: &Path, config: Option<String>, held: Held) -> Result<Saved, SaveError> {
+fn save_jinja(dir: &Path, config_path: &Path, config: Option<String>, held: Held) -> Result<Saved, Error> {
     let named = match held {
         Held::Single(source) => vec![("default".to_string(), source)],
         Held::Named(named) => named,
@@ -262,7 +189,7 @@ fn save_jinja(dir: &Path, config_path: &Path, config: Option<String>, held: Held
             dir.join(MAIN)
         } else {
             let extra = dir.join(EXTRA_DIR);
-            std::fs::create_dir_all(&extra).map_err(|e| SaveError::io(&extra, "create the folder", &e))?;
+            std::fs::create_dir_all(&extra).map_err(|e| Error::io(&extra, "create the folder", e))?;
             extra.join(format!("{name}.jinja"))
         };
         if std::fs::read(&path).ok().as_deref() != Some(source.as_bytes()) {
@@ -286,14 +213,14 @@ fn save_legacy(
     config: Option<String>,
     held: Held,
     files: Vec<PathBuf>,
-) -> Result<Saved, SaveError> {
+) -> Result<Saved, Error> {
     let processor = dir.join("chat_template.json");
     if processor.exists() {
-        return Err(SaveError::new(
-            SaveErrorKind::Conflict,
-            processor,
+        return Err(Error::new(
+            ErrorKind::Conflict,
             "this file's template takes priority over tokenizer_config.json; remove it or save without the legacy layout",
-        ));
+        )
+        .in_file(&processor));
     }
     let value = match held {
         Held::Single(source) => Json::String(source),
@@ -312,7 +239,7 @@ fn save_legacy(
         removed: Vec::new(),
     };
     for file in files {
-        std::fs::remove_file(&file).map_err(|e| SaveError::io(&file, "remove the file", &e))?;
+        std::fs::remove_file(&file).map_err(|e| Error::io(&file, "remove the file", e))?;
         saved.removed.push(file);
     }
     // The folder goes only if it is now empty.
@@ -320,16 +247,16 @@ fn save_legacy(
     Ok(saved)
 }
 
-fn not_an_object(path: &Path) -> SaveError {
-    SaveError::new(
-        SaveErrorKind::Malformed,
-        path,
+fn not_an_object(path: &Path) -> Error {
+    Error::new(
+        ErrorKind::Malformed,
         "the file must hold one JSON object; fix the file first",
     )
+    .in_file(path)
 }
 
 /// Writes `bytes` to a new file next to `path`, then renames it over `path`.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let folder = path.parent().unwrap_or(Path::new("."));
     let file_name = path
         .file_name()
@@ -340,7 +267,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         .write(true)
         .create_new(true)
         .open(&temp)
-        .map_err(|e| SaveError::io(&temp, "create a temporary file", &e))?;
+        .map_err(|e| Error::io(&temp, "create a temporary file", e))?;
     // A replaced file keeps its permissions.
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = file.set_permissions(meta.permissions());
@@ -351,13 +278,40 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
         .and_then(|()| std::fs::rename(&temp, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&temp);
-        SaveError::io(path, "write the file", &e)
+        Error::io(path, "write the file", e)
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_have_a_kind_and_leave_the_folder_alone() {
+        let dir = std::env::temp_dir().join(format!("chatfmt-save-kinds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let e = save_template(&dir, "default", "{{ x }\n{% for %}", SaveLayout::Jinja).expect_err("refused");
+        assert_eq!((e.kind(), e.path()), (ErrorKind::Template, Some(dir.as_path())));
+        let engine = e.template_error().expect("the engine's error is the source");
+        assert_eq!(engine.kind().python_name(), "TemplateSyntaxError");
+        assert_eq!(e.line(), engine.line().map(|l| l as usize));
+        let e = save_template(&dir, "../up", "x", SaveLayout::Jinja).expect_err("refused");
+        assert_eq!(e.kind(), ErrorKind::InvalidName);
+        std::fs::write(dir.join(CONFIG), "{\"a\": [1 2]}").expect("write");
+        let e = save_template(&dir, "default", "x", SaveLayout::Legacy).expect_err("refused");
+        assert_eq!(
+            (e.kind(), e.line(), e.json_path()),
+            (ErrorKind::Malformed, Some(1), Some("a[0]"))
+        );
+        std::fs::write(dir.join("chat_template.json"), "{}").expect("write");
+        std::fs::write(dir.join(CONFIG), "{}").expect("write");
+        let e = save_template(&dir, "default", "x", SaveLayout::Legacy).expect_err("refused");
+        assert_eq!(e.kind(), ErrorKind::Conflict);
+        let names: Vec<_> = std::fs::read_dir(&dir).expect("list").filter_map(|e| e.ok()).collect();
+        assert_eq!(names.len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[cfg(unix)]
     #[test]
