@@ -329,8 +329,7 @@ impl<'s> Lexer<'s> {
             if c == '\'' || c == '"' {
                 if let Some(len) = match_string(rest, c) {
                     let (line, col) = self.line_col(pos);
-                    let v =
-                        decode_string(&rest[1..len - 1]).map_err(|m| err!(TemplateSyntaxError, "{m}").at(line, col))?;
+                    let v = decode_string(&rest[1..len - 1]).map_err(|e| e.at(line, col))?;
                     self.push(Tok::Str(v), pos);
                     self.pos += len;
                     continue;
@@ -516,7 +515,8 @@ fn match_string(s: &str, quote: char) -> Option<usize> {
 
 /// Decodes a string literal body as Jinja2 does: non-ASCII characters are first written as
 /// backslash escapes, then the whole text is decoded with Python's `unicode_escape` rules.
-fn decode_string(body: &str) -> std::result::Result<String, String> {
+/// Errors are unlocated `TemplateSyntaxError`s; the caller adds the literal's position.
+fn decode_string(body: &str) -> Result<String> {
     let mut escaped = String::with_capacity(body.len());
     for c in body.chars() {
         let n = c as u32;
@@ -533,24 +533,20 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
     let b = escaped.as_bytes();
     let mut out = String::with_capacity(body.len());
     let mut i = 0;
-    let hex = |from: usize, n: usize, what: &str| -> std::result::Result<char, String> {
+    let hex = |from: usize, n: usize, what: &str| -> Result<char> {
         let digits = escaped
             .get(from..from + n)
             .filter(|d| d.bytes().all(|c| c.is_ascii_hexdigit()));
         let Some(digits) = digits else {
-            return Err(format!("truncated {what} escape"));
+            return Err(err!(TemplateSyntaxError, "truncated {what} escape"));
         };
-        let v = u32::from_str_radix(digits, 16).map_err(|e| e.to_string())?;
-        char::from_u32(v)
-            .ok_or_else(|| {
-                if v > 0x10ffff {
-                    "illegal Unicode character".to_string()
-                } else {
-                    // Lone surrogates cannot be held in a Rust string; substitute U+FFFD.
-                    '\u{fffd}'.to_string()
-                }
-            })
-            .or_else(|e| if e == "\u{fffd}" { Ok('\u{fffd}') } else { Err(e) })
+        let v = u32::from_str_radix(digits, 16).map_err(|e| err!(TemplateSyntaxError, "{e}"))?;
+        match char::from_u32(v) {
+            Some(c) => Ok(c),
+            None if v > 0x10ffff => Err(err!(TemplateSyntaxError, "illegal Unicode character")),
+            // Lone surrogates cannot be held in a Rust string; substitute U+FFFD.
+            None => Ok('\u{fffd}'),
+        }
     };
     while i < b.len() {
         let c = b[i];
@@ -561,7 +557,7 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
             continue;
         }
         let Some(&e) = b.get(i + 1) else {
-            return Err("\\ at end of string".to_string());
+            return Err(err!(TemplateSyntaxError, "\\ at end of string"));
         };
         i += 2;
         match e {
@@ -604,9 +600,10 @@ fn decode_string(body: &str) -> std::result::Result<String, String> {
                     .and_then(|r| r.strip_prefix('{'))
                     .and_then(|r| r.find('}').map(|e| &r[..e]));
                 let Some(name) = named else {
-                    return Err("malformed \\N character escape".to_string());
+                    return Err(err!(TemplateSyntaxError, "malformed \\N character escape"));
                 };
-                let c = unicode_names2::character(name).ok_or_else(|| "unknown Unicode character name".to_string())?;
+                let c = unicode_names2::character(name)
+                    .ok_or_else(|| err!(TemplateSyntaxError, "unknown Unicode character name"))?;
                 out.push(c);
                 i += name.len() + 2;
             }
