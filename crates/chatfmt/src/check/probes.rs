@@ -4,6 +4,7 @@
 //! conversations.
 
 use super::{ArgumentsFormat, Capabilities, Diagnostic};
+use crate::template::SPECIAL_TOKEN_KEYS;
 use crate::template::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::analysis::Analysis;
 use chatfmt_jinja::{Clock, Context, Error, Template};
@@ -24,17 +25,6 @@ const CALL_IDS: [&str; 2] = ["probe0001", "probe0002"];
 
 /// Variables every chat template may read that the caller does not choose.
 const STANDARD_VARS: &[&str] = &["messages", "tools", "documents", "add_generation_prompt"];
-
-/// The special tokens transformers passes to a template by name.
-const SPECIAL_TOKENS: &[&str] = &[
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-];
 
 fn user(text: &str) -> Json {
     json!({"role": "user", "content": text})
@@ -133,7 +123,7 @@ impl<'c> Prober<'c> {
             clock: Clock::Fixed("2025-07-10T12:00:00".to_string()),
             ..ApplyOptions::default()
         };
-        let missing: Vec<&str> = SPECIAL_TOKENS
+        let missing: Vec<&str> = SPECIAL_TOKEN_KEYS
             .iter()
             .copied()
             .filter(|t| analysis.free_variables.contains(*t) && !chat.special_tokens().contains_key(*t))

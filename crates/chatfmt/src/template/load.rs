@@ -19,7 +19,8 @@ fn read_json(path: &Path) -> Result<Option<Json>, Error> {
         .map_err(|e| e.in_file(path).advise("fix the file or download it again"))
 }
 
-const SPECIAL_TOKEN_KEYS: [&str; 7] = [
+/// The special tokens transformers passes to a template by name.
+pub(crate) const SPECIAL_TOKEN_KEYS: [&str; 7] = [
     "bos_token",
     "eos_token",
     "unk_token",

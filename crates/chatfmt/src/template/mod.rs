@@ -11,6 +11,7 @@ mod save;
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
+pub(crate) use load::SPECIAL_TOKEN_KEYS;
 pub use load::{model_dir_special_tokens, special_tokens};
 pub use save::{save_template, SaveLayout, Saved};
 
