@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Reference table of every built-in of the chat-template Jinja environment, recorded from Jinja2 itself.
+
+Writes crates/chatfmt-jinja/tests/data/builtins.jsonl: one case per line, each a small template and a JSON
+context rendered by the environment of transformers' chat templating (`_compile_jinja_template`, an
+`ImmutableSandboxedEnvironment` with transformers' own `tojson`, `dict`, `namespace`, ...), with the exact
+output or the error class and message. The test `crates/chatfmt-jinja/tests/builtins_reference.rs` replays
+it; CI never regenerates it.
+
+Names come from Jinja2 itself: `DEFAULT_FILTERS`, `DEFAULT_TESTS`, `DEFAULT_NAMESPACE`, and the attributes of
+str, list, dict, int and float that the sandbox's `is_safe_attribute` allows. Each name is driven with
+defaults, every parameter by position and by keyword, None / Undefined / falsy / empty inputs, wrong types,
+negative, huge and non-finite numbers, Markup and unicode. Inputs JSON cannot express come from template
+expressions (`nope` is undefined, `'x'|safe` is Markup, `'inf'|float`, `(1, 2)`).
+
+Pinned versions: transformers 5.23.0, Jinja2 3.1.6, MarkupSafe 3.0, CPython 3.11.
+
+Set-up: python3 -m venv /tmp/venv && /tmp/venv/bin/pip install transformers==5.23.0 jinja2==3.1.6
+Run:    /tmp/venv/bin/python scripts/gen_builtins_reference.py
+        (deterministic: sorted enumeration, `random` seeded per case, whatever PYTHONHASHSEED is)
+
+Record: {"id", "name", "kind": "filter"|"test"|"global"|"method", "template", "context",
+         "status": "ok"|"raised", "output" | "error": {"name", "message"}, "property"?}
+`name` is the filter, test or global name, or `type.method` for methods. `message` is `str(exception)`, or
+the bare message of a TemplateSyntaxError. `random` and `lipsum` outputs depend on the random state, so
+their "ok" cases carry `property` instead of `output`: {"one_of": [...]} (the rendered text is one of
+these) or {"paragraphs": N, "html": bool, "min_words": A, "max_words": B}.
+"""
+import inspect
+import json
+import os
+import random
+import re
+import sys
+import warnings
+
+import jinja2
+import markupsafe
+from jinja2.defaults import DEFAULT_FILTERS, DEFAULT_NAMESPACE, DEFAULT_TESTS
+from transformers.utils import chat_template_utils as ctu
+
+warnings.simplefilter("ignore")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "crates", "chatfmt-jinja", "tests", "data", "builtins.jsonl")
+ADDRESS = re.compile(r"(?i)at(?: |%20)0x[0-9a-f]{6,}")
+
+assert jinja2.__version__ == "3.1.6", jinja2.__version__
+assert sys.version_info[:2] == (3, 11), sys.version
+
+ENV = ctu._compile_jinja_template("").environment
+
+USERS = [
+    {"name": "Ann", "age": 31, "city": "Oslo", "tags": ["a"]},
+    {"name": "bob", "age": 25, "city": "lima", "tags": []},
+    {"name": "Cid", "age": 31, "city": "Oslo"},
+    {"name": "dee", "age": None, "city": "Lima", "tags": ["b", "c"]},
+]
+
+# Inputs as template expressions (what JSON cannot express) or context values (`v`).
+INPUTS = [
+    "none", "nope", "nope.attr", "''", "' '", "'abc'", "'Hello wORLD  x y'", "'ünïcødé ß ǅ ﬁ'", "'日本語🙂'",
+    "'<b>a&amp;b</b> \"q\"'", "'<b>a&b</b>'|safe", "'42'", "' -3.5e2 '", "'0x1A'", "'1_000'", "'nan'",
+    "0", "1", "-3", "7", "10 ** 20", "-(10 ** 20)", "2.5", "-0.0", "0.0", "-2.675", "1e300", "'inf'|float",
+    "'-inf'|float", "'nan'|float", "true", "false", "[]", "[3, 1, 2]", "['b', 'A', 'c', 'a']",
+    "[1, 'a', none]", "[[1, 2], [3]]", "{}", "{'b': 1, 'A': 2, 'a': 3}", "(1, 2)", "()", "range(3)",
+    "users", "'a'.upper", "cycler(1)", "namespace(a=1)",
+]
+# Argument values for parameters.
+ARGS = [
+    "none", "nope", "0", "1", "-1", "2", "3", "10 ** 20", "1.5", "-0.0", "'inf'|float", "''", "'x'", "'ab'",
+    "'<b>'|safe", "true", "false", "[]", "['a', 'b']", "{}",
+]
+
+CASES = []
+_SEEN = set()
+
+
+# A non-finite float literal folded into a call argument becomes a bare `inf` / `nan` name in the code Jinja2
+# generates (NameError), so non-finite numbers come from context strings instead.
+NON_FINITE = {"'inf'|float": ("inf_s", "inf"), "'-inf'|float": ("ninf_s", "-inf"), "'nan'|float": ("nan_s", "nan")}
+
+
+def case(kind, name, template, context=None):
+    context = dict(context or {})
+    for literal, (var, text) in NON_FINITE.items():
+        if literal in template:
+            template = template.replace(literal, var + "|float")
+            context[var] = text
+    key = (name, template, json.dumps(context or {}, sort_keys=True))
+    if key in _SEEN:
+        return
+    _SEEN.add(key)
+    CASES.append({"kind": kind, "name": name, "template": template, "context": context or {}})
+
+
+def ctx_for(expr):
+    return {"users": USERS} if "users" in expr else {}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Filters
+# ---------------------------------------------------------------------------------------------------------------
+# A representative input per filter, used with the argument sweeps.
+REP = {
+    "abs": "-3", "attr": "'abc'", "batch": "[1, 2, 3, 4, 5]", "center": "'abc'", "count": "[1, 2]",
+    "default": "nope", "d": "nope", "dictsort": "{'b': 1, 'A': 2, 'a': 3}", "filesizeformat": "1500000",
+    "float": "'x'", "format": "'%s-%s'", "groupby": "users", "indent": "'a\\n\\nb\\nc'", "int": "'0x1A'",
+    "join": "[1, 'a', 2]", "map": "users", "max": "['b', 'A', 'c']", "min": "['b', 'A', 'c']",
+    "reject": "[0, 1, 2, 3, none]", "rejectattr": "users", "replace": "'aaa'", "round": "2.675",
+    "select": "[0, 1, 2, 3, none]", "selectattr": "users", "slice": "[1, 2, 3, 4, 5]",
+    "sort": "['b', 'A', 'c', 'a']", "sum": "[1, 2, 3]", "tojson": "{'b': [1, 'é'], 'a': none}",
+    "trim": "'xx a xx'", "truncate": "'foo bar baz qux quux'", "unique": "['a', 'A', 'b', 'a']",
+    "urlize": "'see http://example.com/x and www.a.org, mail a@b.co'", "wordwrap": "'aaa bbb-ccc ddddddddd e'",
+    "xmlattr": "{'a': 1, 'b': none, 'c': 'x\"y'}", "random": "[1, 2, 3]",
+}
+
+
+def filter_params(name):
+    f = DEFAULT_FILTERS[name] if name != "tojson" else ENV.filters["tojson"]
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return [], False
+    params = [p for p in params if p.name not in ("environment", "env", "context", "eval_ctx")]
+    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+    positional_only = [p for p in params if p.kind == p.POSITIONAL_ONLY]
+    fixed = [p for p in params[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY, p.POSITIONAL_ONLY)]
+    return fixed, variadic or bool(positional_only)
+
+
+def pyexpr(default):
+    if default is None:
+        return "none"
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, str):
+        return repr(default)
+    return repr(default)
+
+
+for name in sorted(DEFAULT_FILTERS):
+    # Every input, no arguments.
+    for x in INPUTS:
+        case("filter", name, "{{ " + x + "|" + name + " }}", ctx_for(x))
+    # The same through a context variable, and falsy / empty values from JSON.
+    for v in [None, "", 0, 0.0, [], {}, "Ab c", 12, -1.5, [2, 1], {"k": "v"}]:
+        case("filter", name, "{{ v|" + name + " }}", {"v": v})
+    rep = REP.get(name, "'Hello World'")
+    params, _ = filter_params(name)
+    for i, p in enumerate(params):
+        before = []
+        for q in params[:i]:
+            before.append(pyexpr(q.default) if q.default is not inspect.Parameter.empty else "2")
+        for a in ARGS:
+            if name == "slice" and a == "10 ** 20":
+                continue  # 10**20 empty slices: no memory holds the listed result
+            case("filter", name, "{{ " + rep + "|" + name + "(" + ", ".join(before + [a]) + ") }}", ctx_for(rep))
+            case("filter", name, "{{ " + rep + "|" + name + "(" + p.name + "=" + a + ") }}", ctx_for(rep))
+    # Too many arguments and an unknown keyword.
+    case("filter", name, "{{ " + rep + "|" + name + "(1, 2, 3, 4, 5, 6, 7) }}", ctx_for(rep))
+    case("filter", name, "{{ " + rep + "|" + name + "(bogus=1) }}", ctx_for(rep))
+    # Undefined input to the parameterised form.
+    case("filter", name, "{{ nope|" + name + "(" + ", ".join("2" for _ in params[:1]) + ") }}")
+
+# Variadic and attribute-taking filters, by hand.
+SPECIAL_FILTERS = {
+    "map": ["users|map(attribute='name')", "users|map(attribute='tags.0')", "users|map(attribute='tags.0', default='-')",
+            "users|map(attribute='age', default=0)", "['a', 'B']|map('upper')", "['a', 'B']|map('lower')",
+            "[1, 2]|map('string')", "['1', 'x']|map('int', 7)", "[[1], []]|map('length')",
+            "[1, 2]|map('nonexistent')", "[1, 2]|map()", "none|map('upper')", "''|map('upper')", "nope|map('upper')",
+            "[]|map('upper')", "'ab'|map('upper')", "{'a': 1}|map('upper')", "[1, 2]|map(attribute=0)",
+            "[[1, 2], [3]]|map(attribute=0)", "[[1, 2], [3]]|map(attribute=1)", "['ab']|map('replace', 'a', 'x')",
+            "['ab']|map('replace', old='a', new='x')", "users|map(attribute='name')|map('upper')", "0|map('upper')",
+            "false|map('upper')"],
+    "select": ["[0, 1, 2, 3, none]|select", "[0, 1, 2, 3]|select('odd')", "[0, 1, 2, 3]|select('even')",
+               "[0, 1, 2, 3]|select('divisibleby', 2)", "[0, 1, 2, 3]|select('gt', 1)", "['a', 1]|select('string')",
+               "[1, 2]|select('nonexistent')", "none|select", "''|select", "nope|select", "0|select", "false|select",
+               "'ab'|select", "{'a': 0, 'b': 1}|select", "[1, 2]|select('in', [2, 3])", "[1, 'x']|select('number')",
+               "[1, 2]|select('==', 1)", "[nope, 1]|select('defined')"],
+    "reject": ["[0, 1, 2, 3, none]|reject", "[0, 1, 2, 3]|reject('odd')", "[0, 1, 2, 3]|reject('divisibleby', 2)",
+               "[1, 2]|reject('nonexistent')", "none|reject", "''|reject", "nope|reject", "0|reject", "false|reject",
+               "'ab'|reject", "{'a': 0}|reject", "['a', 1]|reject('string')", "[1, 2]|reject('lt', 2)"],
+    "selectattr": ["users|selectattr('tags')", "users|selectattr('age', 'gt', 26)", "users|selectattr('city', '==', 'Oslo')",
+                   "users|selectattr('age', 'none')", "users|selectattr('nope')", "users|selectattr('age', 'bogus')",
+                   "none|selectattr('a')", "''|selectattr('a')", "nope|selectattr('a')", "0|selectattr('a')",
+                   "users|selectattr()", "users|selectattr('tags.0', 'eq', 'a')", "users|selectattr('tags', 'defined')",
+                   "[[1], [0]]|selectattr(0)", "users|selectattr('name', 'in', ['Ann', 'dee'])"],
+    "rejectattr": ["users|rejectattr('tags')", "users|rejectattr('age', 'gt', 26)", "users|rejectattr('city', '==', 'Oslo')",
+                   "users|rejectattr('age', 'none')", "none|rejectattr('a')", "''|rejectattr('a')", "nope|rejectattr('a')",
+                   "0|rejectattr('a')", "users|rejectattr()", "users|rejectattr('tags', 'undefined')",
+                   "[[1], [0]]|rejectattr(0)"],
+    "format": ["'%s-%s'|format(1, 2)", "'%s'|format(1, 2)", "'%s %s'|format(1)", "'%(a)s'|format(a=1)",
+               "'%(a)s %s'|format(1, a=2)", "'%d'|format('x')", "'%5.2f|%-4d|%x|%r'|format(3.14159, 7, 255, 'q')",
+               "'{}'|format(1)", "'%s'|format(none)", "'%s'|format(nope)", "'%s'|format('<b>'|safe)",
+               "('%s'|safe)|format('<b>')", "'%c'|format(65)", "'%e|%g|%G'|format(1e20, 1e-5, 1e20)", "'%%'|format()",
+               "'%s'|format([1, 'a'])", "'%.3s'|format('abcdef')", "'%+d % d'|format(5, 5)", "'%i'|format(2.7)",
+               "'%s'|format('inf'|float)", "'%d'|format('nan'|float)", "'%o'|format(-8)", "'%#x %#o'|format(255, 8)"],
+    "attr": ["'abc'|attr('upper')", "users[0]|attr('name')", "{'a': 1}|attr('a')", "{'a': 1}|attr('items')",
+             "'abc'|attr('__class__')", "'abc'|attr('_x')", "none|attr('x')", "nope|attr('x')", "(5)|attr('real')",
+             "2.5|attr('imag')", "[1]|attr('count')", "'abc'|attr('nope')", "'abc'|attr(1)", "'abc'|attr('upper')()",
+             "'a b'|attr('split')()", "'a-b'|attr('split')('-')", "{'a': 1}|attr('keys')()|list", "[1, 2]|attr('pop')",
+             "{'a': 1}|attr('pop')", "users|attr('append')"],
+    "xmlattr": ["{'a': 1, 'b': 'x'}|xmlattr", "{'a': 1}|xmlattr(false)", "{'a': 1}|xmlattr(autospace=false)",
+                "{'a b': 1}|xmlattr", "{'a=': 1}|xmlattr", "{'a': '<&\">'}|xmlattr", "{'a': none, 'b': nope}|xmlattr",
+                "{}|xmlattr", "{'a': '<b>'|safe}|xmlattr", "[]|xmlattr", "{1: 2}|xmlattr", "{'a/': 1}|xmlattr",
+                "{'a>': 1}|xmlattr", "{'é': 1}|xmlattr"],
+    "groupby": ["users|groupby('city')", "users|groupby('city', case_sensitive=true)", "users|groupby('age')",
+                "users|groupby('tags.0')", "users|groupby('tags.0', default='z')", "users|groupby('nope')",
+                "[[1, 'a'], [2, 'b'], [1, 'c']]|groupby(0)", "[]|groupby('a')", "none|groupby('a')",
+                "nope|groupby('a')", "users|groupby('city')|map(attribute='grouper')|list",
+                "users|groupby('city')|map(attribute='list')|map('length')|list"],
+}
+for name, exprs in SPECIAL_FILTERS.items():
+    for e in exprs:
+        case("filter", name, "{{ " + e + " }}", ctx_for(e))
+        case("filter", name, "{{ " + e + "|list }}", ctx_for(e))
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tests
+# ---------------------------------------------------------------------------------------------------------------
+TEST_ARGS = ["none", "nope", "0", "1", "2", "-2", "2.0", "0.5", "10 ** 20", "'a'", "'abc'", "true", "[1, 'a']", "{'a': 1}",
+             "'inf'|float", "'nan'|float", "[]"]
+for name in sorted(DEFAULT_TESTS):
+    f = DEFAULT_TESTS[name]
+    try:
+        params = list(inspect.signature(f).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = [None]  # operator tests (==, <, ...) take one argument
+    for x in INPUTS:
+        if params:
+            if name.isidentifier():
+                case("test", name, "{{ " + x + " is " + name + "(2) }}", ctx_for(x))
+            case("test", name, "{{ [" + x + "]|select('" + name + "', 2)|list }}", ctx_for(x))
+        else:
+            case("test", name, "{{ " + x + " is " + name + " }}", ctx_for(x))
+            case("test", name, "{{ " + x + " is not " + name + " }}", ctx_for(x))
+    for v in [None, "", 0, 0.0, [], {}, "Ab", 12, -1.5, True]:
+        if params:
+            case("test", name, "{{ [v]|select('" + name + "', 2)|list }}", {"v": v})
+        else:
+            case("test", name, "{{ v is " + name + " }}", {"v": v})
+    if params:
+        rep = "7"
+        for a in TEST_ARGS:
+            if name.isidentifier():
+                case("test", name, "{{ " + rep + " is " + name + "(" + a + ") }}")
+                case("test", name, "{{ 'a' is " + name + " " + a + " }}")
+            case("test", name, "{{ [" + rep + ", 'a', 2]|select('" + name + "', " + a + ")|list }}")
+            p = params[0]
+            if p is not None:
+                case("test", name, "{{ [" + rep + "]|select('" + name + "', " + p.name + "=" + a + ")|list }}")
+        case("test", name, "{{ [1]|select('" + name + "')|list }}")
+        case("test", name, "{{ [1]|select('" + name + "', 1, 2)|list }}")
+    else:
+        case("test", name, "{{ 1 is " + name + "(2) }}")
+        case("test", name, "{{ [1]|select('" + name + "', 2)|list }}")
+    case("test", name, "{{ nope is " + name + ("(1)" if params else "") + " }}" if name.isidentifier() else
+         "{{ [nope]|select('" + name + "', 1)|list }}")
+
+# ---------------------------------------------------------------------------------------------------------------
+# Globals
+# ---------------------------------------------------------------------------------------------------------------
+GLOBAL_EXPRS = {
+    "range": ["range(3)|list", "range(1, 4)|list", "range(0, 10, 3)|list", "range(5, 0, -2)|list", "range(0)|list",
+              "range(-3)|list", "range(3, 1)|list", "range(1, 2, 0)|list", "range('3')|list", "range(2.0)|list",
+              "range(none)|list", "range(nope)|list", "range(true)|list", "range()|list", "range(1, 2, 3, 4)|list",
+              "range(stop=3)|list", "range(100001)|length", "range(100000)|length", "range(0, 200001, 2)|length",
+              "range(10 ** 20, 10 ** 20 + 2)|list", "range(3)", "range(1, 7, 2)", "range(3)[1]", "range(3)[-1]",
+              "range(3)[5]", "range(10)[2:5]|list", "range(3)|length", "range(3).count(1)", "range(6).index(4)",
+              "range(1, 9, 2).start", "range(1, 9, 2).stop", "range(1, 9, 2).step", "2 in range(3)", "range(3) == range(3)",
+              "range(3)|reverse|list", "range(3)|sum", "range(-1, -10, -3)|list", "range(3)|string"],
+    "dict": ["dict()", "dict(a=1, b='x')", "dict(a=1)|tojson", "dict({'a': 1})", "dict([['a', 1], ['b', 2]])",
+             "dict(none)", "dict(1)", "dict('ab')", "dict(['ab', 'cd'])", "dict(nope)", "dict(a=nope)",
+             "dict({'a': 1}, b=2)", "dict.fromkeys(['a', 'b'])", "dict.fromkeys('ab', 0)", "dict.fromkeys(1)",
+             "dict(a=1).items()|list", "dict(a=1)|length", "dict(_a=1)", "dict(a=1, a2=none)|dictsort",
+             "dict([[1, 2]], x=3)", "dict({}, **{'a': 1})"],
+    "namespace": ["namespace()", "namespace(a=1)", "namespace(a=1).a", "namespace(a=1).b", "namespace({'a': 2}).a",
+                  "namespace(_a=1)", "namespace([['a', 3]]).a", "namespace(1)", "namespace(none)", "namespace(a=nope).a",
+                  "namespace(a=1, b='x').b|upper", "namespace(a=[1]).a|length", "namespace(nope)",
+                  "namespace({'a': 1}, b=2).b", "namespace(a=1) is mapping"],
+    "cycler": ["cycler(1, 2).next()", "cycler(1, 2).current", "cycler().next()", "cycler().current", "cycler(1, 2).items",
+               "cycler(1, 2).reset()", "cycler(none).next()", "cycler('a')", "cycler(nope).next()",
+               "cycler(1, 2).nope", "cycler(1, 2).next", "cycler(a=1)", "cycler(1, 2).next()|string"],
+    "joiner": ["joiner()()", "joiner('|')()", "joiner(sep='-')()", "joiner(1)()", "joiner(none)()", "joiner('a', 'b')",
+               "joiner().sep", "joiner('x').used", "joiner()()|string", "joiner(nope)()", "joiner()(1)", "joiner()"],
+    "lipsum": ["lipsum()", "lipsum(1)", "lipsum(2, false)", "lipsum(3, html=false)", "lipsum(1, min=5, max=6)",
+               "lipsum(n=2, html=true, min=3, max=4)", "lipsum(0)", "lipsum(-1)", "lipsum('x')", "lipsum(1, min=30, max=10)",
+               "lipsum(1, true, 2, 3)", "lipsum(1, false, 10, 10)", "lipsum(bogus=1)", "lipsum(none)", "lipsum(4, false, 1, 2)",
+               "lipsum(1, min=0, max=1)", "lipsum(1, min=-1, max=2)", "lipsum(2.5)"],
+}
+GLOBAL_BLOCKS = {
+    "cycler": ["{% set c = cycler('a', 'b', 'c') %}{{ c.next() }}{{ c.next() }}{{ c.current }}{{ c.next() }}{{ c.next() }}",
+               "{% set c = cycler(1, 2) %}{{ c.next() }}{% set _ = c.reset() %}{{ c.current }}{{ c.next() }}",
+               "{% set c = cycler(1, 2) %}{% for i in range(5) %}{{ c.next() }}{% endfor %}|{{ c.items }}",
+               "{% set c = cycler() %}{{ c.items }}"],
+    "joiner": ["{% set j = joiner(', ') %}{% for x in [1, 2, 3] %}{{ j() }}{{ x }}{% endfor %}",
+               "{% set j = joiner() %}[{{ j() }}][{{ j() }}][{{ j() }}]",
+               "{% set j = joiner(none) %}[{{ j() }}][{{ j() }}]", "{% set j = joiner([1]) %}[{{ j() }}][{{ j() }}]"],
+    "namespace": ["{% set ns = namespace(n=0) %}{% for i in range(3) %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}",
+                  "{% set ns = namespace() %}{% set ns.x = 'y' %}{{ ns.x }}",
+                  "{% set ns = namespace() %}{% set ns._x = 'y' %}{{ ns._x }}"],
+    "dict": ["{% set d = dict(a=1) %}{{ d.a }}|{{ d['a'] }}|{{ d.get('b', 2) }}"],
+}
+for name in sorted(DEFAULT_NAMESPACE):
+    for e in GLOBAL_EXPRS[name]:
+        case("global", name, "{{ " + e + " }}")
+    for b in GLOBAL_BLOCKS.get(name, []):
+        case("global", name, b)
+    case("global", name, "{{ " + name + " is callable }}|{{ " + name + " is defined }}")
+    case("global", name, "{{ " + name + "|string|length > 0 }}")
+
+# ---------------------------------------------------------------------------------------------------------------
+# Methods
+# ---------------------------------------------------------------------------------------------------------------
+RECEIVERS = {
+    "str": ["''", "'abc'", "'Hello wORLD  x y'", "'  a b\\tc\\n'", "'ünïcødé ß ǅ ﬁ İ'", "'日本語🙂'", "'12345'", "'½²③'",
+            "'a-b_c d'", "'<b>x</b>'|safe", "'a{0}b{x}'", "'x\\ny\\r\\nz'"],
+    "list": ["[]", "[1, 2, 1]", "['a', 'b']", "[none, 1.0, 1]", "[[1], [1]]"],
+    "dict": ["{}", "{'a': 1, 'b': none}", "{'b': [1], 'a': 'x'}", "{1: 'one'}"],
+    "int": ["0", "1", "7", "-3", "255", "10 ** 20", "-(2 ** 63)", "true", "false"],
+    "float": ["0.0", "-0.0", "2.5", "-1.75", "1e300", "0.1", "3.0", "'inf'|float", "'-inf'|float", "'nan'|float", "1e-320"],
+}
+# Parameter names of methods whose signature CPython does not expose.
+METHOD_PARAMS = {
+    "str.startswith": ["prefix", "start", "end"], "str.endswith": ["suffix", "start", "end"],
+    "str.find": ["sub", "start", "end"], "str.rfind": ["sub", "start", "end"], "str.index": ["sub", "start", "end"],
+    "str.rindex": ["sub", "start", "end"], "str.count": ["sub", "start", "end"], "str.format": ["args"],
+    "str.format_map": ["mapping"], "list.index": ["value", "start", "stop"], "int.to_bytes": ["length", "byteorder"],
+    "int.from_bytes": ["bytes", "byteorder"],
+}
+METHOD_ARGS = ["none", "nope", "''", "'a'", "'b'", "'l'", "' '", "'-'", "0", "1", "-1", "2", "5", "10 ** 20", "1.5",
+               "true", "[]", "['a', 'b']", "('a', 'b')", "{'a': 'z'}", "'inf'|float", "'<b>'|safe", "'ab'"]
+for tname in ["str", "list", "dict", "int", "float"]:
+    typ = {"str": str, "list": list, "dict": dict, "int": int, "float": float}[tname]
+    sample = typ()
+    names = [a for a in sorted(dir(typ)) if ENV.is_safe_attribute(sample, a, getattr(sample, a))]
+    for m in names:
+        full = tname + "." + m
+        attr = getattr(typ, m)
+        is_callable = callable(getattr(sample, m))
+        try:
+            sig = inspect.signature(getattr(sample, m))
+            params = [p for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            pnames = [p.name for p in params]
+            defaults = [None if p.default is inspect.Parameter.empty else p.default for p in params]
+        except (TypeError, ValueError):
+            pnames = METHOD_PARAMS.get(full, [])
+            defaults = [None] * len(pnames)
+        for r in RECEIVERS[tname]:
+            if is_callable:
+                case("method", full, "{{ (" + r + ")." + m + "() }}")
+            else:
+                case("method", full, "{{ (" + r + ")." + m + " }}")
+                case("method", full, "{{ (" + r + ")." + m + "() }}")
+        recv_ctx = {"str": "Hello wORLD abc", "list": [1, "a", 1], "dict": {"a": 1, "b": [2]}, "int": 42,
+                    "float": -2.5}[tname]
+        case("method", full, "{{ v." + m + ("()" if is_callable else "") + " }}", {"v": recv_ctx})
+        case("method", full, "{{ v." + m + " is callable }}", {"v": recv_ctx})
+        if not is_callable:
+            continue
+        rep = RECEIVERS[tname][2] if tname != "dict" else RECEIVERS[tname][1]
+        for i, pn in enumerate(pnames):
+            before = [pyexpr(d) if d is not None else "'a'" if tname == "str" else "1" for d in defaults[:i]]
+            for a in METHOD_ARGS:
+                case("method", full, "{{ (" + rep + ")." + m + "(" + ", ".join(before + [a]) + ") }}")
+                case("method", full, "{{ (" + rep + ")." + m + "(" + pn + "=" + a + ") }}")
+        case("method", full, "{{ (" + rep + ")." + m + "(1, 2, 3, 4, 5) }}")
+        case("method", full, "{{ (" + rep + ")." + m + "(bogus=1) }}")
+        case("method", full, "{{ (" + rep + ")." + m + "(nope) }}")
+        # Called through the attr filter and through a variable.
+        case("method", full, "{{ (" + rep + ")|attr('" + m + "') is callable }}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------------------------------------------
+def run(template, context):
+    ctx = json.loads(json.dumps(context))
+    try:
+        tmpl = ctu._compile_jinja_template(template)
+        return "ok", tmpl.render(**ctx)
+    except Exception as exc:  # noqa: BLE001 - every error is part of the reference
+        if isinstance(exc, jinja2.TemplateSyntaxError):
+            message = exc.message or ""
+        else:
+            message = str(exc)
+        return "raised", {"name": type(exc).__name__, "message": message}
+
+
+LIPSUM_CALL = re.compile(r"^\{\{ lipsum\((.*)\) \}\}$")
+
+
+def lipsum_property(template):
+    m = LIPSUM_CALL.match(template)
+    if not m:
+        return None
+    args = eval("(lambda n=5, html=True, min=20, max=100: (n, html, min, max))(" +  # noqa: S307 - own literal text
+                m.group(1).replace("true", "True").replace("false", "False") + ")")
+    n, html, lo, hi = args
+    return {"paragraphs": n, "html": html, "min_words": lo, "max_words": hi}
+
+
+def random_property(template, context):
+    inner = template[len("{{ "):-len(" }}")]
+    seq_expr = inner.rsplit("|random", 1)[0]
+    status, out = run("{% for x in " + seq_expr + " %}{{ x }}\x1f{% endfor %}", context)
+    if status != "ok":
+        return None
+    options = out.split("\x1f")[:-1]
+    return {"one_of": sorted(set(options)) if options else [""]}
+
+
+def has_address(result):
+    text = result if isinstance(result, str) else result["message"]
+    return bool(ADDRESS.search(text) or ADDRESS.search(text.replace("', '", "")))
+
+
+def main():
+    records = []
+    for n, c in enumerate(CASES):
+        random.seed(n)
+        status, result = run(c["template"], c["context"])
+        if status == "ok" and ADDRESS.search(result) and c["kind"] == "filter" and c["template"].endswith(" }}"):
+            c = dict(c, template=c["template"][:-3] + "|list }}")  # an iterator prints its address: list it
+            key = (c["name"], c["template"], json.dumps(c["context"], sort_keys=True))
+            if key in _SEEN:
+                continue
+            _SEEN.add(key)
+            random.seed(n)
+            status, result = run(c["template"], c["context"])
+        if has_address(result):
+            continue  # object addresses differ between runs
+        rec = {"id": "", "name": c["name"], "kind": c["kind"], "template": c["template"], "context": c["context"],
+               "status": status}
+        if c["name"] == "random" and c["kind"] == "filter" and "|random" in c["template"]:
+            if status == "raised" and result["name"] == "KeyError":
+                continue  # the key is the random index
+            if status == "ok":
+                if not c["template"].endswith("|random }}"):
+                    continue  # a random choice inside a larger expression: no exact output
+                prop = random_property(c["template"], c["context"])
+                if prop is None:
+                    continue
+                rec["property"] = prop
+        elif c["name"] == "lipsum" and "lipsum(" in c["template"] and status == "ok":
+            prop = lipsum_property(c["template"])
+            if prop is None:
+                continue
+            rec["property"] = prop
+        if status == "ok":
+            if "property" not in rec:
+                rec["output"] = result
+        else:
+            rec["error"] = result
+        records.append(rec)
+    counters = {}
+    for rec in records:
+        k = counters.get(rec["name"], 0) + 1
+        counters[rec["name"]] = k
+        rec["id"] = f"{rec['kind']}.{rec['name']}.{k:03d}"
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    kinds = {}
+    for rec in records:
+        kinds[rec["kind"]] = kinds.get(rec["kind"], 0) + 1
+    few = sorted(k for k, v in counters.items() if v < 8)
+    print(f"{len(records)} cases {kinds}; {len(counters)} names; fewer than 8: {few}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
