@@ -630,14 +630,26 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
         }
         "replace" => {
-            let [old, new, count] = args.bind(name, ["old", "new", "count"])?;
+            let [old, new, count] = args.bind_def("do_replace", 2, ["old", "new", "count"], 2)?;
             let s = soft_str(&v);
             let text = s.as_str().unwrap_or("");
             let old = old.map(|o| o.to_py_str()).unwrap_or_default();
             let new = new.map(|o| o.to_py_str()).unwrap_or_default();
+            // `str.replace` reads the count through `__index__` (None is Jinja2's -1).
             let count = match count {
+                None | Some(Value::None) => -1,
                 Some(Value::Int(c)) => c,
-                _ => -1,
+                Some(Value::Bool(b)) => i64::from(b),
+                Some(Value::BigInt(_)) => {
+                    return Err(err!(OverflowError, "Python int too large to convert to C ssize_t"));
+                }
+                Some(other) => {
+                    return Err(err!(
+                        TypeError,
+                        "'{}' object cannot be interpreted as an integer",
+                        other.type_name()
+                    ));
+                }
             };
             let len = pystr::replaced_len(text, &old, &new, count);
             crate::limits::check_value_size(len)?;

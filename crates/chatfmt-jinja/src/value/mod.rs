@@ -247,7 +247,7 @@ impl<'a> Value<'a> {
             Value::Tuple(_) => "tuple",
             Value::Iter(_) => "generator",
             Value::Object(o) => match &**o {
-                Object::Namespace(_) => "Namespace",
+                Object::Namespace(_) => "TemplateNamespace",
                 Object::Macro(_) => "Macro",
                 Object::Loop(_) => "LoopContext",
                 Object::Function(_) => "function",

@@ -196,9 +196,11 @@ impl<'a> Value<'a> {
             Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| super::json_map_get(m, k).is_some())),
             Value::Dict(d) => Ok(d.get(item).is_some()),
             Value::Undefined(_) => Ok(false),
-            Value::Object(o) if matches!(&**o, Object::Namespace(_)) => {
-                Err(err!(TypeError, "argument of type 'Namespace' is not iterable"))
-            }
+            Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
+                TypeError,
+                "argument of type '{}' is not iterable",
+                self.type_name()
+            )),
             _ => match self.iterate() {
                 Ok(items) => Ok(items.iter().any(|x| x.py_eq(item))),
                 Err(_) => Err(err!(
