@@ -48,9 +48,38 @@ pub const TESTS: &[&str] = &[
     "upper",
 ];
 
-fn one_arg<'a>(name: &str, args: &CallArgs<'a>) -> Result<Value<'a>> {
-    let [v] = args.bind(name, ["other"])?;
-    v.ok_or_else(|| err!(TypeError, "{name}() missing 1 required positional argument"))
+/// Binds the arguments of the test `name` as CPython binds them to Jinja2's function behind it: the
+/// comparison tests are C functions of `operator` (positional only, two arguments), the others
+/// Python functions `test_NAME(value, ...)` (`filter` and `test` also take the environment first).
+/// Returns the one argument a test takes after the value, if any.
+fn bind_test<'a>(name: &str, args: &CallArgs<'a>) -> Result<Option<Value<'a>>> {
+    let operator = match name {
+        "eq" | "equalto" | "==" => Some("eq"),
+        "ne" | "!=" => Some("ne"),
+        "lt" | "lessthan" | "<" => Some("lt"),
+        "le" | "<=" => Some("le"),
+        "gt" | "greaterthan" | ">" => Some("gt"),
+        "ge" | ">=" => Some("ge"),
+        _ => None,
+    };
+    if let Some(op) = operator {
+        if !args.kw.is_empty() {
+            return Err(err!(TypeError, "_operator.{op}() takes no keyword arguments"));
+        }
+        if args.pos.len() != 1 {
+            return Err(err!(TypeError, "{op} expected 2 arguments, got {}", args.pos.len() + 1));
+        }
+        return Ok(args.pos.first().cloned());
+    }
+    let func = format!("test_{name}");
+    match name {
+        "divisibleby" => Ok(args.bind_def(&func, 1, ["num"], 1)?[0].take()),
+        "in" => Ok(args.bind_def(&func, 1, ["seq"], 1)?[0].take()),
+        "sameas" => Ok(args.bind_def(&func, 1, ["other"], 1)?[0].take()),
+        "filter" | "test" => args.bind_def(&func, 2, [], 0).map(|_| None),
+        _ if NO_ARGUMENTS.contains(&name) => args.bind_def(&func, 1, [], 0).map(|_| None),
+        _ => Ok(None),
+    }
 }
 
 /// Tests that take no argument besides the value.
@@ -78,14 +107,12 @@ const NO_ARGUMENTS: &[&str] = &[
 
 /// Runs the test `name` on `x`.
 pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
-    if (!args.pos.is_empty() || !args.kw.is_empty()) && NO_ARGUMENTS.contains(&name) {
-        let given = args.pos.len() + args.kw.len() + 1;
-        return Err(err!(
-            TypeError,
-            "test_{name}() takes 1 positional argument but {given} were given"
-        ));
-    }
-    let cmp = |op: CmpOp, args: &CallArgs<'a>| -> Result<bool> { compare(op, x, &one_arg(name, args)?) };
+    let arg = bind_test(name, args)?;
+    let other = || -> Result<Value<'a>> {
+        arg.clone()
+            .ok_or_else(|| err!(TypeError, "test_{name}() missing 1 required positional argument"))
+    };
+    let cmp = |op: CmpOp| -> Result<bool> { compare(op, x, &other()?) };
     Ok(match name {
         "defined" => !x.is_undefined(),
         "undefined" => x.is_undefined(),
@@ -122,16 +149,16 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &C
         }
         "odd" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(1)),
         "even" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(0)),
-        "divisibleby" => x.binary(BinOp::Mod, &one_arg(name, args)?)?.py_eq(&Value::Int(0)),
-        "eq" | "equalto" | "==" => cmp(CmpOp::Eq, args)?,
-        "ne" | "!=" => cmp(CmpOp::Ne, args)?,
-        "lt" | "lessthan" | "<" => cmp(CmpOp::Lt, args)?,
-        "le" | "<=" => cmp(CmpOp::Le, args)?,
-        "gt" | "greaterthan" | ">" => cmp(CmpOp::Gt, args)?,
-        "ge" | ">=" => cmp(CmpOp::Ge, args)?,
-        "in" => cmp(CmpOp::In, args)?,
+        "divisibleby" => x.binary(BinOp::Mod, &other()?)?.py_eq(&Value::Int(0)),
+        "eq" | "equalto" | "==" => cmp(CmpOp::Eq)?,
+        "ne" | "!=" => cmp(CmpOp::Ne)?,
+        "lt" | "lessthan" | "<" => cmp(CmpOp::Lt)?,
+        "le" | "<=" => cmp(CmpOp::Le)?,
+        "gt" | "greaterthan" | ">" => cmp(CmpOp::Gt)?,
+        "ge" | ">=" => cmp(CmpOp::Ge)?,
+        "in" => cmp(CmpOp::In)?,
         "sameas" => {
-            let o = one_arg(name, args)?;
+            let o = other()?;
             match (x, &o) {
                 (Value::None, Value::None) => true,
                 (Value::Bool(a), Value::Bool(b)) => a == b,
