@@ -224,6 +224,10 @@ fn bool_arg(v: &Option<Value>) -> bool {
 }
 
 fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    // Jinja2 reads the arguments and iterates only `if value:`: a falsy input selects nothing.
+    if !v.truthy() {
+        return Ok(Value::Iter(Rc::new(Vec::new())));
+    }
     let by_attr = name.ends_with("attr");
     let keep_when = name.starts_with("select");
     let mut pos = args.pos.into_iter();
@@ -401,7 +405,8 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let mut pos = args.pos.clone();
             let attribute = args.kw.iter().find(|(k, _)| *k == "attribute").map(|(_, v)| v.clone());
             let default = args.kw.iter().find(|(k, _)| *k == "default").map(|(_, v)| v.clone());
-            if v.is_undefined() {
+            // As in Jinja2, the arguments are read and the input iterated only `if value:`.
+            if !v.truthy() {
                 return Ok(Value::Iter(Rc::new(Vec::new())));
             }
             let items = v.iterate()?;
