@@ -61,12 +61,15 @@ impl ModelSource {
 
     /// A folder, or the one GGUF file of a folder that holds no Jinja template.
     fn of_dir(dir: &Path) -> Result<ModelSource, Error> {
+        let folder = ModelSource::Dir(dir.to_path_buf());
+        let ggufs = gguf_files(dir)?;
+        // Only a folder that holds GGUF files is loaded here, to see whether it has a template too.
+        if ggufs.is_empty() {
+            return Ok(folder);
+        }
         match ChatTemplate::from_model_dir(dir) {
-            Err(e) if e.kind() == ErrorKind::NoTemplate => match only_gguf(dir)? {
-                Some(file) => Ok(ModelSource::Gguf(file)),
-                None => Ok(ModelSource::Dir(dir.to_path_buf())),
-            },
-            _ => Ok(ModelSource::Dir(dir.to_path_buf())),
+            Err(e) if e.kind() == ErrorKind::NoTemplate => only_gguf(dir, ggufs),
+            _ => Ok(folder),
         }
     }
 
@@ -102,33 +105,37 @@ impl ModelSource {
     }
 }
 
-/// The GGUF file of a folder without a Jinja template (a GGUF repository of the Hub holds only
-/// those): `None` when it has none, an error listing them when it has several.
-fn only_gguf(dir: &Path) -> Result<Option<PathBuf>, Error> {
+/// The `.gguf` files of a folder, sorted.
+fn gguf_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "list the folder", e))?;
     let mut found: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && p.extension().is_some_and(|x| x.eq_ignore_ascii_case("gguf")))
         .collect();
     found.sort();
-    match found.len() {
-        0 => Ok(None),
-        1 => Ok(found.pop()),
-        _ => {
-            let names: Vec<String> = found
-                .iter()
-                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .collect();
-            Err(Error::new(
-                ErrorKind::Malformed,
-                format!(
-                    "no Jinja chat template but several GGUF files ({}); name one of them as the model",
-                    names.join(", ")
-                ),
-            )
-            .in_file(dir))
+    Ok(found)
+}
+
+/// The one GGUF file of a folder without a Jinja template (a GGUF repository of the Hub holds only
+/// those); several are an error listing them.
+fn only_gguf(dir: &Path, mut found: Vec<PathBuf>) -> Result<ModelSource, Error> {
+    if found.len() == 1 {
+        if let Some(file) = found.pop() {
+            return Ok(ModelSource::Gguf(file));
         }
     }
+    let names: Vec<String> = found
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    Err(Error::new(
+        ErrorKind::Malformed,
+        format!(
+            "no Jinja chat template but several GGUF files ({}); name one of them as the model",
+            names.join(", ")
+        ),
+    )
+    .in_file(dir))
 }
 
 /// Which Jinja template to render with, and whose special tokens it sees.
