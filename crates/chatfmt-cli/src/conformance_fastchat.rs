@@ -91,12 +91,7 @@ fn diff(f: &Failure) -> String {
     let text = |v: &serde_json::Value| v.get("ok").and_then(|s| s.as_str()).map(str::to_owned);
     match (text(&f.expected), text(&f.actual)) {
         (Some(expected), Some(actual)) => {
-            let at = expected
-                .char_indices()
-                .zip(actual.chars())
-                .find(|((_, a), b)| a != b)
-                .map_or(expected.len().min(actual.len()), |((i, _), _)| i);
-            let start = expected[..at].char_indices().rev().nth(40).map_or(0, |(i, _)| i);
+            let (at, start) = chatfmt_conformance::first_difference(&expected, &actual);
             out += &format!("first difference at byte {at}\n");
             out += &format!("  expected: {:?}\n", &expected[start..]);
             out += &format!("  actual:   {:?}\n", actual.get(start..).unwrap_or(&actual));

@@ -69,6 +69,19 @@ impl Error {
 /// Results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Where two texts first differ: the byte offset of the first differing character (or the shorter
+/// length), and where to start showing them, about 40 characters before it. Both offsets are
+/// character boundaries of both texts, which agree up to the difference.
+pub fn first_difference(expected: &str, actual: &str) -> (usize, usize) {
+    let at = expected
+        .char_indices()
+        .zip(actual.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(expected.len().min(actual.len()), |((i, _), _)| i);
+    let start = expected[..at].char_indices().rev().nth(40).map_or(0, |(i, _)| i);
+    (at, start)
+}
+
 /// Reads a JSON Lines file into values, naming the file and line on error.
 pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;

@@ -11,16 +11,19 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+#[path = "support/show.rs"]
+mod show;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
 use chatfmt::defaults;
 use chatfmt_conformance::{hf, KnownDifferences};
 use libtest_mimic::Trial;
+use show::{both, diff};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use trials::{both, check, diff, kit_trials};
+use trials::{check, kit_trials};
 
 /// The kit's template id for each built-in default.
 const KIT_IDS: [(&str, &str); 4] = [

@@ -11,6 +11,8 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+#[path = "support/show.rs"]
+mod show;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
@@ -18,9 +20,10 @@ use chatfmt_conformance::fastchat::{difference_codes, run_kit, Failure, Report};
 use chatfmt_conformance::KnownDifferences;
 use libtest_mimic::{Failed, Trial};
 use serde_json::Value;
+use show::{both, diff};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use trials::{both, check, diff, kit_trials};
+use trials::{check, kit_trials};
 
 /// Template scenarios and API edge cases (`goldens.jsonl`) plus model paths (`adapter_goldens.jsonl`).
 const RECORDS: usize = 1544 + 254;

@@ -11,13 +11,16 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+#[path = "support/show.rs"]
+mod show;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
 use chatfmt_conformance::{hf, jinja, KnownDifferences};
 use libtest_mimic::{Failed, Trial};
+use show::{both, diff};
 use std::sync::Arc;
-use trials::{both, check, diff, kit_trials};
+use trials::{check, kit_trials};
 
 /// Cases of the hf kit.
 const HF_CASES: usize = 6248;

@@ -10,14 +10,17 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+#[path = "support/show.rs"]
+mod show;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
 use chatfmt_conformance::tokens::{Kit, Report};
 use chatfmt_conformance::KnownDifferences;
 use libtest_mimic::{Failed, Trial};
+use show::both;
 use std::sync::Arc;
-use trials::{both, check, kit_trials};
+use trials::{check, kit_trials};
 
 /// Cases of the tokens kit.
 const CASES: usize = 1579;

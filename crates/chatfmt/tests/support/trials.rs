@@ -49,36 +49,3 @@ pub fn check(header: impl FnOnce() -> String, failures: Vec<String>) -> Result<(
     }
     Err(out.into())
 }
-
-/// Expected and actual text from a little before their first difference.
-pub fn diff(expected: &str, actual: &str) -> String {
-    let at = expected
-        .char_indices()
-        .zip(actual.chars())
-        .find(|((_, a), b)| a != b)
-        .map_or(expected.len().min(actual.len()), |((i, _), _)| i);
-    // The texts agree up to `at`, so `start` is a character boundary of both.
-    let start = expected[..at].char_indices().rev().nth(40).map_or(0, |(i, _)| i);
-    format!(
-        "first difference at byte {at}\n  expected: {}\n  actual:   {}",
-        clip(&expected[start..], start > 0),
-        clip(&actual[start..], start > 0)
-    )
-}
-
-/// Expected and actual values of different kinds (an error against an output), each cut short.
-pub fn both(expected: &str, actual: &str) -> String {
-    format!(
-        "  expected: {}\n  actual:   {}",
-        clip(expected, false),
-        clip(actual, false)
-    )
-}
-
-/// The text quoted, at most 200 characters of it, with `...` where it was cut.
-fn clip(text: &str, cut_before: bool) -> String {
-    let shown: String = text.chars().take(200).collect();
-    let before = if cut_before { "..." } else { "" };
-    let after = if shown.len() < text.len() { "..." } else { "" };
-    format!("{before}{shown:?}{after}")
-}
