@@ -51,51 +51,25 @@ fn outputs_that_are_the_input_by_another_name_are_refused_before_writing() {
     let input = dir.join("in.jsonl");
     let content = format!("{ROW}\n{ROW}\n");
     std::fs::write(&input, &content).expect("input");
-    let alias = format!("{}/sub/../in.jsonl", s(&dir));
-    let err = refused(&["dataset", &s(&input), "--model", MODEL, "--output", &alias]);
+    let input_arg = s(&input);
+    // `dataset in.jsonl --model M --output OUTPUT [--rejects REJECTS]`, which must be refused.
+    let refused_with = |output: &str, rejects: Option<&str>| {
+        let mut args = vec!["dataset", &input_arg, "--model", MODEL, "--output", output];
+        args.extend(rejects.map(|r| ["--rejects", r]).into_iter().flatten());
+        refused(&args)
+    };
+    let err = refused_with(&format!("{}/sub/../in.jsonl", s(&dir)), None);
     assert!(err.contains("is the input file"), "{err}");
-    let err = refused(&[
-        "dataset",
-        &s(&input),
-        "--model",
-        MODEL,
-        "--output",
-        &s(&dir.join("o.jsonl")),
-        "--rejects",
-        &s(&input),
-    ]);
+    let err = refused_with(&s(&dir.join("o.jsonl")), Some(&s(&input)));
     assert!(err.contains("the rejects file is the input file"), "{err}");
     let target = dir.join("precious.txt");
     std::fs::write(&target, "keep me").expect("target");
     std::os::unix::fs::symlink(&target, dir.join("link.jsonl")).expect("symlink");
-    let err = refused(&[
-        "dataset",
-        &s(&input),
-        "--model",
-        MODEL,
-        "--output",
-        &s(&dir.join("link.jsonl")),
-    ]);
+    let err = refused_with(&s(&dir.join("link.jsonl")), None);
     assert!(err.contains("symbolic link"), "{err}");
-    let err = refused(&[
-        "dataset",
-        &s(&input),
-        "--model",
-        MODEL,
-        "--output",
-        &s(&dir.join("sub")),
-    ]);
+    let err = refused_with(&s(&dir.join("sub")), None);
     assert!(err.contains("is a folder"), "{err}");
-    let err = refused(&[
-        "dataset",
-        &s(&input),
-        "--model",
-        MODEL,
-        "--output",
-        &s(&dir.join("same")),
-        "--rejects",
-        &s(&dir.join("sub/../same")),
-    ]);
+    let err = refused_with(&s(&dir.join("same")), Some(&s(&dir.join("sub/../same"))));
     assert!(err.contains("name the same file"), "{err}");
     assert_eq!(std::fs::read_to_string(&input).expect("input"), content);
     assert_eq!(std::fs::read_to_string(&target).expect("target"), "keep me");
