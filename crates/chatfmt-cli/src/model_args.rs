@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, ModelSource, Resolved, TemplateInfo, TemplateRequest};
-use chatfmt_fastchat::{self as conversation, Conversation};
+use chatfmt_fastchat::{self as conversation, ChosenBy, Conversation};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 use std::path::PathBuf;
@@ -100,20 +100,20 @@ impl ModelArgs {
         if let Some(option) = self.fastchat_conflict() {
             bail!("{option} cannot be used with a FastChat conversation template (--conv-template)");
         }
-        if name != "auto" {
-            let conv = conversation::get_conv_template(name).map_err(|e| anyhow!("{e}"))?;
-            eprintln!("note: using FastChat template '{}'", conv.name);
-            return Ok(conv);
+        let chosen = conversation::choose_conv_template(name, self.model.as_deref()).map_err(|e| match e.kind() {
+            conversation::ErrorKind::NoModelPath => {
+                anyhow!("--conv-template auto matches the --model argument; give --model MODEL_PATH")
+            }
+            _ => anyhow!("{e}"),
+        })?;
+        let conv = chosen.conversation;
+        match (chosen.chosen_by, &self.model) {
+            (ChosenBy::ModelPath { adapter }, Some(model)) => eprintln!(
+                "note: using FastChat template '{}' (model-path matching chose adapter {adapter} for '{model}')",
+                conv.name
+            ),
+            _ => eprintln!("note: using FastChat template '{}'", conv.name),
         }
-        let Some(model) = &self.model else {
-            bail!("--conv-template auto matches the --model argument; give --model MODEL_PATH");
-        };
-        let found = conversation::match_model(model);
-        let conv = conversation::get_conversation_template(model).map_err(|e| anyhow!("{e}"))?;
-        eprintln!(
-            "note: using FastChat template '{}' (model-path matching chose adapter {} for '{model}')",
-            conv.name, found.adapter
-        );
         Ok(conv)
     }
 

@@ -35,6 +35,8 @@ pub enum ErrorKind {
     PeftBaseModel,
     /// The input is malformed (bad JSON shape, bad role, ...).
     InvalidInput,
+    /// Model-path matching was asked for without a model path.
+    NoModelPath,
 }
 
 impl ErrorKind {
@@ -47,7 +49,7 @@ impl ErrorKind {
             NoMessages | SystemTemplatePositional => Some("IndexError"),
             SystemTemplateSyntax | InvalidStyle | PeftConfig | PeftBaseModel => Some("ValueError"),
             MissingSeparator => Some("TypeError"),
-            ImagesNotSupported | ImagesInTextOnlyOutput | InvalidInput => None,
+            ImagesNotSupported | ImagesInTextOnlyOutput | InvalidInput | NoModelPath => None,
         }
     }
 }

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 mod adapter;
+mod choice;
 mod error;
 mod format;
 mod from_messages;
@@ -23,6 +24,7 @@ pub use adapter::{
     get_conversation_template, match_model, match_model_in, matching_adapters, Adapter, AdapterMatch, MatchedOn,
     ADAPTERS, ANTHROPIC_MODELS, OPENAI_MODELS,
 };
+pub use choice::{choose_conv_template, ChosenBy, ChosenTemplate, AUTO};
 pub use error::{Error, ErrorKind, Result};
 pub use from_messages::{conversation_from_openai_messages, ChatContent, ChatMessage, ContentPart, ImageUrl};
 pub use message::{Image, Message};
