@@ -1,16 +1,18 @@
 //! `chatfmt tokenize`: the token ids (and assistant masks) a model's tokenizer makes of a rendered
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
-use crate::conversation_args::{read_messages, ConversationArgs};
+use crate::conversation_args::{read_json_file, read_messages, ConversationArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::render_cmd::{check_fastchat_options, render_fastchat};
 use anyhow::{anyhow, bail, Result};
+use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 /// Options of `chatfmt tokenize`.
 #[derive(Args)]
@@ -31,6 +33,11 @@ pub struct TokenizeArgs {
     /// Print one JSON object: `input_ids`, `attention_mask` (, `assistant_masks`) and `template`.
     #[arg(long)]
     json: bool,
+    /// The ids of an earlier, shorter prompt of this conversation (a JSON array, or an earlier
+    /// `--json` output): reuse them where encoding the whole prompt gives the same ids, and add
+    /// `reused`, `reencoded_from` and `reason` to the output.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["assistant_masks", "show", "max_length"])]
+    prefix_ids: Option<PathBuf>,
 }
 
 /// Runs `chatfmt tokenize`.
@@ -39,6 +46,9 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     let model = args.model.tokenizer_model(&plan)?;
     let dir = model.tokenizer_dir().ok_or_else(|| anyhow!("no tokenizer folder"))?;
     let tokenizer = ChatTokenizer::from_model_dir(dir)?;
+    if let Some(path) = args.prefix_ids.clone() {
+        return extend(args, &plan, &tokenizer, &path);
+    }
     let masks = args.assistant_masks || args.show;
     let encode = EncodeOptions {
         truncation: args.max_length.is_some(),
@@ -100,4 +110,58 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     }
     crate::output::emit(&format!("{result}\n"));
     Ok(())
+}
+
+/// `--prefix-ids`: the ids of the whole prompt, reusing the earlier ids where that is exact.
+fn extend(args: TokenizeArgs, plan: &Plan, tokenizer: &ChatTokenizer, path: &Path) -> Result<()> {
+    let previous = read_ids(path)?;
+    let (text, info) = match plan {
+        Plan::FastChat(conv) => {
+            check_fastchat_options(&args.conversation)?;
+            let input = read_messages(&args.conversation.messages)?;
+            let text = render_fastchat(conv.clone(), &input.messages, args.conversation.add_generation_prompt)?;
+            (text, plan.info(&ApplyOptions::default()))
+        }
+        Plan::Jinja(resolved) => {
+            let mut kwargs = tokenizer.special_tokens().clone();
+            kwargs.extend(args.model.special_tokens());
+            let (messages, apply) = args.conversation.read(kwargs, args.model.template_name.clone())?;
+            let text = resolved.template.apply(&messages, &apply)?.text;
+            (text, plan.info(&apply))
+        }
+    };
+    let extended = tokenizer.extend_encoding(&previous, &text)?;
+    let mut result = json!({
+        "input_ids": extended.ids,
+        "attention_mask": vec![1u8; extended.ids.len()],
+        "reused": extended.reused,
+        "reencoded_from": extended.reencoded_from,
+        "reason": extended.reason,
+    });
+    if args.json {
+        result["template"] = json!(info);
+    }
+    crate::output::emit(&format!("{result}\n"));
+    Ok(())
+}
+
+/// The ids of a `--prefix-ids` file: a JSON array of ids, or an object with `input_ids`.
+fn read_ids(path: &Path) -> Result<Vec<u32>> {
+    let value = read_json_file(path, Root::File("prefix-ids"))?;
+    let ids = match &value {
+        Json::Object(obj) => obj.get("input_ids").unwrap_or(&Json::Null),
+        other => other,
+    };
+    let bad = || {
+        anyhow!(
+            "{}: expected a JSON array of token ids, or an object with \"input_ids\" (the output of `chatfmt \
+             tokenize --json`)",
+            path.display()
+        )
+    };
+    ids.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|id| id.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad))
+        .collect()
 }

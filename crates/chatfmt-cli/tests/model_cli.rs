@@ -1,6 +1,7 @@
 //! One model resolver for every command, no silent fallback: a `--model` that names nothing is an
 //! error, FastChat templates are used only when asked for (by name or `--conv-template auto`) and
-//! refuse options they cannot honour, and inputs are validated as transformers validates them.
+//! refuse options they cannot honour, and inputs are validated as transformers validates them;
+//! `tokenize --prefix-ids` extends earlier ids to exactly the whole encoding.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -294,5 +295,49 @@ fn tokenize_takes_the_tokenizer_from_the_model_and_the_template_from_the_flag() 
     let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
     assert_eq!(p["template"]["source"], format!("{model}/tokenizer_config.json"));
     assert!(v["input_ids"].as_array().map(Vec::len) < p["input_ids"].as_array().map(Vec::len));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tokenize_extends_earlier_ids_to_the_whole_encoding() {
+    let Some(model) = qwen3() else { return };
+    let dir = temp("prefix-ids");
+    let turns = r#"[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "Say more."}]"#;
+    let messages: Vec<serde_json::Value> = serde_json::from_str(turns).expect("json");
+    let first = write(
+        &dir,
+        "first.json",
+        &serde_json::to_string(&messages[..1]).expect("json"),
+    );
+    let all = write(&dir, "all.json", turns);
+    let tokenize = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["tokenize", "--model", &model, "--json"];
+        args.extend_from_slice(extra);
+        let out = chatfmt(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let earlier = tokenize(&["--messages", &first, "--add-generation-prompt"]);
+    let prev = write(&dir, "prev.json", &earlier.to_string());
+    let whole = tokenize(&["--messages", &all]);
+    let extended = tokenize(&["--messages", &all, "--prefix-ids", &prev]);
+    assert_eq!(extended["input_ids"], whole["input_ids"]);
+    assert!(extended["reused"].as_u64().unwrap_or(0) > 0, "{extended}");
+    assert!(extended["reason"].is_null(), "{extended}");
+
+    // Ids that are not the start of this prompt are not reused, and the output says why.
+    let other = write(&dir, "other.json", "[1, 2, 3]");
+    let fresh = tokenize(&["--messages", &all, "--prefix-ids", &other]);
+    assert_eq!(fresh["input_ids"], whole["input_ids"]);
+    assert_eq!(fresh["reused"], 0);
+    assert!(
+        fresh["reason"].as_str().is_some_and(|r| r.contains("do not spell")),
+        "{fresh}"
+    );
+
+    let bad = write(&dir, "bad.json", r#"{"ids": [1]}"#);
+    let err = usage_error(&["tokenize", "--model", &model, "--messages", &all, "--prefix-ids", &bad]);
+    assert!(err.contains("input_ids"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

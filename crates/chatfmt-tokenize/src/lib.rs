@@ -12,6 +12,7 @@
 pub mod chat;
 mod encode;
 mod error;
+mod incremental;
 mod load;
 mod masks;
 mod nfc;
@@ -21,6 +22,7 @@ mod tokenizer_json;
 
 pub use encode::{EncodeOptions, Encoded, Padding, Text};
 pub use error::{Error, ErrorKind, Stage};
+pub use incremental::Extended;
 
 use pieces::PieceTable;
 use serde_json::{Map, Value as Json};

@@ -11,8 +11,10 @@ pub struct AddedToken {
     pub content: String,
     pub id: u32,
     pub special: bool,
-    lstrip: bool,
-    rstrip: bool,
+    /// Matching swallows the whitespace before the token.
+    pub lstrip: bool,
+    /// Matching swallows the whitespace after the token.
+    pub rstrip: bool,
 }
 
 /// How a token of the model covers text.
@@ -232,8 +234,31 @@ impl PieceSource {
 impl PieceTable {
     /// The text of an added token's id (`None` for other ids).
     pub fn added_content(&self, id: u32) -> Option<&str> {
+        self.added_token(id).map(|a| a.content.as_str())
+    }
+
+    /// The added token an id stands for (`None` for other ids).
+    pub fn added_token(&self, id: u32) -> Option<&AddedToken> {
         let piece = self.pieces.get(id as usize)?;
-        piece.added.map(|a| self.added[a as usize].content.as_str())
+        piece.added.map(|a| &self.added[a as usize])
+    }
+
+    /// Whether the token's spelling starts with the space marker (which decoding may drop at the
+    /// start of a text).
+    pub fn marker_lead(&self, id: u32) -> bool {
+        self.pieces.get(id as usize).is_some_and(|p| p.marker_lead)
+    }
+
+    /// Whether another added token contains this one's text (and so could match across it).
+    pub fn contained_in_another(&self, token: &AddedToken) -> bool {
+        self.added
+            .iter()
+            .any(|a| a.content.len() > token.content.len() && a.content.contains(token.content.as_str()))
+    }
+
+    /// The byte length of the longest added token.
+    pub fn longest_added(&self) -> usize {
+        self.added.iter().map(|a| a.content.len()).max().unwrap_or(0)
     }
 
     /// The added tokens, in tokenizer.json order.
