@@ -25,6 +25,11 @@ pub struct CheckArgs {
     /// ../shared/conformance from the current folder).
     #[arg(long)]
     hf_kit: bool,
+    /// Only probe prefix stability: whether each prompt of growing probe conversations (plain, with a
+    /// system message, with reasoning in the history, with tool calls) is a prefix of the next;
+    /// `{"prefix_stable", "breaks"}` with --json. Exit 1 when it is not.
+    #[arg(long, conflicts_with = "hf_kit")]
+    prefix: bool,
     /// With --hf-kit: print the capability table as Markdown (docs/CAPABILITIES.md).
     #[arg(long, requires = "hf_kit", conflicts_with = "json")]
     markdown: bool,
@@ -54,6 +59,13 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
             bail!("check analyses Jinja templates; export a FastChat template first (chatfmt templates export NAME)")
         }
     };
+    if args.prefix {
+        let opts = chatfmt::ApplyOptions {
+            chat_template: args.model.template_name.clone(),
+            ..chatfmt::ApplyOptions::default()
+        };
+        return print_prefix(&label, &check::prefix_stability(&chat, &opts)?, args.json);
+    }
     let reports = check::check(&chat);
     if args.json {
         emit(&format!(
@@ -66,6 +78,37 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
         }
     }
     Ok(exit_code(reports.iter()))
+}
+
+/// Prints a prefix-stability report; exit 1 when the template is not prefix-stable.
+fn print_prefix(label: &str, report: &check::PrefixReport, json: bool) -> Result<ExitCode> {
+    if json {
+        emit(&format!("{}\n", serde_json::to_string_pretty(report)?));
+    } else if report.prefix_stable {
+        emit(&format!(
+            "{label}: prefix-stable (every probe prompt is a prefix of the next)\n"
+        ));
+    } else {
+        let mut out = format!("{label}: not prefix-stable\n");
+        for b in &report.breaks {
+            out.push_str(&format!(
+                "  {} probe: adding message {} ({}) changes character {} on: {:?} became {:?}; {}\n",
+                b.probe,
+                b.messages + 1,
+                b.added_role,
+                b.offset,
+                b.expected,
+                b.actual,
+                b.cause
+            ));
+        }
+        emit(&out);
+    }
+    Ok(if report.prefix_stable {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn run_kit(args: &CheckArgs) -> Result<ExitCode> {

@@ -122,3 +122,38 @@ fn a_template_needing_an_eos_token_is_probed_with_a_placeholder_and_exits_0() {
         "{t}"
     );
 }
+
+#[test]
+fn check_prefix_reports_where_prompts_stop_growing_by_appending() {
+    let out = chatfmt(&["check", "--prefix", "--json", example().to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(report, serde_json::json!({"prefix_stable": true, "breaks": []}));
+
+    // Reasoning is printed for the final assistant turn only, as reasoning templates do.
+    let tpl = temp_file(
+        "drops_reasoning.jinja",
+        "{% for m in messages %}<|{{ m.role }}|>{% if m.reasoning_content and loop.last %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}\n{% endfor %}",
+    );
+    let out = chatfmt(&["check", "--prefix", "--json", tpl.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(report["prefix_stable"], false);
+    let breaks = report["breaks"].as_array().expect("breaks");
+    assert_eq!(breaks.len(), 1, "{report}");
+    let b = &breaks[0];
+    assert_eq!(b["probe"], "reasoning");
+    assert_eq!(b["messages"], 2);
+    assert_eq!(b["added_role"], "user");
+    assert_eq!(b["offset"], "<|user|>USER_PROBE_TEXT\n<|assistant|>".chars().count());
+    assert_eq!(b["expected"], "<think>REASONING_PROBE_TEXT</think>ASSIS");
+    assert_eq!(b["actual"], "ASSISTANT_PROBE_TEXT\n<|user|>SECOND_USER");
+    assert_eq!(
+        b["cause"],
+        "the reasoning of an earlier assistant turn is dropped from the history"
+    );
+
+    let out = chatfmt(&["check", "--prefix", tpl.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not prefix-stable"));
+}

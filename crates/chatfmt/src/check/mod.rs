@@ -98,6 +98,67 @@ pub struct Capabilities {
     pub message_fields: Vec<String>,
 }
 
+/// Whether a template's prompts grow only by appending: the prompt for the first k messages of a
+/// conversation should be a prefix of the prompt for k + 1, or cached prompts, incremental encoding
+/// and multi-turn training data break.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PrefixReport {
+    /// No probe conversation broke.
+    pub prefix_stable: bool,
+    /// The first break of each probe conversation that has one.
+    pub breaks: Vec<PrefixBreak>,
+}
+
+/// Where one probe conversation's prompts stop growing by appending.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PrefixBreak {
+    /// The probe conversation: `plain`, `system`, `reasoning` (reasoning in the history) or
+    /// `tool_calls` (tool calls and results).
+    pub probe: &'static str,
+    /// How many messages the shorter prompt holds.
+    pub messages: usize,
+    /// The role of the message added to it.
+    pub added_role: String,
+    /// The code-point offset where the two prompts first differ.
+    pub offset: usize,
+    /// Up to 40 characters of the shorter prompt from there.
+    pub expected: String,
+    /// Up to 40 characters of the longer prompt from there.
+    pub actual: String,
+    /// What the difference looks like.
+    pub cause: String,
+}
+
+/// Probes the prefix stability of the template `chat` uses for `opts` (its `chat_template` name,
+/// or the default).
+pub fn prefix_stability(chat: &ChatTemplate, opts: &crate::ApplyOptions) -> Result<PrefixReport, Error> {
+    let (name, _) = chat.selected(opts)?;
+    let source_text;
+    let template = match (name, &opts.chat_template) {
+        // A requested name that is not a template name is template source.
+        (None, Some(source)) => {
+            source_text = Template::new("chat_template", source)?;
+            &source_text
+        }
+        _ => match chat.templates().into_iter().find(|(n, _)| *n == name) {
+            Some((_, compiled)) => compiled.map_err(Clone::clone)?,
+            None => {
+                return Err(Error::new(
+                    chatfmt_jinja::ErrorKind::ValueError,
+                    "the model has no chat template",
+                ))
+            }
+        },
+    };
+    let analysis = template.analyze();
+    let mut setup = Vec::new();
+    let breaks = probes::Prober::new(chat, name, &analysis, &mut setup).prefix_breaks();
+    Ok(PrefixReport {
+        prefix_stable: breaks.is_empty(),
+        breaks,
+    })
+}
+
 /// The result of checking one template.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

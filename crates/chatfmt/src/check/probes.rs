@@ -3,7 +3,7 @@
 //! of the structure holding them or a re-escaped JSON string. Warnings compare renders of related
 //! conversations.
 
-use super::{ArgumentsFormat, Capabilities, Diagnostic};
+use super::{ArgumentsFormat, Capabilities, Diagnostic, PrefixBreak};
 use crate::template::SPECIAL_TOKEN_KEYS;
 use crate::template::{ApplyOptions, ChatTemplate};
 use chatfmt_jinja::analysis::Analysis;
@@ -468,7 +468,7 @@ impl<'c> Prober<'c> {
         if let (Ok(f), Ok(t)) = (&base_false, &base_true) {
             self.whitespace_warnings(f, t, warnings);
         }
-        self.prefix_warning(system_role, warnings);
+        self.prefix_warning(warnings);
         self.control_token_warning(special, source, warnings);
         caps
     }
@@ -511,50 +511,100 @@ impl<'c> Prober<'c> {
 
     /// Renders growing prefixes of a conversation: each rendering should be a prefix of the next one,
     /// or cached prompts (and training on multi-turn data) break.
-    fn prefix_warning(&self, system: bool, out: &mut Vec<Diagnostic>) {
-        let mut conv = Vec::new();
-        if system {
-            conv.push(json!({"role": "system", "content": SYSTEM}));
-        }
-        conv.push(user(USER));
-        conv.push(json!({"role": "assistant", "content": ASSISTANT, "reasoning_content": REASONING}));
-        conv.push(user(USER2));
-        conv.push(assistant("SECOND_ASSISTANT_PROBE_TEXT"));
-        conv.push(user("THIRD_USER_PROBE_TEXT"));
-        let renders: Vec<Option<String>> = (1..=conv.len()).map(|k| self.render(&conv[..k], false).ok()).collect();
-        for k in 1..conv.len() {
-            let (Some(short), Some(long)) = (&renders[k - 1], &renders[k]) else {
-                continue;
-            };
-            if long.starts_with(short.as_str()) {
-                continue;
-            }
-            let common = short
-                .char_indices()
-                .zip(long.chars())
-                .find(|((_, a), b)| a != b)
-                .map_or(short.len(), |((i, _), _)| i);
-            let why = if short.contains(REASONING) && !long.contains(REASONING) {
-                "the reasoning of an earlier assistant turn is dropped from the history".to_string()
-            } else {
-                format!(
-                    "the text from character {} changes from {:?} to {:?}",
-                    short[..common].chars().count(),
-                    snippet(&short[common..]),
-                    snippet(&long[common..])
-                )
-            };
-            out.push(Diagnostic::new(
-                "not_prefix_preserving",
-                format!(
-                    "not prefix-preserving: the prompt for the first {k} messages is not a prefix of the prompt for {} ({} message {} added): {why}",
-                    k + 1,
-                    conv[k]["role"].as_str().unwrap_or("?"),
-                    k + 1
-                ),
-            ));
+    fn prefix_warning(&self, out: &mut Vec<Diagnostic>) {
+        let Some(b) = self.prefix_breaks().into_iter().next() else {
             return;
+        };
+        out.push(Diagnostic::new(
+            "not_prefix_preserving",
+            format!(
+                "not prefix-preserving: the prompt for the first {} messages of the {} probe is not a prefix of the prompt for {} ({} message {} added): {}; from character {} it had {:?}, now {:?}",
+                b.messages,
+                b.probe,
+                b.messages + 1,
+                b.added_role,
+                b.messages + 1,
+                b.cause,
+                b.offset,
+                b.expected,
+                b.actual
+            ),
+        ));
+    }
+
+    /// Where growing prefixes of the probe conversations stop being prefixes of each other: plain
+    /// turns, with a system message, with reasoning in the history, and with tool calls and results.
+    /// Prefixes that do not render are passed over.
+    pub(super) fn prefix_breaks(&self) -> Vec<PrefixBreak> {
+        let turns = |first: Json| {
+            vec![
+                user(USER),
+                first,
+                user(USER2),
+                assistant("SECOND_ASSISTANT_PROBE_TEXT"),
+                user("THIRD_USER_PROBE_TEXT"),
+            ]
+        };
+        let mut system = vec![json!({"role": "system", "content": SYSTEM})];
+        system.extend(turns(assistant(ASSISTANT)));
+        let tools = vec![
+            user(USER),
+            json!({"role": "assistant", "content": "", "tool_calls": [call(CALL_IDS[0], ARG, false)]}),
+            tool_result(CALL_IDS[0], RESULT),
+            assistant(ASSISTANT),
+            user(USER2),
+            assistant("SECOND_ASSISTANT_PROBE_TEXT"),
+        ];
+        let probes = [
+            ("plain", turns(assistant(ASSISTANT))),
+            ("system", system),
+            (
+                "reasoning",
+                turns(json!({"role": "assistant", "content": ASSISTANT, "reasoning_content": REASONING})),
+            ),
+            ("tool_calls", tools),
+        ];
+        let mut breaks = Vec::new();
+        for (probe, conv) in probes {
+            let mut opts = self.opts(false);
+            if probe == "tool_calls" && opts.tools.is_none() {
+                opts.tools = Some(tool_schema());
+            }
+            let renders: Vec<Option<String>> = (1..=conv.len())
+                .map(|k| self.render_with(&conv[..k], &opts).ok())
+                .collect();
+            for k in 1..conv.len() {
+                let (Some(short), Some(long)) = (&renders[k - 1], &renders[k]) else {
+                    continue;
+                };
+                if long.starts_with(short.as_str()) {
+                    continue;
+                }
+                let common = short
+                    .char_indices()
+                    .zip(long.chars())
+                    .find(|((_, a), b)| a != b)
+                    .map_or(short.len().min(long.len()), |((i, _), _)| i);
+                let cause = if short.contains(REASONING) && !long.contains(REASONING) {
+                    "the reasoning of an earlier assistant turn is dropped from the history"
+                } else if removed(&short[common..], &long[common..]) {
+                    "text written for an earlier message is removed when a message is added"
+                } else {
+                    "text already written for earlier messages changes when a message is added"
+                };
+                breaks.push(PrefixBreak {
+                    probe,
+                    messages: k,
+                    added_role: conv[k]["role"].as_str().unwrap_or_default().to_string(),
+                    offset: short[..common].chars().count(),
+                    expected: snippet(&short[common..]),
+                    actual: snippet(&long[common..]),
+                    cause: cause.to_string(),
+                });
+                break;
+            }
         }
+        breaks
     }
 
     /// Message text is inserted verbatim: a control token typed in content becomes a real one. The
@@ -591,6 +641,12 @@ fn literal_tokens(source: &str) -> impl Iterator<Item = &str> {
         let token = &rest[..end];
         (end <= 48 && !token.contains(char::is_whitespace) && !token.contains(['\'', '"', '{', '}'])).then_some(token)
     })
+}
+
+/// Whether `after` continues with text that `before` has further on: something was cut out.
+fn removed(before: &str, after: &str) -> bool {
+    let probe: String = after.chars().take(20).collect();
+    !probe.is_empty() && before.find(probe.as_str()).is_some_and(|i| i > 0)
 }
 
 fn snippet(s: &str) -> String {
