@@ -5,7 +5,9 @@ pub(crate) mod filters;
 pub(crate) mod format;
 pub(crate) mod globals;
 pub(crate) mod json;
+pub(crate) mod method_sig;
 pub(crate) mod methods;
+pub(crate) mod num_methods;
 pub(crate) mod tests;
 mod urlize;
 
@@ -139,6 +141,12 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
     match obj {
         Value::Int(i) => match name {
             "real" | "numerator" => Some(Value::Int(*i)),
+            "imag" => Some(Value::Int(0)),
+            "denominator" => Some(Value::Int(1)),
+            _ => None,
+        },
+        Value::BigInt(_) => match name {
+            "real" | "numerator" => Some(obj.clone()),
             "imag" => Some(Value::Int(0)),
             "denominator" => Some(Value::Int(1)),
             _ => None,

@@ -121,6 +121,8 @@ pub enum Object<'a> {
     Block(&'a [crate::syntax::ast::Stmt]),
     /// A dict view (`dict_items`, `dict_keys`, `dict_values`): its kind, its dict, its items.
     View(&'static str, Value<'a>, Rc<Vec<Value<'a>>>),
+    /// A `bytes` value (`str.encode`, `int.to_bytes`).
+    Bytes(Vec<u8>),
 }
 
 /// A macro (or the `caller` of a call block) bound to where it can find its variables.
@@ -164,6 +166,7 @@ impl<'a> Object<'a> {
                 Value::List(items.clone()).write_repr(out);
                 out.push(')');
             }
+            Object::Bytes(b) => repr::write_bytes_repr(b, out),
             Object::Range(a, b, s) => {
                 if *s == 1 {
                     out.push_str(&format!("range({a}, {b})"))
@@ -257,6 +260,7 @@ impl<'a> Value<'a> {
                 Object::Range(..) => "range",
                 Object::Group(..) => "_GroupTuple",
                 Object::View(kind, ..) => kind,
+                Object::Bytes(_) => "bytes",
                 Object::SelfRef(_) => "TemplateReference",
                 Object::Block(_) => "BlockReference",
             },
@@ -289,6 +293,7 @@ impl<'a> Value<'a> {
                 Object::Group(..) => "jinja2.filters._GroupTuple object",
                 Object::SelfRef(_) => "jinja2.runtime.TemplateReference object",
                 Object::Block(_) => "jinja2.runtime.BlockReference object",
+                Object::Bytes(_) => "bytes object",
                 Object::View(kind, ..) => match *kind {
                     "dict_items" => "dict_items object",
                     "dict_keys" => "dict_keys object",
@@ -375,6 +380,7 @@ impl<'a> Value<'a> {
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => range_len(*a, *b, *s) > 0,
                 Object::View(_, _, items) => !items.is_empty(),
+                Object::Bytes(b) => !b.is_empty(),
                 _ => true,
             },
         }
@@ -395,6 +401,10 @@ impl<'a> Value<'a> {
                 _ => 0,
             },
             Value::Object(o) if matches!(&**o, Object::Group(..)) => 2,
+            Value::Object(o) if matches!(&**o, Object::Bytes(..)) => match &**o {
+                Object::Bytes(b) => b.len(),
+                _ => 0,
+            },
             Value::Object(o) if matches!(&**o, Object::View(..)) => match &**o {
                 Object::View(_, _, items) => items.len(),
                 _ => 0,
@@ -427,6 +437,7 @@ impl<'a> Value<'a> {
                 Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
                 Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
                 Object::View(_, _, items) => items.clone(),
+                Object::Bytes(b) => Rc::new(b.iter().map(|x| Value::Int(*x as i64)).collect()),
                 Object::Namespace(_) => {
                     return Err(err!(TypeError, "'Namespace' object is not iterable"));
                 }
