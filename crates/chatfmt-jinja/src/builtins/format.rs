@@ -7,7 +7,7 @@ use crate::pystr::{
     self, FieldAccessor, FieldArg, FormatArg, FormatMapping, FormatPiece, PercentArgs, PyError, PyErrorKind,
 };
 use crate::template::Clock;
-use crate::value::Value;
+use crate::value::{Object, Value};
 
 /// Converts a CPython-semantics error into an engine error.
 pub fn py_err(e: PyError) -> Error {
@@ -137,6 +137,9 @@ fn subscript_str<'a>(m: &Value<'a>, key: &str) -> Result<Value<'a>> {
     let message = match m {
         Value::Undefined(_) => return Err(m.undefined_error()),
         _ if m.is_str() => "string indices must be integers, not 'str'".to_string(),
+        Value::Object(o) if matches!(&**o, Object::Range(..)) => {
+            "range indices must be integers or slices, not str".to_string()
+        }
         _ if m.is_sequence_like() => format!("{} indices must be integers or slices, not str", m.type_name()),
         _ => format!("'{}' object is not subscriptable", m.type_name()),
     };

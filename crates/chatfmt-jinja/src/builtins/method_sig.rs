@@ -233,6 +233,18 @@ pub(crate) fn lookup(recv: &Value, name: &str) -> Option<Sig> {
     tables(recv).iter().find_map(|t| find(t, name))
 }
 
+/// The name of the Python method `name` of `recv` as the table spells it (a `'static` name).
+pub(crate) fn static_name(recv: &Value, name: &str) -> Option<&'static str> {
+    tables(recv)
+        .iter()
+        .find_map(|t| t.iter().find(|(n, _)| *n == name).map(|(n, _)| *n))
+}
+
+/// Whether `Markup` overrides the `str` method `name` with one written in Python.
+pub(crate) fn is_markup_override(name: &str) -> bool {
+    find(MARKUP, name).is_some()
+}
+
 /// The signature of `dict.fromkeys`, for the `dict` global too.
 pub(crate) fn fromkeys() -> Sig {
     owned(Clinic(1, 2), "dict")

@@ -267,12 +267,11 @@ fn sequence_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>]) ->
                 None => {
                     let mut r = String::new();
                     x.write_repr(&mut r);
-                    let what = match recv {
-                        Value::Object(_) => "range",
-                        Value::Tuple(_) => "tuple",
-                        _ => "list",
-                    };
-                    return Err(err!(ValueError, "{r} is not in {what}"));
+                    return Err(match recv {
+                        Value::Tuple(_) => err!(ValueError, "tuple.index(x): x not in tuple"),
+                        Value::Object(_) => err!(ValueError, "{r} is not in range"),
+                        _ => err!(ValueError, "{r} is not in list"),
+                    });
                 }
             }
         }

@@ -72,6 +72,9 @@ pub fn getattr_transient<'a>(obj: &Value<'a>, name: &str) -> Result<Value<'a>> {
     if methods::has_method(obj, name) && !name.starts_with('_') {
         return Ok(Value::missing_member(obj, key));
     }
+    if let Some(v) = python_attribute(obj, name) {
+        return Ok(v);
+    }
     Ok(obj
         .get_item_opt(&key)
         .unwrap_or_else(|| Value::missing_member(obj, key)))
@@ -106,7 +109,10 @@ pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
         return is_dunder(name).then(|| UndefInfo::unsafe_attr(name, obj));
     }
     if methods::has_method(obj, name) {
-        return Some(Value::missing_member(obj, Value::string(name)));
+        return match method_sig::static_name(obj, name) {
+            Some(n) => attribute(obj, n),
+            None => Some(Value::missing_member(obj, Value::string(name))),
+        };
     }
     let owned: &'static str = match name {
         "real" => "real",

@@ -271,7 +271,10 @@ fn float_fromhex(s: &str) -> Result<f64> {
     // The exponent of the result's last bit: 53 bits of precision, or the subnormal floor.
     let mut lsb = (top - 52).max(-1074);
     let shift = lsb - e2;
-    let mut mant: u64 = if shift <= 0 {
+    let mut mant: u64 = if shift > n.bits() as i64 {
+        // Below half the smallest subnormal: rounds to zero.
+        0
+    } else if shift <= 0 {
         let m: BigUint = n << (-shift) as usize;
         m.iter_u64_digits().next().unwrap_or(0)
     } else {
@@ -482,4 +485,58 @@ fn narrow(s: &str, limit: u32, codec: &str, errors: &str) -> Result<Vec<u8>> {
         i = end;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fromhex_rounds_half_to_even_down_to_subnormals() {
+        let hex = |s: &str| float_hex(float_fromhex(s).unwrap_or(f64::NAN));
+        assert_eq!(hex("0x1.8p1"), "0x1.8000000000000p+1");
+        assert_eq!(hex("0x1p-1074"), "0x0.0000000000001p-1022");
+        assert_eq!(hex("0x1.8p-1075"), "0x0.0000000000001p-1022");
+        assert_eq!(hex("0x3p-1076"), "0x0.0000000000001p-1022");
+        assert_eq!(hex("0x1.fffffffffffff7p1023"), "0x1.fffffffffffffp+1023");
+        assert_eq!(hex("0x1.00000000000008p0"), "0x1.0000000000000p+0");
+        assert_eq!(hex("0x1.00000000000018p0"), "0x1.0000000000002p+0");
+        assert_eq!(hex("0x1.ffffffffffffffp-1023"), "0x1.0000000000000p-1022");
+        assert_eq!(hex("-0x.1P-3"), "-0x1.0000000000000p-7");
+        assert_eq!(hex("0x1p-99999999999999999999"), "0x0.0p+0");
+        assert!(float_fromhex("0x1.fffffffffffff8p1023").is_err());
+        assert!(float_fromhex("0x.").is_err());
+    }
+
+    #[test]
+    fn integer_ratio_and_bytes() {
+        let (n, d) = integer_ratio(0.1).unwrap_or_default();
+        assert_eq!(
+            (n.to_string(), d.to_string()),
+            ("3602879701896397".into(), "36028797018963968".into())
+        );
+        assert_eq!(
+            to_bytes(&BigInt::from(-129), 2, true, true).ok(),
+            Some(vec![0x7f, 0xff])
+        );
+        assert!(to_bytes(&BigInt::from(128), 1, false, true).is_err());
+        assert_eq!(to_bytes(&BigInt::from(0), 0, false, false).ok(), Some(Vec::new()));
+    }
+
+    #[test]
+    fn encode_handlers() {
+        let enc = |s: &str, e: &str, h: &str| {
+            encode(s, Some(Value::Str(e)), Some(Value::Str(h))).map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        assert_eq!(
+            enc("é€🙂x", "ascii", "namereplace").ok().as_deref(),
+            Some("\\N{LATIN SMALL LETTER E WITH ACUTE}\\N{EURO SIGN}\\N{SLIGHTLY SMILING FACE}x")
+        );
+        assert_eq!(
+            enc("aé€", "latin-1", "xmlcharrefreplace").ok().as_deref(),
+            Some("a\u{fffd}&#8364;")
+        );
+        assert!(enc("a", " UTF--8 ", "bogus").is_ok());
+        assert!(enc("a", "l", "strict").is_err());
+    }
 }

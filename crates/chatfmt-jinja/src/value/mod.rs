@@ -154,6 +154,11 @@ impl<'a> Object<'a> {
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
             Object::Function(name) => out.push_str(&format!("<function {name}>")),
+            Object::Method(recv @ Value::Safe(_), name) if crate::builtins::method_sig::is_markup_override(name) => {
+                out.push_str(&format!("<bound method Markup.{name} of "));
+                recv.write_repr(out);
+                out.push('>');
+            }
             Object::Method(_, name) => out.push_str(&format!("<built-in method {name}>")),
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
             Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
