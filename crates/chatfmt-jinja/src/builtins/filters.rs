@@ -252,16 +252,12 @@ fn float_to_int<'a>(x: f64) -> Result<Value<'a>> {
     Ok(Value::from_bigint(b))
 }
 
-/// `" " * n` (or `s * n`) for a value `n`, with the errors of `str.__mul__`.
-fn repeat_str(s: &str, n: &Value) -> Result<String> {
+/// The count of `sequence * n` for a value `n`, with the errors of Python's sequence repetition.
+fn repeat_count(n: &Value) -> Result<usize> {
     match n {
-        Value::Int(i) => {
-            let count = (*i).max(0) as usize;
-            crate::limits::check_value_size(s.len().saturating_mul(count))?;
-            Ok(s.repeat(count))
-        }
-        Value::Bool(b) => Ok(if *b { s.to_string() } else { String::new() }),
-        Value::BigInt(b) if b.sign() == num_bigint::Sign::Minus => Ok(String::new()),
+        Value::Int(i) => Ok((*i).max(0) as usize),
+        Value::Bool(b) => Ok(usize::from(*b)),
+        Value::BigInt(b) if b.sign() == num_bigint::Sign::Minus => Ok(0),
         Value::BigInt(_) => Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer")),
         Value::Undefined(_) => Err(n.undefined_error()),
         _ => Err(err!(
@@ -270,6 +266,13 @@ fn repeat_str(s: &str, n: &Value) -> Result<String> {
             n.type_name()
         )),
     }
+}
+
+/// `s * n` for a value `n`.
+fn repeat_str(s: &str, n: &Value) -> Result<String> {
+    let count = repeat_count(n)?;
+    crate::limits::check_value_size(s.len().saturating_mul(count))?;
+    Ok(s.repeat(count))
 }
 
 /// `a, b = item`: the two values, or the errors of Python's unpacking.
@@ -959,7 +962,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     let have = Value::Int(tmp.len() as i64);
                     if crate::eval::compare(crate::syntax::ast::CmpOp::Lt, &have, &count)? {
                         let missing = count.binary(crate::syntax::ast::BinOp::Sub, &have)?;
-                        let n = index_arg(&missing, false)?.max(0) as usize;
+                        let n = repeat_count(&missing)?;
                         crate::limits::check_value_size(n)?;
                         tmp.extend(std::iter::repeat_n(f.clone(), n));
                     }
@@ -1037,7 +1040,13 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos() as usize);
-            items[nanos % items.len()].clone()
+            let i = nanos % items.len();
+            // `random.choice` indexes the value: a mapping is looked up by the position.
+            if v.is_mapping() {
+                let key = Value::Int(i as i64);
+                return v.get_item_opt(&key).ok_or_else(|| err!(KeyError, "{i}"));
+            }
+            items[i].clone()
         }
         "urlencode" => {
             let iterable = v.is_sequence_like()

@@ -77,8 +77,15 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
         }
         "namespace" => {
             let mut d = Dict::default();
-            for a in &args.pos {
-                fill_dict(&mut d, a)?;
+            if args.pos.len() > 1 {
+                return Err(err!(
+                    TypeError,
+                    "dict expected at most 1 argument, got {}",
+                    args.pos.len()
+                ));
+            }
+            if let Some(first) = args.pos.first() {
+                fill_dict(&mut d, first)?;
             }
             for (k, v) in args.kw {
                 d.insert(Value::Str(k), v);
@@ -296,18 +303,45 @@ impl Rng {
     }
 }
 
+/// A bound of `randrange()`: an integer, or what `int()` makes of it when it equals the value.
+fn randrange_arg(v: &Value, which: &str) -> Result<i64> {
+    let non_integer = || err!(ValueError, "non-integer {which} for randrange()");
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::Float(f) if f.is_nan() => Err(err!(ValueError, "cannot convert float NaN to integer")),
+        Value::Float(f) if f.is_infinite() => Err(err!(OverflowError, "cannot convert float infinity to integer")),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Ok(*f as i64),
+        Value::Float(_) => Err(non_integer()),
+        Value::Undefined(_) => Err(v.undefined_error()),
+        _ if v.is_str() => match super::filters::py_int_parse(v.as_str().unwrap_or(""), 10) {
+            Some(_) => Err(non_integer()),
+            None => {
+                let mut r = String::new();
+                v.write_repr(&mut r);
+                Err(err!(ValueError, "invalid literal for int() with base 10: {r}"))
+            }
+        },
+        _ => Err(err!(
+            TypeError,
+            "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+            v.type_name()
+        )),
+    }
+}
+
 /// `lipsum(n=5, html=True, min=20, max=100)`: `n` paragraphs of `min` to `max - 1` random words.
 fn lipsum<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
     let sig = Signature::def("generate_lorem_ipsum", &["n", "html", "min", "max"], 0, 0);
     let [n, html, min, max] = args.bind_sig(&sig)?.take();
     let n = n.as_ref().map_or(Ok(5), int_param)?;
     let html = html.is_none_or(|h| h.truthy());
-    let min = min.as_ref().map_or(Ok(20), int_param)?;
-    let max = max.as_ref().map_or(Ok(100), int_param)?;
     let mut rng = Rng::new();
     let mut paragraphs = Vec::new();
     for _ in 0..n.max(0) {
-        let count = rng.randrange(min, max)?;
+        let lo = min.as_ref().map_or(Ok(20), |m| randrange_arg(m, "arg 1"))?;
+        let hi = max.as_ref().map_or(Ok(100), |m| randrange_arg(m, "stop"))?;
+        let count = rng.randrange(lo, hi)?;
         let mut words: Vec<String> = Vec::new();
         let (mut last_comma, mut last_fullstop) = (0, 0);
         let mut capitalize = true;
