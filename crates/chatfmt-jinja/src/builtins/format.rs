@@ -91,7 +91,8 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
             let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
             pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
         }
-        v if v.is_mapping() || v.is_sequence_like() => {
+        // An undefined value has `__getitem__`, so `%` takes it for a mapping.
+        v if v.is_mapping() || v.is_sequence_like() || v.is_undefined() => {
             let mut pairs = Vec::new();
             v.for_each_pair(|k, x| pairs.push((k, x)));
             let items = Items { whole: v, pairs };

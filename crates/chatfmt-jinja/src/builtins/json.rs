@@ -198,7 +198,10 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             dumps(&Value::list(v.iterate()?.to_vec()), opts, level, out)?
         }
         Value::Object(o) if matches!(&**o, crate::value::Object::Namespace(_)) => {
-            return Err(err!(TypeError, "Object of type Namespace is not JSON serializable"))
+            return Err(err!(
+                TypeError,
+                "Object of type TemplateNamespace is not JSON serializable"
+            ))
         }
         _ => {
             return Err(err!(

@@ -188,6 +188,12 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 .map(|(_, b)| Value::Object(Rc::new(Object::Block(b)))),
             Object::Cycler(items, pos) => match name {
                 "current" => items.get(pos.get()).cloned(),
+                "items" => Some(Value::Tuple(Rc::new(items.clone()))),
+                _ => None,
+            },
+            Object::Joiner(sep, used) => match name {
+                "sep" => Some(sep.clone()),
+                "used" => Some(Value::Bool(used.get())),
                 _ => None,
             },
             Object::Group(k, l) => match name {

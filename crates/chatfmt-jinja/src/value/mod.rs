@@ -443,9 +443,6 @@ impl<'a> Value<'a> {
                 Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
                 Object::View(_, _, items) => items.clone(),
                 Object::Bytes(b) => Rc::new(b.iter().map(|x| Value::Int(*x as i64)).collect()),
-                Object::Namespace(_) => {
-                    return Err(err!(TypeError, "'Namespace' object is not iterable"));
-                }
                 _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
             },
             _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
@@ -462,9 +459,10 @@ impl<'a> Value<'a> {
                     err!(UndefinedError, "{s} is undefined")
                 }
                 UndefInfo::Member(owner, key) => {
-                    if let Some(k) = key.as_str() {
+                    if key.is_str() {
+                        // `repr(key)`: a Markup key shows as `Markup('...')`.
                         let mut s = String::new();
-                        repr::write_str_repr(k, &mut s);
+                        key.write_repr(&mut s);
                         let mut o = String::new();
                         repr::write_str_repr(owner, &mut o);
                         err!(UndefinedError, "{o} has no attribute {s}")
