@@ -173,7 +173,7 @@ fn multi_key<'a>(item: &Value<'a>, attribute: &Option<Value<'a>>, case_sensitive
 }
 
 /// Python's `sorted(pairs, key=first, reverse=reverse)`: CPython's comparison sequence, stable.
-fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
+pub(crate) fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
     let failure = std::cell::RefCell::new(None);
     if reverse {
         items.reverse();
@@ -590,25 +590,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         "upper" => Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))),
         "lower" => Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))),
         "capitalize" => Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))),
-        "title" => {
-            let s = soft_str(&v);
-            let text = s.as_str().unwrap_or("");
-            let mut out = String::new();
-            let mut at_word_start = true;
-            for c in text.chars() {
-                let sep = c == '-' || is_py_space(c) || "({[<".contains(c);
-                if sep {
-                    out.push(c);
-                    at_word_start = true;
-                } else if at_word_start {
-                    out.extend(c.to_uppercase());
-                    at_word_start = false;
-                } else {
-                    out.extend(c.to_lowercase());
-                }
-            }
-            Value::string(out)
-        }
+        "title" => Value::string(pystr::jinja_title(soft_str(&v).as_str().unwrap_or(""))),
         "safe" => Value::Safe(v.to_py_str().into()),
         "escape" | "e" | "forceescape" => {
             if let (Value::Safe(_), false) = (&v, name == "forceescape") {
@@ -795,23 +777,25 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 return Err(v.undefined_error());
             }
             let default = default.unwrap_or(Value::Int(0));
-            // A base `int()` refuses (not an integer) fails the parse, as a bad base does.
+            // `int(value, base)`: a base that is not an integer fails the parse, as a bad base does.
             let base = match base {
-                None => 10,
-                Some(b) => index_arg(&b, false).unwrap_or(-1),
+                None => Some(10),
+                Some(b) => index_arg(&b, false).ok(),
             };
             match &v {
                 Value::Int(_) | Value::BigInt(_) => v,
                 Value::Bool(b) => Value::Int(*b as i64),
-                // `int(nan)` fails with a ValueError (the default), `int(inf)` with an OverflowError.
-                Value::Float(f) if f.is_nan() => default,
-                Value::Float(f) => float_to_int(*f)?,
+                Value::Float(f) => int_of_float(*f, default)?,
                 _ if v.is_str() => {
                     let s = v.as_str().unwrap_or("");
-                    match py_int_parse(s, base) {
-                        Some(i) => Value::Int(i),
-                        None => match py_float_parse(s) {
-                            Some(f) if f.is_finite() => Value::Int(f.trunc() as i64),
+                    match base.map(|b| pystr::parse_int(s, b)) {
+                        Some(Ok(i)) => Value::from_bigint(i),
+                        Some(Err(e)) if e.kind != pystr::PyErrorKind::ValueError => {
+                            return Err(super::format::py_err(e))
+                        }
+                        // After a ValueError Jinja2 tries `int(float(value))`, any error giving the default.
+                        _ => match pystr::parse_float(s).map(pystr::float_to_int) {
+                            Ok(Ok(i)) => Value::from_bigint(i),
                             _ => default,
                         },
                     }
@@ -827,7 +811,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let default = default.unwrap_or(Value::Float(0.0));
             match &v {
                 Value::Int(i) => Value::Float(*i as f64),
-                Value::BigInt(_) => Value::Float(big_to_float(&v)?),
+                Value::BigInt(i) => Value::Float(pystr::int_to_float(i).map_err(super::format::py_err)?),
                 Value::Bool(b) => Value::Float(*b as i64 as f64),
                 Value::Float(_) => v,
                 _ if v.is_str() => py_float_parse(v.as_str().unwrap_or(""))
@@ -860,14 +844,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             };
             Value::string(pystr::center(&v.to_py_str(), w, None).map_err(super::format::py_err)?)
         }
-        "wordcount" => {
-            let s = v.to_py_str();
-            let n = s
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty())
-                .count();
-            Value::Int(n as i64)
-        }
+        "wordcount" => Value::Int(pystr::jinja_wordcount(&v.to_py_str()) as i64),
         "tojson" => {
             let [ensure_ascii, indent, separators, sort_keys] = b.take();
             let separators = match separators {
@@ -1521,69 +1498,14 @@ fn urlize_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     Ok(Value::string(out))
 }
 
-/// Python `int(s, base)` for strings; `None` where Python raises ValueError.
-pub fn py_int_parse(s: &str, base: i64) -> Option<i64> {
-    let t = s.trim_matches(is_py_space);
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let lower = t.to_ascii_lowercase();
-    let (radix, body) = match base {
-        0 => {
-            if let Some(r) = lower.strip_prefix("0x") {
-                (16, r.trim_start_matches('_'))
-            } else if let Some(r) = lower.strip_prefix("0o") {
-                (8, r.trim_start_matches('_'))
-            } else if let Some(r) = lower.strip_prefix("0b") {
-                (2, r.trim_start_matches('_'))
-            } else {
-                if lower.len() > 1 && lower.starts_with('0') && lower.chars().any(|c| c != '0' && c != '_') {
-                    return None;
-                }
-                (10, lower.as_str())
-            }
-        }
-        2..=36 => {
-            let prefix = match base {
-                16 => "0x",
-                8 => "0o",
-                2 => "0b",
-                _ => "",
-            };
-            match (prefix.is_empty(), lower.strip_prefix(prefix)) {
-                (false, Some(r)) => (base as u32, r.trim_start_matches('_')),
-                _ => (base as u32, lower.as_str()),
-            }
-        }
-        _ => return None,
-    };
-    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
-        return None;
+/// `int(x)` for a float in the `int` filter: the `ValueError` of NaN gives the default, the
+/// `OverflowError` of an infinity is raised.
+fn int_of_float<'a>(x: f64, default: Value<'a>) -> Result<Value<'a>> {
+    match pystr::float_to_int(x) {
+        Ok(i) => Ok(Value::from_bigint(i)),
+        Err(e) if e.kind == pystr::PyErrorKind::ValueError => Ok(default),
+        Err(e) => Err(super::format::py_err(e)),
     }
-    let mut value: i64 = 0;
-    for c in body.chars().filter(|c| *c != '_') {
-        let d = match c.to_digit(radix) {
-            Some(d) => d as i64,
-            None => unicode_decimal(c).filter(|_| radix == 10)? as i64,
-        };
-        value = value.checked_mul(radix as i64)?.checked_add(d)?;
-    }
-    Some(if neg { -value } else { value })
-}
-
-/// The value of a Unicode decimal digit (category Nd), which Python's `int()` accepts.
-fn unicode_decimal(c: char) -> Option<u32> {
-    if !c.is_numeric() {
-        return None;
-    }
-    // Decimal digit blocks are runs of ten consecutive code points starting at a zero.
-    const ZEROS: [u32; 20] = [
-        0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xe50, 0xed0, 0xf20,
-        0x1040, 0x17e0, 0x1810, 0xff10, 0x1d7ce,
-    ];
-    let n = c as u32;
-    ZEROS.iter().find(|z| (**z..**z + 10).contains(&n)).map(|z| n - z)
 }
 
 /// Python `float(s)` for strings; `None` where Python raises ValueError.
@@ -1685,7 +1607,7 @@ fn is_word(c: char) -> bool {
 
 /// A letter as textwrap's `[^\d\W]`.
 fn is_letter(c: char) -> bool {
-    is_word(c) && unicode_decimal(c).is_none() && !c.is_ascii_digit()
+    is_word(c) && !pystr::isdecimal(c.encode_utf8(&mut [0; 4]))
 }
 
 /// textwrap's `word_punct`, `[\w!"'&.,?]`.

@@ -15,10 +15,10 @@ pub fn py_err(e: PyError) -> Error {
         PyErrorKind::ValueError => ErrorKind::ValueError,
         PyErrorKind::TypeError => ErrorKind::TypeError,
         PyErrorKind::KeyError => ErrorKind::KeyError,
+        #[cfg(test)]
         PyErrorKind::IndexError => ErrorKind::IndexError,
         PyErrorKind::OverflowError => ErrorKind::OverflowError,
         PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
-        PyErrorKind::RecursionError => ErrorKind::RecursionError,
         PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
     };
     let message = if e.kind == PyErrorKind::MemoryError {
@@ -242,18 +242,10 @@ pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
     let t = match clock {
         Clock::Fixed(iso) => pystr::DateTimeFields::from_iso(iso).map_err(py_err)?,
         Clock::Local => {
-            use chrono::{Datelike, Timelike};
-            let now = chrono::Local::now().naive_local();
-            pystr::DateTimeFields::new(
-                now.year() as i64,
-                now.month() as i64,
-                now.day() as i64,
-                now.hour() as i64,
-                now.minute() as i64,
-                now.second() as i64,
-                (now.nanosecond() / 1000).min(999_999) as i64,
-            )
-            .map_err(py_err)?
+            use chrono::Offset;
+            let now = chrono::Local::now();
+            let offset = now.offset().fix().local_minus_utc();
+            pystr::DateTimeFields::from_unix(now.timestamp(), now.timestamp_subsec_nanos(), offset).map_err(py_err)?
         }
     };
     Ok(pystr::strftime(fmt, &t))

@@ -314,9 +314,9 @@ fn randrange_arg(v: &Value, which: &str) -> Result<i64> {
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Ok(*f as i64),
         Value::Float(_) => Err(non_integer()),
         Value::Undefined(_) => Err(v.undefined_error()),
-        _ if v.is_str() => match super::filters::py_int_parse(v.as_str().unwrap_or(""), 10) {
-            Some(_) => Err(non_integer()),
-            None => {
+        _ if v.is_str() => match crate::pystr::parse_int(v.as_str().unwrap_or(""), 10) {
+            Ok(_) => Err(non_integer()),
+            Err(_) => {
                 let mut r = String::new();
                 v.write_repr(&mut r);
                 Err(err!(ValueError, "invalid literal for int() with base 10: {r}"))

@@ -169,17 +169,8 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
                 return Ok(());
             }
             if opts.sort_keys {
-                let mut err_out = None;
-                pairs.sort_by(|a, b| match a.0.py_cmp(&b.0, "<") {
-                    Ok(o) => o,
-                    Err(e) => {
-                        err_out.get_or_insert(e);
-                        std::cmp::Ordering::Equal
-                    }
-                });
-                if let Some(e) = err_out {
-                    return Err(e);
-                }
+                // CPython sorts the items with `list.sort`: the same comparisons, the same first error.
+                super::filters::sort_values(&mut pairs, false)?;
             }
             out.push('{');
             for (i, (k, val)) in pairs.iter().enumerate() {
