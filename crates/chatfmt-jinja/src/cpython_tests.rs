@@ -335,6 +335,7 @@ fn json_dumps_matches_cpython() {
             item_sep: item_sep.to_string(),
             key_sep: key_sep.to_string(),
             sort_keys: boolean(&case[4]),
+            markup_indent: false,
         };
         let mut out = String::new();
         let got = dumps(&v, &opts, 0, &mut out)

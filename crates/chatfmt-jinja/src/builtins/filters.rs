@@ -1,7 +1,7 @@
 //! Jinja2's built-in filters.
 
 use super::json::{dumps, DumpOptions};
-use crate::error::{err, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::eval::{Bound, CallArgs, Evaluator, Signature};
 use crate::pystr;
 use crate::syntax::lexer::is_py_space;
@@ -556,7 +556,22 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
     let Some(sig) = signature(name) else {
         return Err(err!(TemplateRuntimeError, "No filter named '{name}' found."));
     };
-    let mut b = args.bind_sig(&sig)?;
+    let b = args.bind_sig(&sig)?;
+    match apply_filter(ev, name, v, b) {
+        // Jinja2's generator filters raise only once iterated; limits stop the render at once.
+        Err(e) if LAZY_FILTERS.contains(&name) && e.kind() != ErrorKind::LimitExceeded => {
+            Ok(Value::Object(Rc::new(Object::FailedGenerator(e))))
+        }
+        result => result,
+    }
+}
+
+/// Filters Jinja2 writes as generator functions: their arguments bind when called, their body runs
+/// when the result is iterated.
+const LAZY_FILTERS: [&str; 7] = ["select", "reject", "selectattr", "rejectattr", "map", "unique", "items"];
+
+/// Runs a filter on its bound arguments.
+fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     Ok(match name {
         "default" | "d" => {
             let [default, boolean] = b.take();
@@ -854,6 +869,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     Some((a.to_py_str(), b.to_py_str()))
                 }
             };
+            let markup_indent = matches!(indent, Some(Value::Safe(_)));
             let indent = match indent {
                 None | Some(Value::None) => None,
                 Some(s) if s.is_str() => Some(s.to_py_str()),
@@ -867,6 +883,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 item_sep,
                 key_sep,
                 sort_keys: bool_arg(&sort_keys),
+                markup_indent,
             };
             let mut out = String::new();
             dumps(&v, &opts, 0, &mut out)?;

@@ -22,10 +22,11 @@ pub const GLOBALS: &[&str] = &[
 /// Jinja2's sandbox cap on `range()`.
 pub const MAX_RANGE: usize = 100_000;
 
-fn int_param(v: &Value) -> Result<i64> {
+fn int_param(v: &Value) -> Result<i128> {
     match v {
-        Value::Int(i) => Ok(*i),
-        Value::Bool(b) => Ok(*b as i64),
+        Value::Int(i) => Ok(i128::from(*i)),
+        Value::Bool(b) => Ok(i128::from(*b)),
+        Value::BigInt(b) => i128::try_from(&**b).map_err(|_| err!(LimitExceeded, "range bounds beyond 128 bits")),
         _ => Err(err!(
             TypeError,
             "'{}' object cannot be interpreted as an integer",
@@ -39,7 +40,7 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
     match name {
         "range" => {
             args.bind_sig(&Signature::def("safe_range", &[], 0, 0).star())?;
-            let p: Vec<i64> = args.pos.iter().map(int_param).collect::<Result<_>>()?;
+            let p: Vec<i128> = args.pos.iter().map(int_param).collect::<Result<_>>()?;
             let (a, b, s) = match p.as_slice() {
                 [b] => (0, *b, 1),
                 [a, b] => (*a, *b, 1),

@@ -202,9 +202,9 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 _ => None,
             },
             Object::Range(a, b, s) => match name {
-                "start" => Some(Value::Int(*a)),
-                "stop" => Some(Value::Int(*b)),
-                "step" => Some(Value::Int(*s)),
+                "start" => Some(Value::from_i128(*a)),
+                "stop" => Some(Value::from_i128(*b)),
+                "step" => Some(Value::from_i128(*s)),
                 _ => None,
             },
             _ => None,

@@ -272,11 +272,10 @@ impl<'a> Value<'a> {
                     _ => None,
                 },
                 Object::Range(a, b, s) => {
-                    let i = int(key)?;
-                    let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
-                    let len = items.len() as i64;
+                    let i = i128::from(int(key)?);
+                    let len = super::range_len(*a, *b, *s) as i128;
                     let idx = if i < 0 { i + len } else { i };
-                    items.get(usize::try_from(idx).ok()?).map(|v| Value::Int(*v))
+                    (0..len).contains(&idx).then(|| Value::from_i128(a + s * idx))
                 }
                 _ => None,
             },
@@ -329,10 +328,10 @@ impl<'a> Value<'a> {
             Value::Object(o) => match &**o {
                 // A range slice is a range.
                 Object::Range(a, _, s) => {
-                    let at = |i: i64| s.checked_mul(i).and_then(|x| x.checked_add(*a));
-                    match (at(first), at(stop), s.checked_mul(step)) {
+                    let at = |i: i64| s.checked_mul(i128::from(i)).and_then(|x| x.checked_add(*a));
+                    match (at(first), at(stop), s.checked_mul(i128::from(step))) {
                         (Some(b), Some(e), Some(k)) => Value::Object(Rc::new(Object::Range(b, e, k))),
-                        _ => return Err(err!(LimitExceeded, "range bounds beyond 64 bits")),
+                        _ => return Err(err!(LimitExceeded, "range bounds beyond 128 bits")),
                     }
                 }
                 _ => Value::list(Vec::new()),
