@@ -28,6 +28,10 @@ pub enum ErrorKind {
     KeyError,
     /// Python `IndexError`.
     IndexError,
+    /// Python `LookupError` (an unknown codec or codec error handler).
+    LookupError,
+    /// Python `UnicodeEncodeError`.
+    UnicodeEncodeError,
     /// Python `AttributeError`.
     AttributeError,
     /// Python `ZeroDivisionError`.
@@ -63,6 +67,8 @@ impl ErrorKind {
             ErrorKind::ValueError => "ValueError",
             ErrorKind::KeyError => "KeyError",
             ErrorKind::IndexError => "IndexError",
+            ErrorKind::LookupError => "LookupError",
+            ErrorKind::UnicodeEncodeError => "UnicodeEncodeError",
             ErrorKind::AttributeError => "AttributeError",
             ErrorKind::ZeroDivisionError => "ZeroDivisionError",
             ErrorKind::OverflowError => "OverflowError",

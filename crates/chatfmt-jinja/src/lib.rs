@@ -20,7 +20,7 @@ mod error;
 mod eval;
 mod limits;
 mod output;
-pub mod pystr;
+pub(crate) mod pystr;
 mod syntax;
 mod template;
 mod value;

@@ -1,8 +1,8 @@
 //! Jinja2's built-in filters.
 
 use super::json::{dumps, DumpOptions};
-use crate::error::{err, Result};
-use crate::eval::{CallArgs, Evaluator};
+use crate::error::{err, ErrorKind, Result};
+use crate::eval::{Bound, CallArgs, Evaluator, Signature};
 use crate::pystr;
 use crate::syntax::lexer::is_py_space;
 use crate::value::{Object, UndefInfo, Value};
@@ -65,31 +65,6 @@ pub const FILTERS: &[&str] = &[
     "wordcount",
     "wordwrap",
     "xmlattr",
-];
-
-/// Filters that take no argument besides the value.
-const NO_ARGUMENTS: &[&str] = &[
-    "abs",
-    "capitalize",
-    "count",
-    "e",
-    "escape",
-    "first",
-    "forceescape",
-    "items",
-    "last",
-    "length",
-    "list",
-    "lower",
-    "random",
-    "reverse",
-    "safe",
-    "string",
-    "striptags",
-    "title",
-    "upper",
-    "urlencode",
-    "wordcount",
 ];
 
 /// Appends `s` with HTML special characters escaped as markupsafe does.
@@ -160,6 +135,7 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
                     let start = part.as_ptr() as usize - s.as_ptr() as usize;
                     Value::Str(&s[start..start + part.len()])
                 }
+                Value::Safe(_) => Value::Safe(part.into()),
                 _ => Value::string(part),
             },
         };
@@ -173,8 +149,16 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
 
 /// The sort key of `make_multi_attrgetter`: a list of the (comma-separated) attributes' values.
 fn multi_key<'a>(item: &Value<'a>, attribute: &Option<Value<'a>>, case_sensitive: bool) -> Result<Value<'a>> {
-    let parts = match attribute.as_ref().and_then(|a| a.as_str()) {
-        Some(a) if a.contains(',') => a.split(',').map(Value::string).collect(),
+    let parts = match attribute {
+        Some(a) if a.as_str().is_some_and(|s| s.contains(',')) => {
+            let s = a.as_str().unwrap_or("");
+            s.split(',')
+                .map(|p| match a {
+                    Value::Safe(_) => Value::Safe(p.into()),
+                    _ => Value::string(p),
+                })
+                .collect()
+        }
         _ => vec![attribute.clone().unwrap_or(Value::None)],
     };
     let mut key = Vec::with_capacity(parts.len());
@@ -183,20 +167,13 @@ fn multi_key<'a>(item: &Value<'a>, attribute: &Option<Value<'a>>, case_sensitive
             Value::None => item.clone(),
             p => attr_path(item, p)?,
         };
-        key.push(sort_key(&v, case_sensitive));
+        key.push(ignore_case(v, case_sensitive));
     }
     Ok(Value::list(key))
 }
 
-fn sort_key<'a>(v: &Value<'a>, case_sensitive: bool) -> Value<'a> {
-    match v.as_str() {
-        Some(s) if !case_sensitive => Value::string(s.to_lowercase()),
-        _ => v.clone(),
-    }
-}
-
 /// Python's `sorted(pairs, key=first, reverse=reverse)`: CPython's comparison sequence, stable.
-fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
+pub(crate) fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
     let failure = std::cell::RefCell::new(None);
     if reverse {
         items.reverse();
@@ -223,14 +200,177 @@ fn bool_arg(v: &Option<Value>) -> bool {
     v.as_ref().is_some_and(|v| v.truthy())
 }
 
-fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+/// A parameter whose Python default is `None`: an explicit `none` is the default too.
+fn or_default<'a>(v: Option<Value<'a>>) -> Option<Value<'a>> {
+    v.filter(|v| !matches!(v, Value::None))
+}
+
+/// An argument read through `__index__` into a C `ssize_t` (`c_int`: into a C `int`).
+fn index_arg(v: &Value, c_int: bool) -> Result<i64> {
+    let too_large = || {
+        let ty = if c_int { "int" } else { "ssize_t" };
+        err!(OverflowError, "Python int too large to convert to C {ty}")
+    };
+    match v {
+        Value::Int(i) if c_int && i32::try_from(*i).is_err() => Err(too_large()),
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::BigInt(_) => Err(too_large()),
+        _ => Err(err!(
+            TypeError,
+            "'{}' object cannot be interpreted as an integer",
+            v.type_name()
+        )),
+    }
+}
+
+/// Python `int(x)` of a float: the integer toward zero, however large.
+fn float_to_int<'a>(x: f64) -> Result<Value<'a>> {
+    if x.is_nan() {
+        return Err(err!(ValueError, "cannot convert float NaN to integer"));
+    }
+    if x.is_infinite() {
+        return Err(err!(OverflowError, "cannot convert float infinity to integer"));
+    }
+    let t = x.trunc();
+    if t.abs() < 9.0e18 {
+        return Ok(Value::Int(t as i64));
+    }
+    // |t| >= 2^53: an integer mantissa times a power of two.
+    let bits = t.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64 - 1075;
+    let mantissa = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let mut b = num_bigint::BigInt::from(mantissa);
+    b = if exp >= 0 {
+        b << exp as usize
+    } else {
+        b >> (-exp) as usize
+    };
+    if t < 0.0 {
+        b = -b;
+    }
+    Ok(Value::from_bigint(b))
+}
+
+/// The count of `sequence * n` for a value `n`, with the errors of Python's sequence repetition.
+fn repeat_count(n: &Value) -> Result<usize> {
+    match n {
+        Value::Int(i) => Ok((*i).max(0) as usize),
+        Value::Bool(b) => Ok(usize::from(*b)),
+        Value::BigInt(b) if b.sign() == num_bigint::Sign::Minus => Ok(0),
+        Value::BigInt(_) => Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer")),
+        Value::Undefined(_) => Err(n.undefined_error()),
+        _ => Err(err!(
+            TypeError,
+            "can't multiply sequence by non-int of type '{}'",
+            n.type_name()
+        )),
+    }
+}
+
+/// `s * n` for a value `n`.
+fn repeat_str(s: &str, n: &Value) -> Result<String> {
+    let count = repeat_count(n)?;
+    crate::limits::check_value_size(s.len().saturating_mul(count))?;
+    Ok(s.repeat(count))
+}
+
+/// `a, b = item`: the two values, or the errors of Python's unpacking.
+fn unpack2<'a>(item: &Value<'a>) -> Result<(Value<'a>, Value<'a>)> {
+    let parts = item
+        .iterate()
+        .map_err(|_| err!(TypeError, "cannot unpack non-iterable {} object", item.type_name()))?;
+    match parts.as_slice() {
+        [a, b] => Ok((a.clone(), b.clone())),
+        p if p.len() < 2 => Err(err!(
+            ValueError,
+            "not enough values to unpack (expected 2, got {})",
+            p.len()
+        )),
+        _ => Err(err!(ValueError, "too many values to unpack (expected 2)")),
+    }
+}
+
+/// `getattr(x, name)` failing for an object without that attribute (a method Jinja2 calls).
+fn no_attribute(v: &Value, name: &str) -> crate::error::Error {
+    match v {
+        Value::Undefined(_) => v.undefined_error(),
+        Value::Object(o) if matches!(&**o, Object::Namespace(_)) => err!(AttributeError, "{name}"),
+        _ => err!(AttributeError, "'{}' object has no attribute '{name}'", v.type_name()),
+    }
+}
+
+/// `d.items()` of Jinja2's filters: the pairs of a mapping, or the error of the attribute lookup.
+fn mapping_items<'a>(v: &Value<'a>) -> Result<Vec<(Value<'a>, Value<'a>)>> {
+    if let Value::Object(o) = v {
+        if let Object::Cycler(..) = &**o {
+            return Err(err!(TypeError, "'tuple' object is not callable"));
+        }
+    }
+    if !v.is_mapping() {
+        return Err(no_attribute(v, "items"));
+    }
+    let mut pairs = Vec::new();
+    v.for_each_pair(|k, x| pairs.push((k, x)));
+    Ok(pairs)
+}
+
+/// Whether Python's `reversed()` accepts the value.
+fn is_reversible(v: &Value) -> bool {
+    v.is_str()
+        || v.is_sequence_like()
+        || v.is_mapping()
+        || v.is_undefined()
+        || matches!(v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..)))
+}
+
+/// Jinja2's `ignore_case`: strings lowercased, everything else as it is.
+fn ignore_case<'a>(v: Value<'a>, case_sensitive: bool) -> Value<'a> {
+    match v.as_str() {
+        Some(s) if !case_sensitive => Value::string(pystr::lower(s)),
+        _ => v,
+    }
+}
+
+/// The getter of Jinja2's `make_attrgetter`: `attribute` (`None`: the item itself) looked up on
+/// the item, an undefined step replaced by `default`.
+fn get_attr<'a>(item: &Value<'a>, attribute: Option<&Value<'a>>, default: Option<&Value<'a>>) -> Result<Value<'a>> {
+    match attribute {
+        None => Ok(item.clone()),
+        Some(a) => attr_path_or(item, a, default),
+    }
+}
+
+/// Looks up the filter or test `name` (any value) in the environment's map, as `dict.get` does.
+fn lookup_name(kind: &str, name: &Value, known: fn(&str) -> bool) -> Result<String> {
+    check_hashable(name)?;
+    if let Some(n) = name.as_str() {
+        if known(n) {
+            return Ok(n.to_string());
+        }
+    }
+    let mut msg = format!("No {kind} named ");
+    name.write_repr(&mut msg);
+    msg.push('.');
+    if name.is_undefined() {
+        let e = name.undefined_error();
+        msg.push_str(&format!(
+            " ({}; did you forget to quote the callable name?)",
+            e.message()
+        ));
+    }
+    Err(err!(TemplateRuntimeError, "{msg}"))
+}
+
+/// The `(context, value, *args, **kwargs)` filters `select`, `reject`, `selectattr`, `rejectattr`.
+fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
     // Jinja2 reads the arguments and iterates only `if value:`: a falsy input selects nothing.
     if !v.truthy() {
         return Ok(Value::Iter(Rc::new(Vec::new())));
     }
     let by_attr = name.ends_with("attr");
     let keep_when = name.starts_with("select");
-    let mut pos = args.pos.into_iter();
+    let mut pos = b.rest.into_iter();
     let attr = if by_attr {
         Some(
             pos.next()
@@ -240,36 +380,18 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
         None
     };
     let test = pos.next();
-    let test_args: Vec<Value<'a>> = pos.collect();
-    let test_name = match &test {
-        None => None,
-        Some(t) => Some(
-            t.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| err!(TypeError, "test name must be a string"))?,
-        ),
-    };
-    if v.is_undefined() {
-        return Ok(Value::Iter(Rc::new(Vec::new())));
-    }
-    let known_test = test_name.as_deref().is_none_or(super::is_test);
     let test_args = CallArgs {
-        pos: test_args,
-        kw: args.kw,
+        pos: pos.collect(),
+        kw: b.kwrest,
     };
     let mut out = Vec::new();
     for item in v.iterate()?.iter() {
-        let subject = match &attr {
-            Some(a) => attr_path(item, a)?,
-            None => item.clone(),
-        };
-        let ok = match &test_name {
+        let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
+        let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
-                if !known_test {
-                    return Err(err!(TemplateRuntimeError, "No test named '{t}'."));
-                }
-                super::tests::call_test(ev, t, &subject, &test_args)?
+                let t = lookup_name("test", t, super::is_test)?;
+                super::tests::call_test(ev, &t, &subject, &test_args)?
             }
         };
         if ok == keep_when {
@@ -279,18 +401,180 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallA
     Ok(Value::Iter(Rc::new(out)))
 }
 
-/// Applies filter `name` to `v`.
-pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    if (!args.pos.is_empty() || !args.kw.is_empty()) && NO_ARGUMENTS.contains(&name) {
-        let given = args.pos.len() + args.kw.len() + 1;
-        return Err(err!(
-            TypeError,
-            "{name}() takes 1 positional argument but {given} were given"
-        ));
+/// `map(name, *args, **kwargs)` or `map(attribute=..., default=...)`.
+fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    // As in Jinja2, the arguments are read and the input iterated only `if value:`.
+    if !v.truthy() {
+        return Ok(Value::Iter(Rc::new(Vec::new())));
     }
+    let mut kw = b.kwrest;
+    let mut out = Vec::new();
+    if b.rest.is_empty() && kw.iter().any(|(k, _)| *k == "attribute") {
+        let mut take = |name: &str| kw.iter().position(|(k, _)| *k == name).map(|i| kw.remove(i).1);
+        let attribute = take("attribute");
+        let default = or_default(take("default"));
+        if let Some((k, _)) = kw.first() {
+            let mut r = String::new();
+            pystr::str_repr(k, &mut r);
+            return Err(err!(FilterArgumentError, "Unexpected keyword argument {r}"));
+        }
+        let attribute = attribute.filter(|a| !matches!(a, Value::None));
+        for item in v.iterate()?.iter() {
+            out.push(get_attr(item, attribute.as_ref(), default.as_ref())?);
+        }
+    } else {
+        let mut pos = b.rest.into_iter();
+        let f = pos
+            .next()
+            .ok_or_else(|| err!(FilterArgumentError, "map requires a filter argument"))?;
+        let pos: Vec<Value<'a>> = pos.collect();
+        for item in v.iterate()?.iter() {
+            let fname = lookup_name("filter", &f, super::is_filter)?;
+            let a = CallArgs {
+                pos: pos.clone(),
+                kw: kw.clone(),
+            };
+            out.push(call_filter(ev, &fname, item.clone(), a)?);
+        }
+    }
+    Ok(Value::Iter(Rc::new(out)))
+}
+
+/// The signatures of Jinja2's filter functions (and transformers' `tojson`), by filter name.
+fn signature(name: &str) -> Option<Signature> {
+    const VALUE: &[&str] = &["value"];
+    const S: &[&str] = &["s"];
+    const CTX_VALUE: &[&str] = &["context", "value"];
+    Some(match name {
+        "abs" => Signature::one_arg("abs"),
+        "attr" => Signature::def("do_attr", &["environment", "obj", "name"], 2, 3),
+        "batch" => Signature::def("do_batch", &["value", "linecount", "fill_with"], 1, 2),
+        "capitalize" => Signature::def("do_capitalize", S, 1, 1),
+        "center" => Signature::def("do_center", &["value", "width"], 1, 1),
+        "count" | "length" => Signature::one_arg("len"),
+        "d" | "default" => Signature::def("do_default", &["value", "default_value", "boolean"], 1, 1),
+        "dictsort" => Signature::def("do_dictsort", &["value", "case_sensitive", "by", "reverse"], 1, 1),
+        "e" | "escape" => Signature::def("escape", S, 1, 1).posonly(1),
+        "filesizeformat" => Signature::def("do_filesizeformat", &["value", "binary"], 1, 1),
+        "first" => Signature::def("sync_do_first", &["environment", "seq"], 2, 2),
+        "float" => Signature::def("do_float", &["value", "default"], 1, 1),
+        "forceescape" => Signature::def("do_forceescape", VALUE, 1, 1),
+        "format" => Signature::def("do_format", VALUE, 1, 1).variadic(),
+        "groupby" => Signature::def(
+            "sync_do_groupby",
+            &["environment", "value", "attribute", "default", "case_sensitive"],
+            2,
+            3,
+        ),
+        "indent" => Signature::def("do_indent", &["s", "width", "first", "blank"], 1, 1),
+        "int" => Signature::def("do_int", &["value", "default", "base"], 1, 1),
+        "items" => Signature::def("do_items", VALUE, 1, 1),
+        "join" => Signature::def("sync_do_join", &["eval_ctx", "value", "d", "attribute"], 2, 2),
+        "last" => Signature::def("do_last", &["environment", "seq"], 2, 2),
+        "list" => Signature::def("sync_do_list", VALUE, 1, 1),
+        "lower" => Signature::def("do_lower", S, 1, 1),
+        "map" => Signature::def("sync_do_map", CTX_VALUE, 2, 2).variadic(),
+        "max" => Signature::def("do_max", &["environment", "value", "case_sensitive", "attribute"], 2, 2),
+        "min" => Signature::def("do_min", &["environment", "value", "case_sensitive", "attribute"], 2, 2),
+        "pprint" => Signature::def("do_pprint", VALUE, 1, 1),
+        "random" => Signature::def("do_random", &["context", "seq"], 2, 2),
+        "reject" => Signature::def("sync_do_reject", CTX_VALUE, 2, 2).variadic(),
+        "rejectattr" => Signature::def("sync_do_rejectattr", CTX_VALUE, 2, 2).variadic(),
+        "replace" => Signature::def("do_replace", &["eval_ctx", "s", "old", "new", "count"], 2, 4),
+        "reverse" => Signature::def("do_reverse", VALUE, 1, 1),
+        "round" => Signature::def("do_round", &["value", "precision", "method"], 1, 1),
+        "safe" => Signature::def("do_mark_safe", VALUE, 1, 1),
+        "select" => Signature::def("sync_do_select", CTX_VALUE, 2, 2).variadic(),
+        "selectattr" => Signature::def("sync_do_selectattr", CTX_VALUE, 2, 2).variadic(),
+        "slice" => Signature::def("sync_do_slice", &["value", "slices", "fill_with"], 1, 2),
+        "sort" => Signature::def(
+            "do_sort",
+            &["environment", "value", "reverse", "case_sensitive", "attribute"],
+            2,
+            2,
+        ),
+        "string" => Signature::def("soft_str", S, 1, 1).posonly(1),
+        "striptags" => Signature::def("do_striptags", VALUE, 1, 1),
+        "sum" => Signature::def("sync_do_sum", &["environment", "iterable", "attribute", "start"], 2, 2),
+        "title" => Signature::def("do_title", S, 1, 1),
+        "tojson" => Signature::def(
+            "_cached_compile_jinja_template.<locals>.tojson",
+            &["x", "ensure_ascii", "indent", "separators", "sort_keys"],
+            1,
+            1,
+        ),
+        "trim" => Signature::def("do_trim", &["value", "chars"], 1, 1),
+        "truncate" => Signature::def(
+            "do_truncate",
+            &["env", "s", "length", "killwords", "end", "leeway"],
+            2,
+            2,
+        ),
+        "unique" => Signature::def(
+            "sync_do_unique",
+            &["environment", "value", "case_sensitive", "attribute"],
+            2,
+            2,
+        ),
+        "upper" => Signature::def("do_upper", S, 1, 1),
+        "urlencode" => Signature::def("do_urlencode", VALUE, 1, 1),
+        "urlize" => Signature::def(
+            "do_urlize",
+            &[
+                "eval_ctx",
+                "value",
+                "trim_url_limit",
+                "nofollow",
+                "target",
+                "rel",
+                "extra_schemes",
+            ],
+            2,
+            2,
+        ),
+        "wordcount" => Signature::def("do_wordcount", S, 1, 1),
+        "wordwrap" => Signature::def(
+            "do_wordwrap",
+            &[
+                "environment",
+                "s",
+                "width",
+                "break_long_words",
+                "wrapstring",
+                "break_on_hyphens",
+            ],
+            2,
+            2,
+        ),
+        "xmlattr" => Signature::def("do_xmlattr", &["eval_ctx", "d", "autospace"], 2, 2),
+        _ => return None,
+    })
+}
+
+/// Applies filter `name` to `v`, its arguments bound as Python binds them to Jinja2's function.
+pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    let Some(sig) = signature(name) else {
+        return Err(err!(TemplateRuntimeError, "No filter named '{name}' found."));
+    };
+    let b = args.bind_sig(&sig)?;
+    match apply_filter(ev, name, v, b) {
+        // Jinja2's generator filters raise only once iterated; limits stop the render at once.
+        Err(e) if LAZY_FILTERS.contains(&name) && e.kind() != ErrorKind::LimitExceeded => {
+            Ok(Value::Object(Rc::new(Object::FailedGenerator(e))))
+        }
+        result => result,
+    }
+}
+
+/// Filters Jinja2 writes as generator functions: their arguments bind when called, their body runs
+/// when the result is iterated.
+const LAZY_FILTERS: [&str; 7] = ["select", "reject", "selectattr", "rejectattr", "map", "unique", "items"];
+
+/// Runs a filter on its bound arguments.
+fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     Ok(match name {
         "default" | "d" => {
-            let [default, boolean] = args.bind(name, ["default_value", "boolean"])?;
+            let [default, boolean] = b.take();
             if v.is_undefined() || (bool_arg(&boolean) && !v.truthy()) {
                 default.unwrap_or(Value::Str(""))
             } else {
@@ -303,7 +587,12 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "string" => soft_str(&v),
         "trim" => {
-            let [chars] = args.bind(name, ["chars"])?;
+            let [chars] = b.take();
+            let chars = match chars {
+                None | Some(Value::None) => None,
+                Some(c) if c.is_str() => Some(c),
+                Some(_) => return Err(err!(TypeError, "strip arg must be None or str")),
+            };
             let s = soft_str(&v);
             let text = s.as_str().unwrap_or("");
             let r = match chars.as_ref().and_then(|c| c.as_str()) {
@@ -316,25 +605,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         "upper" => Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))),
         "lower" => Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))),
         "capitalize" => Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))),
-        "title" => {
-            let s = soft_str(&v);
-            let text = s.as_str().unwrap_or("");
-            let mut out = String::new();
-            let mut at_word_start = true;
-            for c in text.chars() {
-                let sep = c == '-' || is_py_space(c) || "({[<".contains(c);
-                if sep {
-                    out.push(c);
-                    at_word_start = true;
-                } else if at_word_start {
-                    out.extend(c.to_uppercase());
-                    at_word_start = false;
-                } else {
-                    out.extend(c.to_lowercase());
-                }
-            }
-            Value::string(out)
-        }
+        "title" => Value::string(pystr::jinja_title(soft_str(&v).as_str().unwrap_or(""))),
         "safe" => Value::Safe(v.to_py_str().into()),
         "escape" | "e" | "forceescape" => {
             if let (Value::Safe(_), false) = (&v, name == "forceescape") {
@@ -357,18 +628,15 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "list" => Value::list(v.iterate()?.to_vec()),
         "join" => {
-            let [sep, attribute] = args.bind(name, ["d", "attribute"])?;
+            let [sep, attribute] = b.take();
+            let attribute = or_default(attribute);
             let sep = sep.map(|s| s.to_py_str()).unwrap_or_default();
             let mut out = String::new();
             for (i, item) in v.iterate()?.iter().enumerate() {
                 if i > 0 {
                     out.push_str(&sep);
                 }
-                let item = match &attribute {
-                    Some(a) => attr_path(item, a)?,
-                    None => item.clone(),
-                };
-                item.write_str(&mut out);
+                get_attr(item, attribute.as_ref(), None)?.write_str(&mut out);
                 crate::limits::check_value_size(out.len())?;
             }
             Value::string(out)
@@ -378,8 +646,8 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             None => undefined_hint("No first item, sequence was empty."),
         },
         "last" => {
-            if let Value::Iter(_) = v {
-                return Err(err!(TypeError, "'generator' object is not reversible"));
+            if !is_reversible(&v) {
+                return Err(err!(TypeError, "'{}' object is not reversible", v.type_name()));
             }
             match v.iterate()?.last() {
                 Some(x) => x.clone(),
@@ -388,7 +656,11 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "reverse" => {
             if let Some(s) = v.as_str() {
-                return Ok(Value::string(s.chars().rev().collect::<String>()));
+                let r: String = s.chars().rev().collect();
+                return Ok(match v {
+                    Value::Safe(_) => Value::Safe(r.into()),
+                    _ => Value::string(r),
+                });
             }
             let mut items = v
                 .iterate()
@@ -400,61 +672,14 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
             Value::Iter(Rc::new(items))
         }
-        "select" | "reject" | "selectattr" | "rejectattr" => select_like(ev, name, v, args)?,
-        "map" => {
-            let mut pos = args.pos.clone();
-            let attribute = args.kw.iter().find(|(k, _)| *k == "attribute").map(|(_, v)| v.clone());
-            let default = args.kw.iter().find(|(k, _)| *k == "default").map(|(_, v)| v.clone());
-            // As in Jinja2, the arguments are read and the input iterated only `if value:`.
-            if !v.truthy() {
-                return Ok(Value::Iter(Rc::new(Vec::new())));
-            }
-            let items = v.iterate()?;
-            let mut out = Vec::with_capacity(items.len());
-            if let Some(a) = attribute {
-                for item in items.iter() {
-                    out.push(attr_path_or(item, &a, default.as_ref())?);
-                }
-            } else {
-                if pos.is_empty() {
-                    return Err(err!(FilterArgumentError, "map requires a filter argument"));
-                }
-                let f = pos.remove(0);
-                let fname = f.to_py_str();
-                let kw: Vec<_> = args
-                    .kw
-                    .iter()
-                    .filter(|(k, _)| *k != "attribute" && *k != "default")
-                    .cloned()
-                    .collect();
-                for item in items.iter() {
-                    let a = CallArgs {
-                        pos: pos.clone(),
-                        kw: kw.clone(),
-                    };
-                    if !super::is_filter(&fname) {
-                        return Err(err!(TemplateRuntimeError, "No filter named '{fname}'."));
-                    }
-                    out.push(call_filter(ev, &fname, item.clone(), a)?);
-                }
-            }
-            Value::Iter(Rc::new(out))
-        }
+        "select" | "reject" | "selectattr" | "rejectattr" => select_like(ev, name, v, b)?,
+        "map" => map_filter(ev, v, b)?,
         "dictsort" => {
-            let [case_sensitive, by, reverse] = args.bind(name, ["case_sensitive", "by", "reverse"])?;
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            if !v.is_mapping() {
-                return Err(err!(
-                    AttributeError,
-                    "'{}' object has no attribute 'items'",
-                    v.type_name()
-                ));
-            }
-            let by_value = match by.as_ref().and_then(|b| b.as_str()) {
-                None | Some("key") => false,
-                Some("value") => true,
+            let [case_sensitive, by, reverse] = b.take();
+            let by_value = match &by {
+                None => false,
+                Some(b) if b.as_str() == Some("key") => false,
+                Some(b) if b.as_str() == Some("value") => true,
                 Some(_) => {
                     return Err(err!(
                         FilterArgumentError,
@@ -462,36 +687,43 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                     ))
                 }
             };
+            let pairs = mapping_items(&v)?;
+            let reverse = match &reverse {
+                Some(r) => index_arg(r, true)? != 0,
+                None => false,
+            };
             let cs = bool_arg(&case_sensitive);
-            let mut pairs = Vec::new();
-            v.for_each_pair(|k, x| {
-                let key = sort_key(if by_value { &x } else { &k }, cs);
-                pairs.push((key, Value::Tuple(Rc::new(vec![k, x]))));
-            });
-            sort_values(&mut pairs, bool_arg(&reverse))?;
-            Value::list(pairs.into_iter().map(|(_, p)| p).collect())
+            let mut keyed = Vec::with_capacity(pairs.len());
+            for (k, x) in pairs {
+                let key = ignore_case(if by_value { x.clone() } else { k.clone() }, cs);
+                keyed.push((key, Value::Tuple(Rc::new(vec![k, x]))));
+            }
+            sort_values(&mut keyed, reverse)?;
+            Value::list(keyed.into_iter().map(|(_, p)| p).collect())
         }
         "sort" => {
-            let [reverse, case_sensitive, attribute] = args.bind(name, ["reverse", "case_sensitive", "attribute"])?;
+            let [reverse, case_sensitive, attribute] = b.take();
             let cs = bool_arg(&case_sensitive);
-            let mut pairs = Vec::new();
-            for item in v.iterate()?.iter() {
+            let items = v.iterate()?;
+            let reverse = match &reverse {
+                Some(r) => index_arg(r, true)? != 0,
+                None => false,
+            };
+            let mut pairs = Vec::with_capacity(items.len());
+            for item in items.iter() {
                 pairs.push((multi_key(item, &attribute, cs)?, item.clone()));
             }
-            sort_values(&mut pairs, bool_arg(&reverse))?;
+            sort_values(&mut pairs, reverse)?;
             Value::list(pairs.into_iter().map(|(_, p)| p).collect())
         }
         "unique" => {
-            let [case_sensitive, attribute] = args.bind(name, ["case_sensitive", "attribute"])?;
+            let [case_sensitive, attribute] = b.take();
+            let attribute = or_default(attribute);
             let cs = bool_arg(&case_sensitive);
             let mut seen: Vec<Value> = Vec::new();
             let mut out = Vec::new();
             for item in v.iterate()?.iter() {
-                let key = match &attribute {
-                    Some(a) => attr_path(item, a)?,
-                    None => item.clone(),
-                };
-                let key = sort_key(&key, cs);
+                let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
                 check_hashable(&key)?;
                 if !seen.iter().any(|s| s.py_eq(&key)) {
                     seen.push(key);
@@ -501,25 +733,20 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             Value::Iter(Rc::new(out))
         }
         "min" | "max" => {
-            let [case_sensitive, attribute] = args.bind(name, ["case_sensitive", "attribute"])?;
+            let [case_sensitive, attribute] = b.take();
+            let attribute = or_default(attribute);
             let cs = bool_arg(&case_sensitive);
+            let (op, wanted) = if name == "min" {
+                ("<", Ordering::Less)
+            } else {
+                (">", Ordering::Greater)
+            };
             let mut best: Option<(Value, Value)> = None;
             for item in v.iterate()?.iter() {
-                let key = match &attribute {
-                    Some(a) => attr_path(item, a)?,
-                    None => item.clone(),
-                };
-                let key = sort_key(&key, cs);
+                let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
                 let better = match &best {
                     None => true,
-                    Some((b, _)) => {
-                        let o = key.py_cmp(b, "<")?;
-                        if name == "min" {
-                            o == Ordering::Less
-                        } else {
-                            o == Ordering::Greater
-                        }
-                    }
+                    Some((b, _)) => key.py_cmp(b, op)? == wanted,
                 };
                 if better {
                     best = Some((key, item.clone()));
@@ -527,90 +754,63 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
             match best {
                 Some((_, item)) => item,
-                None => undefined_hint(if name == "min" {
-                    "No smallest item, sequence was empty."
-                } else {
-                    "No largest item, sequence was empty."
-                }),
+                None => undefined_hint("No aggregated item, sequence was empty."),
             }
         }
         "sum" => {
-            let [attribute, start] = args.bind(name, ["attribute", "start"])?;
+            let [attribute, start] = b.take();
+            let attribute = or_default(attribute);
+            let items = v.iterate()?;
             let mut total = start.unwrap_or(Value::Int(0));
-            for item in v.iterate()?.iter() {
-                let x = match &attribute {
-                    Some(a) => attr_path(item, a)?,
-                    None => item.clone(),
-                };
+            if total.is_str() {
+                return Err(err!(TypeError, "sum() can't sum strings [use ''.join(seq) instead]"));
+            }
+            for item in items.iter() {
+                let x = get_attr(item, attribute.as_ref(), None)?;
                 total = total.binary(crate::syntax::ast::BinOp::Add, &x)?;
             }
             total
         }
         "abs" => match v {
-            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| err!(OverflowError, "integer overflow"))?),
+            Value::Int(i) => match i.checked_abs() {
+                Some(a) => Value::Int(a),
+                None => Value::from_bigint(-num_bigint::BigInt::from(i)),
+            },
+            Value::BigInt(ref n) => Value::from_bigint(if n.sign() == num_bigint::Sign::Minus {
+                -(**n).clone()
+            } else {
+                (**n).clone()
+            }),
             Value::Bool(b) => Value::Int(b as i64),
             Value::Float(f) => Value::Float(f.abs()),
             _ => return Err(err!(TypeError, "bad operand type for abs(): '{}'", v.type_name())),
         },
-        "round" => {
-            let [precision, method] = args.bind(name, ["precision", "method"])?;
-            let precision = match precision {
-                None => 0,
-                Some(Value::Int(p)) => p,
-                Some(p) => {
-                    return Err(err!(
-                        TypeError,
-                        "'{}' object cannot be interpreted as an integer",
-                        p.type_name()
-                    ))
-                }
-            };
-            let method = method.map(|m| m.to_py_str()).unwrap_or_else(|| "common".to_string());
-            let x = match v {
-                Value::Int(i) if method == "common" => {
-                    return Ok(Value::Int(
-                        pystr::py_round_int(i, precision).map_err(super::format::py_err)?,
-                    ))
-                }
-                Value::Int(i) => i as f64,
-                Value::Bool(b) => b as i64 as f64,
-                Value::Float(f) => f,
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "type {} doesn't define __round__ method",
-                        v.type_name()
-                    ))
-                }
-            };
-            let p = 10f64.powi(precision as i32);
-            match method.as_str() {
-                "common" => Value::Float(pystr::py_round(x, precision).map_err(super::format::py_err)?),
-                "ceil" => Value::Float((x * p).ceil() / p),
-                "floor" => Value::Float((x * p).floor() / p),
-                _ => return Err(err!(FilterArgumentError, "method must be common, ceil or floor")),
-            }
-        }
+        "round" => round_filter(v, b)?,
         "int" => {
-            let [default, base] = args.bind(name, ["default", "base"])?;
+            let [default, base] = b.take();
             if v.is_undefined() {
                 return Err(v.undefined_error());
             }
             let default = default.unwrap_or(Value::Int(0));
+            // `int(value, base)`: a base that is not an integer fails the parse, as a bad base does.
             let base = match base {
-                Some(Value::Int(b)) => b,
-                _ => 10,
+                None => Some(10),
+                Some(b) => index_arg(&b, false).ok(),
             };
             match &v {
-                Value::Int(_) => v,
+                Value::Int(_) | Value::BigInt(_) => v,
                 Value::Bool(b) => Value::Int(*b as i64),
-                Value::Float(f) if f.is_finite() => Value::Int(f.trunc() as i64),
+                Value::Float(f) => int_of_float(*f, default)?,
                 _ if v.is_str() => {
                     let s = v.as_str().unwrap_or("");
-                    match py_int_parse(s, base) {
-                        Some(i) => Value::Int(i),
-                        None => match py_float_parse(s) {
-                            Some(f) if f.is_finite() => Value::Int(f.trunc() as i64),
+                    match base.map(|b| pystr::parse_int(s, b)) {
+                        Some(Ok(i)) => Value::from_bigint(i),
+                        Some(Err(e)) if e.kind != pystr::PyErrorKind::ValueError => {
+                            return Err(super::format::py_err(e))
+                        }
+                        // After a ValueError Jinja2 tries `int(float(value))`, any error giving the default.
+                        _ => match pystr::parse_float(s).map(pystr::float_to_int) {
+                            Ok(Ok(i)) => Value::from_bigint(i),
                             _ => default,
                         },
                     }
@@ -619,13 +819,14 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
         }
         "float" => {
-            let [default] = args.bind(name, ["default"])?;
+            let [default] = b.take();
             if v.is_undefined() {
                 return Err(v.undefined_error());
             }
             let default = default.unwrap_or(Value::Float(0.0));
             match &v {
                 Value::Int(i) => Value::Float(*i as f64),
+                Value::BigInt(i) => Value::Float(pystr::int_to_float(i).map_err(super::format::py_err)?),
                 Value::Bool(b) => Value::Float(*b as i64 as f64),
                 Value::Float(_) => v,
                 _ if v.is_str() => py_float_parse(v.as_str().unwrap_or(""))
@@ -635,7 +836,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
         }
         "replace" => {
-            let [old, new, count] = args.bind_def("do_replace", 2, ["old", "new", "count"], 2)?;
+            let [old, new, count] = b.take();
             let s = soft_str(&v);
             let text = s.as_str().unwrap_or("");
             let old = old.map(|o| o.to_py_str()).unwrap_or_default();
@@ -643,174 +844,105 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             // `str.replace` reads the count through `__index__` (None is Jinja2's -1).
             let count = match count {
                 None | Some(Value::None) => -1,
-                Some(Value::Int(c)) => c,
-                Some(Value::Bool(b)) => i64::from(b),
-                Some(Value::BigInt(_)) => {
-                    return Err(err!(OverflowError, "Python int too large to convert to C ssize_t"));
-                }
-                Some(other) => {
-                    return Err(err!(
-                        TypeError,
-                        "'{}' object cannot be interpreted as an integer",
-                        other.type_name()
-                    ));
-                }
+                Some(c) => index_arg(&c, false)?,
             };
             let len = pystr::replaced_len(text, &old, &new, count);
             crate::limits::check_value_size(len)?;
             Value::string(pystr::replace_sized(text, &old, &new, count, len).map_err(super::format::py_err)?)
         }
-        "indent" => {
-            let [width, first, blank] = args.bind(name, ["width", "first", "blank"])?;
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            if !v.is_str() {
-                return Err(err!(
-                    TypeError,
-                    "unsupported operand type(s) for +=: '{}' and 'str'",
-                    v.type_name()
-                ));
-            }
-            let indention = match width {
-                None => "    ".to_string(),
-                Some(w) if w.is_str() => w.to_py_str(),
-                Some(Value::Int(n)) => " ".repeat(n.max(0) as usize),
-                Some(w) => {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        w.type_name()
-                    ))
-                }
-            };
-            let mut s = v.to_py_str();
-            s.push('\n');
-            let lines: Vec<&str> = split_lines(&s);
-            let mut rv = String::new();
-            if bool_arg(&blank) {
-                rv = lines.join(&format!("\n{indention}"));
-            } else if let Some((first_line, rest)) = lines.split_first() {
-                rv.push_str(first_line);
-                if !rest.is_empty() {
-                    rv.push('\n');
-                    let joined: Vec<String> = rest
-                        .iter()
-                        .map(|l| {
-                            if l.is_empty() {
-                                String::new()
-                            } else {
-                                format!("{indention}{l}")
-                            }
-                        })
-                        .collect();
-                    rv.push_str(&joined.join("\n"));
-                }
-            }
-            if bool_arg(&first) {
-                rv = format!("{indention}{rv}");
-            }
-            Value::string(rv)
-        }
+        "indent" => indent_filter(v, b)?,
         "center" => {
-            let [width] = args.bind(name, ["width"])?;
+            let [width] = b.take();
             let w = match width {
                 None => 80,
-                Some(Value::Int(w)) => w,
-                Some(Value::Bool(b)) => b as i64,
-                Some(w) => {
-                    return Err(err!(
-                        TypeError,
-                        "'{}' object cannot be interpreted as an integer",
-                        w.type_name()
-                    ))
-                }
+                Some(w) => index_arg(&w, false)?,
             };
             Value::string(pystr::center(&v.to_py_str(), w, None).map_err(super::format::py_err)?)
         }
-        "wordcount" => {
-            let s = v.to_py_str();
-            let n = s
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .filter(|w| !w.is_empty())
-                .count();
-            Value::Int(n as i64)
-        }
+        "wordcount" => Value::Int(pystr::jinja_wordcount(&v.to_py_str()) as i64),
         "tojson" => {
-            let [ensure_ascii, indent, separators, sort_keys] =
-                args.bind("tojson", ["ensure_ascii", "indent", "separators", "sort_keys"])?;
+            let [ensure_ascii, indent, separators, sort_keys] = b.take();
+            let separators = match separators {
+                None | Some(Value::None) => None,
+                Some(s) => {
+                    let (a, b) = unpack2(&s)?;
+                    Some((a.to_py_str(), b.to_py_str()))
+                }
+            };
+            let markup_indent = matches!(indent, Some(Value::Safe(_)));
             let indent = match indent {
                 None | Some(Value::None) => None,
-                Some(Value::Int(n)) => Some(" ".repeat(n.max(0) as usize)),
-                Some(Value::Bool(b)) => Some(" ".repeat(b as usize)),
                 Some(s) if s.is_str() => Some(s.to_py_str()),
-                Some(other) => {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        other.type_name()
-                    ))
-                }
+                Some(n) => Some(repeat_str(" ", &n)?),
             };
-            let (item_sep, key_sep) = match separators {
-                None | Some(Value::None) => (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()),
-                Some(s) => {
-                    let parts = s.iterate()?;
-                    if parts.len() != 2 {
-                        return Err(err!(
-                            ValueError,
-                            "{} values to unpack (expected 2{})",
-                            if parts.len() < 2 { "not enough" } else { "too many" },
-                            if parts.len() < 2 {
-                                format!(", got {}", parts.len())
-                            } else {
-                                String::new()
-                            }
-                        ));
-                    }
-                    (parts[0].to_py_str(), parts[1].to_py_str())
-                }
-            };
+            let (item_sep, key_sep) =
+                separators.unwrap_or_else(|| (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()));
             let opts = DumpOptions {
                 ensure_ascii: ensure_ascii.is_some_and(|e| e.truthy()),
                 indent,
                 item_sep,
                 key_sep,
                 sort_keys: bool_arg(&sort_keys),
+                markup_indent,
             };
             let mut out = String::new();
             dumps(&v, &opts, 0, &mut out)?;
             Value::string(out)
         }
         "attr" => {
-            let [attribute] = args.bind(name, ["name"])?;
-            let Some(attribute) = attribute else {
-                return Err(err!(TypeError, "attr() missing 1 required positional argument: 'name'"));
+            let [attribute] = b.take();
+            let attribute = attribute.unwrap_or(Value::None);
+            let Some(n) = attribute.as_str() else {
+                check_hashable(&attribute)?;
+                return Err(err!(
+                    TypeError,
+                    "attribute name must be string, not '{}'",
+                    attribute.type_name()
+                ));
             };
-            let n = attribute.to_py_str();
-            match super::python_attribute(&v, &n) {
-                Some(x) => x,
-                None => Value::missing_member(&v, Value::string(n)),
+            if v.is_undefined() {
+                return Err(v.undefined_error());
             }
+            let found = match &attribute {
+                Value::Str(s) if !s.starts_with('_') => super::attribute(&v, s),
+                _ => super::python_attribute(&v, n),
+            };
+            found.unwrap_or_else(|| Value::missing_member(&v, attribute.clone()))
         }
         "format" => {
-            if !args.kw.is_empty() && !args.pos.is_empty() {
+            if !b.kwrest.is_empty() && !b.rest.is_empty() {
                 return Err(err!(
                     FilterArgumentError,
-                    "can't handle positional and keyword arguments"
+                    "can't handle positional and keyword arguments at the same time"
                 ));
             }
-            let s = v.to_py_str();
-            let a = if !args.kw.is_empty() {
-                crate::value::ops::dict_from(args.kw.iter().map(|(k, v)| (Value::Str(k), v.clone())).collect())
-            } else {
-                Value::Tuple(Rc::new(args.pos))
+            let safe = matches!(v, Value::Safe(_));
+            // `Markup % args` escapes the arguments' text.
+            let escaped = |x: Value<'a>| -> Value<'a> {
+                if !safe || matches!(x, Value::Safe(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+                    return x;
+                }
+                let mut out = String::new();
+                escape_into(&x.to_py_str(), &mut out);
+                Value::Safe(out.into())
             };
-            Value::string(super::format::percent_format(&s, &a)?)
+            let s = v.to_py_str();
+            let a = if !b.kwrest.is_empty() {
+                crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())
+            } else {
+                Value::Tuple(Rc::new(b.rest.into_iter().map(escaped).collect()))
+            };
+            let out = super::format::percent_format(&s, &a)?;
+            if safe {
+                Value::Safe(out.into())
+            } else {
+                Value::string(out)
+            }
         }
         "batch" => {
-            let [count, fill] = args.bind(name, ["linecount", "fill_with"])?;
-            let count = count.ok_or_else(|| err!(TypeError, "batch() missing required argument 'linecount'"))?;
+            let [count, fill] = b.take();
+            let count = count.unwrap_or(Value::None);
+            let fill = or_default(fill);
             let mut out = Vec::new();
             let mut tmp: Vec<Value> = Vec::new();
             for item in v.iterate()?.iter() {
@@ -820,87 +952,21 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 tmp.push(item.clone());
             }
             if !tmp.is_empty() {
-                if let (Some(f), Value::Int(n)) = (&fill, &count) {
-                    while (tmp.len() as i64) < *n {
-                        tmp.push(f.clone());
+                if let Some(f) = &fill {
+                    let have = Value::Int(tmp.len() as i64);
+                    if crate::eval::compare(crate::syntax::ast::CmpOp::Lt, &have, &count)? {
+                        let missing = count.binary(crate::syntax::ast::BinOp::Sub, &have)?;
+                        let n = repeat_count(&missing)?;
+                        crate::limits::check_value_size(n)?;
+                        tmp.extend(std::iter::repeat_n(f.clone(), n));
                     }
                 }
                 out.push(Value::list(tmp));
             }
             Value::Iter(Rc::new(out))
         }
-        "slice" => {
-            let [count, fill] = args.bind(name, ["slices", "fill_with"])?;
-            let n = match count {
-                Some(Value::Int(n)) => n,
-                Some(c) => {
-                    return Err(err!(
-                        TypeError,
-                        "'{}' object cannot be interpreted as an integer",
-                        c.type_name()
-                    ))
-                }
-                None => return Err(err!(TypeError, "slice() missing required argument 'slices'")),
-            };
-            let items = v.iterate()?;
-            if n <= 0 {
-                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-            }
-            let n = n as usize;
-            let per = items.len() / n;
-            let extra = items.len() % n;
-            let mut out = Vec::new();
-            let mut offset = 0;
-            for i in 0..n {
-                let start = offset + i * per;
-                if i < extra {
-                    offset += 1;
-                }
-                let end = offset + (i + 1) * per;
-                let mut c = items[start..end].to_vec();
-                if let (Some(f), true) = (&fill, i >= extra && extra > 0) {
-                    c.push(f.clone());
-                }
-                out.push(Value::list(c));
-            }
-            Value::Iter(Rc::new(out))
-        }
-        "truncate" => {
-            let [length, killwords, end, leeway] = args.bind(name, ["length", "killwords", "end", "leeway"])?;
-            let s = v.to_py_str();
-            let length = match length {
-                Some(Value::Int(l)) => l,
-                _ => 255,
-            };
-            let end = end.map(|e| e.to_py_str()).unwrap_or_else(|| "...".to_string());
-            let leeway = match leeway {
-                Some(Value::Int(l)) => l,
-                _ => 5,
-            };
-            let end_len = end.chars().count() as i64;
-            if length < end_len {
-                return Err(err!(AssertionError, "expected length >= {end_len}, got {length}"));
-            }
-            if leeway < 0 {
-                return Err(err!(AssertionError, "expected leeway >= 0, got {leeway}"));
-            }
-            let chars: Vec<char> = s.chars().collect();
-            if chars.len() as i64 <= length + leeway {
-                Value::string(s)
-            } else {
-                let keep = (length - end_len) as usize;
-                let head: String = chars[..keep.min(chars.len())].iter().collect();
-                if bool_arg(&killwords) {
-                    Value::string(head + &end)
-                } else {
-                    let cut = match head.rfind(' ') {
-                        Some(i) => &head[..i],
-                        None => head.as_str(),
-                    };
-                    Value::string(format!("{cut}{end}"))
-                }
-            }
-        }
+        "slice" => slice_filter(v, b)?,
+        "truncate" => truncate_filter(v, b)?,
         "striptags" => {
             let s = v.to_py_str();
             let mut out = String::new();
@@ -928,18 +994,21 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             Value::string(out)
         }
         "groupby" => {
-            let [attribute, default, case_sensitive] = args.bind(name, ["attribute", "default", "case_sensitive"])?;
-            let attribute =
-                attribute.ok_or_else(|| err!(TypeError, "groupby() missing required argument 'attribute'"))?;
+            let [attribute, default, case_sensitive] = b.take();
+            let attribute = or_default(attribute);
+            let default = or_default(default);
             let cs = bool_arg(&case_sensitive);
+            let key_of = |item: &Value<'a>| -> Result<Value<'a>> {
+                Ok(ignore_case(get_attr(item, attribute.as_ref(), default.as_ref())?, cs))
+            };
             let mut pairs = Vec::new();
             for item in v.iterate()?.iter() {
-                let key = attr_path_or(item, &attribute, default.as_ref())?;
-                pairs.push((sort_key(&key, cs), item.clone()));
+                pairs.push((key_of(item)?, item.clone()));
             }
             sort_values(&mut pairs, false)?;
             let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
-            for (key, item) in pairs {
+            for (_, item) in pairs {
+                let key = key_of(&item)?;
                 match groups.last_mut() {
                     Some((k, members)) if k.py_eq(&key) => members.push(item),
                     _ => groups.push((key, vec![item])),
@@ -947,16 +1016,17 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
             let mut out = Vec::with_capacity(groups.len());
             for (key, members) in groups {
-                let grouper = if cs {
-                    key
-                } else {
-                    attr_path_or(&members[0], &attribute, default.as_ref())?
+                let grouper = match (cs, members.first()) {
+                    (false, Some(first)) => get_attr(first, attribute.as_ref(), default.as_ref())?,
+                    _ => key,
                 };
                 out.push(Value::Object(Rc::new(Object::Group(grouper, Value::list(members)))));
             }
             Value::list(out)
         }
         "random" => {
+            no_len_iter(&v)?;
+            v.py_len()?;
             let items = v.iterate()?;
             if items.is_empty() {
                 return Ok(undefined_hint("No random item, sequence was empty."));
@@ -964,27 +1034,28 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.subsec_nanos() as usize);
-            items[nanos % items.len()].clone()
+            let i = nanos % items.len();
+            // `random.choice` indexes the value: a mapping is looked up by the position.
+            if v.is_mapping() {
+                let key = Value::Int(i as i64);
+                return v.get_item_opt(&key).ok_or_else(|| err!(KeyError, "{i}"));
+            }
+            items[i].clone()
         }
         "urlencode" => {
-            if v.is_undefined() {
-                return Ok(Value::Str(""));
-            }
-            if v.is_str() || !(v.is_sequence_like() || v.is_mapping() || matches!(v, Value::Iter(_))) {
+            let iterable = v.is_sequence_like()
+                || v.is_mapping()
+                || v.is_undefined()
+                || matches!(v, Value::Iter(_))
+                || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..)));
+            if v.is_str() || !iterable {
                 return Ok(Value::string(url_quote(&v.to_py_str(), false)));
             }
-            let mut pairs = Vec::new();
-            if v.is_mapping() {
-                v.for_each_pair(|k, x| pairs.push((k, x)));
+            let pairs = if v.is_mapping() {
+                mapping_items(&v)?
             } else {
-                for item in v.iterate()?.iter() {
-                    let kv = item.iterate()?;
-                    if kv.len() != 2 {
-                        return Err(err!(ValueError, "too many values to unpack (expected 2)"));
-                    }
-                    pairs.push((kv[0].clone(), kv[1].clone()));
-                }
-            }
+                v.iterate()?.iter().map(unpack2).collect::<Result<Vec<_>>>()?
+            };
             let parts: Vec<String> = pairs
                 .iter()
                 .map(|(k, x)| {
@@ -998,28 +1069,29 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             Value::string(parts.join("&"))
         }
         "xmlattr" => {
-            let [autospace] = args.bind(name, ["autospace"])?;
+            let [autospace] = b.take();
             let autospace = autospace.is_none_or(|a| a.truthy());
-            let mut pairs = Vec::new();
-            v.for_each_pair(|k, x| pairs.push((k, x)));
             let mut items = Vec::new();
-            for (k, x) in pairs {
+            for (k, x) in mapping_items(&v)? {
                 if matches!(x, Value::None | Value::Undefined(_)) {
                     continue;
                 }
-                let key = k.to_py_str();
-                if key
-                    .chars()
-                    .any(|c| c.is_ascii_whitespace() || matches!(c, '/' | '>' | '='))
-                {
+                let Some(key) = k.as_str() else {
+                    return Err(err!(
+                        TypeError,
+                        "expected string or bytes-like object, got '{}'",
+                        k.type_name()
+                    ));
+                };
+                if key.chars().any(|c| matches!(c, ' ' | '\t'..='\r' | '/' | '>' | '=')) {
                     let mut r = String::new();
                     k.write_repr(&mut r);
                     return Err(err!(ValueError, "Invalid character in attribute name: {r}"));
                 }
                 let mut item = String::new();
-                escape_into(&key, &mut item);
+                push_escaped(&k, &mut item);
                 item.push_str("=\"");
-                escape_into(&x.to_py_str(), &mut item);
+                push_escaped(&x, &mut item);
                 item.push('"');
                 items.push(item);
             }
@@ -1029,42 +1101,19 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             }
             Value::string(rv)
         }
-        "wordwrap" => {
-            let [width, break_long, wrapstring, break_hyphens] =
-                args.bind(name, ["width", "break_long_words", "wrapstring", "break_on_hyphens"])?;
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            let width = match width {
-                None => 79,
-                Some(Value::Int(w)) => w,
-                Some(w) => {
-                    return Err(err!(
-                        TypeError,
-                        "'<=' not supported between instances of '{}' and 'int'",
-                        w.type_name()
-                    ))
-                }
-            };
-            if width <= 0 {
-                return Err(err!(ValueError, "invalid width {width} (must be > 0)"));
-            }
-            let wrap = wrapstring.map(|w| w.to_py_str()).unwrap_or_else(|| "\n".to_string());
-            let long = break_long.is_none_or(|b| b.truthy());
-            let hyphens = break_hyphens.is_none_or(|b| b.truthy());
-            let text = v.to_py_str();
-            let paragraphs: Vec<String> = pystr::splitlines(&text, false)
-                .into_iter()
-                .map(|line| text_wrap(line, width as usize, long, hyphens).join(&wrap))
-                .collect();
-            Value::string(paragraphs.join(&wrap))
-        }
+        "wordwrap" => wordwrap_filter(v, b)?,
         "filesizeformat" => {
-            let [binary] = args.bind(name, ["binary"])?;
+            let [binary] = b.take();
             let bytes = match &v {
                 Value::Int(i) => *i as f64,
+                Value::BigInt(_) => big_to_float(&v)?,
                 Value::Bool(b) => *b as i64 as f64,
                 Value::Float(f) => *f,
+                Value::Safe(s) => pystr::parse_float(s).map_err(|_| {
+                    let mut r = String::new();
+                    v.write_repr(&mut r);
+                    err!(ValueError, "could not convert string to float: {r}")
+                })?,
                 _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or("")).map_err(super::format::py_err)?,
                 Value::Undefined(_) => return Err(v.undefined_error()),
                 _ => {
@@ -1085,7 +1134,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
             if bytes == 1.0 {
                 Value::Str("1 Byte")
             } else if bytes < base {
-                Value::string(format!("{} Bytes", bytes.trunc() as i64))
+                Value::string(format!("{} Bytes", float_to_int(bytes)?.to_py_str()))
             } else {
                 let mut unit = base;
                 let mut prefix = prefixes[0];
@@ -1096,135 +1145,384 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                         break;
                     }
                 }
-                let mut num = String::new();
-                num.push_str(
-                    &pystr::percent_format("%.1f", pystr::PercentArgs::Single(&Value::Float(base * bytes / unit)))
-                        .map_err(super::format::py_err)?,
-                );
+                let num = pystr::percent_format("%.1f", pystr::PercentArgs::Single(&Value::Float(base * bytes / unit)))
+                    .map_err(super::format::py_err)?;
                 Value::string(format!("{num} {prefix}"))
             }
         }
-        "urlize" => {
-            let [limit, nofollow, target, rel] = args.bind(name, ["trim_url_limit", "nofollow", "target", "rel"])?;
-            let limit = match limit {
-                Some(Value::Int(n)) => Some(n.max(0) as usize),
-                _ => None,
-            };
-            let mut rels: Vec<String> = rel
-                .map(|r| r.to_py_str().split_whitespace().map(str::to_string).collect())
-                .unwrap_or_default();
-            if bool_arg(&nofollow) {
-                rels.push("nofollow".to_string());
-            }
-            rels.push("noopener".to_string());
-            rels.sort();
-            rels.dedup();
-            let rel = rels.join(" ");
-            let target = target.filter(|t| t.truthy()).map(|t| t.to_py_str());
-            Value::string(super::urlize::urlize(
-                &v.to_py_str(),
-                limit,
-                Some(&rel),
-                target.as_deref(),
-            ))
-        }
-        _ => {
-            let _ = Object::Function;
-            return Err(err!(TemplateRuntimeError, "No filter named '{name}' found."));
-        }
+        "urlize" => urlize_filter(v, b)?,
+        _ => return Err(err!(TemplateRuntimeError, "No filter named '{name}' found.")),
     })
 }
 
-fn split_lines(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let bytes: Vec<(usize, char)> = s.char_indices().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        let (pos, c) = bytes[i];
-        if matches!(
-            c,
-            '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}'
-        ) {
-            out.push(&s[start..pos]);
-            let mut next = pos + c.len_utf8();
-            if c == '\r' && bytes.get(i + 1).map(|b| b.1) == Some('\n') {
-                next += 1;
-                i += 1;
-            }
-            start = next;
-        }
-        i += 1;
+/// Appends `escape(x)`: Markup as it is, anything else as its escaped text.
+fn push_escaped(x: &Value, out: &mut String) {
+    match x {
+        Value::Safe(s) => out.push_str(s),
+        _ => escape_into(&x.to_py_str(), out),
     }
-    if start < s.len() {
-        out.push(&s[start..]);
-    }
-    out
 }
 
-/// Python `int(s, base)` for strings; `None` where Python raises ValueError.
-pub fn py_int_parse(s: &str, base: i64) -> Option<i64> {
-    let t = s.trim_matches(is_py_space);
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let lower = t.to_ascii_lowercase();
-    let (radix, body) = match base {
-        0 => {
-            if let Some(r) = lower.strip_prefix("0x") {
-                (16, r.trim_start_matches('_'))
-            } else if let Some(r) = lower.strip_prefix("0o") {
-                (8, r.trim_start_matches('_'))
-            } else if let Some(r) = lower.strip_prefix("0b") {
-                (2, r.trim_start_matches('_'))
-            } else {
-                if lower.len() > 1 && lower.starts_with('0') && lower.chars().any(|c| c != '0' && c != '_') {
-                    return None;
-                }
-                (10, lower.as_str())
-            }
-        }
-        2..=36 => {
-            let prefix = match base {
-                16 => "0x",
-                8 => "0o",
-                2 => "0b",
-                _ => "",
-            };
-            match (prefix.is_empty(), lower.strip_prefix(prefix)) {
-                (false, Some(r)) => (base as u32, r.trim_start_matches('_')),
-                _ => (base as u32, lower.as_str()),
-            }
-        }
-        _ => return None,
-    };
-    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
-        return None;
+/// `float(n)` of a big integer.
+fn big_to_float(v: &Value) -> Result<f64> {
+    let f = v.to_py_str().parse::<f64>().unwrap_or(f64::INFINITY);
+    if f.is_infinite() {
+        return Err(err!(OverflowError, "int too large to convert to float"));
     }
-    let mut value: i64 = 0;
-    for c in body.chars().filter(|c| *c != '_') {
-        let d = match c.to_digit(radix) {
-            Some(d) => d as i64,
-            None => unicode_decimal(c).filter(|_| radix == 10)? as i64,
+    Ok(f)
+}
+
+/// `round(value, precision=0, method="common")`.
+fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [precision, method] = b.take();
+    if let Some(m) = &method {
+        check_hashable(m)?;
+    }
+    let method = method.as_ref().map_or(Some("common"), |m| m.as_str());
+    let Some(method @ ("common" | "ceil" | "floor")) = method else {
+        return Err(err!(FilterArgumentError, "method must be common, ceil or floor"));
+    };
+    let number = matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_));
+    if !number {
+        return Err(err!(
+            TypeError,
+            "type {} doesn't define __round__ method",
+            v.type_name()
+        ));
+    }
+    let precision = precision.unwrap_or(Value::Int(0));
+    if method == "common" {
+        // `round(x, None)` is `round(x)`: an integer.
+        let ndigits = match &precision {
+            Value::None => None,
+            // `__round__` clamps the digits to the range of a C `ssize_t`.
+            Value::BigInt(n) if n.sign() == num_bigint::Sign::Minus => Some(i64::MIN),
+            Value::BigInt(_) => Some(i64::MAX),
+            p => Some(index_arg(p, false)?),
         };
-        value = value.checked_mul(radix as i64)?.checked_add(d)?;
+        return Ok(match (v, ndigits) {
+            (Value::Bool(b), _) => Value::Int(i64::from(b)),
+            (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(super::format::py_err)?),
+            (Value::Int(i), None) => Value::Int(i),
+            (Value::BigInt(n), Some(d)) if d >= 0 => Value::BigInt(n),
+            (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(super::format::py_err)?)?,
+            (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(super::format::py_err)?),
+            (other, _) => other,
+        });
     }
-    Some(if neg { -value } else { value })
+    let p = index_arg(&precision, false)?;
+    let x = match v {
+        Value::Int(i) => i as f64,
+        Value::Bool(b) => i64::from(b) as f64,
+        Value::Float(f) => f,
+        other => big_to_float(&other)?,
+    };
+    let scale = 10f64.powi(p.clamp(-400, 400) as i32);
+    let r = if method == "ceil" {
+        (x * scale).ceil()
+    } else {
+        (x * scale).floor()
+    };
+    Ok(Value::Float(r / scale))
 }
 
-/// The value of a Unicode decimal digit (category Nd), which Python's `int()` accepts.
-fn unicode_decimal(c: char) -> Option<u32> {
-    if !c.is_numeric() {
-        return None;
+/// `indent(width=4, first=False, blank=False)`.
+fn indent_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [width, first, blank] = b.take();
+    let indention = match width {
+        None => "    ".to_string(),
+        Some(w) if w.is_str() => w.to_py_str(),
+        Some(w) => repeat_str(" ", &w)?,
+    };
+    // `s += "\n"` before `s.splitlines()`.
+    match &v {
+        _ if v.is_str() => {}
+        Value::Undefined(_) => return Err(v.undefined_error()),
+        Value::List(_) | Value::Json(serde_json::Value::Array(_)) => return Err(no_attribute(&v, "splitlines")),
+        Value::Tuple(_) => return Err(err!(TypeError, "can only concatenate tuple (not \"str\") to tuple")),
+        _ => {
+            return Err(err!(
+                TypeError,
+                "unsupported operand type(s) for +=: '{}' and 'str'",
+                v.type_name()
+            ))
+        }
     }
-    // Decimal digit blocks are runs of ten consecutive code points starting at a zero.
-    const ZEROS: [u32; 20] = [
-        0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xe50, 0xed0, 0xf20,
-        0x1040, 0x17e0, 0x1810, 0xff10, 0x1d7ce,
-    ];
-    let n = c as u32;
-    ZEROS.iter().find(|z| (**z..**z + 10).contains(&n)).map(|z| n - z)
+    let mut s = v.to_py_str();
+    s.push('\n');
+    let lines: Vec<&str> = pystr::splitlines(&s, false);
+    let mut rv = String::new();
+    if bool_arg(&blank) {
+        rv = lines.join(&format!("\n{indention}"));
+    } else if let Some((first_line, rest)) = lines.split_first() {
+        rv.push_str(first_line);
+        if !rest.is_empty() {
+            rv.push('\n');
+            let joined: Vec<String> = rest
+                .iter()
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{indention}{l}")
+                    }
+                })
+                .collect();
+            rv.push_str(&joined.join("\n"));
+        }
+    }
+    if bool_arg(&first) {
+        rv = format!("{indention}{rv}");
+    }
+    Ok(match v {
+        Value::Safe(_) => Value::Safe(rv.into()),
+        _ => Value::string(rv),
+    })
+}
+
+/// `slice(slices, fill_with=None)`.
+fn slice_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::syntax::ast::BinOp;
+    let [count, fill] = b.take();
+    let count = count.unwrap_or(Value::None);
+    let fill = or_default(fill);
+    let items = v.iterate()?;
+    let length = Value::Int(items.len() as i64);
+    let per = length.binary(BinOp::FloorDiv, &count)?;
+    let extra = length.binary(BinOp::Mod, &count)?;
+    let n = index_arg(&count, false)?;
+    let (per, extra) = (index_arg(&per, false)?, index_arg(&extra, false)?);
+    let mut out = Vec::new();
+    let mut offset: i64 = 0;
+    for i in 0..n.max(0) {
+        let start = offset + i * per;
+        if i < extra {
+            offset += 1;
+        }
+        let end = offset + (i + 1) * per;
+        let (lo, hi) = (
+            start.clamp(0, items.len() as i64) as usize,
+            end.clamp(0, items.len() as i64) as usize,
+        );
+        let mut c = if lo < hi { items[lo..hi].to_vec() } else { Vec::new() };
+        if let (Some(f), true) = (&fill, i >= extra) {
+            c.push(f.clone());
+        }
+        out.push(Value::list(c));
+        crate::limits::check_value_size(out.len())?;
+    }
+    Ok(Value::Iter(Rc::new(out)))
+}
+
+/// `truncate(length=255, killwords=False, end="...", leeway=None)`.
+fn truncate_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::eval::compare;
+    use crate::syntax::ast::{BinOp, CmpOp};
+    let [length, killwords, end, leeway] = b.take();
+    let length = length.unwrap_or(Value::Int(255));
+    let end = end.unwrap_or(Value::Str("..."));
+    let leeway = or_default(leeway).unwrap_or(Value::Int(5));
+    no_len_iter(&end)?;
+    let end_len = Value::Int(end.py_len()? as i64);
+    if !compare(CmpOp::Ge, &length, &end_len)? {
+        return Err(err!(
+            AssertionError,
+            "expected length >= {}, got {}",
+            end_len.to_py_str(),
+            length.to_py_str()
+        ));
+    }
+    if !compare(CmpOp::Ge, &leeway, &Value::Int(0))? {
+        return Err(err!(AssertionError, "expected leeway >= 0, got {}", leeway.to_py_str()));
+    }
+    no_len_iter(&v)?;
+    let len = Value::Int(v.py_len()? as i64);
+    if compare(CmpOp::Le, &len, &length.binary(BinOp::Add, &leeway)?)? {
+        return Ok(v);
+    }
+    let keep = length.binary(BinOp::Sub, &end_len)?;
+    if !v.is_str() {
+        return Err(if bool_arg(&killwords) {
+            err!(
+                TypeError,
+                "can only concatenate {} (not \"str\") to {}",
+                v.type_name(),
+                v.type_name()
+            )
+        } else {
+            no_attribute(&v, "rsplit")
+        });
+    }
+    let keep = match keep {
+        Value::Int(k) => k,
+        Value::Bool(k) => i64::from(k),
+        _ => {
+            return Err(err!(
+                TypeError,
+                "slice indices must be integers or None or have an __index__ method"
+            ))
+        }
+    };
+    let head = match v.slice(None, Some(keep), None)? {
+        h if h.is_str() => h.to_py_str(),
+        _ => String::new(),
+    };
+    let end = end.to_py_str();
+    if bool_arg(&killwords) {
+        return Ok(Value::string(head + &end));
+    }
+    let cut = match head.rfind(' ') {
+        Some(i) => &head[..i],
+        None => head.as_str(),
+    };
+    Ok(Value::string(format!("{cut}{end}")))
+}
+
+/// `wordwrap(width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True)`.
+fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [width, break_long, wrapstring, break_hyphens] = b.take();
+    let wrap = match or_default(wrapstring) {
+        None => "\n".to_string(),
+        Some(w) if w.is_str() => w.to_py_str(),
+        Some(w) => return Err(no_attribute(&w, "join")),
+    };
+    if !v.is_str() {
+        return Err(no_attribute(&v, "splitlines"));
+    }
+    let width = width.unwrap_or(Value::Int(79));
+    let long = break_long.is_none_or(|b| b.truthy());
+    // textwrap splits words after hyphens only when `break_on_hyphens is True`.
+    let split_hyphens = matches!(break_hyphens, None | Some(Value::Bool(true)));
+    let hyphens = break_hyphens.is_none_or(|b| b.truthy());
+    let text = v.to_py_str();
+    let mut paragraphs = Vec::new();
+    for line in pystr::splitlines(&text, false) {
+        let limit = wrap_width(&width)?;
+        paragraphs.push(text_wrap(line, limit, long, split_hyphens, hyphens).join(&wrap));
+    }
+    Ok(Value::string(paragraphs.join(&wrap)))
+}
+
+/// `TextWrapper.width` as `_wrap_chunks` uses it: checked `> 0`; `None` for no limit at all.
+fn wrap_width(width: &Value) -> Result<Option<usize>> {
+    use crate::eval::compare;
+    use crate::syntax::ast::CmpOp;
+    if compare(CmpOp::Le, width, &Value::Int(0))? {
+        let mut r = String::new();
+        width.write_repr(&mut r);
+        return Err(err!(ValueError, "invalid width {r} (must be > 0)"));
+    }
+    Ok(match width {
+        Value::Int(w) => Some(*w as usize),
+        Value::Bool(_) => Some(1),
+        Value::Float(f) if f.is_infinite() => None,
+        Value::BigInt(_) => None,
+        Value::Float(_) => {
+            return Err(err!(
+                TypeError,
+                "slice indices must be integers or None or have an __index__ method"
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// `urlize(trim_url_limit=None, nofollow=False, target=None, rel=None, extra_schemes=None)`.
+fn urlize_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::eval::compare;
+    use crate::syntax::ast::CmpOp;
+    let [limit, nofollow, target, rel, extra_schemes] = b.take();
+    let mut rels: Vec<String> = match rel {
+        Some(r) if r.truthy() => match r.as_str() {
+            Some(s) => s.split_whitespace().map(str::to_string).collect(),
+            None => return Err(no_attribute(&r, "split")),
+        },
+        _ => Vec::new(),
+    };
+    if bool_arg(&nofollow) {
+        rels.push("nofollow".to_string());
+    }
+    rels.push("noopener".to_string());
+    rels.sort();
+    rels.dedup();
+    let rel = rels.join(" ");
+    let mut schemes = Vec::new();
+    let extra = or_default(extra_schemes);
+    if let Some(e) = &extra {
+        for scheme in e.iterate()?.iter() {
+            let Some(s) = scheme.as_str() else {
+                return Err(err!(
+                    TypeError,
+                    "expected string or bytes-like object, got '{}'",
+                    scheme.type_name()
+                ));
+            };
+            let (prefix, slashes) = match s.find(':') {
+                Some(i) => (&s[..i], &s[i + 1..]),
+                None => (s, "x"),
+            };
+            let valid = prefix.chars().count() >= 2
+                && prefix
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-'))
+                && matches!(slashes, "" | "/" | "//");
+            if !valid {
+                let mut r = String::new();
+                pystr::str_repr(s, &mut r);
+                return Err(err!(FilterArgumentError, "{r} is not a valid URI scheme prefix."));
+            }
+            schemes.push(s.to_string());
+        }
+    }
+    let target = match target {
+        Some(t) if t.truthy() => {
+            let mut out = String::new();
+            push_escaped(&t, &mut out);
+            Some(out)
+        }
+        _ => None,
+    };
+    let limit = or_default(limit);
+    let trim = |x: &str| -> Result<String> {
+        let Some(n) = &limit else {
+            return Ok(x.to_string());
+        };
+        let len = Value::Int(x.chars().count() as i64);
+        if !compare(CmpOp::Gt, &len, n)? {
+            return Ok(x.to_string());
+        }
+        let head = Value::Str(x).slice(
+            None,
+            Some(index_arg(n, false).map_err(|_| {
+                err!(
+                    TypeError,
+                    "slice indices must be integers or None or have an __index__ method"
+                )
+            })?),
+            None,
+        )?;
+        Ok(format!("{}...", head.to_py_str()))
+    };
+    let mut escaped = String::new();
+    push_escaped(&v, &mut escaped);
+    let out = super::urlize::urlize(
+        &escaped,
+        trim,
+        Some(&rel),
+        target.as_deref(),
+        extra.is_some().then_some(schemes.as_slice()),
+    )?;
+    Ok(Value::string(out))
+}
+
+/// `int(x)` for a float in the `int` filter: the `ValueError` of NaN gives the default, the
+/// `OverflowError` of an infinity is raised.
+fn int_of_float<'a>(x: f64, default: Value<'a>) -> Result<Value<'a>> {
+    match pystr::float_to_int(x) {
+        Ok(i) => Ok(Value::from_bigint(i)),
+        Err(e) if e.kind == pystr::PyErrorKind::ValueError => Ok(default),
+        Err(e) => Err(super::format::py_err(e)),
+    }
 }
 
 /// Python `float(s)` for strings; `None` where Python raises ValueError.
@@ -1314,63 +1612,132 @@ fn html_unescape(s: &str) -> String {
     out
 }
 
-/// Greedy line filling as Python's `textwrap.wrap(width, expand_tabs=False, replace_whitespace=False)`.
-fn text_wrap(text: &str, width: usize, break_long: bool, break_on_hyphens: bool) -> Vec<String> {
-    // Chunks: runs of whitespace, and words (optionally split after hyphens between letters).
-    let mut chunks: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let mut in_space = false;
-    for c in text.chars() {
-        let space = pystr::is_py_whitespace(c);
-        if !cur.is_empty() && space != in_space {
-            chunks.push(std::mem::take(&mut cur));
-        }
-        in_space = space;
-        cur.push(c);
-        if !space && break_on_hyphens && c == '-' && cur.chars().count() > 1 {
-            let prev_alpha = cur.chars().rev().nth(1).is_some_and(char::is_alphanumeric);
-            if prev_alpha {
-                chunks.push(std::mem::take(&mut cur));
+/// textwrap's whitespace: the six ASCII characters it splits on.
+fn is_wrap_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0b' | '\x0c' | '\r' | ' ')
+}
+
+/// A regex `\w` character.
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// A letter as textwrap's `[^\d\W]`.
+fn is_letter(c: char) -> bool {
+    is_word(c) && !pystr::isdecimal(c.encode_utf8(&mut [0; 4]))
+}
+
+/// textwrap's `word_punct`, `[\w!"'&.,?]`.
+fn is_word_punct(c: char) -> bool {
+    is_word(c) || matches!(c, '!' | '"' | '\'' | '&' | '.' | ',' | '?')
+}
+
+/// At `i`: two or more hyphens followed by a word character (an em-dash between words).
+fn em_dash_at(chars: &[char], i: usize) -> bool {
+    let mut j = i;
+    while chars.get(j) == Some(&'-') {
+        j += 1;
+    }
+    j >= i + 2 && chars.get(j).is_some_and(|c| is_word(*c))
+}
+
+/// textwrap's chunks: whitespace runs and words, split after hyphens as its `wordsep_re` does
+/// (`split_hyphens`), or only at whitespace (`wordsep_simple_re`).
+fn wrap_chunks(text: &str, split_hyphens: bool) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let mut chunks = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let start = i;
+        if is_wrap_space(chars[i]) {
+            while i < n && is_wrap_space(chars[i]) {
+                i += 1;
             }
+        } else if !split_hyphens {
+            while i < n && !is_wrap_space(chars[i]) {
+                i += 1;
+            }
+        } else if i > 0 && is_word_punct(chars[i - 1]) && em_dash_at(&chars, i) {
+            while chars.get(i) == Some(&'-') {
+                i += 1;
+            }
+        } else {
+            // The shortest run of non-space characters that ends a word: before a hyphenated
+            // word's hyphen (included), before whitespace or the end, or before an em-dash.
+            let letter = |k: usize| chars.get(k).is_some_and(|c| is_letter(*c));
+            let mut k = i + 1;
+            loop {
+                if k >= n || is_wrap_space(chars[k]) {
+                    break;
+                }
+                if chars[k] == '-' {
+                    let before = (k >= 2 && letter(k - 1) && letter(k - 2))
+                        || (k >= 3 && letter(k - 1) && chars[k - 2] == '-' && letter(k - 3));
+                    let after = letter(k + 1) && (letter(k + 2) || (chars.get(k + 2) == Some(&'-') && letter(k + 3)));
+                    if before && after {
+                        k += 1;
+                        break;
+                    }
+                }
+                if is_word_punct(chars[k - 1]) && em_dash_at(&chars, k) {
+                    break;
+                }
+                k += 1;
+            }
+            i = k;
         }
+        chunks.push(chars[start..i].iter().collect());
     }
-    if !cur.is_empty() {
-        chunks.push(cur);
-    }
+    chunks
+}
+
+/// Python's `textwrap.wrap(text, width, expand_tabs=False, replace_whitespace=False, ...)`; `None`
+/// for a width no line reaches.
+fn text_wrap(text: &str, width: Option<usize>, break_long: bool, split_hyphens: bool, hyphens: bool) -> Vec<String> {
+    let mut chunks = wrap_chunks(text, split_hyphens);
     chunks.reverse();
     let len = |s: &str| s.chars().count();
+    let blank = |s: &str| s.chars().all(pystr::is_py_whitespace);
     let mut lines = Vec::new();
     while !chunks.is_empty() {
         let mut line: Vec<String> = Vec::new();
         let mut cur_len = 0;
-        if lines.is_empty() || !chunks.last().is_some_and(|c| c.chars().all(pystr::is_py_whitespace)) {
-        } else {
+        if !lines.is_empty() && chunks.last().is_some_and(|c| blank(c)) {
             chunks.pop();
         }
         while let Some(chunk) = chunks.last() {
             let l = len(chunk);
-            if cur_len + l <= width {
+            if width.is_none_or(|w| cur_len + l <= w) {
                 cur_len += l;
                 line.push(chunks.pop().unwrap_or_default());
             } else {
                 break;
             }
         }
-        if let Some(chunk) = chunks.last() {
-            if len(chunk) > width {
+        if let (Some(chunk), Some(w)) = (chunks.last(), width) {
+            if len(chunk) > w {
                 if break_long {
-                    let space_left = (width - cur_len).max(1);
+                    let space_left = if w < 1 { 1 } else { w.saturating_sub(cur_len) };
                     let chunk = chunks.pop().unwrap_or_default();
-                    let head: String = chunk.chars().take(space_left).collect();
-                    let tail: String = chunk.chars().skip(space_left).collect();
-                    line.push(head);
-                    chunks.push(tail);
+                    let cs: Vec<char> = chunk.chars().collect();
+                    let mut end = space_left;
+                    if hyphens && cs.len() > space_left {
+                        if let Some(h) = cs[..space_left.min(cs.len())].iter().rposition(|c| *c == '-') {
+                            if h > 0 && cs[..h].iter().any(|c| *c != '-') {
+                                end = h + 1;
+                            }
+                        }
+                    }
+                    let end = end.min(cs.len());
+                    line.push(cs[..end].iter().collect());
+                    chunks.push(cs[end..].iter().collect());
                 } else if line.is_empty() {
                     line.push(chunks.pop().unwrap_or_default());
                 }
             }
         }
-        while line.last().is_some_and(|c| c.chars().all(pystr::is_py_whitespace)) {
+        if line.last().is_some_and(|c| blank(c)) {
             line.pop();
         }
         if !line.is_empty() {

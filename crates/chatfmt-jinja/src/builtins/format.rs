@@ -7,7 +7,7 @@ use crate::pystr::{
     self, FieldAccessor, FieldArg, FormatArg, FormatMapping, FormatPiece, PercentArgs, PyError, PyErrorKind,
 };
 use crate::template::Clock;
-use crate::value::Value;
+use crate::value::{Object, Value};
 
 /// Converts a CPython-semantics error into an engine error.
 pub fn py_err(e: PyError) -> Error {
@@ -15,10 +15,10 @@ pub fn py_err(e: PyError) -> Error {
         PyErrorKind::ValueError => ErrorKind::ValueError,
         PyErrorKind::TypeError => ErrorKind::TypeError,
         PyErrorKind::KeyError => ErrorKind::KeyError,
+        #[cfg(test)]
         PyErrorKind::IndexError => ErrorKind::IndexError,
         PyErrorKind::OverflowError => ErrorKind::OverflowError,
         PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
-        PyErrorKind::RecursionError => ErrorKind::RecursionError,
         PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
     };
     let message = if e.kind == PyErrorKind::MemoryError {
@@ -91,7 +91,8 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
             let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
             pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
         }
-        v if v.is_mapping() || v.is_sequence_like() => {
+        // An undefined value has `__getitem__`, so `%` takes it for a mapping.
+        v if v.is_mapping() || v.is_sequence_like() || v.is_undefined() => {
             let mut pairs = Vec::new();
             v.for_each_pair(|k, x| pairs.push((k, x)));
             let items = Items { whole: v, pairs };
@@ -102,15 +103,79 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
     r.map_err(py_err)
 }
 
-/// Python `fmt.format(*args, **kwargs)`, looking attributes up through the sandbox. Pieces are
-/// parsed lazily, so errors come in CPython's order.
-pub fn str_format<'a>(fmt: &str, args: CallArgs<'a>) -> Result<String> {
-    let mut out = String::new();
-    format_pieces(&mut pystr::format_iter(fmt), &args, &mut out)?;
-    Ok(out)
+/// Where the fields of a format string find their values: the call's arguments (`format`) or a
+/// mapping (`format_map`).
+enum Source<'v, 'a> {
+    Call(&'v CallArgs<'a>),
+    Map(&'v Value<'a>),
 }
 
-fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, out: &mut String) -> Result<()> {
+impl<'a> Source<'_, 'a> {
+    /// `string.Formatter.get_value`: `args[i]` or `kwargs[name]`.
+    fn get(&self, arg: FieldArg) -> Result<Value<'a>> {
+        let no_index = || Error::new(ErrorKind::IndexError, "tuple index out of range".to_string());
+        match (self, arg) {
+            (Source::Call(args), FieldArg::Index(i)) => args.pos.get(i).cloned().ok_or_else(no_index),
+            (Source::Map(_), FieldArg::Index(_)) => Err(no_index()),
+            (Source::Call(args), FieldArg::Name(n)) => args
+                .kw
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.clone())
+                .ok_or_else(|| py_err(pystr::key_error(n))),
+            (Source::Map(m), FieldArg::Name(n)) => subscript_str(m, n),
+        }
+    }
+}
+
+/// Python `m[key]` for a string key, without the sandbox's attribute fallback.
+fn subscript_str<'a>(m: &Value<'a>, key: &str) -> Result<Value<'a>> {
+    if m.is_mapping() {
+        return m
+            .get_item_opt(&Value::string(key))
+            .ok_or_else(|| py_err(pystr::key_error(key)));
+    }
+    let message = match m {
+        Value::Undefined(_) => return Err(m.undefined_error()),
+        _ if m.is_str() => "string indices must be integers, not 'str'".to_string(),
+        Value::Object(o) if matches!(&**o, Object::Range(..)) => {
+            "range indices must be integers or slices, not str".to_string()
+        }
+        _ if m.is_sequence_like() => format!("{} indices must be integers or slices, not str", m.type_name()),
+        _ => format!("'{}' object is not subscriptable", m.type_name()),
+    };
+    Err(Error::new(ErrorKind::TypeError, message))
+}
+
+/// `recv.format(*args, **kwargs)` as the sandbox runs it (`string.Formatter`, looking attributes
+/// up through the sandbox); a Markup receiver escapes what it inserts and stays Markup.
+pub fn str_format_value<'a>(recv: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    format_with(recv, &Source::Call(&args))
+}
+
+/// `recv.format_map(mapping)` as the sandbox runs it.
+pub fn str_format_map<'a>(recv: &Value<'a>, mapping: Value<'a>) -> Result<Value<'a>> {
+    format_with(recv, &Source::Map(&mapping))
+}
+
+fn format_with<'a>(recv: &Value<'a>, source: &Source<'_, 'a>) -> Result<Value<'a>> {
+    let markup = matches!(recv, Value::Safe(_));
+    let mut out = String::new();
+    let fmt = recv.as_str().unwrap_or("");
+    format_pieces(&mut pystr::format_iter(fmt), source, markup, &mut out)?;
+    Ok(if markup {
+        Value::Safe(out.into())
+    } else {
+        Value::string(out)
+    })
+}
+
+fn format_pieces<'a>(
+    iter: &mut pystr::FormatIter<'_, '_>,
+    source: &Source<'_, 'a>,
+    markup: bool,
+    out: &mut String,
+) -> Result<()> {
     while let Some(piece) = iter.next() {
         let field = match piece.map_err(py_err)? {
             FormatPiece::Literal(s) => {
@@ -119,19 +184,7 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
             }
             FormatPiece::Field(f) => f,
         };
-        let mut v = match field.arg {
-            FieldArg::Index(i) => args
-                .pos
-                .get(i)
-                .cloned()
-                .ok_or_else(|| py_err(pystr::format_index_error(i)))?,
-            FieldArg::Name(n) => args
-                .kw
-                .iter()
-                .find(|(k, _)| *k == n)
-                .map(|(_, v)| v.clone())
-                .ok_or_else(|| py_err(pystr::key_error(n)))?,
-        };
+        let mut v = source.get(field.arg)?;
         for acc in field.accessors() {
             v = match acc.map_err(py_err)? {
                 FieldAccessor::Attr(name) => super::getattr_transient(&v, name)?,
@@ -147,14 +200,25 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
         };
         let mut spec = String::new();
         if field.spec_text.contains('{') {
-            format_pieces(&mut iter.spec_iter(field.spec_text).map_err(py_err)?, args, &mut spec)?;
+            format_pieces(
+                &mut iter.spec_iter(field.spec_text).map_err(py_err)?,
+                source,
+                markup,
+                &mut spec,
+            )?;
         } else {
             spec.push_str(field.spec_text);
         }
+        let mut text = String::new();
         if spec.is_empty() {
-            converted.write_str(out);
+            converted.write_str(&mut text);
+        } else if markup && matches!(converted, Value::Safe(_)) {
+            return Err(Error::new(
+                ErrorKind::ValueError,
+                "Unsupported format specification for Markup.".to_string(),
+            ));
         } else if matches!(converted, Value::Int(_) | Value::Float(_) | Value::Bool(_)) || converted.is_str() {
-            out.push_str(&pystr::apply_format_spec(&spec, &converted).map_err(py_err)?);
+            text.push_str(&pystr::apply_format_spec(&spec, &converted).map_err(py_err)?);
         } else {
             return Err(Error::new(
                 ErrorKind::TypeError,
@@ -163,6 +227,11 @@ fn format_pieces<'a>(iter: &mut pystr::FormatIter<'_, '_>, args: &CallArgs<'a>, 
                     converted.type_name()
                 ),
             ));
+        }
+        if markup && !matches!(converted, Value::Safe(_)) {
+            pystr::html_escape(&text, out);
+        } else {
+            out.push_str(&text);
         }
     }
     Ok(())
@@ -173,18 +242,10 @@ pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
     let t = match clock {
         Clock::Fixed(iso) => pystr::DateTimeFields::from_iso(iso).map_err(py_err)?,
         Clock::Local => {
-            use chrono::{Datelike, Timelike};
-            let now = chrono::Local::now().naive_local();
-            pystr::DateTimeFields::new(
-                now.year() as i64,
-                now.month() as i64,
-                now.day() as i64,
-                now.hour() as i64,
-                now.minute() as i64,
-                now.second() as i64,
-                (now.nanosecond() / 1000).min(999_999) as i64,
-            )
-            .map_err(py_err)?
+            use chrono::Offset;
+            let now = chrono::Local::now();
+            let offset = now.offset().fix().local_minus_utc();
+            pystr::DateTimeFields::from_unix(now.timestamp(), now.timestamp_subsec_nanos(), offset).map_err(py_err)?
         }
     };
     Ok(pystr::strftime(fmt, &t))

@@ -2,7 +2,7 @@
 //! `loop` object's attributes and methods.
 
 use crate::error::{err, Error, ErrorKind, Result};
-use crate::eval::{CallArgs, Evaluator};
+use crate::eval::{CallArgs, Evaluator, Signature};
 use crate::value::{range_len, Dict, LoopValue, Object, UndefInfo, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -22,11 +22,11 @@ pub const GLOBALS: &[&str] = &[
 /// Jinja2's sandbox cap on `range()`.
 pub const MAX_RANGE: usize = 100_000;
 
-fn int_param(v: &Value) -> Result<i64> {
+fn int_param(v: &Value) -> Result<i128> {
     match v {
-        Value::Int(i) => Ok(*i),
-        Value::Bool(b) => Ok(*b as i64),
-        Value::Undefined(_) => Err(v.undefined_error()),
+        Value::Int(i) => Ok(i128::from(*i)),
+        Value::Bool(b) => Ok(i128::from(*b)),
+        Value::BigInt(b) => i128::try_from(&**b).map_err(|_| err!(LimitExceeded, "range bounds beyond 128 bits")),
         _ => Err(err!(
             TypeError,
             "'{}' object cannot be interpreted as an integer",
@@ -39,10 +39,8 @@ fn int_param(v: &Value) -> Result<i64> {
 pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
     match name {
         "range" => {
-            if !args.kw.is_empty() {
-                return Err(err!(TypeError, "range() takes no keyword arguments"));
-            }
-            let p: Vec<i64> = args.pos.iter().map(int_param).collect::<Result<_>>()?;
+            args.bind_sig(&Signature::def("safe_range", &[], 0, 0).star())?;
+            let p: Vec<i128> = args.pos.iter().map(int_param).collect::<Result<_>>()?;
             let (a, b, s) = match p.as_slice() {
                 [b] => (0, *b, 1),
                 [a, b] => (*a, *b, 1),
@@ -80,8 +78,15 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
         }
         "namespace" => {
             let mut d = Dict::default();
-            for a in &args.pos {
-                fill_dict(&mut d, a)?;
+            if args.pos.len() > 1 {
+                return Err(err!(
+                    TypeError,
+                    "dict expected at most 1 argument, got {}",
+                    args.pos.len()
+                ));
+            }
+            if let Some(first) = args.pos.first() {
+                fill_dict(&mut d, first)?;
             }
             for (k, v) in args.kw {
                 d.insert(Value::Str(k), v);
@@ -94,13 +99,16 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
             Ok(Value::Object(Rc::new(Object::Namespace(RefCell::new(d)))))
         }
         "cycler" => {
+            args.bind_sig(&Signature::def("Cycler.__init__", &["self"], 1, 1).star())?;
             if args.pos.is_empty() {
                 return Err(err!(RuntimeError, "at least one item has to be provided"));
             }
             Ok(Value::Object(Rc::new(Object::Cycler(args.pos, Cell::new(0)))))
         }
         "joiner" => {
-            let [sep] = args.bind("joiner", ["sep"])?;
+            let [sep] = args
+                .bind_sig(&Signature::def("Joiner.__init__", &["self", "sep"], 1, 1))?
+                .take();
             Ok(Value::Object(Rc::new(Object::Joiner(
                 sep.unwrap_or(Value::Str(", ")),
                 Cell::new(false),
@@ -133,15 +141,16 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
             };
             Ok(Value::string(super::format::strftime_now(&ev.context().clock, f)?))
         }
-        "lipsum" => Err(err!(
-            TemplateRuntimeError,
-            "lipsum() produces random text and is not supported"
-        )),
+        "lipsum" => lipsum(args),
         _ => Err(err!(TypeError, "'{name}' is not callable")),
     }
 }
 
 fn fill_dict<'a>(d: &mut Dict<'a>, src: &Value<'a>) -> Result<()> {
+    // `dict(x)` first looks up `x.keys`, which an undefined value refuses.
+    if src.is_undefined() {
+        return Err(src.undefined_error());
+    }
     if src.is_mapping() {
         src.for_each_pair(|k, v| d.insert(k, v));
         return Ok(());
@@ -192,12 +201,202 @@ pub fn dict_fromkeys<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
 }
 
 /// Calls a joiner: empty the first time, the separator after.
-pub fn call_joiner<'a>(sep: &Value<'a>, used: &Cell<bool>) -> Value<'a> {
-    if used.replace(true) {
+pub fn call_joiner<'a>(sep: &Value<'a>, used: &Cell<bool>, args: &CallArgs<'a>) -> Result<Value<'a>> {
+    args.bind_sig(&Signature::def("Joiner.__call__", &["self"], 1, 1))?;
+    Ok(if used.replace(true) {
         sep.clone()
     } else {
         Value::Str("")
+    })
+}
+
+/// Words of the generated placeholder text.
+const LOREM_WORDS: &[&str] = &[
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+    "dolore",
+    "magna",
+    "aliqua",
+    "enim",
+    "ad",
+    "minim",
+    "veniam",
+    "quis",
+    "nostrud",
+    "exercitation",
+    "ullamco",
+    "laboris",
+    "nisi",
+    "aliquip",
+    "ex",
+    "ea",
+    "commodo",
+    "consequat",
+    "duis",
+    "aute",
+    "irure",
+    "in",
+    "reprehenderit",
+    "voluptate",
+    "velit",
+    "esse",
+    "cillum",
+    "fugiat",
+    "nulla",
+    "pariatur",
+    "excepteur",
+    "sint",
+    "occaecat",
+    "cupidatat",
+    "non",
+    "proident",
+    "sunt",
+    "culpa",
+    "qui",
+    "officia",
+    "deserunt",
+    "mollit",
+    "anim",
+    "id",
+    "est",
+    "laborum",
+];
+
+/// A small pseudo-random source for `lipsum` (seeded from the clock; the text is random anyway).
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x9e37_79b9, |d| d.as_nanos() as u64);
+        Rng(nanos | 1)
     }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Python's `randrange(lo, hi)`, with its error for an empty range.
+    fn randrange(&mut self, lo: i64, hi: i64) -> Result<i64> {
+        let width = hi.saturating_sub(lo);
+        if width <= 0 {
+            return Err(err!(ValueError, "empty range for randrange() ({lo}, {hi}, {width})"));
+        }
+        Ok(lo + (self.next() % width as u64) as i64)
+    }
+}
+
+/// A bound of `randrange()`: an integer, or what `int()` makes of it when it equals the value.
+fn randrange_arg(v: &Value, which: &str) -> Result<i64> {
+    let non_integer = || err!(ValueError, "non-integer {which} for randrange()");
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Bool(b) => Ok(i64::from(*b)),
+        Value::Float(f) if f.is_nan() => Err(err!(ValueError, "cannot convert float NaN to integer")),
+        Value::Float(f) if f.is_infinite() => Err(err!(OverflowError, "cannot convert float infinity to integer")),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Ok(*f as i64),
+        Value::Float(_) => Err(non_integer()),
+        Value::Undefined(_) => Err(v.undefined_error()),
+        _ if v.is_str() => match crate::pystr::parse_int(v.as_str().unwrap_or(""), 10) {
+            Ok(_) => Err(non_integer()),
+            Err(_) => {
+                let mut r = String::new();
+                v.write_repr(&mut r);
+                Err(err!(ValueError, "invalid literal for int() with base 10: {r}"))
+            }
+        },
+        _ => Err(err!(
+            TypeError,
+            "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+            v.type_name()
+        )),
+    }
+}
+
+/// `lipsum(n=5, html=True, min=20, max=100)`: `n` paragraphs of `min` to `max - 1` random words.
+fn lipsum<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
+    let sig = Signature::def("generate_lorem_ipsum", &["n", "html", "min", "max"], 0, 0);
+    let [n, html, min, max] = args.bind_sig(&sig)?.take();
+    let n = n.as_ref().map_or(Ok(5), int_param)?;
+    let html = html.is_none_or(|h| h.truthy());
+    let mut rng = Rng::new();
+    let mut paragraphs = Vec::new();
+    for _ in 0..n.max(0) {
+        let lo = min.as_ref().map_or(Ok(20), |m| randrange_arg(m, "arg 1"))?;
+        let hi = max.as_ref().map_or(Ok(100), |m| randrange_arg(m, "stop"))?;
+        let count = rng.randrange(lo, hi)?;
+        let mut words: Vec<String> = Vec::new();
+        let (mut last_comma, mut last_fullstop) = (0, 0);
+        let mut capitalize = true;
+        let mut last = "";
+        for idx in 0..count.max(0) {
+            let word = loop {
+                let w = LOREM_WORDS[(rng.next() % LOREM_WORDS.len() as u64) as usize];
+                if w != last {
+                    break w;
+                }
+            };
+            last = word;
+            let mut text = if capitalize {
+                capitalize = false;
+                crate::pystr::capitalize(word)
+            } else {
+                word.to_string()
+            };
+            if idx - rng.randrange(3, 8)? > last_comma {
+                last_comma = idx;
+                last_fullstop += 2;
+                text.push(',');
+            }
+            if idx - rng.randrange(10, 20)? > last_fullstop {
+                last_comma = idx;
+                last_fullstop = idx;
+                text.push('.');
+                capitalize = true;
+            }
+            words.push(text);
+        }
+        let mut p = words.join(" ");
+        if p.ends_with(',') {
+            p.pop();
+            p.push('.');
+        } else if !p.ends_with('.') {
+            p.push('.');
+        }
+        paragraphs.push(p);
+        crate::limits::check_value_size(paragraphs.iter().map(String::len).sum())?;
+    }
+    if !html {
+        return Ok(Value::string(paragraphs.join("\n\n")));
+    }
+    let mut out = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("<p>");
+        super::filters::escape_into(p, &mut out);
+        out.push_str("</p>");
+    }
+    Ok(Value::Safe(out.into()))
 }
 
 /// The attributes of `loop`.

@@ -12,6 +12,26 @@ pub struct DumpOptions {
     pub item_sep: String,
     pub key_sep: String,
     pub sort_keys: bool,
+    /// The indent is a `Markup` string: Python's encoder then builds each list item's text as
+    /// `Markup(separator + indent) + item`, which HTML-escapes scalar items (and item separators).
+    pub markup_indent: bool,
+}
+
+/// Appends a list item separator: escaped when built from a `Markup` indent.
+fn item_separator(opts: &DumpOptions, out: &mut String) {
+    if opts.markup_indent && opts.indent.is_some() {
+        super::filters::escape_into(&opts.item_sep, out);
+    } else {
+        out.push_str(&opts.item_sep);
+    }
+}
+
+/// HTML-escapes a scalar list item written from `start` on, when the indent is `Markup`.
+fn escape_scalar_item(opts: &DumpOptions, scalar: bool, start: usize, out: &mut String) {
+    if opts.markup_indent && opts.indent.is_some() && scalar {
+        let item = out.split_off(start);
+        super::filters::escape_into(&item, out);
+    }
 }
 
 /// Appends a JSON string literal the way Python's encoder writes it.
@@ -86,10 +106,12 @@ fn dumps_json(j: &Json, opts: &DumpOptions, level: usize, out: &mut String) -> R
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(&opts.item_sep);
+                    item_separator(opts, out);
                 }
                 newline(opts, level + 1, out);
+                let start = out.len();
                 dumps_json(item, opts, level + 1, out)?;
+                escape_scalar_item(opts, !matches!(item, Json::Array(_) | Json::Object(_)), start, out);
             }
             newline(opts, level, out);
             out.push(']');
@@ -105,7 +127,7 @@ fn dumps_json(j: &Json, opts: &DumpOptions, level: usize, out: &mut String) -> R
             out.push('{');
             let mut write_pair = |i: usize, k: &str, val: &Json| {
                 if i > 0 {
-                    out.push_str(&opts.item_sep);
+                    item_separator(opts, out);
                 }
                 newline(opts, level + 1, out);
                 write_json_str(k, opts.ensure_ascii, out);
@@ -153,10 +175,24 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(&opts.item_sep);
+                    item_separator(opts, out);
                 }
                 newline(opts, level + 1, out);
+                let start = out.len();
                 dumps(item, opts, level + 1, out)?;
+                let scalar = matches!(
+                    item,
+                    Value::None
+                        | Value::Bool(_)
+                        | Value::Int(_)
+                        | Value::BigInt(_)
+                        | Value::Float(_)
+                        | Value::Str(_)
+                        | Value::String(_)
+                        | Value::Safe(_)
+                        | Value::Json(Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_))
+                );
+                escape_scalar_item(opts, scalar, start, out);
             }
             newline(opts, level, out);
             out.push(']');
@@ -169,22 +205,13 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
                 return Ok(());
             }
             if opts.sort_keys {
-                let mut err_out = None;
-                pairs.sort_by(|a, b| match a.0.py_cmp(&b.0, "<") {
-                    Ok(o) => o,
-                    Err(e) => {
-                        err_out.get_or_insert(e);
-                        std::cmp::Ordering::Equal
-                    }
-                });
-                if let Some(e) = err_out {
-                    return Err(e);
-                }
+                // CPython sorts the items with `list.sort`: the same comparisons, the same first error.
+                super::filters::sort_values(&mut pairs, false)?;
             }
             out.push('{');
             for (i, (k, val)) in pairs.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(&opts.item_sep);
+                    item_separator(opts, out);
                 }
                 newline(opts, level + 1, out);
                 write_json_str(&key_string(k)?, opts.ensure_ascii, out);
@@ -198,7 +225,10 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             dumps(&Value::list(v.iterate()?.to_vec()), opts, level, out)?
         }
         Value::Object(o) if matches!(&**o, crate::value::Object::Namespace(_)) => {
-            return Err(err!(TypeError, "Object of type Namespace is not JSON serializable"))
+            return Err(err!(
+                TypeError,
+                "Object of type TemplateNamespace is not JSON serializable"
+            ))
         }
         _ => {
             return Err(err!(

@@ -5,7 +5,9 @@ pub(crate) mod filters;
 pub(crate) mod format;
 pub(crate) mod globals;
 pub(crate) mod json;
+pub(crate) mod method_sig;
 pub(crate) mod methods;
+pub(crate) mod num_methods;
 pub(crate) mod tests;
 mod urlize;
 
@@ -70,6 +72,9 @@ pub fn getattr_transient<'a>(obj: &Value<'a>, name: &str) -> Result<Value<'a>> {
     if methods::has_method(obj, name) && !name.starts_with('_') {
         return Ok(Value::missing_member(obj, key));
     }
+    if let Some(v) = python_attribute(obj, name) {
+        return Ok(v);
+    }
     Ok(obj
         .get_item_opt(&key)
         .unwrap_or_else(|| Value::missing_member(obj, key)))
@@ -104,7 +109,10 @@ pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
         return is_dunder(name).then(|| UndefInfo::unsafe_attr(name, obj));
     }
     if methods::has_method(obj, name) {
-        return Some(Value::missing_member(obj, Value::string(name)));
+        return match method_sig::static_name(obj, name) {
+            Some(n) => attribute(obj, n),
+            None => Some(Value::missing_member(obj, Value::string(name))),
+        };
     }
     let owned: &'static str = match name {
         "real" => "real",
@@ -143,6 +151,12 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
             "denominator" => Some(Value::Int(1)),
             _ => None,
         },
+        Value::BigInt(_) => match name {
+            "real" | "numerator" => Some(obj.clone()),
+            "imag" => Some(Value::Int(0)),
+            "denominator" => Some(Value::Int(1)),
+            _ => None,
+        },
         Value::Bool(b) => match name {
             "real" | "numerator" => Some(Value::Int(*b as i64)),
             "imag" => Some(Value::Int(0)),
@@ -174,6 +188,12 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 .map(|(_, b)| Value::Object(Rc::new(Object::Block(b)))),
             Object::Cycler(items, pos) => match name {
                 "current" => items.get(pos.get()).cloned(),
+                "items" => Some(Value::Tuple(Rc::new(items.clone()))),
+                _ => None,
+            },
+            Object::Joiner(sep, used) => match name {
+                "sep" => Some(sep.clone()),
+                "used" => Some(Value::Bool(used.get())),
                 _ => None,
             },
             Object::Group(k, l) => match name {
@@ -182,9 +202,9 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
                 _ => None,
             },
             Object::Range(a, b, s) => match name {
-                "start" => Some(Value::Int(*a)),
-                "stop" => Some(Value::Int(*b)),
-                "step" => Some(Value::Int(*s)),
+                "start" => Some(Value::from_i128(*a)),
+                "stop" => Some(Value::from_i128(*b)),
+                "step" => Some(Value::from_i128(*s)),
                 _ => None,
             },
             _ => None,

@@ -1,7 +1,7 @@
 //! Jinja2's tests (`is defined`, `is string`, ...).
 
 use crate::error::{err, Result};
-use crate::eval::{compare, CallArgs, Evaluator};
+use crate::eval::{compare, CallArgs, Evaluator, Signature};
 use crate::syntax::ast::{BinOp, CmpOp};
 use crate::value::{Object, Value};
 
@@ -71,38 +71,44 @@ fn bind_test<'a>(name: &str, args: &CallArgs<'a>) -> Result<Option<Value<'a>>> {
         }
         return Ok(args.pos.first().cloned());
     }
-    let func = format!("test_{name}");
-    match name {
-        "divisibleby" => Ok(args.bind_def(&func, 1, ["num"], 1)?[0].take()),
-        "in" => Ok(args.bind_def(&func, 1, ["seq"], 1)?[0].take()),
-        "sameas" => Ok(args.bind_def(&func, 1, ["other"], 1)?[0].take()),
-        "filter" | "test" => args.bind_def(&func, 2, [], 0).map(|_| None),
-        _ if NO_ARGUMENTS.contains(&name) => args.bind_def(&func, 1, [], 0).map(|_| None),
-        _ => Ok(None),
-    }
+    const VALUE: &[&str] = &["value"];
+    let sig = match name {
+        "callable" => Signature::one_arg("callable"),
+        "divisibleby" => Signature::def("test_divisibleby", &["value", "num"], 1, 2),
+        "in" => Signature::def("test_in", &["value", "seq"], 1, 2),
+        "sameas" => Signature::def("test_sameas", &["value", "other"], 1, 2),
+        "filter" => Signature::def("test_filter", &["env", "value"], 2, 2),
+        "test" => Signature::def("test_test", &["env", "value"], 2, 2),
+        _ => match NO_ARGUMENTS.iter().find(|(n, _)| *n == name) {
+            Some((_, func)) => Signature::def(func, VALUE, 1, 1),
+            None => return Ok(None),
+        },
+    };
+    let mut b = args.bind_sig(&sig)?;
+    let [arg] = b.take();
+    Ok(arg)
 }
 
-/// Tests that take no argument besides the value.
-const NO_ARGUMENTS: &[&str] = &[
-    "boolean",
-    "callable",
-    "defined",
-    "escaped",
-    "false",
-    "float",
-    "integer",
-    "iterable",
-    "lower",
-    "mapping",
-    "none",
-    "number",
-    "odd",
-    "even",
-    "sequence",
-    "string",
-    "true",
-    "undefined",
-    "upper",
+/// Tests that take no argument besides the value, with their function names.
+const NO_ARGUMENTS: &[(&str, &str)] = &[
+    ("boolean", "test_boolean"),
+    ("defined", "test_defined"),
+    ("escaped", "test_escaped"),
+    ("false", "test_false"),
+    ("float", "test_float"),
+    ("integer", "test_integer"),
+    ("iterable", "test_iterable"),
+    ("lower", "test_lower"),
+    ("mapping", "test_mapping"),
+    ("none", "test_none"),
+    ("number", "test_number"),
+    ("odd", "test_odd"),
+    ("even", "test_even"),
+    ("sequence", "test_sequence"),
+    ("string", "test_string"),
+    ("true", "test_true"),
+    ("undefined", "test_undefined"),
+    ("upper", "test_upper"),
 ];
 
 /// Runs the test `name` on `x`.
@@ -135,18 +141,20 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &C
         "iterable" => x.iterate().is_ok() || x.is_undefined(),
         "callable" => match x {
             Value::Undefined(_) => true,
-            Value::Object(o) => !matches!(&**o, Object::Namespace(_) | Object::Range(..)),
+            Value::Object(o) => !matches!(
+                &**o,
+                Object::Namespace(_)
+                    | Object::Range(..)
+                    | Object::Cycler(..)
+                    | Object::Group(..)
+                    | Object::View(..)
+                    | Object::SelfRef(_)
+            ),
             _ => false,
         },
         "escaped" => matches!(x, Value::Safe(_)),
-        "lower" => {
-            let s = x.to_py_str();
-            s.chars().any(|c| c.is_lowercase()) && !s.chars().any(|c| c.is_uppercase())
-        }
-        "upper" => {
-            let s = x.to_py_str();
-            s.chars().any(|c| c.is_uppercase()) && !s.chars().any(|c| c.is_lowercase())
-        }
+        "lower" => crate::pystr::islower(&x.to_py_str()),
+        "upper" => crate::pystr::isupper(&x.to_py_str()),
         "odd" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(1)),
         "even" => x.binary(BinOp::Mod, &Value::Int(2))?.py_eq(&Value::Int(0)),
         "divisibleby" => x.binary(BinOp::Mod, &other()?)?.py_eq(&Value::Int(0)),
@@ -170,8 +178,15 @@ pub fn call_test<'a>(ev: &mut Evaluator<'a>, name: &str, x: &Value<'a>, args: &C
                 _ => false,
             }
         }
-        "filter" => x.as_str().is_some_and(super::is_filter),
-        "test" => x.as_str().is_some_and(super::is_test),
+        "filter" | "test" => {
+            super::filters::check_hashable(x)?;
+            let known = if name == "filter" {
+                super::is_filter
+            } else {
+                super::is_test
+            };
+            x.as_str().is_some_and(known)
+        }
         _ => {
             let _ = ev;
             return Err(err!(TemplateRuntimeError, "No test named '{name}' found."));

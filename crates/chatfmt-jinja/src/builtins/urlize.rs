@@ -27,15 +27,18 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// `urlize(text, trim_url_limit, rel, target)` as `jinja2.utils.urlize` with Jinja2's default policies.
-pub fn urlize(text: &str, trim_url_limit: Option<usize>, rel: Option<&str>, target: Option<&str>) -> String {
-    let trim = |x: &str| match trim_url_limit {
-        Some(n) if x.chars().count() > n => format!("{}...", x.chars().take(n).collect::<String>()),
-        _ => x.to_string(),
-    };
+/// `jinja2.utils.urlize` on text already HTML-escaped: `trim` shortens a link's displayed text,
+/// `rel` is the attribute's text (escaped here), `target` its escaped value, `extra_schemes` the
+/// further URI prefixes that make a word a link.
+pub fn urlize<E>(
+    escaped: &str,
+    trim: impl Fn(&str) -> Result<String, E>,
+    rel: Option<&str>,
+    target: Option<&str>,
+    extra_schemes: Option<&[String]>,
+) -> Result<String, E> {
     let rel_attr = rel.map(|r| format!(" rel=\"{}\"", escape(r))).unwrap_or_default();
-    let target_attr = target.map(|t| format!(" target=\"{}\"", escape(t))).unwrap_or_default();
-    let escaped = escape(text);
+    let target_attr = target.map(|t| format!(" target=\"{t}\"")).unwrap_or_default();
     let mut out = String::new();
     // Split on whitespace runs, keeping them.
     let mut words: Vec<&str> = Vec::new();
@@ -95,19 +98,26 @@ pub fn urlize(text: &str, trim_url_limit: Option<usize>, rel: Option<&str>, targ
             } else {
                 format!("https://{middle}")
             };
-            middle = format!("<a href=\"{href}\"{rel_attr}{target_attr}>{}</a>", trim(&middle));
+            middle = format!("<a href=\"{href}\"{rel_attr}{target_attr}>{}</a>", trim(&middle)?);
         } else if middle.starts_with("mailto:") && email_re().is_match(&middle[7..]) {
             middle = format!("<a href=\"{middle}\">{}</a>", &middle[7..]);
         } else if middle.contains('@')
             && !middle.starts_with("www.")
+            && !middle.starts_with('@')
             && !middle.contains(':')
             && email_re().is_match(&middle)
         {
             middle = format!("<a href=\"mailto:{middle}\">{middle}</a>");
+        } else if let Some(schemes) = extra_schemes {
+            for scheme in schemes {
+                if middle != *scheme && middle.starts_with(scheme.as_str()) {
+                    middle = format!("<a href=\"{middle}\"{rel_attr}{target_attr}>{middle}</a>");
+                }
+            }
         }
         out.push_str(&head);
         out.push_str(&middle);
         out.push_str(&tail);
     }
-    out
+    Ok(out)
 }

@@ -10,6 +10,106 @@ pub struct CallArgs<'a> {
     pub kw: Vec<(&'a str, Value<'a>)>,
 }
 
+/// How a callable takes its arguments, so that calls bind (and fail) as CPython binds them.
+#[derive(Clone, Copy)]
+pub struct Signature {
+    /// The name in error messages (CPython's qualified name, `do_center`, `Cycler.__init__`).
+    pub func: &'static str,
+    /// The parameter names, the leading `hidden` ones included.
+    pub params: &'static [&'static str],
+    /// Leading parameters the caller passes itself (the context, the filtered value, `self`).
+    pub hidden: usize,
+    /// How many leading parameters have no default.
+    pub required: usize,
+    /// How many leading parameters are positional-only.
+    pub posonly: usize,
+    /// Whether extra positional arguments are collected (`*args`).
+    pub varargs: bool,
+    /// Whether extra keyword arguments are collected (`**kwargs`).
+    pub varkw: bool,
+    /// A C function taking exactly one argument (`METH_O`: `len`, `abs`, `callable`).
+    pub one_arg: bool,
+}
+
+impl Signature {
+    /// `def func(params...)` whose first `hidden` parameters the caller passes and whose first
+    /// `required` parameters have no default.
+    pub const fn def(func: &'static str, params: &'static [&'static str], hidden: usize, required: usize) -> Self {
+        Signature {
+            func,
+            params,
+            hidden,
+            required,
+            posonly: 0,
+            varargs: false,
+            varkw: false,
+            one_arg: false,
+        }
+    }
+
+    /// A C function of exactly one argument, passed by the caller.
+    pub const fn one_arg(func: &'static str) -> Self {
+        Signature {
+            one_arg: true,
+            ..Signature::def(func, &[], 1, 1)
+        }
+    }
+
+    /// The first `n` parameters are positional-only.
+    pub const fn posonly(self, n: usize) -> Self {
+        Signature { posonly: n, ..self }
+    }
+
+    /// The function also takes `*args` and `**kwargs`.
+    pub const fn variadic(self) -> Self {
+        Signature {
+            varargs: true,
+            varkw: true,
+            ..self
+        }
+    }
+
+    /// The function also takes `*args`.
+    pub const fn star(self) -> Self {
+        Signature { varargs: true, ..self }
+    }
+}
+
+/// Arguments bound to a [`Signature`].
+pub struct Bound<'a> {
+    /// The parameters after the hidden ones; `None` where the default applies.
+    pub args: Vec<Option<Value<'a>>>,
+    /// Extra positional arguments (`*args`).
+    pub rest: Vec<Value<'a>>,
+    /// Extra keyword arguments (`**kwargs`), in call order.
+    pub kwrest: Vec<(&'a str, Value<'a>)>,
+}
+
+impl<'a> Bound<'a> {
+    /// The first `N` bound parameters, moved out.
+    pub fn take<const N: usize>(&mut self) -> [Option<Value<'a>>; N] {
+        std::array::from_fn(|i| self.args.get_mut(i).and_then(Option::take))
+    }
+}
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b', and 'c'`: CPython's list of missing parameter names.
+fn name_list(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 impl<'a> CallArgs<'a> {
     /// Binds to parameter names as Python would for `def f(p0, p1, ...)` where every parameter
     /// has a default; `func` names the callable in error messages.
@@ -18,7 +118,7 @@ impl<'a> CallArgs<'a> {
             return Err(err!(
                 TypeError,
                 "{func}() takes at most {N} positional argument{} ({} given)",
-                if N == 1 { "" } else { "s" },
+                plural(N),
                 self.pos.len()
             ));
         }
@@ -38,50 +138,94 @@ impl<'a> CallArgs<'a> {
         Ok(out)
     }
 
-    /// Binds as CPython binds a call to a function written in Python, `def func(h0, .., p0, p1, ..)`,
-    /// whose first `hidden` parameters (the context, the filtered value) are passed by the caller and
-    /// whose first `required` of `names` have no default; the errors carry CPython's messages.
-    pub fn bind_def<const N: usize>(
-        &self,
-        func: &str,
-        hidden: usize,
-        names: [&str; N],
-        required: usize,
-    ) -> Result<[Option<Value<'a>>; N]> {
-        if self.pos.len() > N {
-            let (least, most) = (hidden + required, hidden + N);
-            let takes = if least == most {
-                format!("{most} positional argument{}", if most == 1 { "" } else { "s" })
-            } else {
-                format!("from {least} to {most} positional arguments")
-            };
-            let given = hidden + self.pos.len();
-            let were = if given == 1 { "was" } else { "were" };
-            return Err(err!(TypeError, "{func}() takes {takes} but {given} {were} given"));
+    /// Binds as CPython binds a call to `sig`, the hidden parameters being passed by the caller:
+    /// keywords first (unexpected, positional-only or repeated), then the positional count, then
+    /// the missing parameters, each failure with CPython's message.
+    pub fn bind_sig(&self, sig: &Signature) -> Result<Bound<'a>> {
+        let func = sig.func;
+        if sig.one_arg {
+            if !self.kw.is_empty() {
+                return Err(err!(TypeError, "{func}() takes no keyword arguments"));
+            }
+            let given = sig.hidden + self.pos.len();
+            if given != 1 {
+                return Err(err!(TypeError, "{func}() takes exactly one argument ({given} given)"));
+            }
+            return Ok(Bound {
+                args: Vec::new(),
+                rest: Vec::new(),
+                kwrest: Vec::new(),
+            });
         }
-        let out = self.bind(func, names)?;
-        let missing: Vec<String> = names
+        let total = sig.params.len();
+        let given = sig.hidden + self.pos.len();
+        // Slots of all parameters: filled by the hidden ones and the positional arguments.
+        let mut filled: Vec<bool> = (0..total).map(|i| i < given).collect();
+        let mut args: Vec<Option<Value<'a>>> = vec![None; total.saturating_sub(sig.hidden)];
+        for (i, v) in self.pos.iter().enumerate() {
+            if let Some(slot) = args.get_mut(i) {
+                *slot = Some(v.clone());
+            }
+        }
+        let mut kwrest = Vec::new();
+        for (k, v) in &self.kw {
+            let found = sig
+                .params
+                .iter()
+                .skip(sig.posonly)
+                .position(|p| p == k)
+                .map(|i| i + sig.posonly);
+            match found {
+                Some(j) => {
+                    if filled[j] {
+                        return Err(err!(TypeError, "{func}() got multiple values for argument '{k}'"));
+                    }
+                    filled[j] = true;
+                    if let Some(slot) = j.checked_sub(sig.hidden).and_then(|i| args.get_mut(i)) {
+                        *slot = Some(v.clone());
+                    }
+                }
+                None if sig.varkw => kwrest.push((*k, v.clone())),
+                None => {
+                    let posonly: Vec<String> = sig.params[..sig.posonly.min(total)]
+                        .iter()
+                        .filter(|p| self.kw.iter().any(|(k, _)| k == *p))
+                        .map(|p| format!("'{p}'"))
+                        .collect();
+                    if !posonly.is_empty() {
+                        return Err(err!(
+                            TypeError,
+                            "{func}() got some positional-only arguments passed as keyword arguments: {}",
+                            posonly.join(", ")
+                        ));
+                    }
+                    return Err(err!(TypeError, "{func}() got an unexpected keyword argument '{k}'"));
+                }
+            }
+        }
+        let mut rest = Vec::new();
+        if given > total {
+            if !sig.varargs {
+                return Err(too_many(func, sig.required, total, given));
+            }
+            rest = self.pos[total.saturating_sub(sig.hidden)..].to_vec();
+        }
+        let missing: Vec<String> = sig.params[..sig.required.min(total)]
             .iter()
-            .zip(out.iter())
-            .take(required)
-            .filter(|(_, v)| v.is_none())
+            .zip(filled.iter())
+            .filter(|(_, f)| !**f)
             .map(|(n, _)| format!("'{n}'"))
             .collect();
         if !missing.is_empty() {
-            let list = match missing.as_slice() {
-                [one] => one.clone(),
-                [a, b] => format!("{a} and {b}"),
-                [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
-                [] => String::new(),
-            };
             let n = missing.len();
             return Err(err!(
                 TypeError,
-                "{func}() missing {n} required positional argument{}: {list}",
-                if n == 1 { "" } else { "s" }
+                "{func}() missing {n} required positional argument{}: {}",
+                plural(n),
+                name_list(&missing)
             ));
         }
-        Ok(out)
+        Ok(Bound { args, rest, kwrest })
     }
 
     /// Fails unless there are no arguments at all.
@@ -92,4 +236,15 @@ impl<'a> CallArgs<'a> {
         }
         Ok(())
     }
+}
+
+/// CPython's "takes N positional arguments but M were given".
+fn too_many(func: &str, least: usize, most: usize, given: usize) -> crate::error::Error {
+    let takes = if least == most {
+        format!("{most} positional argument{}", plural(most))
+    } else {
+        format!("from {least} to {most} positional arguments")
+    };
+    let were = if given == 1 { "was" } else { "were" };
+    err!(TypeError, "{func}() takes {takes} but {given} {were} given")
 }

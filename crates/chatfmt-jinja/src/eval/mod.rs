@@ -8,7 +8,7 @@ use crate::output::{RawOrigin, SpanRecorder};
 use crate::syntax::ast::*;
 use crate::template::{Borrowed, Context, Layer, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
-pub(crate) use args::CallArgs;
+pub(crate) use args::{Bound, CallArgs, Signature};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -1053,7 +1053,7 @@ impl<'a> Evaluator<'a> {
                 Object::Function(name) => builtins::globals::call_global(self, name, args),
                 Object::Method(recv, name) => builtins::methods::call_method(recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
-                Object::Joiner(sep, used) => Ok(builtins::globals::call_joiner(sep, used)),
+                Object::Joiner(sep, used) => builtins::globals::call_joiner(sep, used, &args),
                 Object::Block(body) => {
                     args.none("block")?;
                     self.enter()?;

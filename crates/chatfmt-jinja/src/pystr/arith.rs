@@ -1,10 +1,12 @@
-//! Arithmetic on Python `int` (here `i64`) and `float` values with CPython's
-//! rules: floor division and modulo signs, correctly rounded true division,
-//! `**` special cases, exact int/float comparison, and CPython's errors.
-//! Results that would need a Python int wider than 64 bits are reported as
-//! `OverflowError: integer overflow` (Python itself would switch to a big int).
+//! Arithmetic on Python `int` and `float` values with CPython's rules: floor
+//! division and modulo signs, correctly rounded true division, `**` special
+//! cases, exact int/float comparison and conversion, and CPython's errors.
+//! Ints are `i64` where a result that needs more bits is reported as `None`
+//! (the caller computes it as a big int), or [`BigInt`] where any size is exact.
 
 use super::{PyError, PyErrorKind};
+use num_bigint::{BigInt, BigUint, Sign};
+use num_traits::{FromPrimitive, ToPrimitive};
 use std::cmp::Ordering;
 
 /// A Python number: `int` or `float`.
@@ -20,19 +22,18 @@ fn zero_div(msg: &str) -> PyError {
     PyError::new(PyErrorKind::ZeroDivisionError, msg)
 }
 
-fn int_overflow() -> PyError {
-    PyError::new(PyErrorKind::OverflowError, "integer overflow")
-}
-
-/// Python `a // b` for ints (rounds towards negative infinity).
+/// Python `a // b` for ints (rounds towards negative infinity); `None` for
+/// the one quotient beyond 64 bits, `i64::MIN // -1`.
 /// `ZeroDivisionError: integer division or modulo by zero`.
-pub fn int_floordiv(a: i64, b: i64) -> Result<i64, PyError> {
+pub fn int_floordiv(a: i64, b: i64) -> Result<Option<i64>, PyError> {
     if b == 0 {
         return Err(zero_div("integer division or modulo by zero"));
     }
-    let q = a.checked_div(b).ok_or_else(int_overflow)?;
+    let Some(q) = a.checked_div(b) else {
+        return Ok(None);
+    };
     let r = a.wrapping_rem(b);
-    Ok(if r != 0 && ((r < 0) != (b < 0)) { q - 1 } else { q })
+    Ok(Some(if r != 0 && ((r < 0) != (b < 0)) { q - 1 } else { q }))
 }
 
 /// Python `a % b` for ints (the result has the sign of `b`).
@@ -48,53 +49,75 @@ pub fn int_mod(a: i64, b: i64) -> Result<i64, PyError> {
 /// Python `a / b` for ints: the correctly rounded float quotient.
 /// `ZeroDivisionError: division by zero`.
 pub fn int_truediv(a: i64, b: i64) -> Result<f64, PyError> {
-    if b == 0 {
-        return Err(zero_div("division by zero"));
-    }
     const EXACT: u64 = 1 << 53;
-    if a.unsigned_abs() <= EXACT && b.unsigned_abs() <= EXACT {
+    if b != 0 && a.unsigned_abs() <= EXACT && b.unsigned_abs() <= EXACT {
+        // Both operands are exact floats: one IEEE division rounds correctly.
         return Ok(a as f64 / b as f64);
     }
-    let negative = (a < 0) != (b < 0);
-    let q = divide_rounded(a.unsigned_abs(), b.unsigned_abs());
-    Ok(if negative { -q } else { q })
+    big_truediv(&BigInt::from(a), &BigInt::from(b))
 }
 
-/// `n / d` correctly rounded to a float (ties to even), `d > 0`.
-fn divide_rounded(n: u64, d: u64) -> f64 {
-    if n == 0 {
-        return 0.0;
+/// Python `a / b` for ints of any size: the correctly rounded float quotient
+/// (ties to even, subnormal results included). Errors: `ZeroDivisionError:
+/// division by zero`, `OverflowError: integer division result too large for
+/// a float`.
+pub fn big_truediv(a: &BigInt, b: &BigInt) -> Result<f64, PyError> {
+    if b.sign() == Sign::NoSign {
+        return Err(zero_div("division by zero"));
     }
-    let (n, d) = (n as u128, d as u128);
-    // Collect 55 significant quotient bits, then the sticky remainder.
-    let mut q = n / d;
-    let mut r = n % d;
-    let mut exp: i32 = 0; // value = q * 2^exp (+ remainder)
-    while q < (1u128 << 54) {
-        r <<= 1;
-        q <<= 1;
-        if r >= d {
-            r -= d;
-            q |= 1;
-        }
-        exp -= 1;
+    let negative = (a.sign() == Sign::Minus) != (b.sign() == Sign::Minus);
+    let signed = |x: f64| if negative { -x } else { x };
+    if a.sign() == Sign::NoSign {
+        return Ok(signed(0.0));
     }
-    // q has 55+ bits; keep 53 and round half to even with a sticky bit.
-    let extra = 128 - q.leading_zeros() as i32 - 53;
-    let mut sticky = r != 0;
-    if extra > 0 {
-        let mask = (1u128 << extra) - 1;
-        let dropped = q & mask;
-        let half = 1u128 << (extra - 1);
-        sticky |= dropped & (half - 1) != 0;
-        let mut m = q >> extra;
-        if dropped & half != 0 && (sticky || m & 1 == 1) {
-            m += 1;
-        }
-        q = m;
-        exp += extra;
+    let (n, d) = (a.magnitude(), b.magnitude());
+    // Scale so that the integer quotient has 55 or 56 bits: at least 53
+    // kept and a rounding bit, with the remainder as a sticky bit.
+    let shift = 55 - (n.bits() as i64 - d.bits() as i64);
+    let (q, r) = if shift >= 0 {
+        let n = n << shift as u64;
+        (&n / d, &n % d)
+    } else {
+        let d = d << shift.unsigned_abs();
+        (n / &d, n % &d)
+    };
+    // The quotient is q * 2^-shift; its leading bit has weight 2^top.
+    let top = q.bits() as i64 - 1 - shift;
+    if top >= 1024 {
+        return Err(overflowing_division());
     }
-    (q as f64) * 2f64.powi(exp)
+    // The weight of the last kept bit: 53 significant bits, or fewer where
+    // the result is subnormal. At least two bits of q are dropped.
+    let unit = (top - 52).max(-1074);
+    let drop = (unit + shift) as u64;
+    let kept = &q >> drop;
+    let dropped = &q - (&kept << drop);
+    let half = BigUint::from(1u8) << (drop - 1);
+    let mut m = kept.to_u64().unwrap_or(u64::MAX);
+    if dropped > half || (dropped == half && (r.bits() > 0 || m & 1 == 1)) {
+        m += 1;
+    }
+    let x = m as f64 * pow2(unit);
+    if x.is_infinite() {
+        return Err(overflowing_division());
+    }
+    Ok(signed(x))
+}
+
+fn overflowing_division() -> PyError {
+    PyError::new(
+        PyErrorKind::OverflowError,
+        "integer division result too large for a float",
+    )
+}
+
+/// `2^e` for `-1074 <= e <= 1023`, exactly.
+fn pow2(e: i64) -> f64 {
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1 << (e + 1074))
+    }
 }
 
 /// Python `a / b` for floats. `ZeroDivisionError: float division by zero`.
@@ -232,165 +255,80 @@ pub fn float_pow(v: f64, w: f64) -> Result<f64, PyError> {
 }
 
 /// Python `a ** b` for ints: an int for `b >= 0`, else a float
-/// (`ZeroDivisionError: 0.0 cannot be raised to a negative power`).
-pub fn int_pow(a: i64, b: i64) -> Result<PyNumber, PyError> {
+/// (`ZeroDivisionError: 0.0 cannot be raised to a negative power`); `None`
+/// when the int needs more than 64 bits.
+pub fn int_pow(a: i64, b: i64) -> Result<Option<PyNumber>, PyError> {
     if b < 0 {
-        return float_pow(a as f64, b as f64).map(PyNumber::Float);
+        // Both operands are within a float's range: Python computes `float(a) ** float(b)`.
+        return float_pow(a as f64, b as f64).map(|x| Some(PyNumber::Float(x)));
     }
     let mut result: i64 = 1;
     let mut base = a;
-    let mut e = b as u64;
+    let mut e = b.unsigned_abs();
     while e > 0 {
         if e & 1 == 1 {
-            result = result.checked_mul(base).ok_or_else(int_overflow)?;
+            let Some(r) = result.checked_mul(base) else {
+                return Ok(None);
+            };
+            result = r;
         }
         e >>= 1;
         if e > 0 {
-            base = match base.checked_mul(base) {
-                Some(b2) => b2,
-                // |base| >= 2^32 and more factors follow: overflow unless
-                // the result is already 0 (impossible for base != 0).
-                None => return Err(int_overflow()),
+            // |base| >= 2^32 with more factors to come: the result needs more bits.
+            let Some(b2) = base.checked_mul(base) else {
+                return Ok(None);
             };
+            base = b2;
         }
     }
-    Ok(PyNumber::Int(result))
+    Ok(Some(PyNumber::Int(result)))
 }
 
 /// Python's exact comparison of an `int` with a `float` (`None` when the
 /// float is NaN): e.g. `2**53 + 1 > float(2**53)`.
 pub fn cmp_int_float(a: i64, b: f64) -> Option<Ordering> {
+    if a.unsigned_abs() <= 1 << 53 {
+        // `a` is exactly a float.
+        return (a as f64).partial_cmp(&b);
+    }
+    cmp_big_float(&BigInt::from(a), b)
+}
+
+/// [`cmp_int_float`] for an int of any size.
+pub fn cmp_big_float(a: &BigInt, b: f64) -> Option<Ordering> {
     if b.is_nan() {
         return None;
     }
     if b.is_infinite() {
         return Some(if b > 0.0 { Ordering::Less } else { Ordering::Greater });
     }
-    // |b| < 2^127 here is enough: i64 values are far smaller.
-    if b.abs() >= 1.7e38 {
-        return Some(if b > 0.0 { Ordering::Less } else { Ordering::Greater });
-    }
     let t = b.trunc();
-    let ti = t as i128;
-    match (a as i128).cmp(&ti) {
-        Ordering::Equal => {
-            let f = b - t;
-            Some(if f > 0.0 {
-                Ordering::Less
-            } else if f < 0.0 {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            })
-        }
+    match a.cmp(&BigInt::from_f64(t)?) {
+        // Equal integer parts: the fraction decides.
+        Ordering::Equal => 0.0.partial_cmp(&(b - t)),
         o => Some(o),
     }
 }
 
-/// Python `int(x)` for a float: truncation towards zero. Errors:
+/// Python `int(x)` for a float: exact truncation towards zero. Errors:
 /// `ValueError: cannot convert float NaN to integer`, `OverflowError:
-/// cannot convert float infinity to integer`; beyond `i64` (a big int in
-/// Python) `OverflowError: integer overflow`.
-pub fn float_to_int(x: f64) -> Result<i64, PyError> {
+/// cannot convert float infinity to integer`.
+pub fn float_to_int(x: f64) -> Result<BigInt, PyError> {
     if x.is_nan() {
         return Err(PyError::value("cannot convert float NaN to integer"));
     }
-    if x.is_infinite() {
-        return Err(PyError::new(
-            PyErrorKind::OverflowError,
-            "cannot convert float infinity to integer",
-        ));
-    }
-    let t = x.trunc();
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&t) {
-        Ok(t as i64)
-    } else {
-        Err(int_overflow())
-    }
+    BigInt::from_f64(x.trunc())
+        .ok_or_else(|| PyError::new(PyErrorKind::OverflowError, "cannot convert float infinity to integer"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pystr::test_support::{bits, float_bits, int, kind_name, load, result};
-    use serde_json::Value;
-
-    /// An `int` or a `float` as `scripts/gen_pystr_cases.py` writes them.
-    fn number(v: &Value) -> PyNumber {
-        match v {
-            Value::Number(_) => PyNumber::Int(int(v)),
-            _ => PyNumber::Float(f64::from_bits(float_bits(v))),
-        }
-    }
-
-    /// The four expected results of an arithmetic case, in fields 2 to 5.
-    fn results(case: &[Value]) -> [Result<PyNumber, (&str, &str)>; 4] {
-        [2, 3, 4, 5].map(|i| result(&case[i], number))
-    }
-
-    fn same(got: Result<PyNumber, PyError>, want: &Result<PyNumber, (&str, &str)>, what: &str) {
-        match (got, want) {
-            (Ok(PyNumber::Float(g)), Ok(PyNumber::Float(w))) => {
-                assert!(
-                    g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
-                    "{what}: {g:?} != {w:?}"
-                );
-            }
-            (Ok(g), Ok(w)) => assert_eq!(g, *w, "{what}"),
-            (Err(e), Err((k, m))) => {
-                assert_eq!((kind_name(e.kind), e.message.as_str()), (*k, *m), "{what}")
-            }
-            (g, w) => panic!("{what}: got {g:?}, want {w:?}"),
-        }
-    }
-
-    #[test]
-    fn int_arithmetic_matches_cpython() {
-        for case in load("int_arith", 2500) {
-            let (a, b) = (int(&case[0]), int(&case[1]));
-            let [fd, m, td, pw] = &results(&case);
-            same(int_floordiv(a, b).map(PyNumber::Int), fd, &format!("{a} // {b}"));
-            same(int_mod(a, b).map(PyNumber::Int), m, &format!("{a} % {b}"));
-            same(int_truediv(a, b).map(PyNumber::Float), td, &format!("{a} / {b}"));
-            same(int_pow(a, b), pw, &format!("{a} ** {b}"));
-        }
-    }
-
-    #[test]
-    fn float_arithmetic_matches_cpython() {
-        for case in load("float_arith", 676) {
-            let (a, b) = (f64::from_bits(bits(&case[0])), f64::from_bits(bits(&case[1])));
-            let [td, fd, m, pw] = &results(&case);
-            same(float_truediv(a, b).map(PyNumber::Float), td, &format!("{a:?} / {b:?}"));
-            same(
-                float_floordiv(a, b).map(PyNumber::Float),
-                fd,
-                &format!("{a:?} // {b:?}"),
-            );
-            same(float_mod(a, b).map(PyNumber::Float), m, &format!("{a:?} % {b:?}"));
-            same(float_pow(a, b).map(PyNumber::Float), pw, &format!("{a:?} ** {b:?}"));
-        }
-    }
-
-    #[test]
-    fn comparisons_and_conversions_match_cpython() {
-        for case in load("cmp_int_float", 620) {
-            let (a, b) = (int(&case[0]), bits(&case[1]));
-            let want = case[2].as_i64().map(|c| c.cmp(&0));
-            assert_eq!(
-                cmp_int_float(a, f64::from_bits(b)),
-                want,
-                "{a} vs {}",
-                f64::from_bits(b)
-            );
-        }
-        for case in load("float_to_int", 33) {
-            let (x, want) = (bits(&case[0]), result(&case[1], number));
-            same(
-                float_to_int(f64::from_bits(x)).map(PyNumber::Int),
-                &want,
-                &format!("int({})", f64::from_bits(x)),
-            );
-        }
+/// Python `float(n)` for an int of any size: correctly rounded.
+/// `OverflowError: int too large to convert to float`.
+pub fn int_to_float(n: &BigInt) -> Result<f64, PyError> {
+    match n.to_f64() {
+        Some(x) if x.is_finite() => Ok(x),
+        _ => Err(PyError::new(
+            PyErrorKind::OverflowError,
+            "int too large to convert to float",
+        )),
     }
 }

@@ -8,7 +8,7 @@
 //! [`apply_format_spec`](super::apply_format_spec)) reproduces CPython's
 //! results and the order of its errors exactly.
 
-use super::{PyError, PyErrorKind};
+use super::PyError;
 
 /// One piece of a parsed format string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,56 +207,9 @@ pub struct FormatIter<'a, 'n> {
 /// format string`, `cannot switch from manual field specification to
 /// automatic field numbering`, ...).
 ///
-/// Rendering `"{:>{}}|{0!r}".format(...)`-style strings piece by piece:
-///
-/// ```
-/// use chatfmt_jinja::pystr::{
-///     apply_format_spec, format_index_error, format_iter, FieldArg, FormatArg, FormatIter,
-///     FormatPiece, PyError,
-/// };
-///
-/// struct Str(&'static str);
-/// impl FormatArg for Str {
-///     fn py_str(&self) -> String { self.0.to_string() }
-///     fn py_repr(&self) -> String {
-///         let mut r = String::new();
-///         chatfmt_jinja::pystr::str_repr(self.0, &mut r);
-///         r
-///     }
-///     fn as_int(&self) -> Option<i64> { None }
-///     fn as_float(&self) -> Option<f64> { None }
-///     fn type_name(&self) -> &str { "str" }
-/// }
-///
-/// fn render(iter: &mut FormatIter<'_, '_>, args: &[Str], out: &mut String) -> Result<(), PyError> {
-///     while let Some(piece) = iter.next() {
-///         match piece? {
-///             FormatPiece::Literal(text) => out.push_str(text),
-///             FormatPiece::Field(field) => {
-///                 let FieldArg::Index(i) = field.arg else { unimplemented!("keywords") };
-///                 let value = args.get(i).ok_or_else(|| format_index_error(i))?;
-///                 // (walk field.accessors() here)
-///                 let converted = match field.conversion()? {
-///                     Some(_) => Some(Str(Box::leak(value.py_repr().into_boxed_str()))),
-///                     None => None,
-///                 };
-///                 let mut spec = String::new();
-///                 if field.spec_text.contains('{') {
-///                     render(&mut iter.spec_iter(field.spec_text)?, args, &mut spec)?;
-///                 } else {
-///                     spec.push_str(field.spec_text);
-///                 }
-///                 out.push_str(&apply_format_spec(&spec, converted.as_ref().unwrap_or(value))?);
-///             }
-///         }
-///     }
-///     Ok(())
-/// }
-///
-/// let mut out = String::new();
-/// render(&mut format_iter("[{0:>{1}}|{0!r}]"), &[Str("ab"), Str("5")], &mut out).unwrap_or(());
-/// assert_eq!(out, "[   ab|'ab']");
-/// ```
+/// A field's nested spec is parsed with [`FormatIter::spec_iter`], then
+/// applied with [`apply_format_spec`] (see the test
+/// `renders_piece_by_piece`).
 pub fn format_iter(s: &str) -> FormatIter<'_, 'static> {
     FormatIter {
         rest: s,
@@ -295,14 +248,6 @@ impl<'a> Iterator for FormatIter<'a, '_> {
         }
         Some(item)
     }
-}
-
-/// `IndexError` for a positional field past the arguments, worded as CPython.
-pub fn format_index_error(index: usize) -> PyError {
-    PyError::new(
-        PyErrorKind::IndexError,
-        format!("Replacement index {index} out of range for positional args tuple"),
-    )
 }
 
 impl<'a> FormatIter<'a, '_> {
@@ -463,9 +408,72 @@ impl<'a> FormatIter<'a, '_> {
 
 #[cfg(test)]
 mod tests {
+    /// `IndexError` for a positional field past the arguments, worded as CPython.
+    fn format_index_error(index: usize) -> PyError {
+        PyError::new(
+            super::super::PyErrorKind::IndexError,
+            format!("Replacement index {index} out of range for positional args tuple"),
+        )
+    }
+
     use super::*;
     use crate::pystr::test_support::{check, load, result, string, A};
     use crate::pystr::{apply_format_spec, ascii_escape, key_error, FormatArg, PyErrorKind};
+
+    struct Str(&'static str);
+
+    impl FormatArg for Str {
+        fn py_str(&self) -> String {
+            self.0.to_string()
+        }
+        fn py_repr(&self) -> String {
+            let mut r = String::new();
+            crate::pystr::str_repr(self.0, &mut r);
+            r
+        }
+        fn as_int(&self) -> Option<i64> {
+            None
+        }
+        fn as_float(&self) -> Option<f64> {
+            None
+        }
+        fn type_name(&self) -> &str {
+            "str"
+        }
+    }
+
+    fn render(iter: &mut FormatIter<'_, '_>, args: &[Str], out: &mut String) -> Result<(), PyError> {
+        while let Some(piece) = iter.next() {
+            match piece? {
+                FormatPiece::Literal(text) => out.push_str(text),
+                FormatPiece::Field(field) => {
+                    let FieldArg::Index(i) = field.arg else {
+                        unimplemented!("keywords")
+                    };
+                    let value = args.get(i).ok_or_else(|| format_index_error(i))?;
+                    let converted = field
+                        .conversion()?
+                        .map(|_| Str(Box::leak(value.py_repr().into_boxed_str())));
+                    let mut spec = String::new();
+                    if field.spec_text.contains('{') {
+                        render(&mut iter.spec_iter(field.spec_text)?, args, &mut spec)?;
+                    } else {
+                        spec.push_str(field.spec_text);
+                    }
+                    out.push_str(&apply_format_spec(&spec, converted.as_ref().unwrap_or(value))?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `"[{0:>{1}}|{0!r}]".format("ab", "5")`, piece by piece.
+    #[test]
+    fn renders_piece_by_piece() {
+        let mut out = String::new();
+        render(&mut format_iter("[{0:>{1}}|{0!r}]"), &[Str("ab"), Str("5")], &mut out).unwrap_or(());
+        assert_eq!(out, "[   ab|'ab']");
+    }
 
     const ARGS: [A<'static>; 6] = [
         A::S("x"),

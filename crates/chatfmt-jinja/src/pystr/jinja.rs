@@ -41,18 +41,3 @@ pub fn jinja_wordcount(s: &str) -> usize {
     }
     count
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pystr::test_support::{int, load, string};
-
-    #[test]
-    fn filters_match_jinja() {
-        for case in load("jinja", 603) {
-            let (s, title, words) = (string(&case[0]), string(&case[1]), int(&case[2]));
-            assert_eq!(jinja_title(s), title, "title {s:?}");
-            assert_eq!(Ok(jinja_wordcount(s)), usize::try_from(words), "wordcount {s:?}");
-        }
-    }
-}

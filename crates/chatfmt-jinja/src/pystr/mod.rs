@@ -1,7 +1,7 @@
 //! Pure functions reproducing CPython 3.11's string and number semantics.
 //!
-//! Everything here works on plain Rust values (`&str`, `i64`, `f64`, `char`)
-//! or on the small traits defined in this module, so that the template engine
+//! Everything here works on plain Rust values (`&str`, `i64`, `f64`, `char`,
+//! big ints) or on the small traits defined in this module, so that the template engine
 //! can call it without this module knowing the engine's value type.
 //!
 //! Indices and lengths are counted in code points, as in Python. Where a
@@ -14,10 +14,9 @@
 //! # Map
 //!
 //! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
-//!   [`float_json`], [`json_write_float`].
+//!   [`json_write_float`].
 //! - Strings to text: [`str_repr`], [`ascii_escape`] (of a repr),
-//!   [`json_write_str`]; whole values: [`json_dumps`] over [`ToJson`];
-//!   Jinja's [`json_htmlsafe`] and MarkupSafe's [`html_escape`].
+//!   [`json_write_str`]; MarkupSafe's [`html_escape`].
 //! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
 //!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
 //!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace_sized`],
@@ -36,8 +35,9 @@
 //! - Parsing numbers: [`parse_float`] (`float(s)`), [`parse_int`]
 //!   (`int(s, base)`), [`py_round`] (`round(x, n)`), [`py_round_int`].
 //! - Arithmetic: [`int_floordiv`], [`int_mod`], [`int_truediv`],
-//!   [`int_pow`], [`float_truediv`], [`float_floordiv`], [`float_mod`],
-//!   [`float_pow`], [`float_to_int`], [`cmp_int_float`].
+//!   [`big_truediv`], [`int_pow`], [`float_truediv`], [`float_floordiv`],
+//!   [`float_mod`], [`float_pow`]; conversions [`float_to_int`],
+//!   [`int_to_float`]; exact comparison [`cmp_int_float`], [`cmp_big_float`].
 //! - Jinja filters that are pure Python string logic: [`jinja_title`],
 //!   [`jinja_wordcount`].
 //! - Sorting: [`python_sort`] (CPython's comparison sequence and errors).
@@ -52,7 +52,6 @@ mod format;
 mod format_spec;
 mod jinja;
 mod json;
-mod json_dumps;
 mod methods;
 mod numbers;
 mod percent;
@@ -69,22 +68,18 @@ pub(crate) mod test_support;
 mod unicode;
 
 pub use arith::{
-    cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv, int_floordiv, int_mod, int_pow,
-    int_truediv, PyNumber,
+    big_truediv, cmp_big_float, cmp_int_float, float_floordiv, float_mod, float_pow, float_to_int, float_truediv,
+    int_floordiv, int_mod, int_pow, int_to_float, int_truediv, PyNumber,
 };
 pub use case::{
     capitalize, casefold, isalnum, isalpha, isascii, isdecimal, isdigit, isidentifier, islower, isnumeric, isprintable,
     isspace, istitle, isupper, lower, swapcase, title, upper,
 };
-pub use float::{float_json, float_repr};
-pub use format::{
-    format_index_error, format_iter, Accessors, Conversion, FieldAccessor, FieldArg, FormatField, FormatIter,
-    FormatPiece,
-};
+pub use float::float_repr;
+pub use format::{format_iter, Conversion, FieldAccessor, FieldArg, FormatIter, FormatPiece};
 pub use format_spec::apply_format_spec;
 pub use jinja::{jinja_title, jinja_wordcount};
-pub use json::{html_escape, json_htmlsafe, json_write_float, json_write_str};
-pub use json_dumps::{json_dumps, JsonKey, JsonOptions, JsonValue, ToJson};
+pub use json::{html_escape, json_write_float, json_write_str};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix,
     replace_sized, replaced_len, rfind, rindex, rjust, rpartition, rsplit, rstrip, split, splitlines, startswith,
@@ -96,7 +91,7 @@ pub use repr::{ascii_escape, str_repr};
 pub use slice::{slice_indices, str_slice};
 pub use sort::python_sort;
 pub use strftime::{strftime, DateTimeFields};
-pub use unicode::{is_printable, is_py_whitespace};
+pub use unicode::is_py_whitespace;
 
 use std::fmt;
 
@@ -166,6 +161,7 @@ pub fn key_error(key: &str) -> PyError {
 }
 
 /// The Python exception class a failing operation raises.
+#[allow(clippy::enum_variant_names, reason = "the variants are Python's class names")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PyErrorKind {
     /// `ValueError`.
@@ -174,18 +170,22 @@ pub enum PyErrorKind {
     TypeError,
     /// `KeyError`.
     KeyError,
-    /// `IndexError`.
+    /// `IndexError` (only CPython's `str.format` vectors raise it: the sandbox's formatter words
+    /// a missing positional field as a tuple index error).
+    #[cfg(test)]
     IndexError,
     /// `OverflowError`.
     OverflowError,
     /// `ZeroDivisionError`.
     ZeroDivisionError,
-    /// `RecursionError`.
-    RecursionError,
     /// `MemoryError` (message empty): raised here instead of building a
     /// result longer than [`MAX_OUTPUT_CHARS`].
     MemoryError,
 }
+
+/// The widest integer, in bits, that arithmetic and parsing build (CPython's ints are unbounded;
+/// this keeps a hostile template's numbers small enough to compute).
+pub(crate) const MAX_INT_BITS: u64 = 1 << 20;
 
 /// The longest result (in characters, roughly) that padding, repetition and
 /// replacement will build; beyond it functions fail with `MemoryError`
@@ -237,11 +237,11 @@ impl fmt::Display for PyError {
             PyErrorKind::ValueError => "ValueError",
             PyErrorKind::TypeError => "TypeError",
             PyErrorKind::KeyError => "KeyError",
+            #[cfg(test)]
             PyErrorKind::IndexError => "IndexError",
             PyErrorKind::OverflowError => "OverflowError",
             PyErrorKind::MemoryError => "MemoryError",
             PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
-            PyErrorKind::RecursionError => "RecursionError",
         };
         write!(f, "{}: {}", name, self.message)
     }

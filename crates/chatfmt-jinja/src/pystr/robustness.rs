@@ -180,6 +180,8 @@ fn no_panics_on_random_input() {
         let _ = parse_float(&s);
         let _ = parse_int(&s, j.rem_euclid(40));
         let _ = py_round(f64::from_bits(rng.next()), i.rem_euclid(700) - 350);
-        let _ = DateTimeFields::from_timestamp(f64::from_bits(rng.next()), i as i32);
+        let wide = num_bigint::BigInt::from(i) << j.rem_euclid(2200) as usize;
+        let _ = (big_truediv(&wide, &j.into()), big_truediv(&j.into(), &wide));
+        let _ = (cmp_big_float(&wide, x), int_to_float(&wide));
     }
 }

@@ -141,7 +141,6 @@ pub fn kind_name(k: PyErrorKind) -> &'static str {
         PyErrorKind::OverflowError => "OverflowError",
         PyErrorKind::MemoryError => "MemoryError",
         PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
-        PyErrorKind::RecursionError => "RecursionError",
     }
 }
 

@@ -112,7 +112,8 @@ pub enum Object<'a> {
     Method(Value<'a>, &'a str),
     Cycler(Vec<Value<'a>>, Cell<usize>),
     Joiner(Value<'a>, Cell<bool>),
-    Range(i64, i64, i64),
+    /// `range(start, stop, step)`, its bounds as wide as Python code can make them here.
+    Range(i128, i128, i128),
     /// A `groupby` result: a named tuple `(grouper, list)`.
     Group(Value<'a>, Value<'a>),
     /// The template reference `self`, with the template's blocks.
@@ -121,6 +122,11 @@ pub enum Object<'a> {
     Block(&'a [crate::syntax::ast::Stmt]),
     /// A dict view (`dict_items`, `dict_keys`, `dict_values`): its kind, its dict, its items.
     View(&'static str, Value<'a>, Rc<Vec<Value<'a>>>),
+    /// A `bytes` value (`str.encode`, `int.to_bytes`).
+    Bytes(Vec<u8>),
+    /// A generator whose body raised (`select`, `map`, `unique`, ... run lazily in Jinja2): it
+    /// prints as a generator and raises the error when iterated.
+    FailedGenerator(Error),
 }
 
 /// A macro (or the `caller` of a call block) bound to where it can find its variables.
@@ -152,9 +158,18 @@ impl<'a> Object<'a> {
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
             Object::Function(name) => out.push_str(&format!("<function {name}>")),
-            Object::Method(_, name) => out.push_str(&format!("<built-in method {name}>")),
-            Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object>"),
-            Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object>"),
+            Object::Method(recv @ Value::Safe(_), name) if crate::builtins::method_sig::is_markup_override(name) => {
+                out.push_str(&format!("<bound method Markup.{name} of "));
+                recv.write_repr(out);
+                out.push('>');
+            }
+            Object::Method(recv, name) => out.push_str(&format!(
+                "<built-in method {name} of {} object at 0x0>",
+                recv.type_name()
+            )),
+            Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object at 0x0>"),
+            Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object at 0x0>"),
+            Object::FailedGenerator(_) => out.push_str("<generator object at 0x0>"),
             Object::Group(k, l) => Value::Tuple(Rc::new(vec![k.clone(), l.clone()])).write_repr(out),
             Object::SelfRef(_) => out.push_str("<TemplateReference None>"),
             Object::Block(_) => out.push_str("<BlockReference>"),
@@ -164,6 +179,7 @@ impl<'a> Object<'a> {
                 Value::List(items.clone()).write_repr(out);
                 out.push(')');
             }
+            Object::Bytes(b) => repr::write_bytes_repr(b, out),
             Object::Range(a, b, s) => {
                 if *s == 1 {
                     out.push_str(&format!("range({a}, {b})"))
@@ -192,6 +208,14 @@ impl<'a> Value<'a> {
     }
 
     /// An integer from a big integer, as `Int` when it fits 64 bits.
+    /// An integer value of a 128-bit integer.
+    pub fn from_i128(i: i128) -> Value<'a> {
+        match i64::try_from(i) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::BigInt(Rc::new(num_bigint::BigInt::from(i))),
+        }
+    }
+
     pub fn from_bigint(b: num_bigint::BigInt) -> Value<'a> {
         match i64::try_from(&b) {
             Ok(i) => Value::Int(i),
@@ -257,6 +281,8 @@ impl<'a> Value<'a> {
                 Object::Range(..) => "range",
                 Object::Group(..) => "_GroupTuple",
                 Object::View(kind, ..) => kind,
+                Object::Bytes(_) => "bytes",
+                Object::FailedGenerator(_) => "generator",
                 Object::SelfRef(_) => "TemplateReference",
                 Object::Block(_) => "BlockReference",
             },
@@ -289,6 +315,8 @@ impl<'a> Value<'a> {
                 Object::Group(..) => "jinja2.filters._GroupTuple object",
                 Object::SelfRef(_) => "jinja2.runtime.TemplateReference object",
                 Object::Block(_) => "jinja2.runtime.BlockReference object",
+                Object::FailedGenerator(_) => "generator object",
+                Object::Bytes(_) => "bytes object",
                 Object::View(kind, ..) => match *kind {
                     "dict_items" => "dict_items object",
                     "dict_keys" => "dict_keys object",
@@ -375,6 +403,7 @@ impl<'a> Value<'a> {
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => range_len(*a, *b, *s) > 0,
                 Object::View(_, _, items) => !items.is_empty(),
+                Object::Bytes(b) => !b.is_empty(),
                 _ => true,
             },
         }
@@ -395,6 +424,10 @@ impl<'a> Value<'a> {
                 _ => 0,
             },
             Value::Object(o) if matches!(&**o, Object::Group(..)) => 2,
+            Value::Object(o) if matches!(&**o, Object::Bytes(..)) => match &**o {
+                Object::Bytes(b) => b.len(),
+                _ => 0,
+            },
             Value::Object(o) if matches!(&**o, Object::View(..)) => match &**o {
                 Object::View(_, _, items) => items.len(),
                 _ => 0,
@@ -424,12 +457,11 @@ impl<'a> Value<'a> {
             }
             Value::Undefined(_) => Rc::new(Vec::new()),
             Value::Object(o) => match &**o {
-                Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::Int).collect()),
+                Object::Range(a, b, s) => Rc::new(range_items(*a, *b, *s).map(Value::from_i128).collect()),
                 Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
                 Object::View(_, _, items) => items.clone(),
-                Object::Namespace(_) => {
-                    return Err(err!(TypeError, "'Namespace' object is not iterable"));
-                }
+                Object::Bytes(b) => Rc::new(b.iter().map(|x| Value::Int(*x as i64)).collect()),
+                Object::FailedGenerator(e) => return Err(e.clone()),
                 _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
             },
             _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
@@ -446,9 +478,10 @@ impl<'a> Value<'a> {
                     err!(UndefinedError, "{s} is undefined")
                 }
                 UndefInfo::Member(owner, key) => {
-                    if let Some(k) = key.as_str() {
+                    if key.is_str() {
+                        // `repr(key)`: a Markup key shows as `Markup('...')`.
                         let mut s = String::new();
-                        repr::write_str_repr(k, &mut s);
+                        key.write_repr(&mut s);
                         let mut o = String::new();
                         repr::write_str_repr(owner, &mut o);
                         err!(UndefinedError, "{o} has no attribute {s}")
@@ -466,20 +499,21 @@ impl<'a> Value<'a> {
 }
 
 /// The number of items in `range(a, b, step)`.
-pub fn range_len(a: i64, b: i64, step: i64) -> usize {
-    if step > 0 && a < b {
-        ((b - a - 1) / step + 1) as usize
+pub fn range_len(a: i128, b: i128, step: i128) -> usize {
+    let n = if step > 0 && a < b {
+        (b - a - 1) / step + 1
     } else if step < 0 && a > b {
-        ((a - b - 1) / (-step) + 1) as usize
+        (a - b - 1) / (-step) + 1
     } else {
         0
-    }
+    };
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The items of `range(a, b, step)`.
-pub fn range_items(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
+pub fn range_items(a: i128, b: i128, step: i128) -> impl Iterator<Item = i128> {
     let n = range_len(a, b, step);
-    (0..n).map(move |i| a + step * i as i64)
+    (0..n).map(move |i| a + step * i as i128)
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! Python operators on values: equality, ordering, arithmetic, membership, subscripts and slices.
 
 use super::{Dict, Object, UndefInfo, Value};
-use crate::error::{err, Error, Result};
+use crate::builtins::format::py_err;
+use crate::error::{err, Result};
+use crate::pystr::{self, PyNumber, MAX_INT_BITS};
 use crate::syntax::ast::BinOp;
 use num_bigint::BigInt;
 use serde_json::Value as Json;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -28,8 +31,28 @@ fn big(v: &Value) -> Option<BigInt> {
     }
 }
 
+/// `float(b)`, infinite where Python raises `OverflowError`.
 fn big_to_f64(b: &BigInt) -> f64 {
-    b.to_string().parse::<f64>().unwrap_or(f64::NAN)
+    pystr::int_to_float(b).unwrap_or(if b.sign() == num_bigint::Sign::Minus {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    })
+}
+
+/// Python's exact comparison of two numbers (bools, ints, big ints, floats); `None` when a NaN
+/// is involved or a value is not a number.
+fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    let int_float = |i: &Value, f: f64| match i {
+        Value::BigInt(n) => pystr::cmp_big_float(n, f),
+        _ => pystr::cmp_int_float(int(i)?, f),
+    };
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::Float(x), i) => int_float(i, *x).map(Ordering::reverse),
+        (i, Value::Float(y)) => int_float(i, *y),
+        _ => Some(big(a)?.cmp(&big(b)?)),
+    }
 }
 
 fn int(v: &Value) -> Option<i64> {
@@ -88,10 +111,7 @@ impl<'a> Value<'a> {
             | (Value::Int(_) | Value::Bool(_), Value::BigInt(_)) => big(self) == big(other),
             (Value::None, Value::None) => true,
             (Value::Undefined(_), Value::Undefined(_)) => true,
-            (a, b) if num(a).is_some() && num(b).is_some() => match (int(a), int(b)) {
-                (Some(x), Some(y)) => x == y,
-                _ => num(a) == num(b),
-            },
+            (a, b) if num(a).is_some() && num(b).is_some() => num_cmp(a, b) == Some(Ordering::Equal),
             (Value::Tuple(a), Value::Tuple(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y)),
             (Value::Tuple(_), _) | (_, Value::Tuple(_)) => false,
             (a, b) if a.is_sequence_like() && b.is_sequence_like() => {
@@ -145,9 +165,9 @@ impl<'a> Value<'a> {
                 return Ok(a.cmp(&b));
             }
         }
-        if let (Some(a), Some(b)) = (num(self), num(other)) {
+        if num(self).is_some() && num(other).is_some() {
             // NaN compares false every way; report "equal-ish" so no ordering operator holds.
-            return Ok(a.partial_cmp(&b).unwrap_or(Ordering::Equal));
+            return Ok(num_cmp(self, other).unwrap_or(Ordering::Equal));
         }
         let same_kind = matches!((self, other), (Value::Tuple(_), Value::Tuple(_)))
             || (self.is_sequence_like()
@@ -252,11 +272,10 @@ impl<'a> Value<'a> {
                     _ => None,
                 },
                 Object::Range(a, b, s) => {
-                    let i = int(key)?;
-                    let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
-                    let len = items.len() as i64;
+                    let i = i128::from(int(key)?);
+                    let len = super::range_len(*a, *b, *s) as i128;
                     let idx = if i < 0 { i + len } else { i };
-                    items.get(usize::try_from(idx).ok()?).map(|v| Value::Int(*v))
+                    (0..len).contains(&idx).then(|| Value::from_i128(a + s * idx))
                 }
                 _ => None,
             },
@@ -276,64 +295,48 @@ impl<'a> Value<'a> {
 
     /// Python slicing `self[start:stop:step]`.
     pub fn slice(&self, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Result<Value<'a>> {
-        let step = step.unwrap_or(1);
-        if step == 0 {
-            return Err(err!(ValueError, "slice step cannot be zero"));
+        if let Some(s) = self.as_str() {
+            return Ok(match pystr::str_slice(s, start, stop, step).map_err(py_err)? {
+                Cow::Borrowed(part) => {
+                    let at = part.as_ptr() as usize - s.as_ptr() as usize;
+                    self.substr(at, at + part.len())
+                }
+                Cow::Owned(out) => Value::string(out),
+            });
         }
         let len = match self {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
-            _ if self.is_str() || self.is_sequence_like() => self.py_len()? as i64,
+            _ if self.is_sequence_like() => self.py_len()? as i64,
             Value::Undefined(_) => return Err(self.undefined_error()),
             _ => return Err(err!(TypeError, "'{}' object is not subscriptable", self.type_name())),
         };
-        if step == 1 {
-            // A contiguous run of a list, tuple or JSON array, copied without an index list.
-            let (a, b) = slice_bounds(len, start, stop, step);
-            let range = a.max(0) as usize..b.max(a).max(0) as usize;
-            match self {
-                Value::List(items) => return Ok(Value::list(items[range].to_vec())),
-                Value::Tuple(items) => return Ok(Value::Tuple(Rc::new(items[range].to_vec()))),
-                Value::Json(Json::Array(items)) => {
-                    return Ok(Value::list(items[range].iter().map(Value::from_json).collect()))
-                }
-                _ => {}
+        let (first, stop, step, count) = pystr::slice_indices(len, start, stop, step).map_err(py_err)?;
+        // The positions visited, all within `0..len`; with step 1 a contiguous run, copied directly.
+        let positions = (0..count).map(move |k| (first + k * step) as usize);
+        let run = |items: &[Value<'a>]| -> Vec<Value<'a>> {
+            match items.get(first as usize..(first + count) as usize) {
+                Some(run) if step == 1 => run.to_vec(),
+                _ => positions.clone().filter_map(|i| items.get(i).cloned()).collect(),
             }
-        }
-        let idx = slice_indices(len, start, stop, step);
-        if let Some(s) = self.as_str() {
-            if step == 1 {
-                let (a, b) = (idx.first().copied(), idx.last().copied());
-                return Ok(match (a, b) {
-                    (Some(a), Some(b)) => {
-                        let mut offsets = s.char_indices().map(|(i, _)| i).chain(std::iter::once(s.len()));
-                        let begin = offsets.nth(a).unwrap_or(s.len());
-                        let end = s
-                            .char_indices()
-                            .map(|(i, _)| i)
-                            .chain(std::iter::once(s.len()))
-                            .nth(b + 1)
-                            .unwrap_or(s.len());
-                        self.substr(begin, end)
-                    }
-                    _ => self.substr(0, 0),
-                });
-            }
-            let chars: Vec<char> = s.chars().collect();
-            let out: String = idx.iter().map(|i| chars[*i]).collect();
-            return Ok(Value::string(out));
-        }
-        if let Value::Object(o) = self {
-            if let Object::Range(a, _, s) = &**o {
-                // A range slice is a range; materialise its items as a new range-like list.
-                let items: Vec<Value> = idx.iter().map(|i| Value::Int(a + s * *i as i64)).collect();
-                return Ok(Value::list(items));
-            }
-        }
-        let items = seq_items(self).unwrap_or_default();
-        let out: Vec<Value<'a>> = idx.iter().map(|i| items[*i].clone()).collect();
+        };
         Ok(match self {
-            Value::Tuple(_) => Value::Tuple(Rc::new(out)),
-            _ => Value::list(out),
+            Value::List(items) => Value::list(run(items)),
+            Value::Tuple(items) => Value::Tuple(Rc::new(run(items))),
+            Value::Json(Json::Array(items)) => {
+                Value::list(positions.filter_map(|i| items.get(i).map(Value::from_json)).collect())
+            }
+            Value::Object(o) => match &**o {
+                // A range slice is a range.
+                Object::Range(a, _, s) => {
+                    let at = |i: i64| s.checked_mul(i128::from(i)).and_then(|x| x.checked_add(*a));
+                    match (at(first), at(stop), s.checked_mul(i128::from(step))) {
+                        (Some(b), Some(e), Some(k)) => Value::Object(Rc::new(Object::Range(b, e, k))),
+                        _ => return Err(err!(LimitExceeded, "range bounds beyond 128 bits")),
+                    }
+                }
+                _ => Value::list(Vec::new()),
+            },
+            _ => Value::list(Vec::new()),
         })
     }
 
@@ -385,10 +388,7 @@ impl<'a> Value<'a> {
             return Err(other.undefined_error());
         }
         if let (Some(a), Some(b)) = (int(self), int(other)) {
-            return match int_op(op, a, b) {
-                Err(e) if e.kind() == crate::error::ErrorKind::OverflowError => big_op(op, a.into(), b.into()),
-                r => r,
-            };
+            return int_op(op, a, b);
         }
         if matches!(self, Value::BigInt(_)) || matches!(other, Value::BigInt(_)) {
             if let (Some(a), Some(b)) = (big(self), big(other)) {
@@ -505,173 +505,90 @@ impl<'a> Value<'a> {
     }
 }
 
-fn overflow() -> Error {
-    err!(OverflowError, "integer result too large for chatfmt (beyond 64 bits)")
-}
-
 /// Python integer arithmetic beyond 64 bits.
 fn big_op<'a>(op: BinOp, a: BigInt, b: BigInt) -> Result<Value<'a>> {
     use num_bigint::Sign;
-    let zero = BigInt::from(0);
-    let floor_divmod = |a: &BigInt, b: &BigInt| {
-        let (mut q, mut r) = (a / b, a % b);
-        if r != zero && ((r.sign() == Sign::Minus) != (b.sign() == Sign::Minus)) {
-            q -= 1;
-            r += b;
+    use num_integer::Integer;
+    let nonzero = |msg: &str| {
+        if b.sign() == Sign::NoSign {
+            Err(err!(ZeroDivisionError, "{msg}"))
+        } else {
+            Ok(())
         }
-        (q, r)
     };
     Ok(match op {
         BinOp::Add => Value::from_bigint(a + b),
         BinOp::Sub => Value::from_bigint(a - b),
         BinOp::Mul => {
-            if a.bits() + b.bits() > MAX_BIGINT_BITS {
-                return Err(err!(LimitExceeded, "integer result beyond {MAX_BIGINT_BITS} bits"));
+            if a.bits() + b.bits() > MAX_INT_BITS {
+                return Err(err!(LimitExceeded, "integer result beyond {MAX_INT_BITS} bits"));
             }
             Value::from_bigint(a * b)
         }
-        BinOp::Div => {
-            if b == zero {
-                return Err(err!(ZeroDivisionError, "division by zero"));
-            }
-            let r = big_to_f64(&a) / big_to_f64(&b);
-            if r.is_infinite() {
-                return Err(err!(OverflowError, "integer division result too large for a float"));
-            }
-            Value::Float(r)
+        BinOp::Div => Value::Float(pystr::big_truediv(&a, &b).map_err(py_err)?),
+        BinOp::FloorDiv => {
+            nonzero("integer division or modulo by zero")?;
+            Value::from_bigint(a.div_floor(&b))
         }
-        BinOp::FloorDiv | BinOp::Mod => {
-            if b == zero {
-                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-            }
-            let (q, r) = floor_divmod(&a, &b);
-            Value::from_bigint(if op == BinOp::FloorDiv { q } else { r })
+        BinOp::Mod => {
+            nonzero("integer modulo by zero")?;
+            Value::from_bigint(a.mod_floor(&b))
         }
         BinOp::Pow => {
             if b.sign() == Sign::Minus {
-                return float_op(op, big_to_f64(&a), big_to_f64(&b));
+                // Python computes `float(a) ** float(b)`.
+                let (x, y) = (pystr::int_to_float(&a), pystr::int_to_float(&b));
+                return float_op(op, x.map_err(py_err)?, y.map_err(py_err)?);
+            }
+            if b.sign() == Sign::NoSign {
+                return Ok(Value::Int(1));
+            }
+            if a.magnitude().bits() <= 1 {
+                // 0, 1 and -1 stay small whatever the exponent.
+                let even = b.is_even();
+                return Ok(Value::from_bigint(if a.sign() == Sign::Minus && even { -a } else { a }));
             }
             let e = u32::try_from(&b).map_err(|_| err!(LimitExceeded, "exponent too large"))?;
-            if a.bits().saturating_mul(e as u64) > MAX_BIGINT_BITS {
-                return Err(err!(LimitExceeded, "integer result beyond {MAX_BIGINT_BITS} bits"));
+            if a.bits().saturating_mul(e as u64) > MAX_INT_BITS {
+                return Err(err!(LimitExceeded, "integer result beyond {MAX_INT_BITS} bits"));
             }
             Value::from_bigint(a.pow(e))
         }
     })
 }
 
-/// The largest integer chatfmt computes (CPython has no limit; this keeps hostile templates bounded).
-const MAX_BIGINT_BITS: u64 = 1 << 20;
-
+/// Python int arithmetic on 64-bit operands; a result that needs more bits is computed as a big int.
 fn int_op<'a>(op: BinOp, a: i64, b: i64) -> Result<Value<'a>> {
-    Ok(match op {
-        BinOp::Add => Value::Int(a.checked_add(b).ok_or_else(overflow)?),
-        BinOp::Sub => Value::Int(a.checked_sub(b).ok_or_else(overflow)?),
-        BinOp::Mul => Value::Int(a.checked_mul(b).ok_or_else(overflow)?),
-        BinOp::Div => {
-            if b == 0 {
-                return Err(err!(ZeroDivisionError, "division by zero"));
-            }
-            Value::Float(a as f64 / b as f64)
-        }
-        BinOp::FloorDiv => {
-            if b == 0 {
-                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-            }
-            // Only i64::MIN // -1 overflows; Python's result is 2**63.
-            let q = a.checked_div_euclid(b).ok_or_else(overflow)?;
-            Value::Int(q - if (a.rem_euclid(b) != 0) && b < 0 { 1 } else { 0 })
-        }
-        BinOp::Mod => {
-            if b == 0 {
-                return Err(err!(ZeroDivisionError, "integer division or modulo by zero"));
-            }
-            // i64::MIN % -1 overflows in Rust; its remainder is 0.
-            let r = a.checked_rem(b).unwrap_or(0);
-            Value::Int(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
-        }
-        BinOp::Pow => {
-            if b < 0 {
-                if a == 0 {
-                    return Err(err!(ZeroDivisionError, "0.0 cannot be raised to a negative power"));
-                }
-                Value::Float((a as f64).powf(b as f64))
-            } else {
-                let e = u32::try_from(b).map_err(|_| overflow())?;
-                Value::Int(a.checked_pow(e).ok_or_else(overflow)?)
-            }
-        }
-    })
+    let fits = match op {
+        BinOp::Add => a.checked_add(b),
+        BinOp::Sub => a.checked_sub(b),
+        BinOp::Mul => a.checked_mul(b),
+        BinOp::Div => return pystr::int_truediv(a, b).map(Value::Float).map_err(py_err),
+        BinOp::FloorDiv => pystr::int_floordiv(a, b).map_err(py_err)?,
+        BinOp::Mod => Some(pystr::int_mod(a, b).map_err(py_err)?),
+        BinOp::Pow => match pystr::int_pow(a, b).map_err(py_err)? {
+            Some(PyNumber::Float(x)) => return Ok(Value::Float(x)),
+            Some(PyNumber::Int(i)) => Some(i),
+            None => None,
+        },
+    };
+    match fits {
+        Some(i) => Ok(Value::Int(i)),
+        None => big_op(op, a.into(), b.into()),
+    }
 }
 
 fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
-    Ok(Value::Float(match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        BinOp::Div => {
-            if b == 0.0 {
-                return Err(err!(ZeroDivisionError, "float division by zero"));
-            }
-            a / b
-        }
-        BinOp::FloorDiv => {
-            if b == 0.0 {
-                return Err(err!(ZeroDivisionError, "float floor division by zero"));
-            }
-            (a / b).floor()
-        }
-        BinOp::Mod => {
-            if b == 0.0 {
-                return Err(err!(ZeroDivisionError, "float modulo"));
-            }
-            return crate::pystr::float_mod(a, b)
-                .map(Value::Float)
-                .map_err(crate::builtins::format::py_err);
-        }
-        BinOp::Pow => {
-            if a == 0.0 && b < 0.0 {
-                return Err(err!(ZeroDivisionError, "0.0 cannot be raised to a negative power"));
-            }
-            let r = a.powf(b);
-            if r.is_infinite() && a.is_finite() && b.is_finite() {
-                return Err(err!(OverflowError, "(34, 'Numerical result out of range')"));
-            }
-            r
-        }
-    }))
-}
-
-/// The indices Python's `slice(start, stop, step).indices(len)` visits.
-pub fn slice_indices(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<usize> {
-    let (s, e) = slice_bounds(len, start, stop, step);
-    let mut out = Vec::new();
-    let mut i = s;
-    while (step > 0 && i < e) || (step < 0 && i > e) {
-        out.push(i as usize);
-        // A step past the end of the 64-bit range ends the slice (the next index is out of range).
-        match i.checked_add(step) {
-            Some(next) => i = next,
-            None => break,
-        }
-    }
-    out
-}
-
-/// Python's normalised `start` and `stop` of a slice of a sequence of length `len` (`step` is not 0).
-fn slice_bounds(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> (i64, i64) {
-    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
-    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
-    let norm = |v: Option<i64>, default: i64| match v {
-        None => default,
-        Some(v) if v < 0 => clamp(v + len, lo, hi),
-        Some(v) => clamp(v, lo, hi),
+    let r = match op {
+        BinOp::Add => Ok(a + b),
+        BinOp::Sub => Ok(a - b),
+        BinOp::Mul => Ok(a * b),
+        BinOp::Div => pystr::float_truediv(a, b),
+        BinOp::FloorDiv => pystr::float_floordiv(a, b),
+        BinOp::Mod => pystr::float_mod(a, b),
+        BinOp::Pow => pystr::float_pow(a, b),
     };
-    if step > 0 {
-        (norm(start, 0), norm(stop, len))
-    } else {
-        (norm(start, len - 1), norm(stop, -1))
-    }
+    r.map(Value::Float).map_err(py_err)
 }
 
 /// Builds a dict value from key/value pairs.

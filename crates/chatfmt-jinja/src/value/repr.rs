@@ -12,6 +12,32 @@ pub fn write_str_repr(s: &str, out: &mut String) {
     crate::pystr::str_repr(s, out);
 }
 
+/// Python `repr(bytes)`.
+pub fn write_bytes_repr(b: &[u8], out: &mut String) {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push('b');
+    out.push(quote);
+    for &c in b {
+        match c {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            _ if c as char == quote => {
+                out.push('\\');
+                out.push(quote);
+            }
+            0x20..=0x7e => out.push(c as char),
+            _ => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push(quote);
+}
+
 impl Value<'_> {
     /// Appends Python's `str(self)`.
     pub fn write_str(&self, out: &mut String) {
