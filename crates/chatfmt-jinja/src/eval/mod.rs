@@ -315,6 +315,23 @@ impl<'a> Evaluator<'a> {
         r.map(|_| captured)
     }
 
+    /// Starts noting what an output expression at the top level reads, when spans are recorded;
+    /// says whether [`end_output`](Self::end_output) has to end it.
+    #[inline]
+    fn begin_output(&mut self) -> bool {
+        match &mut self.spans {
+            Some(rec) if self.capture_depth == 0 => rec.begin_output(),
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn end_output(&mut self, started: bool) {
+        if let Some(rec) = &mut self.spans {
+            rec.end_output(started);
+        }
+    }
+
     fn write_value(&mut self, v: &Value<'a>) {
         let start = self.out.len();
         self.write_value_text(v);
@@ -322,7 +339,7 @@ impl<'a> Evaluator<'a> {
             if let Some(rec) = &mut self.spans {
                 let origin = match v {
                     Value::Str(s) if !self.autoescape => RawOrigin::Borrowed(s.as_ptr() as usize),
-                    _ => RawOrigin::Computed,
+                    _ => rec.computed(),
                 };
                 rec.record(start, self.out.len(), origin);
             }
@@ -418,6 +435,7 @@ impl<'a> Evaluator<'a> {
             StmtKind::Print(_, Some(leaves))
                 if self.spans.is_none() && !self.autoescape && self.print_plain(leaves)? => {}
             StmtKind::Print(e, _) => {
+                let reading = self.begin_output();
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
                 let r = self.eval_pieces(e, &mut buf);
@@ -429,6 +447,7 @@ impl<'a> Evaluator<'a> {
                 }
                 buf.clear();
                 self.piece_buf = buf;
+                self.end_output(reading);
                 r?;
             }
             StmtKind::If(branches, else_body) => {
@@ -470,15 +489,25 @@ impl<'a> Evaluator<'a> {
                 let ExprKind::Call(callee, args) = &call.kind else {
                     return Err(err!(TemplateSyntaxError, "expected call").at(s.pos.line, s.pos.col));
                 };
-                let f = self.eval(callee)?;
-                let mut a = self.eval_args(args)?;
-                a.kw.push(("caller", caller));
-                let v = self.call_value(&f, a).map_err(|e| at(e, call.pos))?;
-                self.write_value(&v);
+                let reading = self.begin_output();
+                let v = self.eval(callee).and_then(|f| {
+                    let mut a = self.eval_args(args)?;
+                    a.kw.push(("caller", caller));
+                    self.call_value(&f, a).map_err(|e| at(e, call.pos))
+                });
+                if let Ok(v) = &v {
+                    self.write_value(v);
+                }
+                self.end_output(reading);
+                v?;
             }
             StmtKind::FilterBlock(filter, body) => {
-                let text = self.capture(|me| me.exec_block(body))?;
-                let v = self.eval_filter_chain(filter, Value::string(text))?;
+                let reading = self.begin_output();
+                let v = self
+                    .capture(|me| me.exec_block(body))
+                    .and_then(|text| self.eval_filter_chain(filter, Value::string(text)));
+                self.end_output(reading);
+                let v = v?;
                 if !v.is_str() {
                     return Err(err!(
                         TypeError,
@@ -621,6 +650,16 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        let v = self.eval_untracked(e)?;
+        if let Some(rec) = &mut self.spans {
+            rec.note(&v);
+        }
+        Ok(v)
+    }
+
+    /// [`eval`](Self::eval) without noting what output expressions read.
+    #[inline]
+    fn eval_untracked(&mut self, e: &'a Expr) -> Result<Value<'a>> {
         // Leaves neither recurse nor fail: no stack check, no error location.
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
