@@ -14,9 +14,9 @@ pub enum Origin {
     /// its JSON path, such as `messages[2].content` or `messages[0].content[1].text`.
     Input(String),
     /// Text the template computed (numbers, `tojson`, concatenations, macro output, ...), with the
-    /// JSON paths of the context values its output expression read (sorted, each once): the text of
-    /// `{{ tool_call.arguments | tojson }}` names `messages[1].tool_calls[0].arguments`, a literal
-    /// number names nothing.
+    /// JSON paths of the context values read since the previous span was written (sorted, each once):
+    /// the text of `{{ tool_call.arguments | tojson }}` names `messages[1].tool_calls[0].arguments`,
+    /// and so does `{{ args }}` after `{% set args = tool_call.arguments | tojson %}`.
     Computed(Vec<String>),
 }
 
@@ -44,36 +44,16 @@ pub(crate) enum RawOrigin {
 #[derive(Debug, Default)]
 pub(crate) struct SpanRecorder {
     spans: Vec<(usize, usize, RawOrigin)>,
-    /// Addresses of the context strings and JSON arrays and objects read by output expressions.
+    /// Addresses of the context strings and JSON arrays and objects the template read.
     reads: Vec<usize>,
-    /// Where the reads of the output expression being evaluated start (`None` outside one).
-    reading: Option<usize>,
+    /// How many of `reads` came before the last span was recorded.
+    since: usize,
 }
 
 impl SpanRecorder {
-    /// Starts noting reads for an output expression; `false` when one is already being evaluated
-    /// (a print inside a macro called by a print), whose reads these are.
-    pub(crate) fn begin_output(&mut self) -> bool {
-        if self.reading.is_some() {
-            return false;
-        }
-        self.reading = Some(self.reads.len());
-        true
-    }
-
-    /// Ends the output expression [`begin_output`](Self::begin_output) started when it returned `true`.
-    pub(crate) fn end_output(&mut self, started: bool) {
-        if started {
-            self.reading = None;
-        }
-    }
-
-    /// Notes a value an output expression read, when it may be part of the context.
+    /// Notes a value the template read, when it may be part of the context.
     #[inline]
     pub(crate) fn note(&mut self, v: &Value<'_>) {
-        if self.reading.is_none() {
-            return;
-        }
         match v {
             // Empty strings share one dangling address: they name nothing.
             Value::Str(s) if !s.is_empty() => self.reads.push(s.as_ptr() as usize),
@@ -82,9 +62,9 @@ impl SpanRecorder {
         }
     }
 
-    /// The origin of computed text written now: the reads of the current output expression.
+    /// The origin of computed text written now: the reads since the previous span.
     pub(crate) fn computed(&self) -> RawOrigin {
-        RawOrigin::Computed(self.reading.unwrap_or(self.reads.len()), self.reads.len())
+        RawOrigin::Computed(self.since, self.reads.len())
     }
 
     /// Records that `start..end` of the output came from `origin`; adjacent template spans merge.
@@ -92,6 +72,7 @@ impl SpanRecorder {
         if start == end {
             return;
         }
+        self.since = self.reads.len();
         if let Some(last) = self.spans.last_mut() {
             if last.1 == start && last.2 == RawOrigin::Template && origin == RawOrigin::Template {
                 last.1 = end;

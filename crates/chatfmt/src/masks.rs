@@ -8,13 +8,17 @@
 //!
 //! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
 //!   is taken from provenance: from the end of the previous turn through the last character produced
-//!   for message i (its content, reasoning, tool calls, and text computed from it).
+//!   for message i (its content, reasoning, tool calls, and text computed from it), followed by the
+//!   template text that closes it: what the render of `messages[:i+1]` puts after that character,
+//!   when R continues with the same text.
 //! - **An assistant turn's span** is the turn minus the longest prefix it shares with g_i (the header
-//!   is never masked), ending after the last stop marker inside it when there is one, plus a stop
-//!   marker that begins exactly where the turn ends. Stop markers are the eos token and the model's
+//!   is never masked; it never reaches into the message's content), ending after the last stop marker
+//!   after the message's last character when there is one, plus a stop marker that begins exactly
+//!   where the turn ends. Stop markers are the eos token and the model's
 //!   stop tokens ([`stop_markers`]). With `continue_final_message` the final message's span ends at its
 //!   last character. No character of another message's content is ever in an assistant span.
-//! - **Content** of message i: the characters whose provenance is its `content` (adjacent ones merged).
+//! - **Content** of message i: the characters whose provenance is its `content`, or text
+//!   computed from that alone (adjacent ones merged).
 //!
 //! All offsets are code points (Python string indices). With [`MaskSource::Tags`] the assistant spans
 //! are the template's `{% generation %}` blocks instead; turns and content follow the same rule.
@@ -106,6 +110,22 @@ fn is_content_of(path: &str, i: usize) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
 }
 
+/// The message whose content a span shows: the content itself, or text computed from it alone
+/// (the message object may have been read on the way, as in `parse_content(message.content)`).
+fn content_owner(origin: &Origin) -> Option<usize> {
+    match origin {
+        Origin::Input(path) => message_of(path).filter(|&i| is_content_of(path, i)),
+        Origin::Computed(paths) => {
+            let i = paths
+                .iter()
+                .find_map(|p| message_of(p).filter(|&i| is_content_of(p, i)))?;
+            let node = format!("messages[{i}]");
+            paths.iter().all(|p| *p == node || is_content_of(p, i)).then_some(i)
+        }
+        Origin::Template => None,
+    }
+}
+
 /// A text with the byte offset of each character, for code-point arithmetic.
 struct Chars<'t> {
     text: &'t str,
@@ -135,6 +155,24 @@ impl<'t> Chars<'t> {
     fn slice(&self, (s, e): (usize, usize)) -> &'t str {
         &self.text[self.byte(s)..self.byte(e)]
     }
+}
+
+/// The end of the last character produced for each of the first `n` messages in a render.
+fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
+    let mut last_char: Vec<Option<usize>> = vec![None; n];
+    for span in &rendered.spans {
+        let owners: Vec<usize> = match &span.origin {
+            Origin::Input(path) => message_of(path).into_iter().collect(),
+            Origin::Computed(paths) => paths.iter().filter_map(|p| message_of(p)).collect(),
+            Origin::Template => Vec::new(),
+        };
+        for i in owners {
+            if let Some(last) = last_char.get_mut(i) {
+                *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+            }
+        }
+    }
+    last_char
 }
 
 /// The code-point length of `prefix` when it is a prefix of `text`.
@@ -206,6 +244,8 @@ struct Rule<'r> {
     prefix_texts: Vec<Option<String>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
+    /// The length of the template text that closes each message (see `Rule::new`).
+    trailers: Vec<usize>,
     /// The content spans of each message.
     content: Vec<Vec<(usize, usize)>>,
     stop_markers: &'r [String],
@@ -224,51 +264,55 @@ impl<'r> Rule<'r> {
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
-            track_spans: false,
+            track_spans: true,
             ..opts.clone()
         };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
+        let chars = Chars::new(text);
+        let last_char = last_chars(rendered, n);
         let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
+        // The text the render of messages[..=i] puts after message i's last character, when R has it
+        // there too: the template text that closes message i.
+        let mut trailers = vec![0; n];
         for i in 1..=n {
             let p = if i == n && (continued || !opts.add_generation_prompt) {
-                Some(text.to_string())
+                Some(rendered.clone())
             } else {
-                template.apply(&messages[..i], &plain).ok().map(|r| r.text)
+                template.apply(&messages[..i], &plain).ok()
             };
-            prefix_texts.push(p);
+            if let (Some(p), Some(end)) = (&p, last_char[i - 1]) {
+                if let Some(last) = last_chars(p, i)[i - 1] {
+                    let tail = Chars::new(&p.text).slice((last, usize::MAX)).to_string();
+                    if text[chars.byte(end)..].starts_with(&tail) {
+                        trailers[i - 1] = tail.chars().count();
+                    }
+                }
+            }
+            prefix_texts.push(p.map(|r| r.text));
         }
         let prefixes = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
-        let mut last_char = vec![None; n];
         let mut content: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
         for span in &rendered.spans {
-            let mut owners: Vec<usize> = match &span.origin {
-                Origin::Input(path) => message_of(path).into_iter().collect(),
-                Origin::Computed(paths) => paths.iter().filter_map(|p| message_of(p)).collect(),
-                Origin::Template => Vec::new(),
-            };
-            owners.dedup();
-            for i in owners.into_iter().filter(|&i| i < n) {
-                let last = last_char[i].get_or_insert(span.end);
-                *last = (*last).max(span.end);
-            }
-            if let Origin::Input(path) = &span.origin {
-                if let Some(i) = message_of(path).filter(|&i| i < n && is_content_of(path, i)) {
-                    match content[i].last_mut() {
-                        Some(last) if last.1 == span.start => last.1 = span.end,
-                        _ => content[i].push((span.start, span.end)),
-                    }
+            if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
+                match content[i].last_mut() {
+                    Some(last) if last.1 == span.start => last.1 = span.end,
+                    _ => content[i].push((span.start, span.end)),
                 }
             }
         }
         Rule {
             template,
             messages,
-            opts: plain,
-            text: Chars::new(text),
+            opts: ApplyOptions {
+                track_spans: false,
+                ..plain
+            },
+            text: chars,
             prefixes,
             prefix_texts,
             last_char,
+            trailers,
             content,
             stop_markers,
             continued,
@@ -282,7 +326,7 @@ impl<'r> Rule<'r> {
             .map(|i| {
                 let turn = match (self.prefixes[i], self.prefixes[i + 1]) {
                     (Some(a), Some(b)) if a <= b => Some((a, b)),
-                    _ => self.last_char[i].map(|last| (end, last.max(end))),
+                    _ => self.last_char[i].map(|last| (end, (last + self.trailers[i]).max(end))),
                 };
                 if let Some((_, e)) = turn {
                     end = end.max(e);
@@ -322,11 +366,16 @@ impl<'r> Rule<'r> {
                     .take_while(|(x, y)| x == y)
                     .count()
             });
-            let start = a + header;
+            // The header never reaches into the message's own content.
+            let start = match self.content[i].first() {
+                Some(&(c, _)) if c >= a => (a + header).min(c),
+                _ => a + header,
+            };
             let end = if self.continued && i + 1 == n {
                 b
             } else {
-                self.span_end(start, b)
+                let from = self.last_char[i].map_or(start, |l| l.clamp(start, b));
+                self.span_end(from, b)
             };
             if start < end {
                 spans.extend(self.without_other_content(i, (start, end)));
@@ -335,8 +384,8 @@ impl<'r> Rule<'r> {
         spans
     }
 
-    /// Where an assistant span that starts at `start` in a turn ending at `end` ends: after the last
-    /// stop marker inside, else at the turn's end plus a stop marker that begins there.
+    /// Where an assistant span ends in a turn ending at `end`: after the last stop marker from `start`
+    /// on, else at the turn's end plus a stop marker that begins there.
     fn span_end(&self, start: usize, end: usize) -> usize {
         let (sb, eb) = (self.text.byte(start), self.text.byte(end));
         let inside = &self.text.text[sb..eb];

@@ -99,7 +99,10 @@ fn computed_text_names_the_values_it_read() {
     assert_eq!(
         origins,
         [
-            &Origin::Computed(vec!["messages[0].tool_calls[0].function".into()]),
+            &Origin::Computed(vec![
+                "messages[0].tool_calls".into(),
+                "messages[0].tool_calls[0].function".into()
+            ]),
             &Origin::Computed(vec![]),
         ]
     );

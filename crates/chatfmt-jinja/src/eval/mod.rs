@@ -315,23 +315,6 @@ impl<'a> Evaluator<'a> {
         r.map(|_| captured)
     }
 
-    /// Starts noting what an output expression at the top level reads, when spans are recorded;
-    /// says whether [`end_output`](Self::end_output) has to end it.
-    #[inline]
-    fn begin_output(&mut self) -> bool {
-        match &mut self.spans {
-            Some(rec) if self.capture_depth == 0 => rec.begin_output(),
-            _ => false,
-        }
-    }
-
-    #[inline]
-    fn end_output(&mut self, started: bool) {
-        if let Some(rec) = &mut self.spans {
-            rec.end_output(started);
-        }
-    }
-
     fn write_value(&mut self, v: &Value<'a>) {
         let start = self.out.len();
         self.write_value_text(v);
@@ -435,7 +418,6 @@ impl<'a> Evaluator<'a> {
             StmtKind::Print(_, Some(leaves))
                 if self.spans.is_none() && !self.autoescape && self.print_plain(leaves)? => {}
             StmtKind::Print(e, _) => {
-                let reading = self.begin_output();
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
                 let r = self.eval_pieces(e, &mut buf);
@@ -447,7 +429,6 @@ impl<'a> Evaluator<'a> {
                 }
                 buf.clear();
                 self.piece_buf = buf;
-                self.end_output(reading);
                 r?;
             }
             StmtKind::If(branches, else_body) => {
@@ -489,25 +470,15 @@ impl<'a> Evaluator<'a> {
                 let ExprKind::Call(callee, args) = &call.kind else {
                     return Err(err!(TemplateSyntaxError, "expected call").at(s.pos.line, s.pos.col));
                 };
-                let reading = self.begin_output();
-                let v = self.eval(callee).and_then(|f| {
-                    let mut a = self.eval_args(args)?;
-                    a.kw.push(("caller", caller));
-                    self.call_value(&f, a).map_err(|e| at(e, call.pos))
-                });
-                if let Ok(v) = &v {
-                    self.write_value(v);
-                }
-                self.end_output(reading);
-                v?;
+                let f = self.eval(callee)?;
+                let mut a = self.eval_args(args)?;
+                a.kw.push(("caller", caller));
+                let v = self.call_value(&f, a).map_err(|e| at(e, call.pos))?;
+                self.write_value(&v);
             }
             StmtKind::FilterBlock(filter, body) => {
-                let reading = self.begin_output();
-                let v = self
-                    .capture(|me| me.exec_block(body))
-                    .and_then(|text| self.eval_filter_chain(filter, Value::string(text)));
-                self.end_output(reading);
-                let v = v?;
+                let text = self.capture(|me| me.exec_block(body))?;
+                let v = self.eval_filter_chain(filter, Value::string(text))?;
                 if !v.is_str() {
                     return Err(err!(
                         TypeError,
@@ -657,7 +628,7 @@ impl<'a> Evaluator<'a> {
         Ok(v)
     }
 
-    /// [`eval`](Self::eval) without noting what output expressions read.
+    /// [`eval`](Self::eval) without noting what it read.
     #[inline]
     fn eval_untracked(&mut self, e: &'a Expr) -> Result<Value<'a>> {
         // Leaves neither recurse nor fail: no stack check, no error location.
