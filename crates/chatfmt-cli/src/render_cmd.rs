@@ -1,6 +1,7 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
 use crate::conversation_args::{read_messages, ConversationArgs};
+use crate::mask_args::{message_span_json, pairs, MaskArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::output::emit;
 use anyhow::{anyhow, bail, Result};
@@ -15,7 +16,10 @@ pub struct RenderArgs {
     model: ModelArgs,
     #[command(flatten)]
     conversation: ConversationArgs,
-    /// Print one JSON object: `text` and `template` (`kind`, `name`, `source`).
+    #[command(flatten)]
+    masks: MaskArgs,
+    /// Print one JSON object: `text`, `template` (`kind`, `name`, `source`) and, for a Jinja template,
+    /// `masks`, `assistant_spans` and `message_spans`.
     #[arg(long)]
     json: bool,
 }
@@ -48,9 +52,13 @@ pub(crate) fn check_fastchat_options(conversation: &ConversationArgs) -> Result<
 /// Runs `chatfmt render`.
 pub fn run(args: RenderArgs) -> Result<()> {
     let plan = args.model.plan()?;
+    let mut spans = Json::Null;
     let (text, info) = match &plan {
         Plan::FastChat(conv) => {
             check_fastchat_options(&args.conversation)?;
+            if args.masks.masks.is_some() || !args.masks.stop_tokens.is_empty() {
+                bail!("--masks and --stop-token need a Jinja template; a FastChat template (--conv-template) has no spans");
+            }
             let input = read_messages(&args.conversation.messages)?;
             for (key, value) in [("tools", &input.tools), ("documents", &input.documents)] {
                 if value.as_ref().is_some_and(|v| !v.is_null()) {
@@ -67,15 +75,36 @@ pub fn run(args: RenderArgs) -> Result<()> {
             let (messages, opts) = args
                 .conversation
                 .read(Default::default(), args.model.template_name.clone())?;
-            let rendered = resolved
-                .template
-                .apply(&messages, &opts)
-                .map_err(|e| anyhow!("{e:#}"))?;
-            (rendered.text, plan.info(&opts))
+            if args.masks.masks.is_some() && !args.json {
+                args.masks.span_options(resolved, &opts, false)?;
+            }
+            if args.json {
+                let span_opts = args.masks.span_options(resolved, &opts, true)?;
+                let out = resolved
+                    .template
+                    .apply_with_spans(&messages, &opts, &span_opts)
+                    .map_err(|e| anyhow!("{e:#}"))?;
+                spans = json!({
+                    "masks": out.source.name(),
+                    "assistant_spans": pairs(&out.assistant_spans),
+                    "message_spans": out.messages.iter().map(message_span_json).collect::<Vec<_>>(),
+                });
+                (out.rendered.text, plan.info(&opts))
+            } else {
+                let rendered = resolved
+                    .template
+                    .apply(&messages, &opts)
+                    .map_err(|e| anyhow!("{e:#}"))?;
+                (rendered.text, plan.info(&opts))
+            }
         }
     };
     if args.json {
-        emit(&format!("{}\n", json!({"text": text, "template": info})));
+        let mut out = json!({"text": text, "template": info});
+        if let (Json::Object(o), Json::Object(extra)) = (&mut out, spans) {
+            o.extend(extra);
+        }
+        emit(&format!("{out}\n"));
     } else {
         emit(&text);
     }

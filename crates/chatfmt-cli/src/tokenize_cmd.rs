@@ -2,11 +2,13 @@
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
 use crate::conversation_args::{read_json_file, read_messages, ConversationArgs};
+use crate::mask_args::{message_span_json, pairs, MaskArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::render_cmd::{check_fastchat_options, render_fastchat};
 use anyhow::{anyhow, bail, Result};
 use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
+use chatfmt::ChatSpans;
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
@@ -21,7 +23,9 @@ pub struct TokenizeArgs {
     model: ModelArgs,
     #[command(flatten)]
     conversation: ConversationArgs,
-    /// Also print `assistant_masks` (1 for tokens inside `{% generation %}` blocks).
+    #[command(flatten)]
+    masks: MaskArgs,
+    /// Also print `assistant_masks` (1 for tokens of assistant spans; see --masks).
     #[arg(long)]
     assistant_masks: bool,
     /// Keep only the first N tokens (transformers' `truncation=True, max_length=N`).
@@ -30,13 +34,14 @@ pub struct TokenizeArgs {
     /// Print one token per line (index, id, mask, text) instead of JSON.
     #[arg(long, conflicts_with = "json")]
     show: bool,
-    /// Print one JSON object: `input_ids`, `attention_mask` (, `assistant_masks`) and `template`.
+    /// Print one JSON object: `input_ids`, `attention_mask`, `assistant_masks`, `template`, `masks`,
+    /// `assistant_spans` and `message_spans` (with `turn_tokens` and `content_tokens`).
     #[arg(long)]
     json: bool,
     /// The ids of an earlier, shorter prompt of this conversation (a JSON array, or an earlier
     /// `--json` output): reuse them where encoding the whole prompt gives the same ids, and add
     /// `reused`, `reencoded_from` and `reason` to the output.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["assistant_masks", "show", "max_length"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["assistant_masks", "show", "max_length", "masks"])]
     prefix_ids: Option<PathBuf>,
 }
 
@@ -49,7 +54,7 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     if let Some(path) = args.prefix_ids.clone() {
         return extend(args, &plan, &tokenizer, &path);
     }
-    let masks = args.assistant_masks || args.show;
+    let masks = args.assistant_masks || args.show || args.json;
     let encode = EncodeOptions {
         truncation: args.max_length.is_some(),
         max_length: args.max_length,
@@ -59,7 +64,7 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     let (enc, info) = match &plan {
         Plan::FastChat(conv) => {
             check_fastchat_options(&args.conversation)?;
-            if masks {
+            if args.assistant_masks || args.show || args.masks.masks.is_some() || !args.masks.stop_tokens.is_empty() {
                 bail!(
                     "assistant masks come from a Jinja template's {{% generation %}} blocks; a FastChat \
                      template (--conv-template) has none: drop --assistant-masks / --show"
@@ -70,9 +75,14 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
             let text = [Text {
                 text: &text,
                 generation_spans: &[],
+                token_spans: &[],
             }];
+            let encode = EncodeOptions {
+                assistant_masks: false,
+                ..encode
+            };
             let enc = tokenizer.encode_batch(&text, &encode)?.pop();
-            (enc, plan.info(&ApplyOptions::default()))
+            (enc.map(|e| (e, None)), plan.info(&ApplyOptions::default()))
         }
         Plan::Jinja(resolved) => {
             // Templates see the tokenizer's special tokens, as transformers passes them; the
@@ -80,15 +90,24 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
             let mut kwargs = tokenizer.special_tokens().clone();
             kwargs.extend(args.model.special_tokens());
             let (messages, apply) = args.conversation.read(kwargs, args.model.template_name.clone())?;
+            let spans = if masks || args.masks.masks.is_some() {
+                Some(args.masks.span_options(resolved, &apply, args.json)?)
+            } else {
+                None
+            };
             let opts = ChatTokenizeOptions {
                 encode,
                 sanitize_control_tokens: None,
+                spans,
             };
             let chat = tokenize_chats(&resolved.template, &tokenizer, &[&messages], &apply, &opts)?.pop();
-            (chat.map(|c| c.encoded), plan.info(&apply))
+            if let Some(spans) = chat.as_ref().and_then(|c| c.spans.as_ref()) {
+                check_masks(spans, &messages, chat.as_ref().map(|c| &c.encoded))?;
+            }
+            (chat.map(|c| (c.encoded, c.spans)), plan.info(&apply))
         }
     };
-    let enc: Encoded = enc.ok_or_else(|| anyhow!("no conversation was tokenized"))?;
+    let (enc, spans): (Encoded, Option<ChatSpans>) = enc.ok_or_else(|| anyhow!("no conversation was tokenized"))?;
     if args.show {
         let masks = enc.assistant_masks.unwrap_or_default();
         let mut out = String::new();
@@ -102,11 +121,16 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
         return Ok(());
     }
     let mut result = json!({"input_ids": enc.input_ids, "attention_mask": enc.attention_mask});
-    if args.assistant_masks {
+    if args.assistant_masks || (args.json && enc.assistant_masks.is_some()) {
         result["assistant_masks"] = json!(enc.assistant_masks);
     }
     if args.json {
         result["template"] = json!(info);
+        if let Some(spans) = &spans {
+            result["masks"] = json!(spans.source.name());
+            result["assistant_spans"] = pairs(&spans.assistant_spans);
+            result["message_spans"] = json!(message_spans_with_tokens(spans, &enc));
+        }
     }
     crate::output::emit(&format!("{result}\n"));
     Ok(())
@@ -163,5 +187,42 @@ fn read_ids(path: &Path) -> Result<Vec<u32>> {
         .ok_or_else(bad)?
         .iter()
         .map(|id| id.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad))
+        .collect()
+}
+
+/// Refuses a conversation whose assistant messages got no span (a silent all-zero mask), and warns
+/// when only truncation removed every assistant token.
+fn check_masks(spans: &ChatSpans, messages: &[serde_json::Value], encoded: Option<&Encoded>) -> Result<()> {
+    if spans.assistant_mask_is_empty(messages) {
+        bail!(
+            "the conversation has assistant messages but no assistant span was found ({} masks): the \
+             assistant mask would be all zeros; try --masks provenance, or --stop-token TOKEN",
+            spans.source.name()
+        );
+    }
+    let masked = encoded.and_then(|e| e.assistant_masks.as_ref()).map(|m| m.contains(&1));
+    if !spans.assistant_spans.is_empty() && masked == Some(false) {
+        eprintln!("warning: --max-length removed every assistant token; the assistant mask is all zeros");
+    }
+    Ok(())
+}
+
+/// `message_spans` of `render --json` with each message's `turn_tokens` and `content_tokens`.
+fn message_spans_with_tokens(spans: &ChatSpans, enc: &Encoded) -> Vec<serde_json::Value> {
+    let mut tokens = enc.span_tokens.iter();
+    spans
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = message_span_json(m);
+            let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
+            let content: Vec<[usize; 2]> = (m.content.iter())
+                .filter_map(|_| tokens.next().copied().flatten())
+                .map(|(s, e)| [s, e])
+                .collect();
+            out["turn_tokens"] = json!(turn.map(|(s, e)| [s, e]));
+            out["content_tokens"] = json!(content);
+            out
+        })
         .collect()
 }

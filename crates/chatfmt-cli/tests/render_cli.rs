@@ -438,3 +438,58 @@ fn odd_message_shapes_reach_the_template_as_transformers_passes_them() {
         "{err}"
     );
 }
+
+/// `render --json` gives assistant spans and message spans for a template without generation tags.
+#[test]
+fn render_json_gives_provenance_spans() {
+    let dir = std::env::temp_dir().join(format!("chatfmt-render-spans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let messages = dir.join("m.json");
+    std::fs::write(
+        &messages,
+        r#"[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]"#,
+    )
+    .expect("write");
+    let template = dir.join("t.jinja");
+    std::fs::write(&template, CHATML).expect("write");
+    let args = ["render", "--template", template.to_str().expect("utf-8"), "--messages"];
+    let m = messages.to_str().expect("utf-8");
+    let out: serde_json::Value = serde_json::from_str(&ok(
+        &[&args[..], &[m, "--json", "--stop-token", "<|im_end|>"]].concat(),
+        &[],
+    ))
+    .expect("JSON");
+    let text: Vec<char> = out["text"].as_str().expect("text").chars().collect();
+    let slice = |r: &serde_json::Value| -> String {
+        text[r[0].as_u64().expect("start") as usize..r[1].as_u64().expect("end") as usize]
+            .iter()
+            .collect()
+    };
+    assert_eq!(out["masks"], "provenance");
+    let spans: Vec<String> = out["assistant_spans"]
+        .as_array()
+        .expect("spans")
+        .iter()
+        .map(slice)
+        .collect();
+    assert_eq!(spans, ["Yo<|im_end|>"]);
+    assert_eq!(
+        slice(&out["message_spans"][1]["turn"]),
+        "<|im_start|>assistant\nYo<|im_end|>\n"
+    );
+    assert_eq!(slice(&out["message_spans"][0]["content"][0]), "Hi");
+    assert_eq!(out["message_spans"][1]["role"], "assistant");
+    // Tags were asked for, but the template has none: the error names the way out.
+    let err = fails(&[&args[..], &[m, "--masks", "tags"]].concat(), &[]);
+    assert!(err.contains("--masks provenance"), "{err}");
+    // A template that never prints assistant messages would give an all-zero mask: refused.
+    std::fs::write(
+        &template,
+        "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}",
+    )
+    .expect("write");
+    let empty: serde_json::Value = serde_json::from_str(&ok(&[&args[..], &[m, "--json"]].concat(), &[])).expect("JSON");
+    assert_eq!(empty["assistant_spans"], serde_json::json!([]));
+    assert_eq!(empty["message_spans"][1]["turn"], serde_json::Value::Null);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -296,6 +296,7 @@ impl Kit {
             let chat_opts = ChatTokenizeOptions {
                 encode: encode.clone(),
                 sanitize_control_tokens: sanitize.then(|| source.clone()),
+                spans: None,
             };
             let result = if naive {
                 naive_path(&template, tokenizer, &convs, &apply, &encode)
@@ -373,12 +374,14 @@ fn naive_path(
         let text = Text {
             text: &rendered.text,
             generation_spans: &[],
+            token_spans: &[],
         };
         let encoded = tokenizer.encode_batch(&[text], &opts)?.pop().unwrap_or_default();
         chats.push(TokenizedChat {
             text: rendered.text,
             generation_spans: rendered.generation_spans,
             encoded,
+            spans: None,
         });
     }
     Ok(chats)

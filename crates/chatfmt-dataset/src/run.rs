@@ -364,6 +364,7 @@ fn format_chunks(
             ..EncodeOptions::default()
         },
         sanitize_control_tokens: None,
+        spans: None,
     };
     let tokenize = tokenizer.is_some();
     let formatter = Formatter {

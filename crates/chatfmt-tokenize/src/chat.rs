@@ -3,7 +3,7 @@
 
 use crate::encode::Text;
 use crate::{ChatTokenizer, EncodeOptions, Encoded, Error, ErrorKind};
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
 use serde_json::{Map, Value as Json};
 
 /// What to do after rendering.
@@ -14,6 +14,9 @@ pub struct ChatTokenizeOptions {
     /// `sanitize_control_tokens=True`, with the source of the template being applied (control tokens
     /// are chosen from its literal text).
     pub sanitize_control_tokens: Option<String>,
+    /// Find assistant spans (and, when asked, message spans) by [`chatfmt::masks`]: the assistant masks
+    /// cover them, and [`Encoded::span_tokens`] holds each message's turn and then its content spans.
+    pub spans: Option<SpanOptions>,
 }
 
 /// A rendered and tokenized conversation.
@@ -23,6 +26,19 @@ pub struct TokenizedChat {
     /// `{% generation %}` char spans of `text`.
     pub generation_spans: Vec<(usize, usize)>,
     pub encoded: Encoded,
+    /// The spans found with [`ChatTokenizeOptions::spans`].
+    pub spans: Option<ChatSpans>,
+}
+
+/// The char spans of `spans` whose tokens [`ChatTokenizeOptions::spans`] asks for: per message, its
+/// turn (empty when none), then its content spans.
+pub fn message_token_spans(spans: &ChatSpans) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for m in &spans.messages {
+        out.push(m.turn.unwrap_or((0, 0)));
+        out.extend(&m.content);
+    }
+    out
 }
 
 fn options_error(message: &str) -> Error {
@@ -43,14 +59,15 @@ pub fn tokenize_chats(
         if apply.add_generation_prompt {
             return Err(options_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
-        if opts.encode.assistant_masks {
+        let provenance = opts.spans.as_ref().is_some_and(|s| s.source == MaskSource::Provenance);
+        if opts.encode.assistant_masks && !provenance {
             return Err(options_error(
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",
             ));
         }
     }
     let control = match &opts.sanitize_control_tokens {
-        Some(_) if opts.encode.assistant_masks => {
+        Some(_) if opts.encode.assistant_masks || opts.spans.is_some() => {
             return Err(options_error("`sanitize_control_tokens=True` requires `tokenize=True` and is not compatible with `return_assistant_tokens_mask=True`."));
         }
         Some(source) => Some(tokenizer.control_tokens(source)),
@@ -62,14 +79,33 @@ pub fn tokenize_chats(
             .map(|conv| template.apply(conv, apply).map_err(Error::from))
             .collect()
     };
-    let rendered = render(conversations, apply)?;
+    let found: Option<Vec<ChatSpans>> = match &opts.spans {
+        Some(s) => Some(
+            conversations
+                .iter()
+                .map(|conv| template.apply_with_spans(conv, apply, s).map_err(Error::from))
+                .collect::<Result<_, Error>>()?,
+        ),
+        None => None,
+    };
+    let rendered = match &found {
+        Some(f) => f.iter().map(|s| s.rendered.clone()).collect(),
+        None => render(conversations, apply)?,
+    };
+    let wanted: Vec<Vec<(usize, usize)>> = match &found {
+        Some(f) => f.iter().map(message_token_spans).collect(),
+        None => Vec::new(),
+    };
     let encoded = match &control {
         None => {
-            let texts: Vec<Text<'_>> = rendered
-                .iter()
-                .map(|r| Text {
+            let texts: Vec<Text<'_>> = (rendered.iter().enumerate())
+                .map(|(i, r)| Text {
                     text: &r.text,
-                    generation_spans: &r.generation_spans,
+                    generation_spans: match &found {
+                        Some(f) => &f[i].assistant_spans,
+                        None => &r.generation_spans,
+                    },
+                    token_spans: wanted.get(i).map_or(&[][..], Vec::as_slice),
                 })
                 .collect();
             tokenizer.encode_batch(&texts, &opts.encode)?
@@ -95,6 +131,7 @@ pub fn tokenize_chats(
             tokenizer.pad_ids(ids, &opts.encode)?
         }
     };
+    let mut found = found.map(Vec::into_iter);
     Ok(rendered
         .into_iter()
         .zip(encoded)
@@ -102,6 +139,7 @@ pub fn tokenize_chats(
             text: r.text,
             generation_spans: r.generation_spans,
             encoded,
+            spans: found.as_mut().and_then(Iterator::next),
         })
         .collect())
 }

@@ -41,15 +41,21 @@ pub struct Encoded {
     pub attention_mask: Vec<u8>,
     /// Present when asked for.
     pub assistant_masks: Option<Vec<u8>>,
+    /// The half-open token range of each of [`Text::token_spans`]: the tokens holding a character of
+    /// the span (`None` when truncation removed all of them).
+    pub span_tokens: Vec<Option<(usize, usize)>>,
 }
 
 const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
 
-/// A text to encode and the `{% generation %}` char spans of its rendering.
+/// A text to encode, the char spans its assistant mask covers (the `{% generation %}` blocks of its
+/// rendering, or provenance spans) and char spans whose tokens are wanted.
 #[derive(Debug, Clone, Copy)]
 pub struct Text<'t> {
     pub text: &'t str,
     pub generation_spans: &'t [(usize, usize)],
+    /// Char spans mapped to token ranges ([`Encoded::span_tokens`]).
+    pub token_spans: &'t [(usize, usize)],
 }
 
 impl ChatTokenizer {
@@ -133,7 +139,7 @@ impl ChatTokenizer {
             } else {
                 self.encode_ids_with(t.text, changes)?
             };
-            let ranges = if opts.assistant_masks {
+            let ranges = if opts.assistant_masks || !t.token_spans.is_empty() {
                 Some(self.token_ranges(t.text, &ids, changes)?)
             } else {
                 None
@@ -188,20 +194,27 @@ impl ChatTokenizer {
                     0
                 }
             };
-            let (text, spans) = texts.get(i).map_or(("", &[][..]), |t| (t.text, t.generation_spans));
-            let assistant_masks = ranges.map(|r| {
-                TokenBytes {
-                    text,
-                    ranges: &r,
-                    first,
-                    len: ids.len(),
-                }
-                .assistant_mask(spans)
+            let (text, spans, wanted) = texts
+                .get(i)
+                .map_or(("", &[][..], &[][..]), |t| (t.text, t.generation_spans, t.token_spans));
+            let tokens = ranges.as_ref().map(|r| TokenBytes {
+                text,
+                ranges: r,
+                first,
+                len: ids.len(),
             });
+            let assistant_masks = (tokens.as_ref())
+                .filter(|_| opts.assistant_masks)
+                .map(|t| t.assistant_mask(spans));
+            let span_tokens = match &tokens {
+                Some(t) => t.token_ranges(wanted),
+                None => Vec::new(),
+            };
             out.push(Encoded {
                 input_ids: ids,
                 attention_mask,
                 assistant_masks,
+                span_tokens,
             });
         }
         out

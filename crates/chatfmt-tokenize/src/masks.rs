@@ -30,6 +30,34 @@ impl TokenBytes<'_> {
         (b < end).then_some(self.first + j)
     }
 
+    /// The half-open token range of each char span: from the token holding its first character to
+    /// the one holding its last (to the end when truncation cut that one off); `None` when the span is
+    /// empty or starts past a truncation cut.
+    pub fn token_ranges(&self, spans: &[(usize, usize)]) -> Vec<Option<(usize, usize)>> {
+        let mut chars: Vec<usize> = spans
+            .iter()
+            .filter(|&&(s, e)| s < e)
+            .flat_map(|&(s, e)| [s, e - 1])
+            .collect();
+        chars.sort_unstable();
+        chars.dedup();
+        let bytes = char_bytes(self.text, &chars);
+        let token = |c: usize| {
+            let at = chars.binary_search(&c).ok()?;
+            bytes[at].and_then(|r| self.token_at(r))
+        };
+        spans
+            .iter()
+            .map(|&(s, e)| {
+                if s >= e {
+                    return None;
+                }
+                let t0 = token(s)?;
+                Some((t0, token(e - 1).map_or(self.len, |t| t + 1)))
+            })
+            .collect()
+    }
+
     /// The assistant mask of transformers' `apply_chat_template(return_assistant_tokens_mask=True)`
     /// for char `spans` of the text.
     pub fn assistant_mask(&self, spans: &[(usize, usize)]) -> Vec<u8> {

@@ -103,6 +103,7 @@ fn chat(template: &str, messages: Json, apply: &ApplyOptions, encode: EncodeOpti
     let opts = ChatTokenizeOptions {
         encode,
         sanitize_control_tokens: None,
+        spans: None,
     };
     tokenize_chats(&template, &tokenizer, &[&messages], apply, &opts).map(|_| ())
 }

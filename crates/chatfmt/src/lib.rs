@@ -8,10 +8,12 @@ pub mod check;
 pub mod defaults;
 mod error;
 pub mod json_input;
+pub mod masks;
 pub mod source;
 pub mod template;
 
 pub use error::{Error, ErrorKind};
+pub use masks::{ChatSpans, MaskSource, MessageSpan, SpanOptions};
 pub use source::{ModelSource, Resolved, TemplateInfo, TemplateRequest};
 pub use template::{ApplyOptions, ChatTemplate, HubCache};
 

@@ -85,3 +85,25 @@ fn trimmed_content_in_a_real_template_keeps_its_origin() {
     // Special tokens are template variables too.
     assert_eq!(input_text(&r, "bos_token"), ["<|begin_of_text|>"]);
 }
+
+#[test]
+fn computed_text_names_the_values_it_read() {
+    let t = ChatTemplate::new(
+        "{% for m in messages %}{% for c in m.tool_calls %}{{ c.function | tojson }}{% endfor %}{{ 1 + 2 }}{% endfor %}",
+        Default::default(),
+    );
+    let messages = vec![json!({"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]})];
+    let r = render(&t, &messages);
+    assert_tiles(&r);
+    let origins: Vec<&Origin> = r.spans.iter().map(|s| &s.origin).collect();
+    assert_eq!(
+        origins,
+        [
+            &Origin::Computed(vec![
+                "messages[0].tool_calls".into(),
+                "messages[0].tool_calls[0].function".into()
+            ]),
+            &Origin::Computed(vec![]),
+        ]
+    );
+}

@@ -322,7 +322,7 @@ impl<'a> Evaluator<'a> {
             if let Some(rec) = &mut self.spans {
                 let origin = match v {
                     Value::Str(s) if !self.autoescape => RawOrigin::Borrowed(s.as_ptr() as usize),
-                    _ => RawOrigin::Computed,
+                    _ => rec.computed(),
                 };
                 rec.record(start, self.out.len(), origin);
             }
@@ -621,6 +621,16 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        let v = self.eval_untracked(e)?;
+        if let Some(rec) = &mut self.spans {
+            rec.note(&v);
+        }
+        Ok(v)
+    }
+
+    /// [`eval`](Self::eval) without noting what it read.
+    #[inline]
+    fn eval_untracked(&mut self, e: &'a Expr) -> Result<Value<'a>> {
         // Leaves neither recurse nor fail: no stack check, no error location.
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),

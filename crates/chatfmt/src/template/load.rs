@@ -9,7 +9,8 @@ use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 use std::path::{Path, PathBuf};
 
-fn read_json(path: &Path) -> Result<Option<Json>, Error> {
+/// A JSON file, or `None` when it does not exist.
+pub(crate) fn read_json(path: &Path) -> Result<Option<Json>, Error> {
     if !path.exists() {
         return Ok(None);
     }

@@ -11,8 +11,8 @@ mod save;
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
-pub(crate) use load::SPECIAL_TOKEN_KEYS;
 pub use load::{model_dir_special_tokens, special_tokens};
+pub(crate) use load::{read_json as read_json_file, SPECIAL_TOKEN_KEYS};
 pub use save::{save_template, SaveLayout, Saved};
 
 use chatfmt_jinja::{Error, ErrorKind, Template};
@@ -155,7 +155,7 @@ impl ChatTemplate {
 
     /// Chooses the template as transformers' `get_chat_template` does. A requested name that is not
     /// a template name is template source, compiled on the spot (returned as owned).
-    fn select(&self, requested: Option<&str>, has_tools: bool) -> Result<Selected<'_>, Error> {
+    pub(crate) fn select(&self, requested: Option<&str>, has_tools: bool) -> Result<Selected<'_>, Error> {
         match (&self.templates, requested) {
             (Templates::Named(map), Some(name)) if map.contains_key(name) => {
                 Ok(Selected::Borrowed(&map[name].compiled))
@@ -187,13 +187,13 @@ impl ChatTemplate {
     }
 }
 
-enum Selected<'t> {
+pub(crate) enum Selected<'t> {
     Borrowed(&'t Compiled),
     Owned(Compiled),
 }
 
 impl Selected<'_> {
-    fn get(&self) -> Result<&Template, Error> {
+    pub(crate) fn get(&self) -> Result<&Template, Error> {
         match self {
             Selected::Borrowed(t) => t.as_ref().map_err(Clone::clone),
             Selected::Owned(t) => t.as_ref().map_err(Clone::clone),

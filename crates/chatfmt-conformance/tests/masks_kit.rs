@@ -1,0 +1,335 @@
+//! Provenance masks on the Hugging Face kit: one trial per template over every scenario and option set
+//! that renders. No assistant span holds a character of another message, every assistant message
+//! whose content renders is masked, the templates with `{% generation %}` blocks agree with their
+//! tags once the tags are removed (up to whitespace and the assistant's header), and the kit's
+//! tokenizers map the spans to masks by transformers' rule.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+#[path = "../../chatfmt/tests/support/trials.rs"]
+mod trials;
+
+use chatfmt::jinja::{Clock, Origin};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
+use libtest_mimic::Trial;
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use trials::{check, kit_trials};
+
+/// One rendering case of the kit: template source, options, messages.
+struct Case {
+    scenario: String,
+    special: Map<String, Json>,
+    opts: ApplyOptions,
+    messages: Vec<Json>,
+    output: String,
+    generation_spans: Option<Vec<(usize, usize)>>,
+}
+
+fn read(path: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("kit file")).expect("kit JSON")
+}
+
+/// The kit's cases that render, by template id (named template sets are left out).
+fn cases(dir: &Path) -> BTreeMap<String, (String, Vec<Case>)> {
+    let index = read(&dir.join("index.json"));
+    let scen = read(&dir.join("scenarios.json"));
+    let now = scen["frozen_now"].as_str().unwrap_or("2025-07-10T12:00:00").to_string();
+    let mut out = BTreeMap::new();
+    for t in index["templates"].as_array().into_iter().flatten() {
+        let (id, file) = (t["id"].as_str().unwrap(), t["file"].as_str().unwrap());
+        let source = std::fs::read_to_string(dir.join("corpus").join(file)).expect("corpus file");
+        out.insert(id.to_string(), (source, Vec::new()));
+    }
+    for g in kits::read_jsonl(&dir.join("goldens.jsonl")).expect("goldens") {
+        if g["status"] != "ok" {
+            continue;
+        }
+        let Some((_, list)) = out.get_mut(g["template"].as_str().unwrap_or("")) else {
+            continue;
+        };
+        let scenario = &scen["scenarios"][g["scenario"].as_str().unwrap()];
+        let o = &g["options"];
+        let opts = ApplyOptions {
+            add_generation_prompt: o["add_generation_prompt"].as_bool().unwrap_or(false),
+            continue_final_message: (o["continue_final_message"] == true).then(|| "content".to_string()),
+            tools: scenario.get("tools").cloned(),
+            documents: scenario.get("documents").cloned(),
+            chat_template: o["chat_template"].as_str().map(str::to_string),
+            kwargs: o["kwargs"].as_object().cloned().unwrap_or_default(),
+            clock: Clock::Fixed(now.clone()),
+            track_spans: false,
+        };
+        list.push(Case {
+            scenario: g["scenario"].as_str().unwrap().to_string(),
+            special: g["special_tokens"].as_object().cloned().unwrap_or_default(),
+            opts,
+            messages: scenario["messages"].as_array().cloned().unwrap_or_default(),
+            output: g["output"].as_str().unwrap_or("").to_string(),
+            generation_spans: g["generation_spans"].as_array().map(|s| {
+                s.iter()
+                    .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize))
+                    .collect()
+            }),
+        });
+    }
+    out
+}
+
+fn span_options(special: &Map<String, Json>) -> SpanOptions {
+    SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: special["eos_token"].as_str().into_iter().map(str::to_string).collect(),
+        message_spans: true,
+    }
+}
+
+fn is_assistant(m: &Json) -> bool {
+    m["role"] == "assistant"
+}
+
+/// The message a context path belongs to.
+fn message_of(path: &str) -> Option<usize> {
+    let rest = path.strip_prefix("messages[")?;
+    rest[..rest.find(']')?].parse().ok()
+}
+
+/// What the rule promises for one render; the failures, described.
+fn invariants(case: &Case, s: &ChatSpans) -> Vec<String> {
+    let mut failures = Vec::new();
+    let what = |msg: String| {
+        let o = &case.opts;
+        let how = match (o.add_generation_prompt, o.continue_final_message.is_some()) {
+            (true, _) => " +prompt",
+            (_, true) => " +continue",
+            _ => "",
+        };
+        format!("{}{how}: {msg}", case.scenario)
+    };
+    let in_spans = |c: usize| s.assistant_spans.iter().any(|&(a, b)| a <= c && c < b);
+    // Characters attributed to one message only.
+    let n = case.messages.len();
+    for span in &s.rendered.spans {
+        let owners: Vec<usize> = match &span.origin {
+            Origin::Input(p) => message_of(p).into_iter().collect(),
+            Origin::Computed(ps) => ps.iter().filter_map(|p| message_of(p)).collect(),
+            Origin::Template => Vec::new(),
+        };
+        let Some(&owner) = owners.first() else { continue };
+        if owners.iter().any(|&o| o != owner) || owner >= n || is_assistant(&case.messages[owner]) {
+            continue;
+        }
+        if let Some(c) = (span.start..span.end).find(|&c| in_spans(c)) {
+            failures.push(what(format!(
+                "assistant span holds char {c} of message {owner} ({:?})",
+                span.origin
+            )));
+        }
+    }
+    for m in &s.messages {
+        if !is_assistant(&case.messages[m.index]) || m.content.is_empty() {
+            continue;
+        }
+        let covered = m.content.iter().all(|&(a, b)| (a..b).all(in_spans));
+        if !covered {
+            failures.push(what(format!(
+                "message {} content {:?} not all in {:?}",
+                m.index, m.content, s.assistant_spans
+            )));
+        }
+    }
+    failures
+}
+
+/// The template without its `{% generation %}` / `{% endgeneration %}` tags.
+fn without_tags(source: &str) -> String {
+    let mut out = String::new();
+    let mut rest = source;
+    while let Some(at) = rest.find("{%") {
+        let Some(end) = rest[at..].find("%}") else { break };
+        let tag = rest[at + 2..at + end].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        out.push_str(&rest[..at]);
+        if tag != "generation" && tag != "endgeneration" {
+            out.push_str(&rest[at..at + end + 2]);
+        }
+        rest = &rest[at + end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Provenance spans against the tags: each differing character is whitespace or part of an
+/// assistant's header (between the previous message's content and this one's).
+fn against_tags(case: &Case, s: &ChatSpans, tags: &[(usize, usize)]) -> Vec<String> {
+    let text: Vec<char> = s.rendered.text.chars().collect();
+    let inside = |spans: &[(usize, usize)], c: usize| spans.iter().any(|&(a, b)| a <= c && c < b);
+    // Each message's first produced character.
+    let mut first = vec![usize::MAX; case.messages.len()];
+    for span in &s.rendered.spans {
+        let owners: Vec<usize> = match &span.origin {
+            Origin::Input(p) => message_of(p).into_iter().collect(),
+            Origin::Computed(ps) => ps.iter().filter_map(|p| message_of(p)).collect(),
+            Origin::Template => Vec::new(),
+        };
+        for o in owners {
+            if let Some(f) = first.get_mut(o) {
+                *f = (*f).min(span.start);
+            }
+        }
+    }
+    let mut headers = Vec::new();
+    let mut prev_end = 0;
+    for m in &s.messages {
+        if is_assistant(&case.messages[m.index]) {
+            // A message that printed nothing of its own is all header.
+            match (first[m.index], m.turn) {
+                (usize::MAX, Some((_, end))) => headers.push((prev_end, end)),
+                (usize::MAX, None) => {}
+                (f, _) => headers.push((prev_end, f)),
+            }
+        }
+        if let Some(last) = m.content.last() {
+            prev_end = last.1;
+        }
+    }
+    let differing: Vec<usize> = (0..text.len())
+        .filter(|&c| inside(tags, c) != inside(&s.assistant_spans, c))
+        .filter(|&c| !text[c].is_whitespace() && !inside(&headers, c))
+        .collect();
+    match differing.first() {
+        None => Vec::new(),
+        Some(&c) => {
+            let around: String = text[c.saturating_sub(20)..(c + 20).min(text.len())].iter().collect();
+            vec![format!(
+                "{}: {} chars differ from the tags, first {c} in {around:?}; tags {tags:?}, provenance {:?}",
+                case.scenario,
+                differing.len(),
+                s.assistant_spans
+            )]
+        }
+    }
+}
+
+fn main() {
+    trials::run(kit_trials("masks_kit", "hf", |dir| {
+        let all = cases(&dir);
+        let mut trials = Vec::new();
+        for (id, (source, cases)) in all {
+            let name = format!("masks_kit::{id}");
+            trials.push(Trial::test(name, move || {
+                let tagged = cases.iter().any(|c| c.generation_spans.is_some());
+                let plain = without_tags(&source);
+                let mut failures = Vec::new();
+                for case in &cases {
+                    let t = ChatTemplate::new(if tagged { &plain } else { &source }, case.special.clone());
+                    let s = match t.apply_with_spans(&case.messages, &case.opts, &span_options(&case.special)) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            failures.push(format!("{}: {e}", case.scenario));
+                            continue;
+                        }
+                    };
+                    if s.rendered.text != case.output {
+                        failures.push(format!("{}: render differs from the golden", case.scenario));
+                        continue;
+                    }
+                    failures.extend(invariants(case, &s));
+                    if let Some(tags) = &case.generation_spans {
+                        failures.extend(against_tags(case, &s, tags));
+                    }
+                }
+                let header = format!("{} of {} cases break the mask rule", failures.len(), cases.len());
+                check(|| header, failures)
+            }));
+        }
+        trials.push(tokenizer_trial());
+        Ok(trials)
+    }));
+}
+
+/// The kit's tokenizers, their own templates, every hf scenario: the assistant mask is 1 exactly on
+/// the tokens holding a character of an assistant span.
+fn tokenizer_trial() -> Trial {
+    let base = kits::kits_base();
+    Trial::test("masks_kit::tokenizers", move || {
+        let scen = read(&base.join("hf/scenarios.json"));
+        let scen = Arc::new(scen["scenarios"].as_object().cloned().unwrap_or_default());
+        let mut failures = Vec::new();
+        let mut checked = 0;
+        for name in ["qwen3", "llama3", "mistral-7b-v0.1"] {
+            let dir = base.join("tokens/tokenizers").join(name);
+            let tokenizer = ChatTokenizer::from_model_dir(&dir).map_err(|e| e.to_string())?;
+            let Ok(template) = ChatTemplate::from_model_dir(&dir) else {
+                continue;
+            };
+            let template = template.with_special_tokens(tokenizer.special_tokens().clone());
+            let eos = tokenizer.special_tokens().get("eos_token").and_then(Json::as_str);
+            for (id, sc) in scen.iter() {
+                let messages = sc["messages"].as_array().cloned().unwrap_or_default();
+                let apply = ApplyOptions {
+                    tools: sc.get("tools").cloned(),
+                    clock: Clock::Fixed("2025-07-10T12:00:00".into()),
+                    ..ApplyOptions::default()
+                };
+                let opts = ChatTokenizeOptions {
+                    encode: EncodeOptions {
+                        assistant_masks: true,
+                        ..EncodeOptions::default()
+                    },
+                    sanitize_control_tokens: None,
+                    spans: Some(SpanOptions {
+                        source: MaskSource::Provenance,
+                        stop_markers: eos.into_iter().map(str::to_string).collect(),
+                        message_spans: true,
+                    }),
+                };
+                let Ok(mut chats) = tokenize_chats(&template, &tokenizer, &[&messages], &apply, &opts) else {
+                    continue;
+                };
+                let chat = chats.pop().ok_or("no chat")?;
+                let spans = chat.spans.as_ref().ok_or("no spans")?;
+                let mask = chat.encoded.assistant_masks.clone().unwrap_or_default();
+                // Each token's characters, from decoding the ids one prefix at a time is not exact for
+                // byte-level pieces; the token ranges of the assistant spans are the independent view.
+                let ranges = tokenizer
+                    .encode_batch(
+                        &[chatfmt_tokenize::Text {
+                            text: &chat.text,
+                            generation_spans: &[],
+                            token_spans: &spans.assistant_spans,
+                        }],
+                        &EncodeOptions::default(),
+                    )
+                    .map_err(|e| e.to_string())?
+                    .pop()
+                    .ok_or("no encoding")?
+                    .span_tokens;
+                let mut want = vec![0u8; mask.len()];
+                for (a, b) in ranges.into_iter().flatten() {
+                    want[a..b].fill(1);
+                }
+                checked += 1;
+                if mask != want {
+                    failures.push(format!("{name} {id}: mask {mask:?} != {want:?}"));
+                }
+                if messages.iter().any(is_assistant) && !mask.contains(&1) && !spans.assistant_spans.is_empty() {
+                    failures.push(format!("{name} {id}: all-zero mask"));
+                }
+            }
+        }
+        eprintln!("masks_kit::tokenizers: {checked} tokenizer x scenario cases");
+        let header = format!("{} tokenizer cases break the mask mapping", failures.len());
+        check(|| header, failures)
+    })
+}

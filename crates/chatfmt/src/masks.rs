@@ -1,0 +1,603 @@
+//! Training masks and message spans for any chat template, with or without `{% generation %}` blocks.
+//!
+//! # The rule
+//!
+//! Let R be the full render, P_i the render of `messages[:i]` (P_0 is empty; P_n is R without a final
+//! generation prompt, and R itself with `continue_final_message`), G_i the same with the generation
+//! prompt, and g_i = G_i minus P_i when G_i starts with P_i. A render that raises is not a prefix.
+//!
+//! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
+//!   is taken from provenance: from the end of the previous turn through the last character produced
+//!   for message i (its content, reasoning, tool calls, and text computed from it), followed by the
+//!   template text that closes it: what the render of `messages[:i+1]` puts after that character,
+//!   when R continues with the same text.
+//! - **An assistant turn's span** is the turn minus the longest prefix it shares with g_i (the header
+//!   is never masked; it never reaches into the message's content), ending after the last stop marker
+//!   after the message's last character when there is one, plus a stop marker that begins exactly
+//!   where the turn ends. Stop markers are the eos token and the model's
+//!   stop tokens ([`stop_markers`]). With `continue_final_message` the final message's span ends at its
+//!   last character. No character of another message's content is ever in an assistant span.
+//! - **Content** of message i: the characters whose provenance is its `content`, or text
+//!   computed from that alone (adjacent ones merged).
+//!
+//! All offsets are code points (Python string indices). With [`MaskSource::Tags`] the assistant spans
+//! are the template's `{% generation %}` blocks instead; turns and content follow the same rule.
+
+use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
+use chatfmt_jinja::{Origin, Rendered};
+use serde_json::Value as Json;
+use std::path::Path;
+
+/// Where assistant spans come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskSource {
+    /// The template's `{% generation %}` blocks.
+    Tags,
+    /// The rule of this module, from prefix renders and provenance.
+    Provenance,
+}
+
+impl MaskSource {
+    /// The name used on the command line and in JSON output (`tags`, `provenance`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MaskSource::Tags => "tags",
+            MaskSource::Provenance => "provenance",
+        }
+    }
+}
+
+/// What [`ChatTemplate::apply_with_spans`] computes.
+#[derive(Debug, Clone)]
+pub struct SpanOptions {
+    /// Where assistant spans come from.
+    pub source: MaskSource,
+    /// Strings that end a model's turn (see [`stop_markers`]).
+    pub stop_markers: Vec<String>,
+    /// Also compute each message's turn and content ([`ChatSpans::messages`]).
+    pub message_spans: bool,
+}
+
+/// Where one input message is in the rendered text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageSpan {
+    /// The message's position in the input.
+    pub index: usize,
+    /// Its `role`, when a string.
+    pub role: Option<String>,
+    /// Its turn (see the module's rule); `None` when nothing was rendered for it.
+    pub turn: Option<(usize, usize)>,
+    /// The characters whose provenance is its `content`, ascending, adjacent ones merged.
+    pub content: Vec<(usize, usize)>,
+}
+
+/// A render with its assistant spans and, when asked, each message's spans.
+#[derive(Debug, Clone)]
+pub struct ChatSpans {
+    /// The full render, with provenance spans.
+    pub rendered: Rendered,
+    /// Where the assistant spans came from.
+    pub source: MaskSource,
+    /// Half-open code-point ranges of `rendered.text` a model is trained on, ascending.
+    pub assistant_spans: Vec<(usize, usize)>,
+    /// One entry per input message, in input order (empty unless asked for).
+    pub messages: Vec<MessageSpan>,
+}
+
+impl ChatSpans {
+    /// Whether the conversation has an assistant message but no assistant span holds a character:
+    /// the all-zero mask a training run must not receive silently.
+    pub fn assistant_mask_is_empty(&self, messages: &[Json]) -> bool {
+        messages.iter().any(is_assistant) && self.assistant_spans.iter().all(|&(s, e)| s >= e)
+    }
+}
+
+fn is_assistant(m: &Json) -> bool {
+    m.get("role").and_then(Json::as_str) == Some("assistant")
+}
+
+/// The message index a context path belongs to (`messages[3].content` → 3).
+fn message_of(path: &str) -> Option<usize> {
+    let rest = path.strip_prefix("messages[")?;
+    let close = rest.find(']')?;
+    rest[..close].parse().ok()
+}
+
+/// Whether a context path is message `i`'s content (or a part of it).
+fn is_content_of(path: &str, i: usize) -> bool {
+    let prefix = format!("messages[{i}].content");
+    path.strip_prefix(&prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
+}
+
+/// The message whose content a span shows: the content itself, or text computed from it alone
+/// (the message object may have been read on the way, as in `parse_content(message.content)`).
+fn content_owner(origin: &Origin) -> Option<usize> {
+    match origin {
+        Origin::Input(path) => message_of(path).filter(|&i| is_content_of(path, i)),
+        Origin::Computed(paths) => {
+            let i = paths
+                .iter()
+                .find_map(|p| message_of(p).filter(|&i| is_content_of(p, i)))?;
+            let node = format!("messages[{i}]");
+            paths.iter().all(|p| *p == node || is_content_of(p, i)).then_some(i)
+        }
+        Origin::Template => None,
+    }
+}
+
+/// A text with the byte offset of each character, for code-point arithmetic.
+struct Chars<'t> {
+    text: &'t str,
+    /// Byte offset of each character, then the text's length.
+    starts: Vec<usize>,
+}
+
+impl<'t> Chars<'t> {
+    fn new(text: &'t str) -> Self {
+        let mut starts: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
+        starts.push(text.len());
+        Chars { text, starts }
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    fn byte(&self, c: usize) -> usize {
+        self.starts[c.min(self.len())]
+    }
+
+    fn char_at_byte(&self, b: usize) -> usize {
+        self.starts.partition_point(|&s| s < b)
+    }
+
+    fn slice(&self, (s, e): (usize, usize)) -> &'t str {
+        &self.text[self.byte(s)..self.byte(e)]
+    }
+}
+
+/// The end of the last character produced for each of the first `n` messages in a render.
+fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
+    let mut last_char: Vec<Option<usize>> = vec![None; n];
+    for span in &rendered.spans {
+        let owners: Vec<usize> = match &span.origin {
+            Origin::Input(path) => message_of(path).into_iter().collect(),
+            Origin::Computed(paths) => paths.iter().filter_map(|p| message_of(p)).collect(),
+            Origin::Template => Vec::new(),
+        };
+        for i in owners {
+            if let Some(last) = last_char.get_mut(i) {
+                *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+            }
+        }
+    }
+    last_char
+}
+
+/// The code-point length of `prefix` when it is a prefix of `text`.
+fn prefix_len(text: &str, prefix: Option<&str>) -> Option<usize> {
+    let p = prefix?;
+    text.starts_with(p).then(|| p.chars().count())
+}
+
+impl ChatTemplate {
+    /// Whether the template `apply` would use with `opts` has `{% generation %}` blocks.
+    pub fn has_generation_blocks(&self, opts: &ApplyOptions) -> Result<bool, chatfmt_jinja::Error> {
+        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+        Ok(selected.get()?.analyze().uses_generation)
+    }
+
+    /// Renders as [`apply`](Self::apply) does and finds the assistant spans (and, when asked, each
+    /// message's turn and content) by the rule of [`crate::masks`].
+    pub fn apply_with_spans(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        spans: &SpanOptions,
+    ) -> Result<ChatSpans, chatfmt_jinja::Error> {
+        let full_opts = ApplyOptions {
+            track_spans: true,
+            ..opts.clone()
+        };
+        let rendered = self.apply(messages, &full_opts)?;
+        let mut out = ChatSpans {
+            assistant_spans: match spans.source {
+                MaskSource::Tags => rendered.generation_spans.clone(),
+                MaskSource::Provenance => Vec::new(),
+            },
+            rendered,
+            source: spans.source,
+            messages: Vec::new(),
+        };
+        if spans.source == MaskSource::Tags && !spans.message_spans {
+            return Ok(out);
+        }
+        let rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
+        let turns = rule.turns();
+        if spans.source == MaskSource::Provenance {
+            out.assistant_spans = rule.assistant_spans(&turns);
+        }
+        if spans.message_spans {
+            out.messages = (0..messages.len())
+                .map(|i| MessageSpan {
+                    index: i,
+                    role: messages[i].get("role").and_then(Json::as_str).map(str::to_string),
+                    turn: turns[i].filter(|&(s, e)| s < e),
+                    content: rule.content[i].clone(),
+                })
+                .collect();
+        }
+        Ok(out)
+    }
+}
+
+/// What the rule needs of one conversation: the full render, its prefixes and provenance.
+struct Rule<'r> {
+    template: &'r ChatTemplate,
+    messages: &'r [Json],
+    opts: ApplyOptions,
+    text: Chars<'r>,
+    /// Code-point length of P_i when it is a prefix of R, for i in 0..=n.
+    prefixes: Vec<Option<usize>>,
+    /// P_i's text, when it rendered (for g_i).
+    prefix_texts: Vec<Option<String>>,
+    /// The end of the last character produced for each message.
+    last_char: Vec<Option<usize>>,
+    /// The length of the template text that closes each message (see `Rule::new`).
+    trailers: Vec<usize>,
+    /// The content spans of each message.
+    content: Vec<Vec<(usize, usize)>>,
+    stop_markers: &'r [String],
+    continued: bool,
+}
+
+impl<'r> Rule<'r> {
+    fn new(
+        template: &'r ChatTemplate,
+        messages: &'r [Json],
+        opts: &ApplyOptions,
+        rendered: &'r Rendered,
+        stop_markers: &'r [String],
+    ) -> Self {
+        let n = messages.len();
+        let plain = ApplyOptions {
+            add_generation_prompt: false,
+            continue_final_message: None,
+            track_spans: true,
+            ..opts.clone()
+        };
+        let continued = opts.continue_final_message.is_some();
+        let text = rendered.text.as_str();
+        let chars = Chars::new(text);
+        let last_char = last_chars(rendered, n);
+        let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
+        // The text the render of messages[..=i] puts after message i's last character, when R has it
+        // there too: the template text that closes message i.
+        let mut trailers = vec![0; n];
+        for i in 1..=n {
+            let p = if i == n && (continued || !opts.add_generation_prompt) {
+                Some(rendered.clone())
+            } else {
+                template.apply(&messages[..i], &plain).ok()
+            };
+            if let (Some(p), Some(end)) = (&p, last_char[i - 1]) {
+                if let Some(last) = last_chars(p, i)[i - 1] {
+                    let tail = Chars::new(&p.text).slice((last, usize::MAX)).to_string();
+                    if text[chars.byte(end)..].starts_with(&tail) {
+                        trailers[i - 1] = tail.chars().count();
+                    }
+                }
+            }
+            prefix_texts.push(p.map(|r| r.text));
+        }
+        let prefixes = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
+        let mut content: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+        for span in &rendered.spans {
+            if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
+                match content[i].last_mut() {
+                    Some(last) if last.1 == span.start => last.1 = span.end,
+                    _ => content[i].push((span.start, span.end)),
+                }
+            }
+        }
+        Rule {
+            template,
+            messages,
+            opts: ApplyOptions {
+                track_spans: false,
+                ..plain
+            },
+            text: chars,
+            prefixes,
+            prefix_texts,
+            last_char,
+            trailers,
+            content,
+            stop_markers,
+            continued,
+        }
+    }
+
+    /// Each message's turn (possibly empty), by prefixes where they hold, else by provenance.
+    fn turns(&self) -> Vec<Option<(usize, usize)>> {
+        let mut end = 0;
+        (0..self.messages.len())
+            .map(|i| {
+                let turn = match (self.prefixes[i], self.prefixes[i + 1]) {
+                    (Some(a), Some(b)) if a <= b => Some((a, b)),
+                    _ => self.last_char[i].map(|last| (end, (last + self.trailers[i]).max(end))),
+                };
+                if let Some((_, e)) = turn {
+                    end = end.max(e);
+                }
+                turn
+            })
+            .collect()
+    }
+
+    /// g_i: what the generation prompt adds to P_i, when P_i rendered and G_i starts with it.
+    fn generation_prompt(&self, i: usize) -> Option<String> {
+        let p = self.prefix_texts.get(i)?.as_deref()?;
+        if i == 0 {
+            return None;
+        }
+        let with_prompt = ApplyOptions {
+            add_generation_prompt: true,
+            ..self.opts.clone()
+        };
+        let g = self.template.apply(&self.messages[..i], &with_prompt).ok()?.text;
+        g.strip_prefix(p).map(str::to_string)
+    }
+
+    fn assistant_spans(&self, turns: &[Option<(usize, usize)>]) -> Vec<(usize, usize)> {
+        let n = self.messages.len();
+        let mut spans = Vec::new();
+        for (i, turn) in turns.iter().enumerate() {
+            let Some((a, b)) = *turn else { continue };
+            if a >= b || !is_assistant(&self.messages[i]) {
+                continue;
+            }
+            let header = self.generation_prompt(i).map_or(0, |g| {
+                self.text
+                    .slice((a, b))
+                    .chars()
+                    .zip(g.chars())
+                    .take_while(|(x, y)| x == y)
+                    .count()
+            });
+            // The header never reaches into the message's own content.
+            let start = match self.content[i].first() {
+                Some(&(c, _)) if c >= a => (a + header).min(c),
+                _ => a + header,
+            };
+            let end = if self.continued && i + 1 == n {
+                b
+            } else {
+                let from = self.last_char[i].map_or(start, |l| l.clamp(start, b));
+                self.span_end(from, b)
+            };
+            if start < end {
+                spans.extend(self.without_other_content(i, (start, end)));
+            }
+        }
+        spans
+    }
+
+    /// Where an assistant span ends in a turn ending at `end`: after the last stop marker from `start`
+    /// on, else at the turn's end plus a stop marker that begins there.
+    fn span_end(&self, start: usize, end: usize) -> usize {
+        let (sb, eb) = (self.text.byte(start), self.text.byte(end));
+        let inside = &self.text.text[sb..eb];
+        let last_marker = (self.stop_markers.iter())
+            .filter(|m| !m.is_empty())
+            .filter_map(|m| inside.rfind(m.as_str()).map(|at| sb + at + m.len()))
+            .max();
+        match last_marker {
+            Some(b) if b < eb => self.text.char_at_byte(b),
+            _ => {
+                let after = &self.text.text[eb..];
+                let longest = (self.stop_markers.iter())
+                    .filter(|m| !m.is_empty() && after.starts_with(m.as_str()))
+                    .map(String::len)
+                    .max();
+                longest.map_or(end, |len| self.text.char_at_byte(eb + len))
+            }
+        }
+    }
+
+    /// `span` without the characters of any other message's content.
+    fn without_other_content(&self, i: usize, span: (usize, usize)) -> Vec<(usize, usize)> {
+        let mut others: Vec<(usize, usize)> = (self.content.iter().enumerate())
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, c)| c.iter().copied())
+            .filter(|&(s, e)| s < span.1 && e > span.0)
+            .collect();
+        others.sort_unstable();
+        let mut out = Vec::new();
+        let mut at = span.0;
+        for (s, e) in others {
+            if s > at {
+                out.push((at, s));
+            }
+            at = at.max(e);
+        }
+        if at < span.1 {
+            out.push((at, span.1));
+        }
+        out
+    }
+}
+
+/// The strings that end a model's turn, as a model folder gives them: the eos token (`eos_token` of
+/// `special_tokens`) and each id of `generation_config.json`'s `eos_token_id` (an int or a list) mapped
+/// through `tokenizer.json` (its vocabulary and added tokens), plus `extra`. Missing files give nothing.
+pub fn stop_markers(dir: Option<&Path>, eos_token: Option<&str>, extra: &[String]) -> Result<Vec<String>, Error> {
+    let mut out: Vec<String> = eos_token.into_iter().map(str::to_string).collect();
+    if let Some(dir) = dir {
+        let ids: Vec<u64> = match crate::template::read_json_file(&dir.join("generation_config.json"))? {
+            Some(config) => match &config["eos_token_id"] {
+                Json::Number(n) => n.as_u64().into_iter().collect(),
+                Json::Array(items) => items.iter().filter_map(Json::as_u64).collect(),
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        if !ids.is_empty() {
+            let path = dir.join("tokenizer.json");
+            let tokenizer = crate::template::read_json_file(&path)?.ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    "generation_config.json names eos token ids but the folder has no tokenizer.json to spell them",
+                )
+                .in_file(&path)
+            })?;
+            out.extend(ids.iter().filter_map(|&id| token_text(&tokenizer, id)));
+        }
+    }
+    out.extend(extra.iter().cloned());
+    out.retain(|m| !m.is_empty());
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The text of token `id` in a `tokenizer.json`: an added token, else the vocabulary's entry (a map
+/// of token to id, or Unigram's list of `[piece, score]`).
+fn token_text(tokenizer: &Json, id: u64) -> Option<String> {
+    let added = tokenizer["added_tokens"].as_array().into_iter().flatten();
+    if let Some(t) = added
+        .filter(|t| t["id"].as_u64() == Some(id))
+        .find_map(|t| t["content"].as_str())
+    {
+        return Some(t.to_string());
+    }
+    match &tokenizer["model"]["vocab"] {
+        Json::Object(vocab) => vocab
+            .iter()
+            .find(|(_, v)| v.as_u64() == Some(id))
+            .map(|(k, _)| k.clone()),
+        Json::Array(pieces) => usize::try_from(id)
+            .ok()
+            .and_then(|i| pieces.get(i))
+            .and_then(|p| p[0].as_str())
+            .map(str::to_string),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chatml() -> ChatTemplate {
+        ChatTemplate::new(
+            "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{% endfor %}\
+             {% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+            Default::default(),
+        )
+    }
+
+    fn spans(t: &ChatTemplate, messages: &[Json], markers: &[&str]) -> ChatSpans {
+        let opts = SpanOptions {
+            source: MaskSource::Provenance,
+            stop_markers: markers.iter().map(|m| m.to_string()).collect(),
+            message_spans: true,
+        };
+        t.apply_with_spans(messages, &ApplyOptions::default(), &opts)
+            .expect("renders")
+    }
+
+    fn texts(s: &ChatSpans) -> Vec<String> {
+        let c = Chars::new(&s.rendered.text);
+        s.assistant_spans.iter().map(|&r| c.slice(r).to_string()).collect()
+    }
+
+    #[test]
+    fn chatml_masks_the_reply_and_its_end_marker_not_the_header_or_newline() {
+        let msgs = [
+            json!({"role": "user", "content": "Hi"}),
+            json!({"role": "assistant", "content": "Hello!"}),
+            json!({"role": "user", "content": "Bye"}),
+        ];
+        let s = spans(&chatml(), &msgs, &["<|im_end|>"]);
+        assert_eq!(texts(&s), ["Hello!<|im_end|>"]);
+        let c = Chars::new(&s.rendered.text);
+        assert_eq!(
+            s.messages[1].content.iter().map(|&r| c.slice(r)).collect::<Vec<_>>(),
+            ["Hello!"]
+        );
+        let turn = |i: usize| s.messages[i].turn.map(|r| c.slice(r));
+        assert_eq!(turn(0), Some("<|im_start|>user\nHi<|im_end|>\n"));
+        assert_eq!(turn(1), Some("<|im_start|>assistant\nHello!<|im_end|>\n"));
+        // Without a stop marker the whole turn after the header is masked.
+        assert_eq!(texts(&spans(&chatml(), &msgs, &[])), ["Hello!<|im_end|>\n"]);
+    }
+
+    #[test]
+    fn a_stop_marker_right_after_the_turn_is_masked() {
+        // GLM-4 style: the turn ends where the model generates the next `<|user|>`.
+        let t = ChatTemplate::new(
+            "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{% endfor %}\
+             {% if add_generation_prompt %}<|assistant|>\n{% endif %}",
+            Default::default(),
+        );
+        let msgs = [
+            json!({"role": "user", "content": "Hi"}),
+            json!({"role": "assistant", "content": "Yo"}),
+            json!({"role": "user", "content": "Bye"}),
+        ];
+        assert_eq!(texts(&spans(&t, &msgs, &["<|user|>"])), ["Yo<|user|>"]);
+    }
+
+    #[test]
+    fn tool_calls_computed_from_a_message_belong_to_its_turn() {
+        // The earlier turn's text changes once a later message exists, so prefixes do not hold and
+        // the turn comes from provenance, tool-call JSON included.
+        let t = ChatTemplate::new(
+            "{% for m in messages %}{% if m.role == 'assistant' %}<a>{{ m.content }}\
+             {% for c in m.tool_calls %}{{ c.function | tojson }}{% endfor %}\
+             {% if not loop.last %}[more]{% endif %}{% else %}<u>{{ m.content }}{% endif %}{% endfor %}",
+            Default::default(),
+        );
+        let msgs = [
+            json!({"role": "user", "content": "Go"}),
+            json!({"role": "assistant", "content": "ok", "tool_calls": [{"function": {"name": "f"}}]}),
+            json!({"role": "user", "content": "next"}),
+        ];
+        let s = spans(&t, &msgs, &[]);
+        assert_eq!(texts(&s), ["<a>ok{\"name\": \"f\"}"]);
+        assert_eq!(
+            s.messages[2]
+                .turn
+                .map(|r| Chars::new(&s.rendered.text).slice(r).to_string())
+                .as_deref(),
+            Some("[more]<u>next")
+        );
+    }
+
+    #[test]
+    fn message_paths_name_their_message() {
+        assert_eq!(message_of("messages[12].content[0].text"), Some(12));
+        assert_eq!(message_of("tools[0]"), None);
+        assert!(is_content_of("messages[1].content[0].text", 1));
+        assert!(!is_content_of("messages[1].content_type", 1));
+        assert!(!is_content_of("messages[10].content", 1));
+    }
+
+    #[test]
+    fn stop_markers_read_generation_config_through_the_vocabulary() {
+        let dir = std::env::temp_dir().join(format!("chatfmt-stop-markers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("generation_config.json"), r#"{"eos_token_id": [2, 7]}"#).expect("write");
+        std::fs::write(
+            dir.join("tokenizer.json"),
+            r#"{"added_tokens": [{"id": 7, "content": "<|user|>"}], "model": {"vocab": {"</s>": 2, "a": 3}}}"#,
+        )
+        .expect("write");
+        let got = stop_markers(Some(&dir), Some("<eos>"), &["<|end|>".to_string()]);
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(got.expect("reads"), ["</s>", "<eos>", "<|end|>", "<|user|>"]);
+    }
+}
