@@ -1,6 +1,6 @@
 //! Compiled templates, render contexts and render results.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::eval::Evaluator;
 pub use crate::limits::Limits;
 use crate::syntax::{ast::Stmt, lexer, parser};
@@ -84,12 +84,25 @@ pub struct Rendered {
     pub spans: Vec<crate::output::Span>,
 }
 
+/// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a
+/// parse error in the tokens before it is the one raised.
+fn parse_lazily(source: &str) -> Result<Vec<Stmt>> {
+    let (tokens, lex_error) = lexer::tokenize_lazily(source);
+    let Some(lex_error) = lex_error else {
+        return parser::parse(tokens);
+    };
+    let before = |e: &Error| (e.line(), e.column()) < (lex_error.line(), lex_error.column());
+    match parser::parse(tokens) {
+        Err(e) if before(&e) => Err(e),
+        _ => Err(lex_error),
+    }
+}
+
 impl Template {
     /// Parses `source` (named `name` in errors) into a template ready to render.
     pub fn new(name: &str, source: &str) -> Result<Template> {
         let normalized = lexer::normalize_source(source);
-        let body = lexer::tokenize(&normalized)
-            .and_then(parser::parse)
+        let body = parse_lazily(&normalized)
             .and_then(|body| {
                 parser::check_names(&body, &crate::builtins::is_filter, &crate::builtins::is_test)?;
                 Ok(body)

@@ -98,3 +98,24 @@ fn tabs_in_the_source_line_keep_the_caret_aligned() {
     let e = compile_error("\t{{ x | nope }}");
     assert_eq!(format!("{e:#}").lines().last(), Some("    \t       ^"));
 }
+
+#[test]
+fn a_parse_error_before_a_lexing_error_is_the_one_raised() {
+    // Jinja2 lexes while it parses: messages recorded from Jinja2 3.1.6.
+    let cases = [
+        (
+            "{% set x = 'it's' %}{{ x }} {{ 'unterminated }}",
+            "expected token 'end of statement block', got 's'",
+        ),
+        (
+            "{% if %}{{ 'x }}",
+            "Expected an expression, got 'end of statement block'",
+        ),
+        ("{{ 'a' }}{{ \"b }}", "unexpected char '\"' at 12"),
+    ];
+    for (source, message) in cases {
+        let e = compile_error(source);
+        assert_eq!(e.kind().python_name(), "TemplateSyntaxError", "{source}");
+        assert_eq!(e.message(), message, "{source}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Splits normalised template source into tokens, following Jinja2's lexer rules with
 //! `trim_blocks`, `lstrip_blocks`, `-`/`+` whitespace control and `{% raw %}`.
 
-use crate::error::{err, Result};
+use crate::error::{err, Error, Result};
 
 /// One lexical token; text borrows from the normalised source.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,7 +129,7 @@ impl<'s> Lexer<'s> {
         }
     }
 
-    fn run(mut self) -> Result<Vec<Token<'s>>> {
+    fn run(&mut self) -> Result<()> {
         let src = self.src;
         while self.pos < src.len() {
             let Some(rel) = find_tag_start(&src[self.pos..]) else {
@@ -177,7 +177,7 @@ impl<'s> Lexer<'s> {
         }
         let end = src.len();
         self.push(Tok::Eof, end);
-        Ok(self.out)
+        Ok(())
     }
 
     fn comment(&mut self, start: usize, after: usize) -> Result<()> {
@@ -616,14 +616,27 @@ fn decode_string(body: &str) -> Result<String> {
     Ok(out)
 }
 
-/// Lexes normalised source into tokens ending with [`Tok::Eof`].
-pub fn tokenize(src: &str) -> Result<Vec<Token<'_>>> {
-    Lexer {
+/// Lexes as far as the source allows: the tokens before a lexing error, ended by [`Tok::Eof`] at
+/// the error's position, and the error. Jinja2 lexes while it parses, so a parse error in those
+/// tokens is raised before the lexing error.
+pub fn tokenize_lazily(src: &str) -> (Vec<Token<'_>>, Option<Error>) {
+    let mut lexer = Lexer {
         cursor: std::cell::Cell::new((0, 1, 1)),
         src,
         pos: 0,
         line_starting: true,
         out: Vec::new(),
+    };
+    match lexer.run() {
+        Ok(()) => (lexer.out, None),
+        Err(e) => {
+            let (line, col) = (e.line().unwrap_or(u32::MAX), e.column().unwrap_or(u32::MAX));
+            lexer.out.push(Token {
+                tok: Tok::Eof,
+                line,
+                col,
+            });
+            (lexer.out, Some(e))
+        }
     }
-    .run()
 }
