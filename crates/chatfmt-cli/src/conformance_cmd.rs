@@ -110,8 +110,8 @@ pub fn run(kit: Kit) -> Result<ExitCode> {
                     println!("actual:   {:?}", f.actual);
                 }
                 println!(
-                    "hf kit: {} / {} matched, {} documented; output_mismatch {}, span_mismatch {}, wrong_error_class {}, unexpected_error {}, missing_error {}",
-                    r.matched, r.cases, r.documented, r.output_mismatch, r.span_mismatch, r.wrong_error_class, r.unexpected_error, r.missing_error
+                    "hf kit: {} / {} matched, {} documented; output_mismatch {}, span_mismatch {}, wrong_error_class {}, wrong_error_message {}, unexpected_error {}, missing_error {}",
+                    r.matched, r.cases, r.documented, r.output_mismatch, r.span_mismatch, r.wrong_error_class, r.wrong_error_message, r.unexpected_error, r.missing_error
                 );
             }
             Ok(exit_code(r.matched + r.documented == r.cases))

@@ -29,6 +29,8 @@ pub struct Report {
     pub output_mismatch: usize,
     pub span_mismatch: usize,
     pub wrong_error_class: usize,
+    /// The right error class with another message.
+    pub wrong_error_message: usize,
     pub unexpected_error: usize,
     pub missing_error: usize,
     pub failures: Vec<HfFailure>,
@@ -208,10 +210,12 @@ impl Kit {
                 ),
                 (_, Ok(r)) => ("missing_error", error_text(g), r.text),
                 (_, Err(e)) => {
-                    if g["error"]["name"].as_str() == Some(e.kind().python_name()) {
-                        ("", String::new(), String::new())
-                    } else {
+                    if g["error"]["name"].as_str() != Some(e.kind().python_name()) {
                         ("wrong_error_class", error_text(g), format!("{e:#}"))
+                    } else if g["error"]["message"].as_str().is_some_and(|m| m != e.message()) {
+                        ("wrong_error_message", error_text(g), format!("{e:#}"))
+                    } else {
+                        ("", String::new(), String::new())
                     }
                 }
             };
@@ -228,6 +232,7 @@ impl Kit {
                 "output_mismatch" => report.output_mismatch += 1,
                 "span_mismatch" => report.span_mismatch += 1,
                 "wrong_error_class" => report.wrong_error_class += 1,
+                "wrong_error_message" => report.wrong_error_message += 1,
                 "unexpected_error" => report.unexpected_error += 1,
                 _ => report.missing_error += 1,
             }
