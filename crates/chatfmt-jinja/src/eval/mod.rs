@@ -39,8 +39,6 @@ pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
 /// less than this much is left, so no template can overflow the thread's stack.
 pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
-/// Builtins that return a string are charged one evaluation step per this many bytes of it.
-const BYTES_PER_STEP: usize = 16;
 /// The size of each extra stack segment.
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
@@ -94,7 +92,6 @@ pub struct Evaluator<'a> {
     generation_spans: Vec<(usize, usize)>,
     depth: usize,
     autoescape: bool,
-    steps: u64,
 }
 
 fn at(e: Error, pos: Pos) -> Error {
@@ -138,14 +135,14 @@ impl<'a> Evaluator<'a> {
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
-            steps: 0,
         }
     }
 
     /// Runs the template body and puts the output in `result` (whose span lists are empty).
     pub fn run(mut self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
-        crate::limits::set_max_value_size(self.ctx.limits.max_value_size);
+        let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
+        result.steps = budget.used();
         let text = self.out;
         if !self.generation_spans.is_empty() {
             // Byte offsets to char offsets in one pass over the text, in order of position.
@@ -384,24 +381,21 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Checks a string a builtin returned against the value limit (filters that grow strings by a
-    /// bounded factor, such as `upper` or `indent`, are checked here) and charges its work: one step
-    /// per [`BYTES_PER_STEP`] bytes, so a chain of filters over huge strings runs out of steps.
+    /// bounded factor, such as `upper` or `indent`, are checked here) and charges its work by its
+    /// size, so a chain of filters over huge strings runs out of steps.
     pub(crate) fn charge_string(&mut self, v: &Value<'a>) -> Result<()> {
         if let Value::String(s) | Value::Safe(s) = v {
             crate::limits::check_value_size(s.len())?;
-            self.steps += (s.len() / BYTES_PER_STEP) as u64;
+            crate::limits::charge_bytes(s.len())?;
             self.step()?;
         }
         Ok(())
     }
 
     /// Counts one evaluation step against the limit.
+    #[inline]
     fn step(&mut self) -> Result<()> {
-        self.steps += 1;
-        if self.steps > self.ctx.limits.max_steps {
-            return Err(crate::limits::steps_exceeded(self.ctx.limits.max_steps));
-        }
-        Ok(())
+        crate::limits::charge(1)
     }
 
     fn exec_inner(&mut self, s: &'a Stmt) -> Result<Flow> {
@@ -540,7 +534,7 @@ impl<'a> Evaluator<'a> {
                     Value::Object(o) => match &**o {
                         Object::Namespace(d) => {
                             builtins::globals::check_namespace_name(attr)?;
-                            d.borrow_mut().insert(Value::Str(attr), v)
+                            d.borrow_mut().insert(Value::Str(attr), v)?
                         }
                         _ => {
                             return Err(err!(
@@ -765,7 +759,7 @@ impl<'a> Evaluator<'a> {
                     pairs.push((key, self.eval(v)?));
                 }
                 crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
-                crate::value::ops::dict_from(pairs)
+                crate::value::ops::dict_from(pairs)?
             }
             _ => return Err(err!(TemplateSyntaxError, "expected a list, tuple or dict")),
         })
@@ -792,6 +786,7 @@ impl<'a> Evaluator<'a> {
             self.eval(p)?.write_str(&mut s);
             crate::limits::check_value_size(s.len())?;
         }
+        crate::limits::charge_bytes(s.len())?;
         Ok(Value::string(s))
     }
 
@@ -1168,7 +1163,7 @@ impl<'a> Evaluator<'a> {
                 self.bind("varargs", Value::Tuple(Rc::new(varargs)));
             }
             if def.uses_kwargs {
-                self.bind("kwargs", crate::value::ops::dict_from(extra_kw));
+                self.bind("kwargs", crate::value::ops::dict_from(extra_kw)?);
             }
             if def.uses_caller {
                 let c = caller.clone().unwrap_or_else(|| {

@@ -184,7 +184,10 @@ impl<'a> Value<'a> {
     pub fn contains(&self, item: &Value<'a>) -> Result<bool> {
         if let Some(hay) = self.as_str() {
             return match item.as_str() {
-                Some(needle) => Ok(hay.contains(needle)),
+                Some(needle) => {
+                    crate::limits::charge_bytes(hay.len())?;
+                    Ok(hay.contains(needle))
+                }
                 None => Err(err!(
                     TypeError,
                     "'in <string>' requires string as left operand, not {}",
@@ -193,8 +196,23 @@ impl<'a> Value<'a> {
             };
         }
         match self {
-            Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| super::json_map_get(m, k).is_some())),
-            Value::Dict(d) => Ok(d.get(item).is_some()),
+            Value::Json(Json::Object(m)) => match item.as_str() {
+                Some(k) => Ok(super::json_map_get(m, k).is_some()),
+                None => super::check_hashable(item).map(|_| false),
+            },
+            Value::Dict(d) => d.contains(item),
+            // CPython answers for an int without scanning the range.
+            Value::Object(o)
+                if matches!(&**o, Object::Range(..))
+                    && matches!(item, Value::Int(_) | Value::Bool(_) | Value::BigInt(_)) =>
+            {
+                let (Object::Range(a, b, s), Some(i)) = (&**o, int(item)) else {
+                    return Ok(false);
+                };
+                let (a, b, s, i) = (i128::from(*a), i128::from(*b), i128::from(*s), i128::from(i));
+                let inside = if s > 0 { a <= i && i < b } else { b < i && i <= a };
+                Ok(inside && (i - a) % s == 0)
+            }
             Value::Undefined(_) => Ok(false),
             Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
                 TypeError,
@@ -202,7 +220,10 @@ impl<'a> Value<'a> {
                 self.type_name()
             )),
             _ => match self.iterate() {
-                Ok(items) => Ok(items.iter().any(|x| x.py_eq(item))),
+                Ok(items) => {
+                    crate::limits::charge_items(items.len())?;
+                    Ok(items.iter().any(|x| x.py_eq(item)))
+                }
                 Err(_) => Err(err!(
                     TypeError,
                     "argument of type '{}' is not iterable",
@@ -253,10 +274,12 @@ impl<'a> Value<'a> {
                 },
                 Object::Range(a, b, s) => {
                     let i = int(key)?;
-                    let items: Vec<i64> = super::range_items(*a, *b, *s).collect();
-                    let len = items.len() as i64;
+                    let len = super::range_len(*a, *b, *s) as i64;
                     let idx = if i < 0 { i + len } else { i };
-                    items.get(usize::try_from(idx).ok()?).map(|v| Value::Int(*v))
+                    (0..len)
+                        .contains(&idx)
+                        .then(|| s.checked_mul(idx).and_then(|x| a.checked_add(x)).map(Value::Int))
+                        .flatten()
                 }
                 _ => None,
             },
@@ -371,7 +394,7 @@ impl<'a> Value<'a> {
     /// Python binary arithmetic.
     pub fn binary(&self, op: BinOp, other: &Value<'a>) -> Result<Value<'a>> {
         if op == BinOp::Mod && self.is_str() && !matches!(self, Value::Safe(_)) {
-            return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
+            return percent(self, other);
         }
         if op == BinOp::Add {
             if let Some(v) = markup_concat(self, other) {
@@ -410,6 +433,7 @@ impl<'a> Value<'a> {
             BinOp::Add => {
                 if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
                     crate::limits::check_value_size(a.len() + b.len())?;
+                    crate::limits::charge_bytes(a.len() + b.len())?;
                     let mut s = String::with_capacity(a.len() + b.len());
                     s.push_str(a);
                     s.push_str(b);
@@ -417,6 +441,7 @@ impl<'a> Value<'a> {
                 }
                 let kinds = (self.type_name(), other.type_name());
                 if self.is_sequence_like() && kinds.0 == kinds.1 {
+                    crate::limits::charge_items(self.py_len()?.saturating_add(other.py_len()?))?;
                     let mut items = seq_items(self).unwrap_or_default();
                     items.extend(seq_items(other).unwrap_or_default());
                     crate::limits::check_value_size(items.len())?;
@@ -452,10 +477,12 @@ impl<'a> Value<'a> {
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
                         crate::limits::check_value_size(s.len().saturating_mul(count))?;
+                        crate::limits::charge_bytes(s.len().saturating_mul(count))?;
                         return Ok(Value::string(s.repeat(count)));
                     }
                     if let Some(items) = seq_items(seq) {
                         crate::limits::check_value_size(items.len().saturating_mul(count))?;
+                        crate::limits::charge_items(items.len().saturating_mul(count))?;
                         let mut out = Vec::with_capacity(items.len() * count);
                         for _ in 0..count {
                             out.extend(items.iter().cloned());
@@ -491,7 +518,7 @@ impl<'a> Value<'a> {
                 }
             }
             BinOp::Mod if self.is_str() => {
-                return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
+                return percent(self, other);
             }
             _ => {}
         }
@@ -507,6 +534,13 @@ impl<'a> Value<'a> {
 
 fn overflow() -> Error {
     err!(OverflowError, "integer result too large for chatfmt (beyond 64 bits)")
+}
+
+/// `str % args`, charged for the string it builds.
+fn percent<'a>(s: &Value<'a>, args: &Value<'a>) -> Result<Value<'a>> {
+    let out = crate::builtins::format::percent_format(s.as_str().unwrap_or(""), args)?;
+    crate::limits::charge_bytes(out.len())?;
+    Ok(Value::string(out))
 }
 
 /// Python integer arithmetic beyond 64 bits.
@@ -675,12 +709,12 @@ fn slice_bounds(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> (
 }
 
 /// Builds a dict value from key/value pairs.
-pub fn dict_from<'a>(pairs: Vec<(Value<'a>, Value<'a>)>) -> Value<'a> {
+pub fn dict_from<'a>(pairs: Vec<(Value<'a>, Value<'a>)>) -> Result<Value<'a>> {
     let mut d = Dict::default();
     for (k, v) in pairs {
-        d.insert(k, v);
+        d.insert(k, v)?;
     }
-    Value::Dict(Rc::new(d))
+    Ok(Value::Dict(Rc::new(d)))
 }
 
 impl<'a> UndefInfo<'a> {
