@@ -9,12 +9,16 @@ use std::time::{Duration, Instant};
 /// templates and stop a hostile one in well under a second.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Evaluation steps. A step is the unit of work: each statement run and each loop iteration
-    /// is one, and built-ins charge in proportion to what they touch: one step per element read,
-    /// hashed or copied (`unique`, `join`, `in` on a list, dict methods, `*` on a list), per
-    /// comparison of a sort (about n log2 n), and per 16 bytes of a string scanned or built
-    /// (`replace`, `split`, `in` on a string, concatenation, `tojson`, `format`). The charge is
-    /// made before the work, so a render over budget stops before doing it.
+    /// Evaluation steps. A step is the unit of work, some tens of nanoseconds: each statement run,
+    /// loop iteration, test and item of a literal is one, each call of a filter, method, function
+    /// or macro four, and built-ins charge in proportion to what they touch: one step per element
+    /// read or hashed (`unique`, `join`, `in` on a list, dict methods), per comparison of a sort
+    /// (about n log2 n), per 16 bytes of a string scanned or built (`replace`, `split`, `in` on a
+    /// string, `tojson`, `format`, any string a filter or method returns), per 256 bytes of a
+    /// string copied or counted whole (`+`, `~`, `*`, `length`, indexing), and per 8 values
+    /// copied or built (`list`, `+` and `*` on lists, iterating a string, a JSON array or a
+    /// range). The charge is made before the work, so a render over budget stops before doing
+    /// it. The default stops a hostile template within a second or two.
     pub max_steps: u64,
     /// Wall-clock time a render may take, checked every few thousand steps; `None` (the default)
     /// sets no deadline.
@@ -31,7 +35,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_steps: 5_000_000,
+            max_steps: 20_000_000,
             max_duration: None,
             max_recursion: 200,
             max_output_bytes: 256 << 20,
@@ -128,6 +132,39 @@ pub(crate) const BYTES_PER_STEP: usize = 16;
 #[inline]
 pub(crate) fn charge_bytes(n: usize) -> Result<()> {
     charge((n / BYTES_PER_STEP) as u64)
+}
+
+/// The steps of a call of a filter, method, function or macro (binding its arguments, building
+/// its result), besides what it charges for its work.
+pub(crate) const CALL_STEPS: u64 = 4;
+
+/// Bytes of plain string copying (concatenation, repetition) that cost one step.
+pub(crate) const COPY_BYTES_PER_STEP: usize = 256;
+
+/// Charges the steps of copying `n` bytes of strings whole (see [`charge`]).
+#[inline]
+pub(crate) fn charge_copy(n: usize) -> Result<()> {
+    charge((n / COPY_BYTES_PER_STEP) as u64)
+}
+
+/// Cheap values built or copied (a JSON array's items, a string's characters, a range's numbers,
+/// the items of `list`, `+` and `*` on lists) that cost one step.
+pub(crate) const VALUES_PER_STEP: usize = 8;
+
+/// Charges the steps of building `n` cheap values (see [`charge`]).
+#[inline]
+pub(crate) fn charge_values(n: usize) -> Result<()> {
+    charge((n / VALUES_PER_STEP) as u64)
+}
+
+/// Charges the steps of copying or counting `n` bytes where no error can be returned: the next
+/// charge fails if the budget is exceeded (the work is done once, then the render stops).
+#[inline]
+pub(crate) fn charge_copy_later(n: usize) {
+    BUDGET.with(|b| {
+        b.used
+            .set(b.used.get().saturating_add((n / COPY_BYTES_PER_STEP) as u64))
+    });
 }
 
 /// Charges the comparisons of sorting `n` items: about n log2 n.

@@ -442,7 +442,7 @@ fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<
                 kw: kw.clone(),
             };
             let mapped = call_filter(ev, &fname, item.clone(), a)?;
-            ev.charge_string(&mapped)?;
+            ev.charge_result(&mapped)?;
             out.push(mapped);
         }
     }
@@ -640,7 +640,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
         }
         "list" => {
             let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
+            crate::limits::charge_values(items.len())?;
             Value::list(items.to_vec())
         }
         "join" => {
@@ -684,7 +684,7 @@ pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: C
                 .iterate()
                 .map_err(|_| err!(FilterArgumentError, "argument must be iterable"))?
                 .to_vec();
-            crate::limits::charge_items(items.len())?;
+            crate::limits::charge_values(items.len())?;
             items.reverse();
             if let Value::Iter(_) = v {
                 return Ok(Value::list(items));

@@ -380,16 +380,17 @@ impl<'a> Evaluator<'a> {
         r
     }
 
-    /// Checks a string a builtin returned against the value limit (filters that grow strings by a
-    /// bounded factor, such as `upper` or `indent`, are checked here) and charges its work by its
-    /// size, so a chain of filters over huge strings runs out of steps.
-    pub(crate) fn charge_string(&mut self, v: &Value<'a>) -> Result<()> {
+    /// Charges a call of a filter, method or function [`crate::limits::CALL_STEPS`], and checks a
+    /// string it returned
+    /// against the value limit (filters that grow strings by a bounded factor, such as `upper` or
+    /// `indent`, are checked here) and charges it by its size, so a chain of filters over huge
+    /// strings runs out of steps.
+    pub(crate) fn charge_result(&mut self, v: &Value<'a>) -> Result<()> {
         if let Value::String(s) | Value::Safe(s) = v {
             crate::limits::check_value_size(s.len())?;
             crate::limits::charge_bytes(s.len())?;
-            self.step()?;
         }
-        Ok(())
+        crate::limits::charge(crate::limits::CALL_STEPS)
     }
 
     /// Counts one evaluation step against the limit.
@@ -740,6 +741,12 @@ impl<'a> Evaluator<'a> {
 
     #[inline(never)]
     fn eval_collection(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        if let ExprKind::List(items) | ExprKind::Tuple(items) = &e.kind {
+            crate::limits::charge_items(items.len())?;
+        }
+        if let ExprKind::Dict(items) = &e.kind {
+            crate::limits::charge_items(items.len())?;
+        }
         Ok(match &e.kind {
             ExprKind::List(items) => {
                 let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
@@ -771,12 +778,14 @@ impl<'a> Evaluator<'a> {
             let o = self.eval(obj)?;
             let a = self.eval_args(args)?;
             let out = builtins::methods::call_attr(self, &o, name, a)?;
-            self.charge_string(&out)?;
+            self.charge_result(&out)?;
             return Ok(out);
         }
         let f = self.eval(callee)?;
         let a = self.eval_args(args)?;
-        self.call_value(&f, a)
+        let out = self.call_value(&f, a)?;
+        self.charge_result(&out)?;
+        Ok(out)
     }
 
     #[inline(never)]
@@ -786,7 +795,7 @@ impl<'a> Evaluator<'a> {
             self.eval(p)?.write_str(&mut s);
             crate::limits::check_value_size(s.len())?;
         }
-        crate::limits::charge_bytes(s.len())?;
+        crate::limits::charge_copy(s.len())?;
         Ok(Value::string(s))
     }
 
@@ -846,6 +855,7 @@ impl<'a> Evaluator<'a> {
             _ => {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
+                self.step()?;
                 Value::Bool(builtins::tests::call_test(self, name, &x, &a)?)
             }
         })
@@ -1034,7 +1044,7 @@ impl<'a> Evaluator<'a> {
         };
         let a = self.eval_args(args)?;
         let out = builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))?;
-        self.charge_string(&out).map_err(|err| at(err, e.pos))?;
+        self.charge_result(&out).map_err(|err| at(err, e.pos))?;
         Ok(out)
     }
 

@@ -22,8 +22,9 @@ fn char_value<'a>(c: char) -> Value<'a> {
 }
 
 /// What the list of a string's characters costs per byte of the string, against the value-size
-/// limit: a 24-byte value per ASCII character (multi-byte characters cost about as much per byte).
-const CHAR_LIST_COST: usize = 6;
+/// limit: two items, so strings up to half the limit can be iterated character by character (as
+/// vision templates do with a message's content when it is a string), and no further.
+const CHAR_LIST_COST: usize = 2;
 
 /// Iterating a string builds a list of its characters: that list counts against the value-size
 /// limit by its memory, so a huge string cannot be exploded into a far larger list.
@@ -375,6 +376,9 @@ impl<'a> Value<'a> {
 
     /// Python `len()`, or the TypeError Python raises.
     pub fn py_len(&self) -> Result<usize> {
+        if let Some(s) = self.as_str() {
+            crate::limits::charge_copy(s.len())?;
+        }
         Ok(match self {
             Value::Str(s) => s.chars().count(),
             Value::String(s) | Value::Safe(s) => s.chars().count(),
@@ -402,6 +406,20 @@ impl<'a> Value<'a> {
 
     /// The items Python's `iter()` would produce (dicts give their keys, strings their characters).
     pub fn iterate(&self) -> Result<Rc<Vec<Value<'a>>>> {
+        // What is built here is charged: a string's characters, a JSON container's items, the keys
+        // of a dict, a range's numbers (lists and tuples are shared, not copied).
+        let built = match self {
+            Value::Json(Json::Array(a)) => a.len(),
+            Value::Json(Json::Object(m)) => m.len(),
+            Value::Dict(d) => d.len(),
+            Value::Str(_) | Value::String(_) | Value::Safe(_) => self.as_str().map_or(0, str::len),
+            Value::Object(o) => match &**o {
+                Object::Range(a, b, s) => range_len(*a, *b, *s),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        crate::limits::charge_values(built)?;
         Ok(match self {
             Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.clone(),
             Value::Json(Json::Array(a)) => Rc::new(a.iter().map(Value::from_json).collect()),

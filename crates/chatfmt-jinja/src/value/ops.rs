@@ -257,6 +257,7 @@ impl<'a> Value<'a> {
             Value::Str(_) | Value::String(_) | Value::Safe(_) => {
                 let s = self.as_str()?;
                 let i = int(key)?;
+                crate::limits::charge_copy_later(s.len());
                 let len = s.chars().count() as i64;
                 let idx = if i < 0 { i + len } else { i };
                 if idx < 0 || idx >= len {
@@ -433,7 +434,7 @@ impl<'a> Value<'a> {
             BinOp::Add => {
                 if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
                     crate::limits::check_value_size(a.len() + b.len())?;
-                    crate::limits::charge_bytes(a.len() + b.len())?;
+                    crate::limits::charge_copy(a.len() + b.len())?;
                     let mut s = String::with_capacity(a.len() + b.len());
                     s.push_str(a);
                     s.push_str(b);
@@ -441,7 +442,7 @@ impl<'a> Value<'a> {
                 }
                 let kinds = (self.type_name(), other.type_name());
                 if self.is_sequence_like() && kinds.0 == kinds.1 {
-                    crate::limits::charge_items(self.py_len()?.saturating_add(other.py_len()?))?;
+                    crate::limits::charge_values(self.py_len()?.saturating_add(other.py_len()?))?;
                     let mut items = seq_items(self).unwrap_or_default();
                     items.extend(seq_items(other).unwrap_or_default());
                     crate::limits::check_value_size(items.len())?;
@@ -477,12 +478,12 @@ impl<'a> Value<'a> {
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
                         crate::limits::check_value_size(s.len().saturating_mul(count))?;
-                        crate::limits::charge_bytes(s.len().saturating_mul(count))?;
+                        crate::limits::charge_copy(s.len().saturating_mul(count))?;
                         return Ok(Value::string(s.repeat(count)));
                     }
                     if let Some(items) = seq_items(seq) {
                         crate::limits::check_value_size(items.len().saturating_mul(count))?;
-                        crate::limits::charge_items(items.len().saturating_mul(count))?;
+                        crate::limits::charge_values(items.len().saturating_mul(count))?;
                         let mut out = Vec::with_capacity(items.len() * count);
                         for _ in 0..count {
                             out.extend(items.iter().cloned());
