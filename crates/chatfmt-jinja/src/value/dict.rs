@@ -112,19 +112,41 @@ pub struct Dict<'a> {
     map: IndexMap<Key<'a>, Value<'a>>,
 }
 
+/// A borrowed key to look up, without cloning it into a [`Key`].
+struct KeyRef<'r, 'a>(&'r Value<'a>);
+
+impl Hash for KeyRef<'_, '_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_value(self.0, state);
+    }
+}
+
+impl<'a> indexmap::Equivalent<Key<'a>> for KeyRef<'_, 'a> {
+    fn equivalent(&self, key: &Key<'a>) -> bool {
+        self.0.py_eq(&key.0)
+    }
+}
+
+/// Dicts up to this size are searched entry by entry: faster than hashing the key (namespaces,
+/// messages and keyword arguments are small).
+const SCAN_LEN: usize = 8;
+
 impl<'a> Dict<'a> {
     /// The value for `key`, if present (an unhashable key is never present).
     pub fn get(&self, key: &Value<'a>) -> Option<&Value<'a>> {
+        if self.map.len() <= SCAN_LEN {
+            return self.map.iter().find(|(k, _)| k.0.py_eq(key)).map(|(_, v)| v);
+        }
         if check_hashable(key).is_err() {
             return None;
         }
-        self.map.get(&Key(key.clone()))
+        self.map.get(&KeyRef(key))
     }
 
     /// Whether `key` is present, or Python's `TypeError` when it is unhashable.
     pub fn contains(&self, key: &Value<'a>) -> Result<bool> {
         check_hashable(key)?;
-        Ok(self.map.contains_key(&Key(key.clone())))
+        Ok(self.get(key).is_some())
     }
 
     /// Sets `key`, keeping the key and the position of an existing equal key as Python does; a
