@@ -15,9 +15,9 @@ pub struct Limits {
     /// read or hashed (`unique`, `join`, `in` on a list, dict methods), per comparison of a sort
     /// (about n log2 n), per 16 bytes of a string scanned or built (`replace`, `split`, `in` on a
     /// string, `tojson`, `format`, any string a filter or method returns), per 256 bytes of a
-    /// string copied or counted whole (`+`, `~`, `*`, `length`, indexing), and per 8 values
-    /// copied or built (`list`, `+` and `*` on lists, iterating a string, a JSON array or a
-    /// range). The charge is made before the work, so a render over budget stops before doing
+    /// string copied or counted whole (`+`, `~`, `*`, `length`), per 8 values copied or built
+    /// (`list`, `+` and `*` on lists, iterating a string, a JSON array or a range), and per item
+    /// of lists, tuples and dicts compared (`==`, `<`). The charge is made before the work, so a render over budget stops before doing
     /// it. The default stops a hostile template within a second or two.
     pub max_steps: u64,
     /// Wall-clock time a render may take, checked every few thousand steps; `None` (the default)
@@ -157,14 +157,11 @@ pub(crate) fn charge_values(n: usize) -> Result<()> {
     charge((n / VALUES_PER_STEP) as u64)
 }
 
-/// Charges the steps of copying or counting `n` bytes where no error can be returned: the next
-/// charge fails if the budget is exceeded (the work is done once, then the render stops).
+/// Charges `n` steps where no error can be returned (comparisons, lookups): the next charge fails
+/// if the budget is exceeded, so the work is done once, then the render stops.
 #[inline]
-pub(crate) fn charge_copy_later(n: usize) {
-    BUDGET.with(|b| {
-        b.used
-            .set(b.used.get().saturating_add((n / COPY_BYTES_PER_STEP) as u64))
-    });
+pub(crate) fn charge_later(n: u64) {
+    BUDGET.with(|b| b.used.set(b.used.get().saturating_add(n)));
 }
 
 /// Charges the comparisons of sorting `n` items: about n log2 n.

@@ -92,10 +92,14 @@ impl<'a> Value<'a> {
                 (Some(x), Some(y)) => x == y,
                 _ => num(a) == num(b),
             },
-            (Value::Tuple(a), Value::Tuple(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y)),
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                crate::limits::charge_later(a.len().min(b.len()) as u64);
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y))
+            }
             (Value::Tuple(_), _) | (_, Value::Tuple(_)) => false,
             (a, b) if a.is_sequence_like() && b.is_sequence_like() => {
                 let (x, y) = (seq_items(a).unwrap_or_default(), seq_items(b).unwrap_or_default());
+                crate::limits::charge_later(x.len().min(y.len()) as u64);
                 x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
             }
             (a, b) if a.is_mapping() && b.is_mapping() => {
@@ -105,6 +109,7 @@ impl<'a> Value<'a> {
                 if la != lb {
                     return false;
                 }
+                crate::limits::charge_later(la as u64);
                 let mut same = true;
                 a.for_each_pair(|k, v| {
                     if same {
@@ -159,6 +164,7 @@ impl<'a> Value<'a> {
                 seq_items(self).unwrap_or_default(),
                 seq_items(other).unwrap_or_default(),
             );
+            crate::limits::charge_later(a.len().min(b.len()) as u64);
             for (x, y) in a.iter().zip(b.iter()) {
                 if !x.py_eq(y) {
                     return x.py_cmp(y, op);
@@ -257,7 +263,7 @@ impl<'a> Value<'a> {
             Value::Str(_) | Value::String(_) | Value::Safe(_) => {
                 let s = self.as_str()?;
                 let i = int(key)?;
-                crate::limits::charge_copy_later(s.len());
+                crate::limits::charge_later((s.len() / crate::limits::BYTES_PER_STEP) as u64);
                 let len = s.chars().count() as i64;
                 let idx = if i < 0 { i + len } else { i };
                 if idx < 0 || idx >= len {
@@ -304,6 +310,8 @@ impl<'a> Value<'a> {
         if step == 0 {
             return Err(err!(ValueError, "slice step cannot be zero"));
         }
+        // Finding a string's character offsets walks it.
+        crate::limits::charge_bytes(self.as_str().map_or(0, str::len))?;
         let len = match self {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
             _ if self.is_str() || self.is_sequence_like() => self.py_len()? as i64,

@@ -53,7 +53,7 @@ pub const CASES: &[Case] = &[
         name: "sort-strings",
         source: "{{ (range(100000)|map('string')|sort)[-1] }}",
         end: End::Text("99999"),
-        max_steps: 2_400_000,
+        max_steps: 3_400_000,
     },
     Case {
         name: "dict-fromkeys",
