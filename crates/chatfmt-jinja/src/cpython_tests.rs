@@ -22,9 +22,13 @@ fn value<'a>(py: &Py<'a>) -> Value<'a> {
         Py::Str(s) => Value::Str(s),
         Py::List(items) => Value::list(items.iter().map(value).collect()),
         Py::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(value).collect())),
-        Py::Dict(items) => Value::Dict(Rc::new(Dict {
-            entries: items.iter().map(|(k, v)| (value(k), value(v))).collect(),
-        })),
+        Py::Dict(items) => {
+            let mut d = Dict::default();
+            for (k, v) in items {
+                d.insert(value(k), value(v)).expect("a hashable key");
+            }
+            Value::Dict(Rc::new(d))
+        }
         // A key of another hashable type, and an object of a class the function does not know.
         Py::Object("tuple") => Value::Tuple(Rc::new(Vec::new())),
         Py::Object(_) => Value::Object(Rc::new(Object::Cycler(Vec::new(), Cell::new(0)))),

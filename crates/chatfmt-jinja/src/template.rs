@@ -82,6 +82,8 @@ pub struct Rendered {
     pub generation_spans: Vec<(usize, usize)>,
     /// Where each span of the text came from, when [`Context::track_spans`] is set.
     pub spans: Vec<crate::output::Span>,
+    /// The evaluation steps the render used (what [`Limits::max_steps`] bounds).
+    pub steps: u64,
 }
 
 /// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a

@@ -385,7 +385,9 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, b: Bound<'a
         kw: b.kwrest,
     };
     let mut out = Vec::new();
-    for item in v.iterate()?.iter() {
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for item in items.iter() {
         let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
         let ok = match &test {
             None => subject.truthy(),
@@ -409,6 +411,11 @@ fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<
     }
     let mut kw = b.kwrest;
     let mut out = Vec::new();
+    let items = |v: &Value<'a>| -> Result<Rc<Vec<Value<'a>>>> {
+        let items = v.iterate()?;
+        crate::limits::charge_items(items.len())?;
+        Ok(items)
+    };
     if b.rest.is_empty() && kw.iter().any(|(k, _)| *k == "attribute") {
         let mut take = |name: &str| kw.iter().position(|(k, _)| *k == name).map(|i| kw.remove(i).1);
         let attribute = take("attribute");
@@ -419,7 +426,7 @@ fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<
             return Err(err!(FilterArgumentError, "Unexpected keyword argument {r}"));
         }
         let attribute = attribute.filter(|a| !matches!(a, Value::None));
-        for item in v.iterate()?.iter() {
+        for item in items(&v)?.iter() {
             out.push(get_attr(item, attribute.as_ref(), default.as_ref())?);
         }
     } else {
@@ -428,13 +435,15 @@ fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<
             .next()
             .ok_or_else(|| err!(FilterArgumentError, "map requires a filter argument"))?;
         let pos: Vec<Value<'a>> = pos.collect();
-        for item in v.iterate()?.iter() {
+        for item in items(&v)?.iter() {
             let fname = lookup_name("filter", &f, super::is_filter)?;
             let a = CallArgs {
                 pos: pos.clone(),
                 kw: kw.clone(),
             };
-            out.push(call_filter(ev, &fname, item.clone(), a)?);
+            let mapped = call_filter(ev, &fname, item.clone(), a)?;
+            ev.charge_result(&mapped)?;
+            out.push(mapped);
         }
     }
     Ok(Value::Iter(Rc::new(out)))
@@ -626,13 +635,19 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));
             Value::Iter(Rc::new(out))
         }
-        "list" => Value::list(v.iterate()?.to_vec()),
+        "list" => {
+            let items = v.iterate()?;
+            crate::limits::charge_values(items.len())?;
+            Value::list(items.to_vec())
+        }
         "join" => {
             let [sep, attribute] = b.take();
             let attribute = or_default(attribute);
             let sep = sep.map(|s| s.to_py_str()).unwrap_or_default();
             let mut out = String::new();
-            for (i, item) in v.iterate()?.iter().enumerate() {
+            let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
+            for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(&sep);
                 }
@@ -666,6 +681,7 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 .iterate()
                 .map_err(|_| err!(FilterArgumentError, "argument must be iterable"))?
                 .to_vec();
+            crate::limits::charge_values(items.len())?;
             items.reverse();
             if let Value::Iter(_) = v {
                 return Ok(Value::list(items));
@@ -693,6 +709,8 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 None => false,
             };
             let cs = bool_arg(&case_sensitive);
+            crate::limits::charge_items(pairs.len())?;
+            crate::limits::charge_sort(pairs.len())?;
             let mut keyed = Vec::with_capacity(pairs.len());
             for (k, x) in pairs {
                 let key = ignore_case(if by_value { x.clone() } else { k.clone() }, cs);
@@ -709,6 +727,8 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 Some(r) => index_arg(r, true)? != 0,
                 None => false,
             };
+            crate::limits::charge_items(items.len())?;
+            crate::limits::charge_sort(items.len())?;
             let mut pairs = Vec::with_capacity(items.len());
             for item in items.iter() {
                 pairs.push((multi_key(item, &attribute, cs)?, item.clone()));
@@ -720,13 +740,13 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             let [case_sensitive, attribute] = b.take();
             let attribute = or_default(attribute);
             let cs = bool_arg(&case_sensitive);
-            let mut seen: Vec<Value> = Vec::new();
+            let mut seen = crate::value::Set::default();
             let mut out = Vec::new();
-            for item in v.iterate()?.iter() {
+            let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
+            for item in items.iter() {
                 let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
-                check_hashable(&key)?;
-                if !seen.iter().any(|s| s.py_eq(&key)) {
-                    seen.push(key);
+                if seen.insert(key)? {
                     out.push(item.clone());
                 }
             }
@@ -742,7 +762,9 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 (">", Ordering::Greater)
             };
             let mut best: Option<(Value, Value)> = None;
-            for item in v.iterate()?.iter() {
+            let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
+            for item in items.iter() {
                 let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
                 let better = match &best {
                     None => true,
@@ -761,6 +783,7 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             let [attribute, start] = b.take();
             let attribute = or_default(attribute);
             let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
             let mut total = start.unwrap_or(Value::Int(0));
             if total.is_str() {
                 return Err(err!(TypeError, "sum() can't sum strings [use ''.join(seq) instead]"));
@@ -846,6 +869,7 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 None | Some(Value::None) => -1,
                 Some(c) => index_arg(&c, false)?,
             };
+            crate::limits::charge_bytes(text.len())?;
             let len = pystr::replaced_len(text, &old, &new, count);
             crate::limits::check_value_size(len)?;
             Value::string(pystr::replace_sized(text, &old, &new, count, len).map_err(super::format::py_err)?)
@@ -859,7 +883,11 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             };
             Value::string(pystr::center(&v.to_py_str(), w, None).map_err(super::format::py_err)?)
         }
-        "wordcount" => Value::Int(pystr::jinja_wordcount(&v.to_py_str()) as i64),
+        "wordcount" => {
+            let s = v.to_py_str();
+            crate::limits::charge_bytes(s.len())?;
+            Value::Int(pystr::jinja_wordcount(&s) as i64)
+        }
         "tojson" => {
             let [ensure_ascii, indent, separators, sort_keys] = b.take();
             let separators = match separators {
@@ -928,7 +956,7 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             };
             let s = v.to_py_str();
             let a = if !b.kwrest.is_empty() {
-                crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())
+                crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())?
             } else {
                 Value::Tuple(Rc::new(b.rest.into_iter().map(escaped).collect()))
             };
@@ -945,7 +973,9 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
             let fill = or_default(fill);
             let mut out = Vec::new();
             let mut tmp: Vec<Value> = Vec::new();
-            for item in v.iterate()?.iter() {
+            let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
+            for item in items.iter() {
                 if Value::Int(tmp.len() as i64).py_eq(&count) {
                     out.push(Value::list(std::mem::take(&mut tmp)));
                 }
@@ -1002,7 +1032,10 @@ fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bou
                 Ok(ignore_case(get_attr(item, attribute.as_ref(), default.as_ref())?, cs))
             };
             let mut pairs = Vec::new();
-            for item in v.iterate()?.iter() {
+            let items = v.iterate()?;
+            crate::limits::charge_items(items.len())?;
+            crate::limits::charge_sort(items.len())?;
+            for item in items.iter() {
                 pairs.push((key_of(item)?, item.clone()));
             }
             sort_values(&mut pairs, false)?;
@@ -1554,13 +1587,7 @@ pub fn py_float_parse(s: &str) -> Option<f64> {
 
 /// Python's `hash()` refuses mutable containers.
 pub fn check_hashable(v: &Value) -> Result<()> {
-    if (v.is_sequence_like() && !matches!(v, Value::Tuple(_))) || v.is_mapping() {
-        return Err(err!(TypeError, "unhashable type: '{}'", v.type_name()));
-    }
-    if let Value::Tuple(items) = v {
-        items.iter().try_for_each(check_hashable)?;
-    }
-    Ok(())
+    crate::value::check_hashable(v)
 }
 
 /// `urllib.parse.quote` as Jinja2's `url_quote` uses it (`for_qs`: no safe `/`, spaces as `+`).

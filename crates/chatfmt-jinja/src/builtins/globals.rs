@@ -71,8 +71,9 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
                 }
                 fill_dict(&mut d, first)?;
             }
+            crate::limits::charge_items(args.kw.len())?;
             for (k, v) in args.kw {
-                d.insert(Value::Str(k), v);
+                d.insert(Value::Str(k), v)?;
             }
             Ok(Value::Dict(Rc::new(d)))
         }
@@ -88,10 +89,11 @@ pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -
             if let Some(first) = args.pos.first() {
                 fill_dict(&mut d, first)?;
             }
+            crate::limits::charge_items(args.kw.len())?;
             for (k, v) in args.kw {
-                d.insert(Value::Str(k), v);
+                d.insert(Value::Str(k), v)?;
             }
-            for (k, _) in &d.entries {
+            for k in d.keys() {
                 if let Some(name) = k.as_str() {
                     check_namespace_name(name)?;
                 }
@@ -152,10 +154,18 @@ fn fill_dict<'a>(d: &mut Dict<'a>, src: &Value<'a>) -> Result<()> {
         return Err(src.undefined_error());
     }
     if src.is_mapping() {
-        src.for_each_pair(|k, v| d.insert(k, v));
-        return Ok(());
+        crate::limits::charge_items(src.py_len()?)?;
+        let mut r = Ok(());
+        src.for_each_pair(|k, v| {
+            if r.is_ok() {
+                r = d.insert(k, v);
+            }
+        });
+        return r;
     }
-    for (i, item) in src.iterate()?.iter().enumerate() {
+    let items = src.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for (i, item) in items.iter().enumerate() {
         let pair = item.iterate().map_err(|_| {
             err!(
                 TypeError,
@@ -169,7 +179,7 @@ fn fill_dict<'a>(d: &mut Dict<'a>, src: &Value<'a>) -> Result<()> {
                 pair.len()
             ));
         }
-        d.insert(pair[0].clone(), pair[1].clone());
+        d.insert(pair[0].clone(), pair[1].clone())?;
     }
     Ok(())
 }
@@ -193,9 +203,10 @@ pub fn dict_fromkeys<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
     let keys = keys.ok_or_else(|| err!(TypeError, "fromkeys expected at least 1 argument, got 0"))?;
     let value = value.unwrap_or(Value::None);
     let mut d = Dict::default();
-    for k in keys.iterate()?.iter() {
-        crate::builtins::filters::check_hashable(k)?;
-        d.insert(k.clone(), value.clone());
+    let keys = keys.iterate()?;
+    crate::limits::charge_items(keys.len())?;
+    for k in keys.iter() {
+        d.insert(k.clone(), value.clone())?;
     }
     Ok(Value::Dict(Rc::new(d)))
 }

@@ -168,6 +168,7 @@ pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Resu
             Object::View(_, _, items) => {
                 let [other] = args.bind("isdisjoint", ["other"])?;
                 let other = other.unwrap_or(Value::Undefined(None)).iterate()?;
+                crate::limits::charge((items.len() as u64).saturating_mul(other.len() as u64))?;
                 return Ok(Value::Bool(!items.iter().any(|i| other.iter().any(|o| o.py_eq(i)))));
             }
             Object::Loop(l) => return super::globals::loop_method(l, name, args),
@@ -216,6 +217,9 @@ fn fromkeys<'a>(recv: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
 }
 
 fn dict_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>], args: CallArgs<'a>) -> Result<Value<'a>> {
+    if matches!(name, "items" | "keys" | "values" | "copy") {
+        crate::limits::charge_items(recv.py_len()?)?;
+    }
     Ok(match name {
         "items" => {
             let mut out = Vec::new();
@@ -241,7 +245,7 @@ fn dict_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>], args: 
         _ => {
             let mut pairs = Vec::new();
             recv.for_each_pair(|k, v| pairs.push((k, v)));
-            crate::value::ops::dict_from(pairs)
+            crate::value::ops::dict_from(pairs)?
         }
     })
 }
@@ -249,6 +253,7 @@ fn dict_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>], args: 
 /// The methods of list, tuple and range.
 fn sequence_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
     let items = recv.iterate()?;
+    crate::limits::charge_items(items.len())?;
     let x = arg(a, 0).unwrap_or(Value::None);
     Ok(match name {
         "count" => Value::Int(items.iter().filter(|i| i.py_eq(&x)).count() as i64),
@@ -298,6 +303,14 @@ fn str_method<'a>(recv: &Value<'a>, sig: Sig, name: &str, args: CallArgs<'a>) ->
         }
     }
     let s = recv.as_str().unwrap_or("");
+    // Methods that scan the whole string (those that return a string of their own are charged
+    // for it by the evaluator; the prefix and affix methods look at the ends only).
+    if !matches!(
+        name,
+        "strip" | "lstrip" | "rstrip" | "startswith" | "endswith" | "removeprefix" | "removesuffix" | "join"
+    ) {
+        crate::limits::charge_bytes(s.len())?;
+    }
     let text = |t: String| -> Value<'a> {
         if markup {
             Value::Safe(t.into())
@@ -512,6 +525,7 @@ fn join(sep: &str, items: &Value, markup: bool) -> Result<String> {
         Err(e) if markup => return Err(e),
         Err(_) => return Err(err!(TypeError, "can only join an iterable")),
     };
+    crate::limits::charge_items(items.len())?;
     let mut out = String::new();
     for (i, it) in items.iter().enumerate() {
         if i > 0 {
@@ -535,6 +549,7 @@ fn join(sep: &str, items: &Value, markup: bool) -> Result<String> {
 
 /// `str.translate(table)`: each character's code looked up in `table`; a missing entry keeps it.
 fn translate(s: &str, table: &Value) -> Result<String> {
+    crate::limits::charge_items(s.len())?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         let key = Value::Int(c as i64);
@@ -611,7 +626,7 @@ fn maketrans<'a>(a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
                         None => return Err(err!(TypeError, "keys in translate table must be strings or integers")),
                     },
                 };
-                d.insert(key, v);
+                d.insert(key, v)?;
             }
         }
         Some(y) => {
@@ -628,11 +643,11 @@ fn maketrans<'a>(a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
                 ));
             }
             for (a, b) in xs.chars().zip(ys.chars()) {
-                d.insert(code(a), code(b));
+                d.insert(code(a), code(b))?;
             }
             if let Some(zs) = z.as_ref().and_then(|z| z.as_str()) {
                 for c in zs.chars() {
-                    d.insert(code(c), Value::None);
+                    d.insert(code(c), Value::None)?;
                 }
             }
         }

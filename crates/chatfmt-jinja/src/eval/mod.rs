@@ -39,8 +39,6 @@ pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
 /// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
 /// less than this much is left, so no template can overflow the thread's stack.
 pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
-/// Builtins that return a string are charged one evaluation step per this many bytes of it.
-const BYTES_PER_STEP: usize = 16;
 /// The size of each extra stack segment.
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
@@ -94,7 +92,6 @@ pub struct Evaluator<'a> {
     generation_spans: Vec<(usize, usize)>,
     depth: usize,
     autoescape: bool,
-    steps: u64,
 }
 
 fn at(e: Error, pos: Pos) -> Error {
@@ -138,14 +135,14 @@ impl<'a> Evaluator<'a> {
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
-            steps: 0,
         }
     }
 
     /// Runs the template body and puts the output in `result` (whose span lists are empty).
     pub fn run(mut self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
-        crate::limits::set_max_value_size(self.ctx.limits.max_value_size);
+        let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
+        result.steps = budget.used();
         let text = self.out;
         if !self.generation_spans.is_empty() {
             // Byte offsets to char offsets in one pass over the text, in order of position.
@@ -383,25 +380,23 @@ impl<'a> Evaluator<'a> {
         r
     }
 
-    /// Checks a string a builtin returned against the value limit (filters that grow strings by a
-    /// bounded factor, such as `upper` or `indent`, are checked here) and charges its work: one step
-    /// per [`BYTES_PER_STEP`] bytes, so a chain of filters over huge strings runs out of steps.
-    pub(crate) fn charge_string(&mut self, v: &Value<'a>) -> Result<()> {
+    /// Charges a call of a filter, method or function [`crate::limits::CALL_STEPS`], and checks a
+    /// string it returned
+    /// against the value limit (filters that grow strings by a bounded factor, such as `upper` or
+    /// `indent`, are checked here) and charges it by its size, so a chain of filters over huge
+    /// strings runs out of steps.
+    pub(crate) fn charge_result(&mut self, v: &Value<'a>) -> Result<()> {
         if let Value::String(s) | Value::Safe(s) = v {
             crate::limits::check_value_size(s.len())?;
-            self.steps += (s.len() / BYTES_PER_STEP) as u64;
-            self.step()?;
+            crate::limits::charge_bytes(s.len())?;
         }
-        Ok(())
+        crate::limits::charge(crate::limits::CALL_STEPS)
     }
 
     /// Counts one evaluation step against the limit.
+    #[inline]
     fn step(&mut self) -> Result<()> {
-        self.steps += 1;
-        if self.steps > self.ctx.limits.max_steps {
-            return Err(crate::limits::steps_exceeded(self.ctx.limits.max_steps));
-        }
-        Ok(())
+        crate::limits::charge(1)
     }
 
     fn exec_inner(&mut self, s: &'a Stmt) -> Result<Flow> {
@@ -540,7 +535,7 @@ impl<'a> Evaluator<'a> {
                     Value::Object(o) => match &**o {
                         Object::Namespace(d) => {
                             builtins::globals::check_namespace_name(attr)?;
-                            d.borrow_mut().insert(Value::Str(attr), v)
+                            d.borrow_mut().insert(Value::Str(attr), v)?
                         }
                         _ => {
                             return Err(err!(
@@ -756,6 +751,12 @@ impl<'a> Evaluator<'a> {
 
     #[inline(never)]
     fn eval_collection(&mut self, e: &'a Expr) -> Result<Value<'a>> {
+        if let ExprKind::List(items) | ExprKind::Tuple(items) = &e.kind {
+            crate::limits::charge_items(items.len())?;
+        }
+        if let ExprKind::Dict(items) = &e.kind {
+            crate::limits::charge_items(items.len())?;
+        }
         Ok(match &e.kind {
             ExprKind::List(items) => {
                 let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
@@ -775,7 +776,7 @@ impl<'a> Evaluator<'a> {
                     pairs.push((key, self.eval(v)?));
                 }
                 crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
-                crate::value::ops::dict_from(pairs)
+                crate::value::ops::dict_from(pairs)?
             }
             _ => return Err(err!(TemplateSyntaxError, "expected a list, tuple or dict")),
         })
@@ -787,12 +788,14 @@ impl<'a> Evaluator<'a> {
             let o = self.eval(obj)?;
             let a = self.eval_args(args)?;
             let out = builtins::methods::call_attr(self, &o, name, a)?;
-            self.charge_string(&out)?;
+            self.charge_result(&out)?;
             return Ok(out);
         }
         let f = self.eval(callee)?;
         let a = self.eval_args(args)?;
-        self.call_value(&f, a)
+        let out = self.call_value(&f, a)?;
+        self.charge_result(&out)?;
+        Ok(out)
     }
 
     #[inline(never)]
@@ -802,6 +805,7 @@ impl<'a> Evaluator<'a> {
             self.eval(p)?.write_str(&mut s);
             crate::limits::check_value_size(s.len())?;
         }
+        crate::limits::charge_copy(s.len())?;
         Ok(Value::string(s))
     }
 
@@ -861,6 +865,7 @@ impl<'a> Evaluator<'a> {
             _ => {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
+                self.step()?;
                 Value::Bool(builtins::tests::call_test(self, name, &x, &a)?)
             }
         })
@@ -1049,7 +1054,7 @@ impl<'a> Evaluator<'a> {
         };
         let a = self.eval_args(args)?;
         let out = builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))?;
-        self.charge_string(&out).map_err(|err| at(err, e.pos))?;
+        self.charge_result(&out).map_err(|err| at(err, e.pos))?;
         Ok(out)
     }
 
@@ -1178,7 +1183,7 @@ impl<'a> Evaluator<'a> {
                 self.bind("varargs", Value::Tuple(Rc::new(varargs)));
             }
             if def.uses_kwargs {
-                self.bind("kwargs", crate::value::ops::dict_from(extra_kw));
+                self.bind("kwargs", crate::value::ops::dict_from(extra_kw)?);
             }
             if def.uses_caller {
                 let c = caller.clone().unwrap_or_else(|| {

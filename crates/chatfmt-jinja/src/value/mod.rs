@@ -1,5 +1,6 @@
 //! Template values with Python semantics. Context data (JSON) is viewed in place, never copied.
 
+mod dict;
 pub(crate) mod ops;
 pub(crate) mod repr;
 
@@ -21,8 +22,9 @@ fn char_value<'a>(c: char) -> Value<'a> {
 }
 
 /// What the list of a string's characters costs per byte of the string, against the value-size
-/// limit: a 24-byte value per ASCII character (multi-byte characters cost about as much per byte).
-const CHAR_LIST_COST: usize = 6;
+/// limit: two items, so strings up to half the limit can be iterated character by character (as
+/// vision templates do with a message's content when it is a string), and no further.
+const CHAR_LIST_COST: usize = 2;
 
 /// Iterating a string builds a list of its characters: that list counts against the value-size
 /// limit by its memory, so a huge string cannot be exploded into a far larger list.
@@ -80,26 +82,7 @@ pub enum UndefInfo<'a> {
     Hint(String, ErrorKind),
 }
 
-/// An insertion-ordered dict with Python key equality.
-#[derive(Default, Clone)]
-pub struct Dict<'a> {
-    pub entries: Vec<(Value<'a>, Value<'a>)>,
-}
-
-impl<'a> Dict<'a> {
-    /// The value for `key`, if present.
-    pub fn get(&self, key: &Value<'a>) -> Option<&Value<'a>> {
-        self.entries.iter().find(|(k, _)| k.py_eq(key)).map(|(_, v)| v)
-    }
-
-    /// Sets `key`, keeping the position of an existing key as Python does.
-    pub fn insert(&mut self, key: Value<'a>, value: Value<'a>) {
-        match self.entries.iter_mut().find(|(k, _)| k.py_eq(&key)) {
-            Some(slot) => slot.1 = value,
-            None => self.entries.push((key, value)),
-        }
-    }
-}
+pub use dict::{check_hashable, Dict, Set};
 
 /// Objects that are not plain data.
 pub enum Object<'a> {
@@ -373,11 +356,11 @@ impl<'a> Value<'a> {
     /// Calls `f` for each key and value of a mapping.
     pub fn for_each_pair(&self, mut f: impl FnMut(Value<'a>, Value<'a>)) {
         match self {
-            Value::Dict(d) => d.entries.iter().for_each(|(k, v)| f(k.clone(), v.clone())),
+            Value::Dict(d) => d.iter().for_each(|(k, v)| f(k.clone(), v.clone())),
             Value::Json(Json::Object(m)) => m.iter().for_each(|(k, v)| f(Value::Str(k), Value::from_json(v))),
             Value::Object(o) => {
                 if let Object::Namespace(d) = &**o {
-                    d.borrow().entries.iter().for_each(|(k, v)| f(k.clone(), v.clone()))
+                    d.borrow().iter().for_each(|(k, v)| f(k.clone(), v.clone()))
                 }
             }
             _ => {}
@@ -398,7 +381,7 @@ impl<'a> Value<'a> {
             Value::Json(Json::Object(m)) => !m.is_empty(),
             Value::Json(_) => true,
             Value::List(v) | Value::Tuple(v) => !v.is_empty(),
-            Value::Dict(d) => !d.entries.is_empty(),
+            Value::Dict(d) => !d.is_empty(),
             Value::Iter(_) => true,
             Value::Object(o) => match &**o {
                 Object::Range(a, b, s) => range_len(*a, *b, *s) > 0,
@@ -411,13 +394,16 @@ impl<'a> Value<'a> {
 
     /// Python `len()`, or the TypeError Python raises.
     pub fn py_len(&self) -> Result<usize> {
+        if let Some(s) = self.as_str() {
+            crate::limits::charge_copy(s.len())?;
+        }
         Ok(match self {
             Value::Str(s) => s.chars().count(),
             Value::String(s) | Value::Safe(s) => s.chars().count(),
             Value::Json(Json::Array(a)) => a.len(),
             Value::Json(Json::Object(m)) => m.len(),
             Value::List(v) | Value::Tuple(v) => v.len(),
-            Value::Dict(d) => d.entries.len(),
+            Value::Dict(d) => d.len(),
             Value::Undefined(_) => 0,
             Value::Object(o) if matches!(&**o, Object::Range(..)) => match &**o {
                 Object::Range(a, b, s) => range_len(*a, *b, *s),
@@ -438,11 +424,25 @@ impl<'a> Value<'a> {
 
     /// The items Python's `iter()` would produce (dicts give their keys, strings their characters).
     pub fn iterate(&self) -> Result<Rc<Vec<Value<'a>>>> {
+        // What is built here is charged: a string's characters, a JSON container's items, the keys
+        // of a dict, a range's numbers (lists and tuples are shared, not copied).
+        let built = match self {
+            Value::Json(Json::Array(a)) => a.len(),
+            Value::Json(Json::Object(m)) => m.len(),
+            Value::Dict(d) => d.len(),
+            Value::Str(_) | Value::String(_) | Value::Safe(_) => self.as_str().map_or(0, str::len),
+            Value::Object(o) => match &**o {
+                Object::Range(a, b, s) => range_len(*a, *b, *s),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        crate::limits::charge_values(built)?;
         Ok(match self {
             Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.clone(),
             Value::Json(Json::Array(a)) => Rc::new(a.iter().map(Value::from_json).collect()),
             Value::Json(Json::Object(m)) => Rc::new(m.keys().map(|k| Value::Str(k)).collect()),
-            Value::Dict(d) => Rc::new(d.entries.iter().map(|(k, _)| k.clone()).collect()),
+            Value::Dict(d) => Rc::new(d.keys().cloned().collect()),
             Value::Str(s) => {
                 check_char_list(s)?;
                 Rc::new(

@@ -112,10 +112,14 @@ impl<'a> Value<'a> {
             (Value::None, Value::None) => true,
             (Value::Undefined(_), Value::Undefined(_)) => true,
             (a, b) if num(a).is_some() && num(b).is_some() => num_cmp(a, b) == Some(Ordering::Equal),
-            (Value::Tuple(a), Value::Tuple(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y)),
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                crate::limits::charge_later(a.len().min(b.len()) as u64);
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y))
+            }
             (Value::Tuple(_), _) | (_, Value::Tuple(_)) => false,
             (a, b) if a.is_sequence_like() && b.is_sequence_like() => {
                 let (x, y) = (seq_items(a).unwrap_or_default(), seq_items(b).unwrap_or_default());
+                crate::limits::charge_later(x.len().min(y.len()) as u64);
                 x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
             }
             (a, b) if a.is_mapping() && b.is_mapping() => {
@@ -125,6 +129,7 @@ impl<'a> Value<'a> {
                 if la != lb {
                     return false;
                 }
+                crate::limits::charge_later(la as u64);
                 let mut same = true;
                 a.for_each_pair(|k, v| {
                     if same {
@@ -179,6 +184,7 @@ impl<'a> Value<'a> {
                 seq_items(self).unwrap_or_default(),
                 seq_items(other).unwrap_or_default(),
             );
+            crate::limits::charge_later(a.len().min(b.len()) as u64);
             for (x, y) in a.iter().zip(b.iter()) {
                 if !x.py_eq(y) {
                     return x.py_cmp(y, op);
@@ -204,7 +210,10 @@ impl<'a> Value<'a> {
     pub fn contains(&self, item: &Value<'a>) -> Result<bool> {
         if let Some(hay) = self.as_str() {
             return match item.as_str() {
-                Some(needle) => Ok(hay.contains(needle)),
+                Some(needle) => {
+                    crate::limits::charge_bytes(hay.len())?;
+                    Ok(hay.contains(needle))
+                }
                 None => Err(err!(
                     TypeError,
                     "'in <string>' requires string as left operand, not {}",
@@ -213,8 +222,27 @@ impl<'a> Value<'a> {
             };
         }
         match self {
-            Value::Json(Json::Object(m)) => Ok(item.as_str().is_some_and(|k| super::json_map_get(m, k).is_some())),
-            Value::Dict(d) => Ok(d.get(item).is_some()),
+            Value::Json(Json::Object(m)) => match item.as_str() {
+                Some(k) => Ok(super::json_map_get(m, k).is_some()),
+                None => super::check_hashable(item).map(|_| false),
+            },
+            Value::Dict(d) => d.contains(item),
+            // CPython answers for an int without scanning the range.
+            Value::Object(o)
+                if matches!(&**o, Object::Range(..))
+                    && matches!(item, Value::Int(_) | Value::Bool(_) | Value::BigInt(_)) =>
+            {
+                let wide = match item {
+                    Value::BigInt(n) => i128::try_from(&**n).ok(),
+                    _ => int(item).map(i128::from),
+                };
+                let (Object::Range(a, b, s), Some(i)) = (&**o, wide) else {
+                    return Ok(false);
+                };
+                let (a, b, s) = (*a, *b, *s);
+                let inside = if s > 0 { a <= i && i < b } else { b < i && i <= a };
+                Ok(inside && (i - a) % s == 0)
+            }
             Value::Undefined(_) => Ok(false),
             Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
                 TypeError,
@@ -222,7 +250,10 @@ impl<'a> Value<'a> {
                 self.type_name()
             )),
             _ => match self.iterate() {
-                Ok(items) => Ok(items.iter().any(|x| x.py_eq(item))),
+                Ok(items) => {
+                    crate::limits::charge_items(items.len())?;
+                    Ok(items.iter().any(|x| x.py_eq(item)))
+                }
                 Err(_) => Err(err!(
                     TypeError,
                     "argument of type '{}' is not iterable",
@@ -256,6 +287,7 @@ impl<'a> Value<'a> {
             Value::Str(_) | Value::String(_) | Value::Safe(_) => {
                 let s = self.as_str()?;
                 let i = int(key)?;
+                crate::limits::charge_later((s.len() / crate::limits::BYTES_PER_STEP) as u64);
                 let len = s.chars().count() as i64;
                 let idx = if i < 0 { i + len } else { i };
                 if idx < 0 || idx >= len {
@@ -296,6 +328,8 @@ impl<'a> Value<'a> {
     /// Python slicing `self[start:stop:step]`.
     pub fn slice(&self, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Result<Value<'a>> {
         if let Some(s) = self.as_str() {
+            // Finding a string's character offsets walks it.
+            crate::limits::charge_bytes(s.len())?;
             return Ok(match pystr::str_slice(s, start, stop, step).map_err(py_err)? {
                 Cow::Borrowed(part) => {
                     let at = part.as_ptr() as usize - s.as_ptr() as usize;
@@ -374,7 +408,7 @@ impl<'a> Value<'a> {
     /// Python binary arithmetic.
     pub fn binary(&self, op: BinOp, other: &Value<'a>) -> Result<Value<'a>> {
         if op == BinOp::Mod && self.is_str() && !matches!(self, Value::Safe(_)) {
-            return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
+            return percent(self, other);
         }
         if op == BinOp::Add {
             if let Some(v) = markup_concat(self, other) {
@@ -410,6 +444,7 @@ impl<'a> Value<'a> {
             BinOp::Add => {
                 if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
                     crate::limits::check_value_size(a.len() + b.len())?;
+                    crate::limits::charge_copy(a.len() + b.len())?;
                     let mut s = String::with_capacity(a.len() + b.len());
                     s.push_str(a);
                     s.push_str(b);
@@ -417,6 +452,7 @@ impl<'a> Value<'a> {
                 }
                 let kinds = (self.type_name(), other.type_name());
                 if self.is_sequence_like() && kinds.0 == kinds.1 {
+                    crate::limits::charge_values(self.py_len()?.saturating_add(other.py_len()?))?;
                     let mut items = seq_items(self).unwrap_or_default();
                     items.extend(seq_items(other).unwrap_or_default());
                     crate::limits::check_value_size(items.len())?;
@@ -452,10 +488,12 @@ impl<'a> Value<'a> {
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
                         crate::limits::check_value_size(s.len().saturating_mul(count))?;
+                        crate::limits::charge_copy(s.len().saturating_mul(count))?;
                         return Ok(Value::string(s.repeat(count)));
                     }
                     if let Some(items) = seq_items(seq) {
                         crate::limits::check_value_size(items.len().saturating_mul(count))?;
+                        crate::limits::charge_values(items.len().saturating_mul(count))?;
                         let mut out = Vec::with_capacity(items.len() * count);
                         for _ in 0..count {
                             out.extend(items.iter().cloned());
@@ -491,7 +529,7 @@ impl<'a> Value<'a> {
                 }
             }
             BinOp::Mod if self.is_str() => {
-                return crate::builtins::format::percent_format(self.as_str().unwrap_or(""), other).map(Value::string);
+                return percent(self, other);
             }
             _ => {}
         }
@@ -503,6 +541,13 @@ impl<'a> Value<'a> {
             other.type_name()
         ))
     }
+}
+
+/// `str % args`, charged for the string it builds.
+fn percent<'a>(s: &Value<'a>, args: &Value<'a>) -> Result<Value<'a>> {
+    let out = crate::builtins::format::percent_format(s.as_str().unwrap_or(""), args)?;
+    crate::limits::charge_bytes(out.len())?;
+    Ok(Value::string(out))
 }
 
 /// Python integer arithmetic beyond 64 bits.
@@ -592,12 +637,12 @@ fn float_op<'a>(op: BinOp, a: f64, b: f64) -> Result<Value<'a>> {
 }
 
 /// Builds a dict value from key/value pairs.
-pub fn dict_from<'a>(pairs: Vec<(Value<'a>, Value<'a>)>) -> Value<'a> {
+pub fn dict_from<'a>(pairs: Vec<(Value<'a>, Value<'a>)>) -> Result<Value<'a>> {
     let mut d = Dict::default();
     for (k, v) in pairs {
-        d.insert(k, v);
+        d.insert(k, v)?;
     }
-    Value::Dict(Rc::new(d))
+    Ok(Value::Dict(Rc::new(d)))
 }
 
 impl<'a> UndefInfo<'a> {
