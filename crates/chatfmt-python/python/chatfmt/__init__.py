@@ -20,10 +20,13 @@ from ._errors import (
     TemplateSyntaxError,
     UndefinedError,
 )
+from ._patch import patch, unpatch
+from ._schema import DocstringParsingException, TypeHintParsingException, get_json_schema
 from ._tokenizer import Tokenizer
 
 __all__ = [
     "BatchEncoding",
+    "DocstringParsingException",
     "FilterArgumentError",
     "LimitError",
     "OffsetError",
@@ -33,7 +36,11 @@ __all__ = [
     "TemplateRuntimeError",
     "TemplateSyntaxError",
     "Tokenizer",
+    "TypeHintParsingException",
     "UndefinedError",
     "__version__",
     "clock",
+    "get_json_schema",
+    "patch",
+    "unpatch",
 ]
