@@ -1,6 +1,6 @@
 //! The native half of the `chatfmt` Python package (`chatfmt._native`): a model's template and
-//! tokenizer behind one handle ([`model::Model`]), Python values read as transformers reads them
-//! ([`convert`]), engine errors raised as the Python classes transformers raises ([`errors`]).
+//! tokenizer behind one handle (`Model`), Python values read as transformers reads them
+//! (`convert`), engine errors raised as the Python classes transformers raises (`errors`).
 
 mod convert;
 mod errors;
