@@ -19,6 +19,7 @@ mod nfc;
 mod pieces;
 mod sanitize;
 mod tokenizer_json;
+mod vocab;
 
 pub use encode::{EncodeOptions, Encoded, Padding, Text};
 pub use error::{Error, ErrorKind, Stage};
@@ -90,22 +91,24 @@ impl ChatTokenizer {
 
     /// The id of a token string (vocabulary or added token).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.ids
-            .get_or_init(|| {
-                let mut ids = HashMap::new();
-                if let Some(vocab) = self.json.vocab_text() {
-                    // Read again: loading only built the piece table from it (it parsed then).
-                    let _ = tokenizer_json::read_vocab(vocab, |t, id| {
-                        ids.insert(t.to_string(), id);
-                    });
-                }
-                for a in self.pieces.added_tokens() {
-                    ids.insert(a.content.clone(), a.id);
-                }
-                ids
-            })
-            .get(token)
-            .copied()
+        self.ids_map().get(token).copied()
+    }
+
+    /// Token string → id, built on first use.
+    fn ids_map(&self) -> &HashMap<String, u32> {
+        self.ids.get_or_init(|| {
+            let mut ids = HashMap::new();
+            if let Some(vocab) = self.json.vocab_text() {
+                // Read again: loading only built the piece table from it (it parsed then).
+                let _ = tokenizer_json::read_vocab(vocab, |t, id| {
+                    ids.insert(t.to_string(), id);
+                });
+            }
+            for a in self.pieces.added_tokens() {
+                ids.insert(a.content.clone(), a.id);
+            }
+            ids
+        })
     }
 
     /// Whether the tokenizer normalizes `text` to something else (text that is not NFC, for a

@@ -40,6 +40,7 @@ enum Templates {
 struct Entry {
     /// The file it was read from (or another description of its origin); errors name it.
     origin: String,
+    source: String,
     compiled: Compiled,
 }
 
@@ -47,6 +48,7 @@ impl Entry {
     fn new(origin: &str, source: &str) -> Entry {
         Entry {
             origin: origin.to_string(),
+            source: source.to_string(),
             compiled: Template::new(origin, source),
         }
     }
@@ -142,6 +144,15 @@ impl ChatTemplate {
         match &self.templates {
             Templates::Single(t) => vec![(None, t.compiled.as_ref())],
             Templates::Named(m) => m.iter().map(|(k, t)| (Some(k.as_str()), t.compiled.as_ref())).collect(),
+        }
+    }
+
+    /// Each template's source with its name (`None` for a single unnamed template), whether or not
+    /// it compiles.
+    pub fn sources(&self) -> Vec<(Option<&str>, &str)> {
+        match &self.templates {
+            Templates::Single(t) => vec![(None, t.source.as_str())],
+            Templates::Named(m) => m.iter().map(|(k, t)| (Some(k.as_str()), t.source.as_str())).collect(),
         }
     }
 

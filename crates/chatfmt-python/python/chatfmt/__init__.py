@@ -1,0 +1,46 @@
+"""chatfmt: Hugging Face chat templates rendered byte for byte as transformers 5.23.0 does.
+
+``chatfmt.Tokenizer.from_pretrained(path)`` is a drop-in for a transformers tokenizer's chat
+templating (``apply_chat_template``) and common tokenizer methods; ``chatfmt.clock`` fixes the time
+templates see; ``chatfmt.patch`` routes a transformers tokenizer's ``apply_chat_template`` through
+chatfmt. Importing chatfmt imports neither numpy, torch nor transformers.
+"""
+
+from ._native import __version__
+from ._clock import clock
+from ._encoding import BatchEncoding
+from ._errors import (
+    FilterArgumentError,
+    LimitError,
+    OffsetError,
+    SecurityError,
+    TemplateAssertionError,
+    TemplateError,
+    TemplateRuntimeError,
+    TemplateSyntaxError,
+    UndefinedError,
+)
+from ._patch import patch, unpatch
+from ._schema import DocstringParsingException, TypeHintParsingException, get_json_schema
+from ._tokenizer import Tokenizer
+
+__all__ = [
+    "BatchEncoding",
+    "DocstringParsingException",
+    "FilterArgumentError",
+    "LimitError",
+    "OffsetError",
+    "SecurityError",
+    "TemplateAssertionError",
+    "TemplateError",
+    "TemplateRuntimeError",
+    "TemplateSyntaxError",
+    "Tokenizer",
+    "TypeHintParsingException",
+    "UndefinedError",
+    "__version__",
+    "clock",
+    "get_json_schema",
+    "patch",
+    "unpatch",
+]

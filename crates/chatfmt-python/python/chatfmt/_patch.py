@@ -1,0 +1,91 @@
+"""``chatfmt.patch``: a transformers tokenizer's ``apply_chat_template`` served by chatfmt.
+
+What chatfmt cannot serve exactly goes to the original method, with one warning per reason: a
+tokenizer chatfmt cannot load from its folder (or whose vocabulary has changed since), a
+``return_tensors`` other than ``"np"``/``"pt"``, or tokenizer arguments chatfmt does not take.
+"""
+
+import inspect
+import logging
+from typing import Any, Callable, Optional
+
+from ._tokenizer import SPECIAL_TOKENS_ATTRIBUTES, Tokenizer
+
+_logger = logging.getLogger("chatfmt")
+_ORIGINAL = "_chatfmt_original_apply_chat_template"
+_warned: set = set()
+
+
+def _fallback(reason: str) -> None:
+    if reason not in _warned:
+        _warned.add(reason)
+        _logger.warning("chatfmt.patch: using transformers' apply_chat_template: %s", reason)
+
+
+def _load(hf_tokenizer: Any) -> "tuple[Optional[Tokenizer], Optional[str]]":
+    try:
+        ours = Tokenizer.from_pretrained(hf_tokenizer.name_or_path)
+    except (OSError, ValueError) as e:
+        return None, f"chatfmt cannot load {hf_tokenizer.name_or_path!r} ({e})"
+    if not ours._model.has_tokenizer:
+        return None, f"{hf_tokenizer.name_or_path!r} has no tokenizer.json"
+    if len(ours) != len(hf_tokenizer):
+        return None, f"the vocabulary of {hf_tokenizer.name_or_path!r} differs from its tokenizer.json (added tokens?)"
+    return ours, None
+
+
+def _sync(ours: Tokenizer, hf_tokenizer: Any, state: dict) -> None:
+    """Brings chatfmt's copy up to date with what the user changed on the transformers tokenizer."""
+    template = hf_tokenizer.chat_template
+    if template is not state.get("template"):
+        if template != ours.chat_template:
+            ours.chat_template = template
+        state["template"] = template
+    for name in SPECIAL_TOKENS_ATTRIBUTES:
+        value = getattr(hf_tokenizer, name, None)
+        value = None if value is None else str(value)
+        if getattr(ours, name) != value:
+            setattr(ours, name, value)
+    ours.padding_side = hf_tokenizer.padding_side
+
+
+def patch(hf_tokenizer: Any) -> Any:
+    """Routes ``hf_tokenizer.apply_chat_template`` through chatfmt (idempotent); returns the tokenizer."""
+    if _ORIGINAL in vars(hf_tokenizer):
+        return hf_tokenizer
+    original: Callable[..., Any] = hf_tokenizer.apply_chat_template
+    signature = inspect.signature(original)
+    ours, reason = _load(hf_tokenizer)
+    state: dict = {}
+
+    def apply_chat_template(*args: Any, **kwargs: Any) -> Any:
+        if ours is None:
+            _fallback(reason or "chatfmt cannot load this tokenizer")
+            return original(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        call = dict(bound.arguments)
+        call.update(call.pop("kwargs", {}))
+        tensors = call.get("return_tensors")
+        tensors = getattr(tensors, "value", tensors)
+        if tensors not in (None, "np", "pt"):
+            _fallback(f"return_tensors={tensors!r}")
+            return original(*args, **kwargs)
+        extra = set(call.get("tokenizer_kwargs") or {}) - {"padding_side"}
+        if extra:
+            _fallback(f"tokenizer_kwargs {sorted(extra)}")
+            return original(*args, **kwargs)
+        _sync(ours, hf_tokenizer, state)
+        return ours.apply_chat_template(**call)
+
+    apply_chat_template.__doc__ = original.__doc__
+    setattr(hf_tokenizer, _ORIGINAL, original)
+    hf_tokenizer.apply_chat_template = apply_chat_template
+    return hf_tokenizer
+
+
+def unpatch(hf_tokenizer: Any) -> Any:
+    """Restores the tokenizer's own ``apply_chat_template``; returns the tokenizer."""
+    if _ORIGINAL in vars(hf_tokenizer):
+        delattr(hf_tokenizer, _ORIGINAL)
+        del hf_tokenizer.apply_chat_template
+    return hf_tokenizer

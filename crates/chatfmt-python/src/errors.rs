@@ -1,0 +1,61 @@
+//! Rust errors raised as the Python exceptions transformers raises: builtins (`TypeError`,
+//! `ValueError`, ...) as themselves, Jinja's classes as `chatfmt.<Name>` (defined in
+//! `chatfmt/_errors.py`, where they also derive from jinja2's when it is installed), with `.lineno`
+//! and `.name`; loading failures as `OSError`.
+
+use chatfmt::jinja::{Error as JinjaError, ErrorKind as JinjaKind};
+use pyo3::exceptions::{
+    PyAssertionError, PyAttributeError, PyIndexError, PyKeyError, PyNameError, PyOSError, PyOverflowError,
+    PyRecursionError, PyRuntimeError, PySyntaxError, PyTypeError, PyValueError, PyZeroDivisionError,
+};
+use pyo3::prelude::*;
+
+/// A `chatfmt.<class_name>` exception with `message`, `.lineno` and `.name`.
+fn chatfmt_class(py: Python<'_>, class_name: &str, message: &str, line: Option<u32>, name: Option<&str>) -> PyErr {
+    let made = py
+        .import("chatfmt._errors")
+        .and_then(|m| m.getattr(class_name))
+        .and_then(|cls| cls.call1((message, line, name)));
+    match made {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
+/// The engine's error as the exception transformers raises for it.
+pub fn jinja_error(py: Python<'_>, e: &JinjaError) -> PyErr {
+    let msg = e.message().to_string();
+    match e.kind() {
+        JinjaKind::TypeError => PyTypeError::new_err(msg),
+        JinjaKind::ValueError => PyValueError::new_err(msg),
+        JinjaKind::KeyError => PyKeyError::new_err(msg),
+        JinjaKind::IndexError => PyIndexError::new_err(msg),
+        JinjaKind::AttributeError => PyAttributeError::new_err(msg),
+        JinjaKind::ZeroDivisionError => PyZeroDivisionError::new_err(msg),
+        JinjaKind::OverflowError => PyOverflowError::new_err(msg),
+        JinjaKind::RecursionError => PyRecursionError::new_err(msg),
+        JinjaKind::RuntimeError => PyRuntimeError::new_err(msg),
+        JinjaKind::AssertionError => PyAssertionError::new_err(msg),
+        JinjaKind::NameError => PyNameError::new_err(msg),
+        JinjaKind::SyntaxError => PySyntaxError::new_err(msg),
+        JinjaKind::LimitExceeded => chatfmt_class(py, "LimitError", &msg, e.line(), e.template_name()),
+        kind => chatfmt_class(py, kind.python_name(), &msg, e.line(), e.template_name()),
+    }
+}
+
+/// A failure of rendering and tokenizing.
+pub fn tokenize_error(py: Python<'_>, e: &chatfmt_tokenize::Error) -> PyErr {
+    if let Some(t) = e.template_error() {
+        return jinja_error(py, t);
+    }
+    match e.python_class() {
+        Some("ValueError") => PyValueError::new_err(e.message().to_string()),
+        Some(_) => chatfmt_class(py, "OffsetError", e.message(), None, None),
+        None => PyOSError::new_err(e.with_causes()),
+    }
+}
+
+/// A failure to find or read a model.
+pub fn load_error(e: &chatfmt::Error) -> PyErr {
+    PyOSError::new_err(format!("{e:#}"))
+}

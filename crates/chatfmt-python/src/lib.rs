@@ -1,0 +1,18 @@
+//! The native half of the `chatfmt` Python package (`chatfmt._native`): a model's template and
+//! tokenizer behind one handle (`Model`), Python values read as transformers reads them
+//! (`convert`), engine errors raised as the Python classes transformers raises (`errors`).
+
+mod convert;
+mod errors;
+mod model;
+
+use pyo3::prelude::*;
+
+/// `chatfmt._native`.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<model::Model>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

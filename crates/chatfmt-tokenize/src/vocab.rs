@@ -1,0 +1,45 @@
+//! What a tokenizer object offers besides encoding chats: the vocabulary both ways, decoding with or
+//! without special tokens, and its configured sides and limits (transformers' `get_vocab`,
+//! `convert_ids_to_tokens`, `decode(skip_special_tokens=)`, `truncation_side`, `model_max_length`).
+
+use crate::{ChatTokenizer, Error, ErrorKind, Side};
+use std::collections::HashMap;
+
+impl ChatTokenizer {
+    /// Every token string with its id: the model's vocabulary, then the added tokens.
+    pub fn vocab(&self) -> &HashMap<String, u32> {
+        self.ids_map()
+    }
+
+    /// The token string of `id` (an added token's content, else the model's piece).
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        match self.pieces.added_content(id) {
+            Some(content) => Some(content.to_string()),
+            None => self.pipeline.get_model().id_to_token(id),
+        }
+    }
+
+    /// The added tokens marked special, in id order.
+    pub fn special_added_tokens(&self) -> Vec<&str> {
+        let mut tokens: Vec<_> = self.pieces.added_tokens().iter().filter(|t| t.special).collect();
+        tokens.sort_by_key(|t| t.id);
+        tokens.into_iter().map(|t| t.content.as_str()).collect()
+    }
+
+    /// The text of `ids`, leaving out special tokens when `skip_special_tokens`.
+    pub fn decode_with(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
+        self.pipeline
+            .decode(ids, skip_special_tokens)
+            .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
+    }
+
+    /// The side truncation cuts from (the config's `truncation_side`, else right).
+    pub fn truncation_side(&self) -> Side {
+        self.truncation_side
+    }
+
+    /// The config's `model_max_length`, when it sets a real limit.
+    pub fn model_max_length(&self) -> Option<usize> {
+        self.model_max_length
+    }
+}
