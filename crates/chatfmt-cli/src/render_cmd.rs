@@ -1,7 +1,7 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
 use crate::conversation_args::{read_messages, ConversationArgs};
-use crate::mask_args::{message_span_json, pairs, MaskArgs};
+use crate::mask_args::{pairs, MaskArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::output::emit;
 use anyhow::{anyhow, bail, Result};
@@ -87,7 +87,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
                 spans = json!({
                     "masks": out.source.name(),
                     "assistant_spans": pairs(&out.assistant_spans),
-                    "message_spans": out.messages.iter().map(message_span_json).collect::<Vec<_>>(),
+                    "message_spans": out.messages.iter().map(chatfmt::MessageSpan::to_json).collect::<Vec<_>>(),
                 });
                 (out.rendered.text, plan.info(&opts))
             } else {

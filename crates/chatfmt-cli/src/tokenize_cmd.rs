@@ -2,7 +2,7 @@
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
 use crate::conversation_args::{read_json_file, read_messages, ConversationArgs};
-use crate::mask_args::{message_span_json, pairs, MaskArgs};
+use crate::mask_args::{pairs, MaskArgs};
 use crate::model_args::{ModelArgs, Plan};
 use crate::render_cmd::{check_fastchat_options, render_fastchat};
 use anyhow::{anyhow, bail, Result};
@@ -214,7 +214,7 @@ fn message_spans_with_tokens(spans: &ChatSpans, enc: &Encoded) -> Vec<serde_json
         .messages
         .iter()
         .map(|m| {
-            let mut out = message_span_json(m);
+            let mut out = m.to_json();
             let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
             let content: Vec<[usize; 2]> = (m.content.iter())
                 .filter_map(|_| tokens.next().copied().flatten())
