@@ -409,3 +409,34 @@ fn fastchat_templates_give_spans_from_their_turns() {
     assert_eq!(v["masks"], "provenance");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn tokenize_refuses_an_all_zero_mask_and_warns_when_truncation_makes_one() {
+    let Some(model) = qwen3() else { return };
+    let dir = temp("tokenize-empty-mask");
+    let messages = write(
+        &dir,
+        "m.json",
+        r#"[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]"#,
+    );
+    // A template that never prints assistant messages: no assistant span, exit 2.
+    let user_only = write(
+        &dir,
+        "u.jinja",
+        "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}",
+    );
+    let base = ["tokenize", "--model", &model, "--messages", &messages];
+    let err = usage_error(&[&base[..], &["--template", &user_only, "--json"]].concat());
+    assert!(err.contains("assistant mask would be all zeros"), "{err}");
+    // --max-length cutting every assistant token: a warning, and the all-zero mask it made.
+    let out = chatfmt(&[&base[..], &["--assistant-masks", "--max-length", "3"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: --max-length removed every assistant token"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["assistant_masks"], serde_json::json!([0, 0, 0]));
+    std::fs::remove_dir_all(&dir).ok();
+}
