@@ -2,9 +2,11 @@
 //! `--tokenize`, token ids and masks; bad rows go to a rejects file. Outputs appear only when the
 //! run succeeds, and never on top of the input.
 
+use crate::mask_args::MaskArgs;
 use crate::model_args::{ModelArgs, Plan};
 use crate::progress::Bar;
 use anyhow::{bail, Result};
+use chatfmt::ApplyOptions;
 use chatfmt_dataset::{Config, Fields, Format, InputFormat, OutputFormat};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
@@ -40,6 +42,11 @@ pub struct DatasetArgs {
     input: PathBuf,
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    masks: MaskArgs,
+    /// Also write `message_spans`: each message's index, role, turn and content spans (code points).
+    #[arg(long)]
+    message_spans: bool,
     /// Output file: Parquet, or JSON Lines when it ends in `.jsonl` / `.json` (or with --output-format).
     /// An existing file there is replaced when the run succeeds; it may not be the input.
     #[arg(long)]
@@ -53,7 +60,8 @@ pub struct DatasetArgs {
     /// Rejected rows file, one JSON object a line: index, kind, error (default: OUTPUT.rejects.jsonl).
     #[arg(long)]
     rejects: Option<PathBuf>,
-    /// Also write input_ids, attention_mask and assistant_masks (with the --model's tokenizer).
+    /// Also write input_ids, attention_mask and assistant_masks (with the --model's tokenizer); without
+    /// it, --masks writes assistant_spans.
     #[arg(long)]
     tokenize: bool,
     /// Keep only the first N tokens of each row.
@@ -114,6 +122,17 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
              (chatfmt templates export NAME > t.jinja) and pass --template t.jinja"
         );
     };
+    // Rows with assistant messages but no assistant span are rejected rather than given an all-zero mask.
+    let spans = if args.tokenize || args.message_spans || args.masks.given() {
+        let opts = ApplyOptions {
+            chat_template: args.model.template_name.clone(),
+            kwargs: args.model.special_tokens(),
+            ..ApplyOptions::default()
+        };
+        Some(args.masks.span_options(&resolved, &opts, args.message_spans)?)
+    } else {
+        None
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
     // SIGINT / SIGTERM stop the run: the temporary output files are removed and nothing is written.
@@ -143,6 +162,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             tools: args.tools_field,
         },
         max_length: args.max_length,
+        spans,
         add_generation_prompt: args.add_generation_prompt,
         jobs: args.jobs,
         strict: args.strict,

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, MaskSource, MessageSpan, ModelSource, Resolved, SpanOptions};
+use chatfmt::{ApplyOptions, MaskSource, ModelSource, Resolved, SpanOptions};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 
@@ -33,8 +33,13 @@ pub struct MaskArgs {
 }
 
 impl MaskArgs {
-    /// The span options for a Jinja template: the mask source `--masks` resolves to (`tags` on a
-    /// template without generation blocks is an error) and the stop markers of the model.
+    /// Whether `--masks` or `--stop-token` was given.
+    pub fn given(&self) -> bool {
+        self.masks.is_some() || !self.stop_tokens.is_empty()
+    }
+
+    /// The span options for a Jinja template: the mask source of `--masks` (`tags` on a template
+    /// without generation blocks is an error) and the stop markers of the model.
     pub fn span_options(&self, resolved: &Resolved, opts: &ApplyOptions, message_spans: bool) -> Result<SpanOptions> {
         let tagged = resolved.template.has_generation_blocks(opts)?;
         let source = match self.masks.unwrap_or_default() {
@@ -44,8 +49,8 @@ impl MaskArgs {
             ),
             MaskMode::Tags => MaskSource::Tags,
             MaskMode::Provenance => MaskSource::Provenance,
-            MaskMode::Auto if tagged => MaskSource::Tags,
-            MaskMode::Auto => MaskSource::Provenance,
+            // Resolved per render: a conversation with tools may select another named template.
+            MaskMode::Auto => MaskSource::Auto,
         };
         let dir = match &resolved.model {
             Some(ModelSource::Dir(d)) => Some(d.as_path()),
@@ -62,16 +67,6 @@ impl MaskArgs {
             message_spans,
         })
     }
-}
-
-/// One message's spans as `render --json` prints them.
-pub fn message_span_json(m: &MessageSpan) -> Json {
-    json!({
-        "index": m.index,
-        "role": m.role,
-        "turn": m.turn.map(|(s, e)| [s, e]),
-        "content": m.content.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>(),
-    })
 }
 
 /// Spans as JSON pairs.

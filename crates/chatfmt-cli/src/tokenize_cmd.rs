@@ -2,14 +2,14 @@
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
 use crate::conversation_args::{read_json_file, read_messages, ConversationArgs};
-use crate::mask_args::{message_span_json, pairs, MaskArgs};
+use crate::mask_args::{pairs, MaskArgs};
 use crate::model_args::{ModelArgs, Plan};
-use crate::render_cmd::{check_fastchat_options, render_fastchat};
+use crate::render_cmd::{check_fastchat_masks, check_fastchat_options, fastchat_spans, render_fastchat};
 use anyhow::{anyhow, bail, Result};
 use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
 use chatfmt::ChatSpans;
-use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::chat::{message_token_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
 use serde_json::{json, Value as Json};
@@ -64,25 +64,24 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     let (enc, info) = match &plan {
         Plan::FastChat(conv) => {
             check_fastchat_options(&args.conversation)?;
-            if args.assistant_masks || args.show || args.masks.masks.is_some() || !args.masks.stop_tokens.is_empty() {
-                bail!(
-                    "assistant masks come from a Jinja template's {{% generation %}} blocks; a FastChat \
-                     template (--conv-template) has none: drop --assistant-masks / --show"
-                );
-            }
+            check_fastchat_masks(&args.masks)?;
             let input = read_messages(&args.conversation.messages)?;
-            let text = render_fastchat(conv.clone(), &input.messages, args.conversation.add_generation_prompt)?;
-            let text = [Text {
-                text: &text,
-                generation_spans: &[],
-                token_spans: &[],
-            }];
-            let encode = EncodeOptions {
-                assistant_masks: false,
-                ..encode
+            let spans = fastchat_spans(conv.clone(), &input.messages, args.conversation.add_generation_prompt)?;
+            let wanted = if args.json {
+                message_token_spans(&spans)
+            } else {
+                Vec::new()
             };
+            let text = [Text {
+                text: &spans.rendered.text,
+                generation_spans: &spans.assistant_spans,
+                token_spans: &wanted,
+            }];
             let enc = tokenizer.encode_batch(&text, &encode)?.pop();
-            (enc.map(|e| (e, None)), plan.info(&ApplyOptions::default()))
+            if masks {
+                check_masks(&spans, &input.messages, enc.as_ref())?;
+            }
+            (enc.map(|e| (e, Some(spans))), plan.info(&ApplyOptions::default()))
         }
         Plan::Jinja(resolved) => {
             // Templates see the tokenizer's special tokens, as transformers passes them; the
@@ -214,7 +213,7 @@ fn message_spans_with_tokens(spans: &ChatSpans, enc: &Encoded) -> Vec<serde_json
         .messages
         .iter()
         .map(|m| {
-            let mut out = message_span_json(m);
+            let mut out = m.to_json();
             let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
             let content: Vec<[usize; 2]> = (m.content.iter())
                 .filter_map(|_| tokens.next().copied().flatten())

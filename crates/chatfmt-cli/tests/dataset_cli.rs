@@ -259,3 +259,61 @@ fn an_interrupted_run_leaves_no_output_and_no_temporary_file() {
     assert_eq!(files(&dir), ["big.jsonl", "sub"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn masks_write_assistant_and_message_spans_and_reject_empty_masks() {
+    let dir = temp("masks");
+    let input = dir.join("in.jsonl");
+    let empty = r#"{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": ""}]}"#;
+    std::fs::write(&input, format!("{ROW}\n{empty}\n")).expect("input");
+    // ChatML that skips messages without content: the empty assistant message renders nothing.
+    let template = dir.join("t.jinja");
+    std::fs::write(
+        &template,
+        "{% for m in messages %}{% if m.content %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}\
+         {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    )
+    .expect("template");
+    let out = dir.join("out.jsonl");
+    let args = ["dataset", &s(&input), "--template", &s(&template), "--output", &s(&out)];
+    let run = chatfmt(
+        &[
+            &args[..],
+            &["--masks", "provenance", "--stop-token", "<|im_end|>", "--message-spans"],
+        ]
+        .concat(),
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stderr));
+    let row: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&out).expect("output").trim()).expect("one JSON row");
+    let text: Vec<char> = row["text"].as_str().expect("text").chars().collect();
+    let slice = |p: &serde_json::Value| -> String {
+        text[p[0].as_u64().expect("start") as usize..p[1].as_u64().expect("end") as usize]
+            .iter()
+            .collect()
+    };
+    assert_eq!(slice(&row["assistant_spans"][0]), "Hello!<|im_end|>");
+    assert_eq!(row["assistant_spans"].as_array().map(Vec::len), Some(1));
+    assert_eq!(slice(&row["message_spans"][0]["content"][0]), "Hi");
+    assert_eq!(
+        slice(&row["message_spans"][1]["turn"]),
+        "<|im_start|>assistant\nHello!<|im_end|>\n"
+    );
+    let rejects = std::fs::read_to_string(dir.join("out.jsonl.rejects.jsonl")).expect("rejects");
+    let reject: serde_json::Value = serde_json::from_str(rejects.trim()).expect("one reject");
+    assert_eq!(
+        (reject["index"].as_u64(), reject["kind"].as_str()),
+        (Some(1), Some("EmptyAssistantMask"))
+    );
+    // Without mask flags (nor --tokenize) only the text is written, and nothing is checked.
+    assert_eq!(chatfmt(&args).status.code(), Some(0));
+    let plain = std::fs::read_to_string(&out).expect("output");
+    assert!(
+        !plain.contains("assistant_spans") && plain.contains("\"text\""),
+        "{plain}"
+    );
+    // Tags on a template without generation blocks: refused, naming the way out.
+    let err = refused(&[&args[..], &["--masks", "tags"]].concat());
+    assert!(err.contains("--masks provenance"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -341,3 +341,102 @@ fn tokenize_extends_earlier_ids_to_the_whole_encoding() {
     assert!(err.contains("input_ids"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The text of a `[start, end]` code-point pair of `text`.
+fn char_slice(text: &str, pair: &serde_json::Value) -> String {
+    let (s, e) = (
+        pair[0].as_u64().expect("start") as usize,
+        pair[1].as_u64().expect("end") as usize,
+    );
+    text.chars().skip(s).take(e - s).collect()
+}
+
+#[test]
+fn fastchat_templates_give_spans_from_their_turns() {
+    let dir = temp("fastchat-spans");
+    let messages = write(
+        &dir,
+        "m.json",
+        r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!"}]"#,
+    );
+    let args = ["render", "--conv-template", "vicuna_v1.1", "--messages", &messages];
+    let out = chatfmt(&[&args[..], &["--json", "--masks", "provenance"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let text = v["text"].as_str().expect("text");
+    assert_eq!(text, "Be brief. USER: Hi ASSISTANT: Hello!</s>");
+    assert_eq!(v["masks"], "provenance");
+    let spans: Vec<String> = (v["assistant_spans"].as_array().into_iter().flatten())
+        .map(|p| char_slice(text, p))
+        .collect();
+    assert_eq!(spans, ["Hello!</s>"]);
+    let m = &v["message_spans"];
+    assert_eq!(char_slice(text, &m[1]["turn"]), "USER: Hi ");
+    assert_eq!(char_slice(text, &m[2]["turn"]), "ASSISTANT: Hello!</s>");
+    assert_eq!(char_slice(text, &m[0]["content"][0]), "Be brief.");
+    assert_eq!(m[2]["role"], "assistant");
+    // Tags and stop tokens mean nothing to a FastChat template.
+    for extra in [&["--masks", "tags"][..], &["--stop-token", "</s>"][..]] {
+        let err = usage_error(&[&args[..], extra].concat());
+        assert!(err.contains("FastChat"), "{err}");
+    }
+    let Some(model) = qwen3() else { return };
+    let out = chatfmt(&[
+        "tokenize",
+        "--model",
+        &model,
+        "--conv-template",
+        "OpenHermes-2.5-Mistral-7B",
+        "--messages",
+        &messages,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let text = v["text"].as_str().map(str::to_string);
+    assert_eq!(text, None, "tokenize prints ids, not text");
+    let masks: Vec<u64> = serde_json::from_value(v["assistant_masks"].clone()).expect("masks");
+    let ids: Vec<u64> = serde_json::from_value(v["input_ids"].clone()).expect("ids");
+    let turn = &v["message_spans"][2]["turn_tokens"];
+    let (a, b) = (
+        turn[0].as_u64().expect("start") as usize,
+        turn[1].as_u64().expect("end") as usize,
+    );
+    assert_eq!(b, ids.len(), "the reply's turn ends the prompt");
+    // The reply's tokens after its header are masked, and nothing before its turn.
+    assert!(masks[..a].iter().all(|&m| m == 0) && masks[b - 1] == 1, "{masks:?}");
+    assert_eq!(v["masks"], "provenance");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn tokenize_refuses_an_all_zero_mask_and_warns_when_truncation_makes_one() {
+    let Some(model) = qwen3() else { return };
+    let dir = temp("tokenize-empty-mask");
+    let messages = write(
+        &dir,
+        "m.json",
+        r#"[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]"#,
+    );
+    // A template that never prints assistant messages: no assistant span, exit 2.
+    let user_only = write(
+        &dir,
+        "u.jinja",
+        "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}",
+    );
+    let base = ["tokenize", "--model", &model, "--messages", &messages];
+    let err = usage_error(&[&base[..], &["--template", &user_only, "--json"]].concat());
+    assert!(err.contains("assistant mask would be all zeros"), "{err}");
+    // --max-length cutting every assistant token: a warning, and the all-zero mask it made.
+    let out = chatfmt(&[&base[..], &["--assistant-masks", "--max-length", "3"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: --max-length removed every assistant token"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["assistant_masks"], serde_json::json!([0, 0, 0]));
+    std::fs::remove_dir_all(&dir).ok();
+}

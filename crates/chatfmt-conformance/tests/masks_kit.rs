@@ -13,6 +13,8 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+#[path = "support/tag_evidence.rs"]
+mod tag_evidence;
 #[path = "../../chatfmt/tests/support/trials.rs"]
 mod trials;
 
@@ -25,6 +27,7 @@ use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use tag_evidence::{against_tags, is_assistant, message_of, without_tags};
 use trials::{check, kit_trials};
 
 /// One rendering case of the kit: template source, options, messages.
@@ -95,16 +98,6 @@ fn span_options(special: &Map<String, Json>) -> SpanOptions {
     }
 }
 
-fn is_assistant(m: &Json) -> bool {
-    m["role"] == "assistant"
-}
-
-/// The message a context path belongs to.
-fn message_of(path: &str) -> Option<usize> {
-    let rest = path.strip_prefix("messages[")?;
-    rest[..rest.find(']')?].parse().ok()
-}
-
 /// What the rule promises for one render; the failures, described.
 fn invariants(case: &Case, s: &ChatSpans) -> Vec<String> {
     let mut failures = Vec::new();
@@ -152,75 +145,6 @@ fn invariants(case: &Case, s: &ChatSpans) -> Vec<String> {
     failures
 }
 
-/// The template without its `{% generation %}` / `{% endgeneration %}` tags.
-fn without_tags(source: &str) -> String {
-    let mut out = String::new();
-    let mut rest = source;
-    while let Some(at) = rest.find("{%") {
-        let Some(end) = rest[at..].find("%}") else { break };
-        let tag = rest[at + 2..at + end].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
-        out.push_str(&rest[..at]);
-        if tag != "generation" && tag != "endgeneration" {
-            out.push_str(&rest[at..at + end + 2]);
-        }
-        rest = &rest[at + end + 2..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Provenance spans against the tags: each differing character is whitespace or part of an
-/// assistant's header (between the previous message's content and this one's).
-fn against_tags(case: &Case, s: &ChatSpans, tags: &[(usize, usize)]) -> Vec<String> {
-    let text: Vec<char> = s.rendered.text.chars().collect();
-    let inside = |spans: &[(usize, usize)], c: usize| spans.iter().any(|&(a, b)| a <= c && c < b);
-    // Each message's first produced character.
-    let mut first = vec![usize::MAX; case.messages.len()];
-    for span in &s.rendered.spans {
-        let owners: Vec<usize> = match &span.origin {
-            Origin::Input(p) => message_of(p).into_iter().collect(),
-            Origin::Computed(ps) => ps.iter().filter_map(|p| message_of(p)).collect(),
-            Origin::Template => Vec::new(),
-        };
-        for o in owners {
-            if let Some(f) = first.get_mut(o) {
-                *f = (*f).min(span.start);
-            }
-        }
-    }
-    let mut headers = Vec::new();
-    let mut prev_end = 0;
-    for m in &s.messages {
-        if is_assistant(&case.messages[m.index]) {
-            // A message that printed nothing of its own is all header.
-            match (first[m.index], m.turn) {
-                (usize::MAX, Some((_, end))) => headers.push((prev_end, end)),
-                (usize::MAX, None) => {}
-                (f, _) => headers.push((prev_end, f)),
-            }
-        }
-        if let Some(last) = m.content.last() {
-            prev_end = last.1;
-        }
-    }
-    let differing: Vec<usize> = (0..text.len())
-        .filter(|&c| inside(tags, c) != inside(&s.assistant_spans, c))
-        .filter(|&c| !text[c].is_whitespace() && !inside(&headers, c))
-        .collect();
-    match differing.first() {
-        None => Vec::new(),
-        Some(&c) => {
-            let around: String = text[c.saturating_sub(20)..(c + 20).min(text.len())].iter().collect();
-            vec![format!(
-                "{}: {} chars differ from the tags, first {c} in {around:?}; tags {tags:?}, provenance {:?}",
-                case.scenario,
-                differing.len(),
-                s.assistant_spans
-            )]
-        }
-    }
-}
-
 fn main() {
     trials::run(kit_trials("masks_kit", "hf", |dir| {
         let all = cases(&dir);
@@ -246,7 +170,8 @@ fn main() {
                     }
                     failures.extend(invariants(case, &s));
                     if let Some(tags) = &case.generation_spans {
-                        failures.extend(against_tags(case, &s, tags));
+                        let differs = against_tags(&case.messages, &s, tags);
+                        failures.extend(differs.map(|d| format!("{}: {d}", case.scenario)));
                     }
                 }
                 let header = format!("{} of {} cases break the mask rule", failures.len(), cases.len());

@@ -17,7 +17,7 @@ pub mod safe_file;
 
 pub use conversation::{Conversation, Fields, Format};
 pub use input::InputFormat;
-pub use output::{Formatted, OutputFormat, Reject, Tokens};
+pub use output::{Columns, Formatted, OutputFormat, Reject, Tokens};
 pub use run::{run, Config, Progress, Summary, Total};
 
 use std::path::{Path, PathBuf};

@@ -3,16 +3,17 @@
 
 use crate::safe_file::AtomicFile;
 use crate::{Error, ErrorKind};
-use arrow_array::builder::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
+use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::ArrayRef;
-use arrow_schema::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field, Fields, Schema};
+use chatfmt::MessageSpan;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -26,6 +27,21 @@ pub struct Formatted {
     pub text: String,
     /// `input_ids`, `attention_mask`, `assistant_masks` with `--tokenize`.
     pub tokens: Option<Tokens>,
+    /// Half-open code-point ranges of `text` a model is trained on (spans without a tokenizer).
+    pub assistant_spans: Option<Vec<(usize, usize)>>,
+    /// Each message's turn and content (when asked for).
+    pub message_spans: Option<Vec<MessageSpan>>,
+}
+
+/// The optional columns of an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Columns {
+    /// `input_ids`, `attention_mask`, `assistant_masks`.
+    pub tokens: bool,
+    /// `assistant_spans`: a list of `[start, end]` code-point pairs.
+    pub assistant_spans: bool,
+    /// `message_spans`: a list of `{index, role, turn, content}`.
+    pub message_spans: bool,
 }
 
 /// The tokenized form of a row.
@@ -92,6 +108,7 @@ pub enum Encoder {
         /// Column writers for each chunk's row group.
         factory: ArrowRowGroupWriterFactory,
         schema: Arc<Schema>,
+        columns: Columns,
     },
     Jsonl,
 }
@@ -116,6 +133,21 @@ fn list_of(item: DataType) -> DataType {
     DataType::List(Arc::new(Field::new("item", item, true)))
 }
 
+/// A list of `[start, end]` pairs.
+fn pairs_type() -> DataType {
+    list_of(list_of(DataType::UInt64))
+}
+
+/// The fields of one `message_spans` entry.
+fn message_span_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("index", DataType::UInt64, false),
+        Field::new("role", DataType::Utf8, true),
+        Field::new("turn", list_of(DataType::UInt64), true),
+        Field::new("content", pairs_type(), false),
+    ])
+}
+
 fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -136,7 +168,7 @@ fn properties() -> WriterProperties {
 
 impl Sink {
     /// Creates the output's temporary file, and the encoder of its chunks.
-    pub fn create(path: &Path, format: OutputFormat, tokenize: bool) -> Result<(Sink, Encoder), Error> {
+    pub fn create(path: &Path, format: OutputFormat, columns: Columns) -> Result<(Sink, Encoder), Error> {
         let (guard, file) = AtomicFile::create(path)?;
         let (writer, encoder) = match format {
             OutputFormat::Jsonl => (
@@ -148,10 +180,17 @@ impl Sink {
                     Field::new("index", DataType::UInt64, false),
                     Field::new("text", DataType::Utf8, false),
                 ];
-                if tokenize {
+                if columns.tokens {
                     fields.push(Field::new("input_ids", list_of(DataType::UInt32), false));
                     fields.push(Field::new("attention_mask", list_of(DataType::UInt8), false));
                     fields.push(Field::new("assistant_masks", list_of(DataType::UInt8), false));
+                }
+                if columns.assistant_spans {
+                    fields.push(Field::new("assistant_spans", pairs_type(), false));
+                }
+                if columns.message_spans {
+                    let entry = DataType::Struct(message_span_fields());
+                    fields.push(Field::new("message_spans", list_of(entry), false));
                 }
                 let schema = Arc::new(Schema::new(fields));
                 // The Arrow writer sets up the file (schema, its Arrow form in the metadata); row groups
@@ -161,7 +200,11 @@ impl Sink {
                     .map_err(|e| Error::file(ErrorKind::Output, path, format!("cannot write Parquet: {e}")))?;
                 (
                     SinkWriter::Parquet(Box::new(writer)),
-                    Encoder::Parquet { factory, schema },
+                    Encoder::Parquet {
+                        factory,
+                        schema,
+                        columns,
+                    },
                 )
             }
         };
@@ -212,8 +255,12 @@ impl Encoder {
     pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, Error> {
         let data = match self {
             Encoder::Jsonl => EncodedData::Jsonl(json_lines(rows)?),
-            Encoder::Parquet { factory, schema } => {
-                let arrays = arrays(rows, schema.fields().len() > 2)?;
+            Encoder::Parquet {
+                factory,
+                schema,
+                columns,
+            } => {
+                let arrays = arrays(rows, *columns)?;
                 let mut writers = factory.create_column_writers(0).map_err(encoding)?.into_iter();
                 let mut chunks = Vec::with_capacity(arrays.len());
                 for (field, array) in schema.fields().iter().zip(&arrays) {
@@ -246,6 +293,12 @@ fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, Error> {
             obj["attention_mask"] = json!(t.attention_mask);
             obj["assistant_masks"] = json!(t.assistant_masks);
         }
+        if let Some(spans) = &r.assistant_spans {
+            obj["assistant_spans"] = json!(spans.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>());
+        }
+        if let Some(messages) = &r.message_spans {
+            obj["message_spans"] = Json::Array(messages.iter().map(MessageSpan::to_json).collect());
+        }
         serde_json::to_writer(&mut buf, &obj).map_err(encoding)?;
         buf.push(b'\n');
     }
@@ -253,7 +306,7 @@ fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, Error> {
 }
 
 /// The output columns of `rows`, each allocated once at its final size.
-fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, Error> {
+fn arrays(rows: &[Formatted], columns: Columns) -> Result<Vec<ArrayRef>, Error> {
     let text_bytes = rows.iter().map(|r| r.text.len()).sum();
     let mut index = UInt64Builder::with_capacity(rows.len());
     let mut text = StringBuilder::with_capacity(rows.len(), text_bytes);
@@ -262,7 +315,7 @@ fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, Error> {
         text.append_value(&r.text);
     }
     let mut arrays: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
-    if tokenize {
+    if columns.tokens {
         let tokens: Vec<&Tokens> = rows
             .iter()
             .map(|r| r.tokens.as_ref().ok_or_else(|| encoding("a row was not tokenized")))
@@ -283,7 +336,79 @@ fn arrays(rows: &[Formatted], tokenize: bool) -> Result<Vec<ArrayRef>, Error> {
         arrays.push(Arc::new(attention.finish()));
         arrays.push(Arc::new(assistant.finish()));
     }
+    if columns.assistant_spans {
+        let mut spans = ListBuilder::new(ListBuilder::new(UInt64Builder::new()));
+        for r in rows {
+            let row = r
+                .assistant_spans
+                .as_deref()
+                .ok_or_else(|| encoding("a row has no assistant spans"))?;
+            append_pairs(&mut spans, row);
+        }
+        arrays.push(Arc::new(spans.finish()));
+    }
+    if columns.message_spans {
+        let entry = StructBuilder::new(
+            message_span_fields(),
+            vec![
+                Box::new(UInt64Builder::new()),
+                Box::new(StringBuilder::new()),
+                Box::new(ListBuilder::new(UInt64Builder::new())),
+                Box::new(ListBuilder::new(ListBuilder::new(UInt64Builder::new()))),
+            ],
+        );
+        let mut list = ListBuilder::new(entry);
+        for r in rows {
+            let messages = r
+                .message_spans
+                .as_deref()
+                .ok_or_else(|| encoding("a row has no message spans"))?;
+            for m in messages {
+                append_message(list.values(), m)?;
+            }
+            list.append(true);
+        }
+        arrays.push(Arc::new(list.finish()));
+    }
     Ok(arrays)
+}
+
+/// Appends one row's `[start, end]` pairs.
+fn append_pairs(list: &mut ListBuilder<ListBuilder<UInt64Builder>>, pairs: &[(usize, usize)]) {
+    for &(s, e) in pairs {
+        list.values().values().append_slice(&[s as u64, e as u64]);
+        list.values().append(true);
+    }
+    list.append(true);
+}
+
+/// Appends one `message_spans` entry.
+fn append_message(entry: &mut StructBuilder, m: &MessageSpan) -> Result<(), Error> {
+    let missing = || encoding("message_spans: unexpected column layout");
+    entry
+        .field_builder::<UInt64Builder>(0)
+        .ok_or_else(missing)?
+        .append_value(m.index as u64);
+    entry
+        .field_builder::<StringBuilder>(1)
+        .ok_or_else(missing)?
+        .append_option(m.role.as_deref());
+    let turn = entry
+        .field_builder::<ListBuilder<UInt64Builder>>(2)
+        .ok_or_else(missing)?;
+    match m.turn {
+        Some((s, e)) => {
+            turn.values().append_slice(&[s as u64, e as u64]);
+            turn.append(true);
+        }
+        None => turn.append(false),
+    }
+    let content = entry
+        .field_builder::<ListBuilder<ListBuilder<UInt64Builder>>>(3)
+        .ok_or_else(missing)?;
+    append_pairs(content, &m.content);
+    entry.append(true);
+    Ok(())
 }
 
 /// The rejects file: one JSON object per rejected row (`index`, `kind`, `error`). It is created

@@ -4,11 +4,11 @@
 
 use crate::conversation::Fields;
 use crate::input::{InputFormat, Payload, Row, Source};
-use crate::output::{Encoded, Encoder, Formatted, OutputFormat, Reject, Rejects, Sink, Tokens};
+use crate::output::{Columns, Encoded, Encoder, Formatted, OutputFormat, Reject, Rejects, Sink, Tokens};
 use crate::safe_file::{check_outputs, AtomicFile};
 use crate::{Error, ErrorKind};
 use chatfmt::jinja::Clock;
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, SpanOptions};
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
 use serde::Serialize;
@@ -42,6 +42,12 @@ pub struct Config {
     pub fields: Fields,
     /// Truncate to this many tokens.
     pub max_length: Option<usize>,
+    /// Find assistant spans (and, when asked, message spans) by chatfmt's masks rule: with a tokenizer
+    /// they make `assistant_masks`, without one the `assistant_spans` column; `message_spans` adds
+    /// that column. A row with assistant messages but no assistant span is rejected
+    /// (`EmptyAssistantMask`), as is one whose assistant tokens truncation removed all of
+    /// (`AssistantTruncated`). `None`: `assistant_masks` from `{% generation %}` blocks, unchecked.
+    pub spans: Option<SpanOptions>,
     pub add_generation_prompt: bool,
     /// Worker threads (0 = all cores).
     pub jobs: usize,
@@ -98,10 +104,32 @@ struct Formatter {
     apply: ApplyOptions,
     /// With a tokenizer.
     tokenize: Option<(ChatTokenizer, ChatTokenizeOptions)>,
+    /// Assistant and message spans (see [`Config::spans`]).
+    spans: Option<SpanOptions>,
 }
 
 /// The kind of a reject for bad row content.
 const INVALID_INPUT: &str = "InvalidInput";
+/// The kind of a reject whose assistant messages got no assistant span (an all-zero mask).
+const EMPTY_ASSISTANT_MASK: &str = "EmptyAssistantMask";
+/// The kind of a reject whose every assistant token truncation removed.
+const ASSISTANT_TRUNCATED: &str = "AssistantTruncated";
+
+/// Refuses a row whose assistant messages got no assistant span.
+fn check_spans(index: u64, spans: &ChatSpans, messages: &[Json]) -> Result<(), Reject> {
+    if spans.assistant_mask_is_empty(messages) {
+        return Err(Reject::new(
+            index,
+            EMPTY_ASSISTANT_MASK,
+            format!(
+                "the conversation has assistant messages but no assistant span was found ({} masks); \
+                 the assistant mask would be all zeros",
+                spans.source.name()
+            ),
+        ));
+    }
+    Ok(())
+}
 
 impl Formatter {
     fn format(&self, row: Row) -> Result<Formatted, Reject> {
@@ -124,14 +152,28 @@ impl Formatter {
                 &with_tools
             }
         };
+        let template_error = |e: chatfmt::jinja::Error| Reject::new(index, e.kind().python_name(), e.located_message());
         let Some((tokenizer, opts)) = &self.tokenize else {
-            let r = template
-                .apply(&conv.messages, apply)
-                .map_err(|e| Reject::new(index, e.kind().python_name(), e.located_message()))?;
+            let Some(span_opts) = &self.spans else {
+                let r = template.apply(&conv.messages, apply).map_err(template_error)?;
+                return Ok(Formatted {
+                    index,
+                    text: r.text,
+                    tokens: None,
+                    assistant_spans: None,
+                    message_spans: None,
+                });
+            };
+            let s = template
+                .apply_with_spans(&conv.messages, apply, span_opts)
+                .map_err(template_error)?;
+            check_spans(index, &s, &conv.messages)?;
             return Ok(Formatted {
                 index,
-                text: r.text,
+                text: s.rendered.text,
                 tokens: None,
+                assistant_spans: Some(s.assistant_spans),
+                message_spans: span_opts.message_spans.then_some(s.messages),
             });
         };
         let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], apply, opts)
@@ -146,14 +188,40 @@ impl Formatter {
             .pop()
             .ok_or_else(|| Reject::new(index, INVALID_INPUT, "no conversation was tokenized"))?;
         let e = chat.encoded;
+        let assistant_masks = e.assistant_masks.unwrap_or_else(|| vec![0; e.input_ids.len()]);
+        let mut message_spans = None;
+        if let Some(spans) = chat.spans {
+            check_spans(index, &spans, &conv.messages)?;
+            if spans.assistant_spans.iter().any(|&(s, e)| s < e) && !assistant_masks.contains(&1) {
+                let (kind, why) = match opts.encode.max_length {
+                    Some(n) if opts.encode.truncation => (
+                        ASSISTANT_TRUNCATED,
+                        format!("max_length {n} removes every assistant token"),
+                    ),
+                    _ => (EMPTY_ASSISTANT_MASK, "the assistant spans hold no token".to_string()),
+                };
+                return Err(Reject::new(
+                    index,
+                    kind,
+                    format!("{why}; the assistant mask would be all zeros"),
+                ));
+            }
+            message_spans = self
+                .spans
+                .as_ref()
+                .is_some_and(|o| o.message_spans)
+                .then_some(spans.messages);
+        }
         Ok(Formatted {
             index,
             text: chat.text,
             tokens: Some(Tokens {
-                assistant_masks: e.assistant_masks.unwrap_or_else(|| vec![0; e.input_ids.len()]),
+                assistant_masks,
                 input_ids: e.input_ids,
                 attention_mask: e.attention_mask,
             }),
+            assistant_spans: None,
+            message_spans,
         })
     }
 }
@@ -364,20 +432,26 @@ fn format_chunks(
             ..EncodeOptions::default()
         },
         sanitize_control_tokens: None,
-        spans: None,
+        spans: config.spans.clone(),
     };
     let tokenize = tokenizer.is_some();
+    let columns = Columns {
+        tokens: tokenize,
+        assistant_spans: !tokenize && config.spans.is_some(),
+        message_spans: config.spans.as_ref().is_some_and(|s| s.message_spans),
+    };
     let formatter = Formatter {
         template: config.template.clone(),
         fields: config.fields.clone(),
         apply,
         tokenize: tokenizer.map(|t| (t, opts)),
+        spans: config.spans.clone(),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.jobs)
         .build()
         .map_err(|e| Error::new(ErrorKind::Output, "cannot start worker threads").caused_by(e))?;
-    let (sink, encoder) = Sink::create(&config.output, config.output_format, tokenize)?;
+    let (sink, encoder) = Sink::create(&config.output, config.output_format, columns)?;
     // Chunks between reading and writing: one per worker and two more, so that workers keep busy
     // while the writer waits for the oldest; this bounds memory.
     let (permit_tx, permit_rx) = sync_channel::<()>(pool.current_num_threads() + 2);

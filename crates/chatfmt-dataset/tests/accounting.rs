@@ -46,6 +46,7 @@ fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
         rejects: dir.join("rejects.jsonl"),
         fields: Fields::default(),
         max_length: None,
+        spans: None,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,

@@ -99,6 +99,7 @@ fn config(input: &Path, model: &Path, dir: &Path) -> Config {
         rejects: dir.join("rejects.jsonl"),
         fields: Fields::default(),
         max_length: None,
+        spans: None,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,

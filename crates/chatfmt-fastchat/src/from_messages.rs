@@ -15,6 +15,7 @@
 
 use super::error::{Error, ErrorKind, Result};
 use super::message::{Image, Message};
+use super::prompt::PromptSegment;
 use super::record::Conversation;
 use serde::Deserialize;
 
@@ -154,4 +155,37 @@ pub fn conversation_from_openai_messages(
         template.append_message(r, None);
     }
     Ok(template)
+}
+
+/// The prompt of a conversation of OpenAI-style messages with the place of each message in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessagesPrompt {
+    /// Exactly the prompt of [`conversation_from_openai_messages`]' `get_prompt`.
+    pub text: String,
+    /// One entry per input message: its turn and content ([`PromptSegment`]; for the system message
+    /// the system prompt), `None` when nothing of it was printed (an earlier system message the last
+    /// one replaced, a turn the style leaves out).
+    pub messages: Vec<Option<PromptSegment>>,
+}
+
+/// [`conversation_from_openai_messages`] and its prompt, with the place of each input message.
+pub fn openai_messages_prompt(
+    template: Conversation,
+    messages: &[ChatMessage],
+    add_generation_prompt: bool,
+) -> Result<MessagesPrompt> {
+    let conv = conversation_from_openai_messages(template, messages, add_generation_prompt)?;
+    let prompt = conv.get_prompt_with_segments()?;
+    let last_system = messages.iter().rposition(|m| m.role == "system");
+    let mut turns = prompt.turns.into_iter();
+    let placed = (messages.iter().enumerate())
+        .map(|(i, m)| match m.role.as_str() {
+            "system" => prompt.system.filter(|_| Some(i) == last_system),
+            _ => turns.next().flatten(),
+        })
+        .collect();
+    Ok(MessagesPrompt {
+        text: prompt.text,
+        messages: placed,
+    })
 }

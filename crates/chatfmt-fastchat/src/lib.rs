@@ -26,9 +26,12 @@ pub use adapter::{
 };
 pub use choice::{choose_conv_template, ChosenBy, ChosenTemplate, AUTO};
 pub use error::{Error, ErrorKind, Result};
-pub use from_messages::{conversation_from_openai_messages, ChatContent, ChatMessage, ContentPart, ImageUrl};
+pub use from_messages::{
+    conversation_from_openai_messages, openai_messages_prompt, ChatContent, ChatMessage, ContentPart, ImageUrl,
+    MessagesPrompt,
+};
 pub use message::{Image, Message};
-pub use prompt::IMAGE_PLACEHOLDER;
+pub use prompt::{PromptSegment, SegmentedPrompt, IMAGE_PLACEHOLDER};
 pub use record::{Conversation, StopStr, Turn};
 pub use registry::{get_conv_template, register_conv_template, registry_snapshot, Registry};
 pub use style::SeparatorStyle;

@@ -20,6 +20,27 @@ pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(py_is_space)
 }
 
+/// Where one part of a conversation went in its prompt: half-open code-point ranges of the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptSegment {
+    /// The role prefix, the message and its separator (for the system message: the system prompt
+    /// and its separator).
+    pub turn: (usize, usize),
+    /// The message's text (without image placeholders); `None` when none was printed.
+    pub content: Option<(usize, usize)>,
+}
+
+/// A prompt with the place of each part of the conversation in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentedPrompt {
+    /// Exactly what [`Conversation::get_prompt`] returns.
+    pub text: String,
+    /// The system prompt, when printed.
+    pub system: Option<PromptSegment>,
+    /// One entry per turn of `messages`: `None` for a turn the style leaves out.
+    pub turns: Vec<Option<PromptSegment>>,
+}
+
 impl Conversation {
     /// The formatted system prompt: `system_template` with `{system_message}` substituted.
     pub fn system_prompt(&self) -> Result<String> {
@@ -31,14 +52,95 @@ impl Conversation {
     /// Errors: a malformed system template, a missing style or separator, and images in a
     /// style that cannot show them (where FastChat crashes or leaks a Python tuple).
     pub fn get_prompt(&self) -> Result<String> {
+        self.get_prompt_with_segments().map(|p| p.text)
+    }
+
+    /// [`get_prompt`](Self::get_prompt) with the place of the system prompt and of each turn in it.
+    pub fn get_prompt_with_segments(&self) -> Result<SegmentedPrompt> {
         let system = self.system_prompt()?;
         let style = self
             .sep_style
             .ok_or_else(|| Error::new(ErrorKind::InvalidStyle, "Invalid style: None"))?;
-        Renderer { conv: self, style }.render(system)
+        let mut out = Out {
+            text: String::new(),
+            system: None,
+            turns: vec![None; self.messages.len()],
+            system_message: &self.system_message,
+        };
+        Renderer { conv: self, style }.render(system, &mut out)?;
+        Ok(out.finish())
     }
 }
 
+/// A segment in bytes.
+type Bytes = ((usize, usize), Option<(usize, usize)>);
+
+/// The prompt as it is built, with the byte ranges of its parts.
+struct Out<'a> {
+    text: String,
+    system: Option<Bytes>,
+    turns: Vec<Option<Bytes>>,
+    system_message: &'a str,
+}
+
+impl Out<'_> {
+    fn push(&mut self, parts: &[&str]) {
+        push_all(&mut self.text, parts);
+    }
+
+    /// The system prompt, then `after`.
+    fn system(&mut self, system: &str, after: &[&str]) {
+        let start = self.text.len();
+        let content = (!self.system_message.is_empty())
+            .then(|| system.find(self.system_message))
+            .flatten()
+            .map(|at| (start + at, start + at + self.system_message.len()));
+        self.push(&[system]);
+        self.push(after);
+        self.system = Some(((start, self.text.len()), content));
+    }
+
+    /// Turn `i`: `before`, the printed message (its first `lead` bytes image placeholders), `after`.
+    fn turn(&mut self, i: usize, before: &[&str], message: Option<(&str, usize)>, after: &[&str]) {
+        let start = self.text.len();
+        self.push(before);
+        let content = message.and_then(|(m, lead)| {
+            let at = self.text.len();
+            self.text.push_str(m);
+            (lead < m.len()).then_some((at + lead, at + m.len()))
+        });
+        self.push(after);
+        if let Some(slot) = self.turns.get_mut(i) {
+            *slot = Some(((start, self.text.len()), content));
+        }
+    }
+
+    /// Cuts the text to `len` bytes, and every range with it.
+    fn truncate(&mut self, len: usize) {
+        self.text.truncate(len);
+        let clamp = |(s, e): (usize, usize)| (s.min(len), e.min(len));
+        for seg in self.turns.iter_mut().flatten().chain(self.system.iter_mut()) {
+            seg.0 = clamp(seg.0);
+            seg.1 = seg.1.map(clamp).filter(|(s, e)| s < e);
+        }
+    }
+
+    /// The segments in code points.
+    fn finish(self) -> SegmentedPrompt {
+        let mut starts: Vec<usize> = self.text.char_indices().map(|(b, _)| b).collect();
+        starts.push(self.text.len());
+        let char_at = |b: usize| starts.partition_point(|&s| s < b);
+        let seg = |(turn, content): Bytes| PromptSegment {
+            turn: (char_at(turn.0), char_at(turn.1)),
+            content: content.map(|(s, e)| (char_at(s), char_at(e))),
+        };
+        SegmentedPrompt {
+            system: self.system.map(seg),
+            turns: self.turns.into_iter().map(|t| t.map(seg)).collect(),
+            text: self.text,
+        }
+    }
+}
 struct Renderer<'a> {
     conv: &'a Conversation,
     style: SeparatorStyle,
@@ -77,15 +179,19 @@ impl<'a> Renderer<'a> {
             .ok_or_else(|| Error::new(ErrorKind::InvalidInput, format!("style {} needs two roles", self.style)))
     }
 
-    /// The text to render for a turn, or `None` when Python's `if message:` is false.
-    fn text(&self, msg: &'a Option<Message>) -> Result<Option<Cow<'a, str>>> {
+    /// The text to render for a turn and the bytes of image placeholders it starts with, or `None`
+    /// when Python's `if message:` is false.
+    fn text(&self, msg: &'a Option<Message>) -> Result<Option<(Cow<'a, str>, usize)>> {
         match msg {
             None => Ok(None),
             Some(m) if !m.is_truthy() => Ok(None),
-            Some(Message::Text(text)) => Ok(Some(Cow::Borrowed(text))),
+            Some(Message::Text(text)) => Ok(Some((Cow::Borrowed(text), 0))),
             Some(Message::WithImages { text, images }) => match self.style {
-                SeparatorStyle::DEFAULT => Ok(Some(Cow::Borrowed(text))),
-                s if s.accepts_images() => Ok(Some(Cow::Owned(IMAGE_PLACEHOLDER.repeat(images.len()) + text))),
+                SeparatorStyle::DEFAULT => Ok(Some((Cow::Borrowed(text), 0))),
+                s if s.accepts_images() => {
+                    let lead = IMAGE_PLACEHOLDER.repeat(images.len());
+                    Ok(Some((Cow::Owned(lead.clone() + text), lead.len())))
+                }
                 s => Err(Error::new(
                     ErrorKind::ImagesNotSupported,
                     format!(
@@ -98,47 +204,47 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    fn render(&self, system: String) -> Result<String> {
+    fn render(&self, system: String, out: &mut Out<'_>) -> Result<()> {
         use SeparatorStyle::*;
         let conv = self.conv;
         let turns = conv.messages.iter().enumerate();
-        let mut ret = String::new();
         match self.style {
             ADD_COLON_SINGLE | ADD_COLON_SPACE_SINGLE => {
                 let empty = if self.style == ADD_COLON_SINGLE { ":" } else { ": " };
-                ret = system + self.sep()?;
-                for (role, msg) in &conv.messages {
+                out.system(&system, &[self.sep()?]);
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": ", &m, self.sep()?]),
-                        None => push_all(&mut ret, &[role, empty]),
+                        Some(m) => out.turn(i, &[role, ": "], printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &[role, empty], None, &[]),
                     }
                 }
             }
             ADD_COLON_TWO | DEEPSEEK_CHAT => {
-                ret = system;
                 if self.style == ADD_COLON_TWO {
-                    ret += self.sep()?;
+                    out.system(&system, &[self.sep()?]);
+                } else {
+                    out.system(&system, &[]);
                 }
                 for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": ", &m, self.seps(i)?]),
-                        None => push_all(&mut ret, &[role, ":"]),
+                        Some(m) => out.turn(i, &[role, ": "], printed(&m), &[self.seps(i)?]),
+                        None => out.turn(i, &[role, ":"], None, &[]),
                     }
                 }
             }
             ADD_NEW_LINE_SINGLE => {
                 if !system.is_empty() {
-                    ret = system + self.sep()?;
+                    out.system(&system, &[self.sep()?]);
                 }
-                for (role, msg) in &conv.messages {
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, "\n", &m, self.sep()?]),
-                        None => push_all(&mut ret, &[role, "\n"]),
+                        Some(m) => out.turn(i, &[role, "\n"], printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &[role, "\n"], None, &[]),
                     }
                 }
             }
             NO_COLON_SINGLE | NO_COLON_TWO => {
-                ret = system;
+                out.system(&system, &[]);
                 for (i, (role, msg)) in turns {
                     match self.text(msg)? {
                         Some(m) => {
@@ -147,146 +253,145 @@ impl<'a> Renderer<'a> {
                             } else {
                                 self.seps(i)?
                             };
-                            push_all(&mut ret, &[role, &m, sep]);
+                            out.turn(i, &[role], printed(&m), &[sep]);
                         }
-                        None => ret += role,
+                        None => out.turn(i, &[role], None, &[]),
                     }
                 }
             }
             RWKV => {
-                ret = system;
-                for (role, msg) in &conv.messages {
+                out.system(&system, &[]);
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => {
+                        Some((m, lead)) => {
                             let collapsed = m.replace("\r\n", "\n").replace("\n\n", "\n");
-                            push_all(&mut ret, &[role, ": ", &collapsed, "\n\n"]);
+                            out.turn(i, &[role, ": "], Some((&collapsed, lead)), &["\n\n"]);
                         }
-                        None => push_all(&mut ret, &[role, ":"]),
+                        None => out.turn(i, &[role, ":"], None, &[]),
                     }
                 }
             }
             LLAMA2 => {
-                ret = if conv.system_message.is_empty() {
-                    "[INST] ".to_owned()
+                if conv.system_message.is_empty() {
+                    out.push(&["[INST] "]);
                 } else {
-                    system
-                };
+                    out.system(&system, &[]);
+                }
                 for (i, (_, msg)) in turns {
                     let tag = self.role_by_position(i)?;
                     match self.text(msg)? {
-                        Some(m) if i == 0 => push_all(&mut ret, &[&m, " "]),
-                        Some(m) => push_all(&mut ret, &[tag, " ", &m, self.seps(i)?]),
-                        None => ret += tag,
+                        Some(m) if i == 0 => out.turn(i, &[], printed(&m), &[" "]),
+                        Some(m) => out.turn(i, &[tag, " "], printed(&m), &[self.seps(i)?]),
+                        None => out.turn(i, &[tag], None, &[]),
                     }
                 }
             }
             LLAMA3 => {
-                ret = "<|begin_of_text|>".to_owned();
+                out.push(&["<|begin_of_text|>"]);
                 if !conv.system_message.is_empty() {
-                    ret += &system;
+                    out.system(&system, &[]);
                 }
-                for (role, msg) in &conv.messages {
-                    push_all(&mut ret, &["<|start_header_id|>", role, "<|end_header_id|>\n\n"]);
-                    if let Some(m) = self.text(msg)? {
-                        push_all(&mut ret, &[py_strip(&m), "<|eot_id|>"]);
+                for (i, (role, msg)) in turns {
+                    let header = ["<|start_header_id|>", role, "<|end_header_id|>\n\n"];
+                    match self.text(msg)? {
+                        Some((m, lead)) => out.turn(i, &header, Some((py_strip(&m), lead)), &["<|eot_id|>"]),
+                        None => out.turn(i, &header, None, &[]),
                     }
                 }
             }
             CHATGLM => {
                 let round_add = usize::from(conv.name == "chatglm2");
                 if !system.is_empty() {
-                    ret = system + self.sep()?;
+                    out.system(&system, &[self.sep()?]);
                 }
                 for (i, (role, msg)) in turns {
-                    if i.is_multiple_of(2) {
-                        ret += &format!("[Round {}]{}", i / 2 + round_add, self.sep()?);
-                    }
+                    let round = if i.is_multiple_of(2) {
+                        format!("[Round {}]{}", i / 2 + round_add, self.sep()?)
+                    } else {
+                        String::new()
+                    };
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, "：", &m, self.sep()?]),
-                        None => push_all(&mut ret, &[role, "："]),
+                        Some(m) => out.turn(i, &[&round, role, "："], printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &[&round, role, "："], None, &[]),
                     }
                 }
             }
             CHATML => {
                 if !system.is_empty() {
-                    ret = system + self.sep()? + "\n";
+                    out.system(&system, &[self.sep()?, "\n"]);
                 }
-                for (role, msg) in &conv.messages {
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, "\n", &m, self.sep()?, "\n"]),
-                        None => push_all(&mut ret, &[role, "\n"]),
+                        Some(m) => out.turn(i, &[role, "\n"], printed(&m), &[self.sep()?, "\n"]),
+                        None => out.turn(i, &[role, "\n"], None, &[]),
                     }
                 }
             }
             CHATGLM3 => {
                 if !conv.system_message.is_empty() {
-                    ret = system;
+                    out.system(&system, &[]);
                 }
-                for (role, msg) in &conv.messages {
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, "\n", &m]),
-                        None => ret += role,
+                        Some(m) => out.turn(i, &[role, "\n"], printed(&m), &[]),
+                        None => out.turn(i, &[role], None, &[]),
                     }
                 }
             }
             CHATINTERN => {
-                ret = system;
+                out.system(&system, &[]);
                 for (i, (role, msg)) in turns {
-                    if i.is_multiple_of(2) {
-                        ret += "<s>";
-                    }
+                    let s = if i.is_multiple_of(2) { "<s>" } else { "" };
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ":", &m, self.seps(i)?, "\n"]),
-                        None => push_all(&mut ret, &[role, ":"]),
+                        Some(m) => out.turn(i, &[s, role, ":"], printed(&m), &[self.seps(i)?, "\n"]),
+                        None => out.turn(i, &[s, role, ":"], None, &[]),
                     }
                 }
             }
             DOLLY => {
-                ret = system;
+                out.system(&system, &[]);
                 for (i, (role, msg)) in turns {
                     match self.text(msg)? {
                         Some(m) => {
-                            push_all(&mut ret, &[role, ":\n", &m, self.seps(i)?]);
-                            if !i.is_multiple_of(2) {
-                                ret += "\n\n";
-                            }
+                            let gap = if i.is_multiple_of(2) { "" } else { "\n\n" };
+                            out.turn(i, &[role, ":\n"], printed(&m), &[self.seps(i)?, gap]);
                         }
-                        None => push_all(&mut ret, &[role, ":\n"]),
+                        None => out.turn(i, &[role, ":\n"], None, &[]),
                     }
                 }
             }
             PHOENIX => {
-                ret = system;
-                for (role, msg) in &conv.messages {
+                out.system(&system, &[]);
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": <s>", &m, "</s>"]),
-                        None => push_all(&mut ret, &[role, ": <s>"]),
+                        Some(m) => out.turn(i, &[role, ": <s>"], printed(&m), &["</s>"]),
+                        None => out.turn(i, &[role, ": <s>"], None, &[]),
                     }
                 }
             }
             ROBIN => {
-                ret = system + self.sep()?;
-                for (role, msg) in &conv.messages {
+                out.system(&system, &[self.sep()?]);
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ":\n", &m, self.sep()?]),
-                        None => push_all(&mut ret, &[role, ":\n"]),
+                        Some(m) => out.turn(i, &[role, ":\n"], printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &[role, ":\n"], None, &[]),
                     }
                 }
             }
             FALCON_CHAT => {
                 if !conv.system_message.is_empty() {
-                    ret = system + self.sep()?;
+                    out.system(&system, &[self.sep()?]);
                 }
-                for (role, msg) in &conv.messages {
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": ", &m, self.sep()?]),
-                        None => push_all(&mut ret, &[role, ":"]),
+                        Some(m) => out.turn(i, &[role, ": "], printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &[role, ":"], None, &[]),
                     }
                 }
             }
             METAMATH => {
                 if !system.is_empty() {
-                    ret = system + self.sep()?;
+                    out.system(&system, &[self.sep()?]);
                 }
                 for (i, (role, msg)) in turns {
                     let starting = if i.is_multiple_of(2) {
@@ -297,56 +402,62 @@ impl<'a> Renderer<'a> {
                     match self.text(msg)? {
                         Some(m) => {
                             let ending = if i.is_multiple_of(2) { self.sep()? } else { "" };
-                            push_all(&mut ret, &[role, &starting, &m, ending]);
+                            out.turn(i, &[role, &starting], printed(&m), &[ending]);
                         }
-                        None => push_all(&mut ret, &[role, &starting]),
+                        None => out.turn(i, &[role, &starting], None, &[]),
                     }
                 }
             }
             YUAN2 => {
                 if !conv.system_message.is_empty() {
-                    ret = system + self.sep2()?;
+                    out.system(&system, &[self.sep2()?]);
                 }
-                for (_, msg) in &conv.messages {
+                for (i, (_, msg)) in turns {
                     if let Some(m) = self.text(msg)? {
-                        push_all(&mut ret, &[&m, "<n>"]);
+                        out.turn(i, &[], printed(&m), &["<n>"]);
                     }
                 }
-                let kept = ret.trim_end_matches(['<', 'n', '>']).len();
-                ret.truncate(kept);
-                ret += self.sep()?;
+                let kept = out.text.trim_end_matches(['<', 'n', '>']).len();
+                out.truncate(kept);
+                out.push(&[self.sep()?]);
             }
             GEMMA => {
-                ret = "<bos>".to_owned();
-                for (role, msg) in &conv.messages {
-                    push_all(&mut ret, &["<start_of_turn>", role, "\n"]);
-                    if let Some(m) = self.text(msg)? {
-                        push_all(&mut ret, &[&m, self.sep()?]);
+                out.push(&["<bos>"]);
+                for (i, (role, msg)) in turns {
+                    let header = ["<start_of_turn>", role, "\n"];
+                    match self.text(msg)? {
+                        Some(m) => out.turn(i, &header, printed(&m), &[self.sep()?]),
+                        None => out.turn(i, &header, None, &[]),
                     }
                 }
             }
             CLLM => {
-                ret = system + self.sep()?;
+                out.system(&system, &[self.sep()?]);
                 let start = conv.messages.len().saturating_sub(2);
                 for (i, (role, msg)) in conv.messages[start..].iter().enumerate() {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": ", &m, self.seps(i)?]),
-                        None => push_all(&mut ret, &[role, ":"]),
+                        Some(m) => out.turn(start + i, &[role, ": "], printed(&m), &[self.seps(i)?]),
+                        None => out.turn(start + i, &[role, ":"], None, &[]),
                     }
                 }
             }
             DEFAULT => {
-                ret = system + "\n";
-                for (role, msg) in &conv.messages {
+                out.system(&system, &["\n"]);
+                for (i, (role, msg)) in turns {
                     match self.text(msg)? {
-                        Some(m) => push_all(&mut ret, &[role, ": ", &m, "\n"]),
-                        None => push_all(&mut ret, &[role, ":"]),
+                        Some(m) => out.turn(i, &[role, ": "], printed(&m), &["\n"]),
+                        None => out.turn(i, &[role, ":"], None, &[]),
                     }
                 }
             }
         }
-        Ok(ret)
+        Ok(())
     }
+}
+
+/// A printed message and its placeholder bytes, borrowed.
+fn printed<'t>((m, lead): &'t (Cow<'_, str>, usize)) -> Option<(&'t str, usize)> {
+    Some((m, *lead))
 }
 
 fn push_all(out: &mut String, parts: &[&str]) {

@@ -59,7 +59,10 @@ pub fn tokenize_chats(
         if apply.add_generation_prompt {
             return Err(options_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
-        let provenance = opts.spans.as_ref().is_some_and(|s| s.source == MaskSource::Provenance);
+        let provenance = match &opts.spans {
+            Some(s) => template.resolve_mask_source(s.source, apply)? == MaskSource::Provenance,
+            None => false,
+        };
         if opts.encode.assistant_masks && !provenance {
             return Err(options_error(
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",

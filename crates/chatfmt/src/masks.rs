@@ -35,14 +35,18 @@ pub enum MaskSource {
     Tags,
     /// The rule of this module, from prefix renders and provenance.
     Provenance,
+    /// `Tags` when the template a render uses has `{% generation %}` blocks, else `Provenance`
+    /// (resolved per render: a conversation with tools may select another named template).
+    Auto,
 }
 
 impl MaskSource {
-    /// The name used on the command line and in JSON output (`tags`, `provenance`).
+    /// The name used on the command line and in JSON output (`tags`, `provenance`, `auto`).
     pub fn name(self) -> &'static str {
         match self {
             MaskSource::Tags => "tags",
             MaskSource::Provenance => "provenance",
+            MaskSource::Auto => "auto",
         }
     }
 }
@@ -71,12 +75,24 @@ pub struct MessageSpan {
     pub content: Vec<(usize, usize)>,
 }
 
+impl MessageSpan {
+    /// As JSON: `{"index", "role", "turn": [start, end] | null, "content": [[start, end], ...]}`.
+    pub fn to_json(&self) -> Json {
+        serde_json::json!({
+            "index": self.index,
+            "role": self.role,
+            "turn": self.turn.map(|(s, e)| [s, e]),
+            "content": self.content.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>(),
+        })
+    }
+}
+
 /// A render with its assistant spans and, when asked, each message's spans.
 #[derive(Debug, Clone)]
 pub struct ChatSpans {
-    /// The full render, with provenance spans.
+    /// The full render, with provenance spans (none for tags without message spans).
     pub rendered: Rendered,
-    /// Where the assistant spans came from.
+    /// Where the assistant spans came from (never [`MaskSource::Auto`]).
     pub source: MaskSource,
     /// Half-open code-point ranges of `rendered.text` a model is trained on, ascending.
     pub assistant_spans: Vec<(usize, usize)>,
@@ -188,6 +204,20 @@ impl ChatTemplate {
         Ok(selected.get()?.analyze().uses_generation)
     }
 
+    /// The source `source` means for a render with `opts`: [`MaskSource::Auto`] becomes `Tags` or
+    /// `Provenance`.
+    pub fn resolve_mask_source(
+        &self,
+        source: MaskSource,
+        opts: &ApplyOptions,
+    ) -> Result<MaskSource, chatfmt_jinja::Error> {
+        Ok(match source {
+            MaskSource::Auto if self.has_generation_blocks(opts)? => MaskSource::Tags,
+            MaskSource::Auto => MaskSource::Provenance,
+            other => other,
+        })
+    }
+
     /// Renders as [`apply`](Self::apply) does and finds the assistant spans (and, when asked, each
     /// message's turn and content) by the rule of [`crate::masks`].
     pub fn apply_with_spans(
@@ -196,26 +226,28 @@ impl ChatTemplate {
         opts: &ApplyOptions,
         spans: &SpanOptions,
     ) -> Result<ChatSpans, chatfmt_jinja::Error> {
+        let source = self.resolve_mask_source(spans.source, opts)?;
+        let tags_only = source == MaskSource::Tags && !spans.message_spans;
         let full_opts = ApplyOptions {
-            track_spans: true,
+            track_spans: !tags_only,
             ..opts.clone()
         };
         let rendered = self.apply(messages, &full_opts)?;
         let mut out = ChatSpans {
-            assistant_spans: match spans.source {
+            assistant_spans: match source {
                 MaskSource::Tags => rendered.generation_spans.clone(),
-                MaskSource::Provenance => Vec::new(),
+                _ => Vec::new(),
             },
             rendered,
-            source: spans.source,
+            source,
             messages: Vec::new(),
         };
-        if spans.source == MaskSource::Tags && !spans.message_spans {
+        if tags_only {
             return Ok(out);
         }
         let rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
         let turns = rule.turns();
-        if spans.source == MaskSource::Provenance {
+        if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
         }
         if spans.message_spans {

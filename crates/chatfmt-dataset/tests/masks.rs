@@ -1,0 +1,299 @@
+//! Assistant spans, assistant masks and message spans of whole datasets, in JSON Lines and Parquet,
+//! for templates with and without `{% generation %}` blocks; a row whose assistant messages get no
+//! span is rejected (`EmptyAssistantMask`), never written with an all-zero mask, and so is a row
+//! whose every assistant token `max_length` removes (`AssistantTruncated`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+
+use arrow_array::{Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array, UInt64Array, UInt8Array};
+use chatfmt::{ChatTemplate, MaskSource, SpanOptions};
+use chatfmt_dataset::{run, Config, Fields, OutputFormat};
+use chatfmt_tokenize::ChatTokenizer;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::{json, Map, Value as Json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// ChatML that prints only messages with content: an empty assistant message renders nothing.
+const PLAIN: &str = "{%- for m in messages %}{%- if m.content %}\
+{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}\
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+/// The same with the assistant's reply and end marker in `{% generation %}`.
+const TAGGED: &str = "{%- for m in messages %}{%- if m.content %}\
+{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}{% generation %}{{- m.content + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\
+{%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endif %}{%- endfor %}\
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
+/// A two-turn row, a row whose assistant message renders nothing, a row without assistant messages.
+const INPUT: &str = r#"{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Ciao."}]}
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": ""}]}
+{"messages": [{"role": "user", "content": "Only a question"}]}
+"#;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("chatfmt-dataset-masks-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn spans(source: MaskSource) -> SpanOptions {
+    SpanOptions {
+        source,
+        stop_markers: vec!["<|im_end|>".to_string()],
+        message_spans: true,
+    }
+}
+
+fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) -> Config {
+    let input = dir.join("in.jsonl");
+    std::fs::write(&input, INPUT).expect("input");
+    let name = match format {
+        OutputFormat::Jsonl => "out.jsonl",
+        OutputFormat::Parquet => "out.parquet",
+    };
+    Config {
+        input,
+        input_format: None,
+        template: Arc::new(ChatTemplate::new(template, Map::new())),
+        tokenizer: None,
+        variables: Map::new(),
+        template_name: None,
+        output: dir.join(name),
+        output_format: format,
+        rejects: dir.join("rejects.jsonl"),
+        fields: Fields::default(),
+        max_length: None,
+        spans: Some(spans),
+        add_generation_prompt: false,
+        jobs: 2,
+        strict: false,
+        window: 2,
+        progress: None,
+        cancel: None,
+    }
+}
+
+/// The rejects file as (index, kind) pairs.
+fn rejects(path: &Path) -> Vec<(u64, String)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let r: Json = serde_json::from_str(l).expect("JSON line");
+            assert_eq!(r.as_object().map(|o| o.len()), Some(3), "{r}");
+            (r["index"].as_u64().unwrap(), r["kind"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The output rows as JSON Lines would hold them, whatever the format: Parquet's list<list<uint64>>
+/// and list<struct> columns are read back into the same JSON.
+fn output_rows(cfg: &Config) -> Vec<Json> {
+    if cfg.output_format == OutputFormat::Jsonl {
+        let text = std::fs::read_to_string(&cfg.output).expect("output");
+        return text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON line"))
+            .collect();
+    }
+    let file = std::fs::File::open(&cfg.output).expect("output");
+    let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("Parquet output")
+        .build()
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("batches");
+    let mut rows = Vec::new();
+    for b in &batches {
+        let column = |name: &str| b.column_by_name(name).cloned();
+        for i in 0..b.num_rows() {
+            let mut row = Map::new();
+            let index = column("index").unwrap();
+            row.insert(
+                "index".into(),
+                json!(index.as_any().downcast_ref::<UInt64Array>().unwrap().value(i)),
+            );
+            let text = column("text").unwrap();
+            row.insert(
+                "text".into(),
+                json!(text.as_any().downcast_ref::<StringArray>().unwrap().value(i)),
+            );
+            if let Some(ids) = column("input_ids") {
+                let ids = list_item(&ids, i);
+                row.insert(
+                    "input_ids".into(),
+                    json!(ids.as_any().downcast_ref::<UInt32Array>().unwrap().values().to_vec()),
+                );
+                let masks = list_item(&column("assistant_masks").unwrap(), i);
+                row.insert(
+                    "assistant_masks".into(),
+                    json!(masks.as_any().downcast_ref::<UInt8Array>().unwrap().values().to_vec()),
+                );
+            }
+            if let Some(spans) = column("assistant_spans") {
+                row.insert("assistant_spans".into(), pairs(&list_item(&spans, i)));
+            }
+            if let Some(messages) = column("message_spans") {
+                let entries = list_item(&messages, i);
+                let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
+                let index = entries.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
+                let role = entries.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+                let turn = entries.column(2);
+                let content = entries.column(3);
+                let list: Vec<Json> = (0..entries.len())
+                    .map(|j| {
+                        json!({
+                            "index": index.value(j),
+                            "role": (!role.is_null(j)).then(|| role.value(j)),
+                            "turn": (!turn.is_null(j)).then(|| {
+                                let t = list_item(turn, j);
+                                t.as_any().downcast_ref::<UInt64Array>().unwrap().values().to_vec()
+                            }),
+                            "content": pairs(&list_item(content, j)),
+                        })
+                    })
+                    .collect();
+                row.insert("message_spans".into(), Json::Array(list));
+            }
+            rows.push(Json::Object(row));
+        }
+    }
+    rows
+}
+
+fn list_item(column: &Arc<dyn Array>, row: usize) -> Arc<dyn Array> {
+    column
+        .as_any()
+        .downcast_ref::<ListArray>()
+        .expect("a list column")
+        .value(row)
+}
+
+/// A list<list<uint64>> item as JSON pairs.
+fn pairs(list: &Arc<dyn Array>) -> Json {
+    let list = list.as_any().downcast_ref::<ListArray>().expect("a list of pairs");
+    Json::Array(
+        (0..list.len())
+            .map(|k| {
+                let pair = list.value(k);
+                json!(pair.as_any().downcast_ref::<UInt64Array>().unwrap().values().to_vec())
+            })
+            .collect(),
+    )
+}
+
+/// The text of each `[start, end]` code-point pair of `spans` in `text`.
+fn slices(text: &str, spans: &Json) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    spans
+        .as_array()
+        .expect("pairs")
+        .iter()
+        .map(|p| {
+            let (s, e) = (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize);
+            chars[s..e].iter().collect()
+        })
+        .collect()
+}
+
+#[test]
+fn spans_are_written_for_templates_with_and_without_generation_blocks() {
+    for (name, template) in [("plain", PLAIN), ("tagged", TAGGED)] {
+        for format in [OutputFormat::Jsonl, OutputFormat::Parquet] {
+            let case = format!("{name} {format:?}");
+            let dir = temp_dir(&format!("{name}-{format:?}"));
+            let cfg = config(&dir, template, format, spans(MaskSource::Auto));
+            let s = run(&cfg).expect("run");
+            assert_eq!((s.rows_in, s.rows_out, s.rows_rejected), (3, 2, 1), "{case}");
+            assert_eq!(rejects(&cfg.rejects), [(1, "EmptyAssistantMask".to_string())], "{case}");
+            let rows = output_rows(&cfg);
+            let text = rows[0]["text"].as_str().unwrap();
+            assert_eq!(
+                slices(text, &rows[0]["assistant_spans"]),
+                ["Hello!<|im_end|>", "Ciao.<|im_end|>"],
+                "{case}"
+            );
+            let m = &rows[0]["message_spans"];
+            assert_eq!(m.as_array().map(Vec::len), Some(4), "{case}");
+            assert_eq!(m[1]["role"], "assistant", "{case}");
+            assert_eq!(
+                slices(text, &json!([m[1]["turn"]])),
+                ["<|im_start|>assistant\nHello!<|im_end|>\n"],
+                "{case}"
+            );
+            assert_eq!(slices(text, &m[2]["content"]), ["Bye"], "{case}");
+            // A row without assistant messages has no span and is no reject.
+            assert_eq!(
+                (rows[1]["index"].as_u64(), &rows[1]["assistant_spans"]),
+                (Some(2), &json!([]))
+            );
+            std::fs::remove_dir_all(&dir).ok();
+        }
+    }
+}
+
+#[test]
+fn tokenized_rows_reject_empty_and_truncated_assistant_masks() {
+    let Some(kit) = kits::kit_for_test("tokens") else {
+        return;
+    };
+    let model = kit.join("tokenizers/qwen3");
+    let tokenizer = ChatTokenizer::from_model_dir(&model).expect("tokenizer");
+    for format in [OutputFormat::Jsonl, OutputFormat::Parquet] {
+        let dir = temp_dir(&format!("tokens-{format:?}"));
+        let mut cfg = config(&dir, PLAIN, format, spans(MaskSource::Provenance));
+        cfg.tokenizer = Some(model.clone());
+        // Long enough for the short rows' prompts, too short for the first row's first reply.
+        let long = "a long question with many words in it to use up the tokens ".repeat(4);
+        std::fs::write(
+            &cfg.input,
+            format!(
+                "{INPUT}{}\n",
+                json!({"messages": [{"role": "user", "content": long}, {"role": "assistant", "content": "Sure."}]})
+            ),
+        )
+        .expect("input");
+        cfg.max_length = Some(20);
+        let s = run(&cfg).expect("run");
+        assert_eq!((s.rows_in, s.rows_out, s.rows_rejected), (4, 2, 2), "{format:?}");
+        assert_eq!(
+            rejects(&cfg.rejects),
+            [
+                (1, "EmptyAssistantMask".to_string()),
+                (3, "AssistantTruncated".to_string())
+            ],
+            "{format:?}"
+        );
+        let rows = output_rows(&cfg);
+        let ids: Vec<u32> = serde_json::from_value(rows[0]["input_ids"].clone()).unwrap();
+        let masks: Vec<u8> = serde_json::from_value(rows[0]["assistant_masks"].clone()).unwrap();
+        let masked: Vec<u32> = ids
+            .iter()
+            .zip(&masks)
+            .filter(|(_, &m)| m == 1)
+            .map(|(&id, _)| id)
+            .collect();
+        assert_eq!(ids.len(), 20);
+        assert!(
+            tokenizer.decode(&masked).unwrap().starts_with("Hello!<|im_end|>"),
+            "{format:?}: {masks:?}"
+        );
+        let m = &rows[0]["message_spans"];
+        assert_eq!(slices(rows[0]["text"].as_str().unwrap(), &m[1]["content"]), ["Hello!"]);
+        assert!(
+            rows[1]["assistant_masks"].as_array().unwrap().iter().all(|m| m == 0),
+            "{format:?}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
