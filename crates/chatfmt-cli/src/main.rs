@@ -11,6 +11,7 @@ mod model_args;
 mod output;
 mod progress;
 mod render_cmd;
+mod serve_cmd;
 mod templates_cmd;
 mod templates_set;
 mod tokenize_cmd;
@@ -52,6 +53,8 @@ enum Command {
     Conformance(conformance_cmd::Kit),
     /// Check a chat template: errors, capabilities and warnings (exit 1 on errors).
     Check(check_cmd::CheckArgs),
+    /// Serve rendering and tokenizing over HTTP (vLLM's and llama.cpp's routes, and /v1/render).
+    Serve(Box<serve_cmd::ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render_cmd::run(*args).map(|()| ExitCode::SUCCESS),
         Command::Dataset(args) => dataset_cmd::run(*args),
         Command::Tokenize(args) => tokenize_cmd::run(*args).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve_cmd::run(*args).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| exit::fail(&e))
 }

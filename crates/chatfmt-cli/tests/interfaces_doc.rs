@@ -8,6 +8,7 @@ const SUBCOMMANDS: &[&[&str]] = &[
     &["tokenize"],
     &["dataset"],
     &["check"],
+    &["serve"],
     &["templates", "list"],
     &["templates", "show"],
     &["templates", "match"],

@@ -82,6 +82,37 @@ impl ChatTokenizer {
         Ok(PipelineToken::cast_slice(&out).to_vec())
     }
 
+    /// The ids of `text` as `tokenizer(text, add_special_tokens=..., split_special_tokens=...)`: with
+    /// `split_special_tokens` the special added tokens are read as plain text.
+    pub fn encode_text(
+        &self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special_tokens: bool,
+    ) -> Result<Vec<u32>, Error> {
+        let changes = self.normalization_changes(text);
+        if !split_special_tokens {
+            return if add_special_tokens {
+                self.encode_with_specials(text, changes)
+            } else {
+                self.encode_ids_with(text, changes)
+            };
+        }
+        let options = PipelineOptions {
+            encode_special_tokens: true,
+            ..Self::pipeline_options(add_special_tokens)
+        };
+        let encodings = self
+            .pipeline_for(changes)?
+            .encode(text, &options)
+            .wait()
+            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
+        Ok(encodings
+            .first()
+            .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
+            .unwrap_or_default())
+    }
+
     fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
         let encodings = self
             .pipeline_for(changes)?

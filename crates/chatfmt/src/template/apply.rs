@@ -104,6 +104,7 @@ impl ChatTemplate {
             layers: Vec::with_capacity(6),
             clock: opts.clock.clone(),
             track_spans: opts.track_spans,
+            limits: self.limits.clone(),
             ..Context::default()
         };
         let mut final_text = None;

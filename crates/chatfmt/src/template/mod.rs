@@ -15,7 +15,7 @@ pub use load::{model_dir_special_tokens, special_tokens};
 pub(crate) use load::{read_json as read_json_file, SPECIAL_TOKEN_KEYS};
 pub use save::{save_template, SaveLayout, Saved};
 
-use chatfmt_jinja::{Error, ErrorKind, Template};
+use chatfmt_jinja::{Error, ErrorKind, Limits, Template};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
@@ -25,6 +25,8 @@ use std::sync::atomic::AtomicUsize;
 pub struct ChatTemplate {
     templates: Templates,
     special_tokens: Map<String, Json>,
+    /// The limits every render runs under.
+    limits: Limits,
     /// The length of the last output, to size the next one's buffer.
     last_len: AtomicUsize,
 }
@@ -76,6 +78,7 @@ impl ChatTemplate {
         ChatTemplate {
             templates: Templates::Single(Entry::new(origin, source)),
             special_tokens,
+            limits: Limits::default(),
             last_len: AtomicUsize::new(0),
         }
     }
@@ -97,6 +100,7 @@ impl ChatTemplate {
         ChatTemplate {
             templates: Templates::Named(map),
             special_tokens,
+            limits: Limits::default(),
             last_len: AtomicUsize::new(0),
         }
     }
@@ -105,6 +109,12 @@ impl ChatTemplate {
     /// model's tokens, or with overrides).
     pub fn with_special_tokens(mut self, special_tokens: Map<String, Json>) -> Self {
         self.special_tokens = special_tokens;
+        self
+    }
+
+    /// The same templates rendered under other limits (a template from an untrusted source).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 

@@ -1,0 +1,135 @@
+//! The application: shared state, the router with its authentication and metrics layers, and
+//! serving with a graceful shutdown.
+
+use crate::api::{ApiError, ErrorKindLabel};
+use crate::cache::TemplateCache;
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+use crate::metrics::Metrics;
+use crate::models::Models;
+use crate::pool::Pool;
+use crate::routes;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What every request reads.
+pub struct Shared {
+    pub config: Config,
+    pub models: Models,
+    pub pool: Pool,
+    pub cache: TemplateCache,
+    pub metrics: Metrics,
+}
+
+/// A loaded server.
+#[derive(Clone)]
+pub struct App {
+    shared: Arc<Shared>,
+}
+
+impl App {
+    /// Loads every model and starts the worker threads.
+    pub fn load(config: Config) -> Result<App, Error> {
+        let models = Models::load(&config.models, config.max_model_len)?;
+        let pool = Pool::new(config.workers, config.queue)
+            .map_err(|e| Error::new(ErrorKind::Io, "cannot start the worker threads").with_source(e))?;
+        let cache = TemplateCache::new(config.template_cache, config.request_limits.clone());
+        Ok(App {
+            shared: Arc::new(Shared {
+                config,
+                models,
+                pool,
+                cache,
+                metrics: Metrics::default(),
+            }),
+        })
+    }
+
+    /// The served names, in the order given.
+    pub fn model_names(&self) -> Vec<String> {
+        self.shared.models.all().iter().map(|m| m.name.clone()).collect()
+    }
+
+    /// The service.
+    pub fn router(&self) -> Router {
+        let shared = Arc::clone(&self.shared);
+        Router::new()
+            .route("/tokenize", post(routes::tokenize))
+            .route("/detokenize", post(routes::detokenize))
+            .route("/v1/models", get(routes::models))
+            .route("/apply-template", post(routes::apply_template))
+            .route("/v1/render", post(routes::render))
+            .route("/health", get(routes::health))
+            .route("/metrics", get(routes::metrics))
+            .fallback(routes::not_found)
+            .method_not_allowed_fallback(routes::method_not_allowed)
+            .layer(middleware::from_fn_with_state(Arc::clone(&shared), authenticate))
+            .layer(middleware::from_fn_with_state(Arc::clone(&shared), measure))
+            .with_state(shared)
+    }
+}
+
+/// vLLM's `--api-key`: paths under `/v1` need `Authorization: Bearer KEY`.
+async fn authenticate(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    if let Some(key) = &shared.config.api_key {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if request.uri().path().starts_with("/v1") && given != Some(key.as_str()) {
+            return ApiError::new(StatusCode::UNAUTHORIZED, "authentication_error", "Unauthorized").into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Counts every answer by route, status and error type.
+async fn measure(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("other", |p| p.as_str())
+        .to_string();
+    let start = Instant::now();
+    let response = next.run(request).await;
+    let kind = response.extensions().get::<ErrorKindLabel>().map(|k| k.0);
+    shared
+        .metrics
+        .record(&route, response.status().as_u16(), start.elapsed(), kind);
+    response
+}
+
+/// Serves `app` on `listener` until `shutdown` completes; then stops accepting and lets requests in
+/// flight finish within [`Config::shutdown_timeout`].
+pub async fn serve(
+    app: App,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let timeout = app.shared.config.shutdown_timeout;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let graceful = async move {
+        shutdown.await;
+        let _ = tx.send(());
+    };
+    let server = axum::serve(listener, app.router()).with_graceful_shutdown(graceful);
+    let deadline = async move {
+        if rx.await.is_ok() {
+            tokio::time::sleep(timeout).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        result = server => result.map_err(|e| Error::new(ErrorKind::Io, "the server failed").with_source(e)),
+        () = deadline => Ok(()),
+    }
+}

@@ -1,0 +1,180 @@
+//! Request bodies: read within the size limit, parsed as one JSON object, and fields read with
+//! their types checked, each failure a 400 naming the field as FastAPI locates it (`body.tokens`).
+
+use crate::api::ApiError;
+use axum::body::Body;
+use axum::http::{header, HeaderMap, StatusCode};
+use serde_json::{Map, Value as Json};
+
+/// Reads the whole body; over `limit` bytes is a 413.
+pub async fn read(body: Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_large = std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+            || e.to_string().contains("length limit");
+        if too_large {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!("the request body is larger than the limit of {limit} bytes"),
+            )
+        } else {
+            ApiError::bad("the request body could not be read", Some("body"))
+        }
+    })
+}
+
+/// Whether the `Content-Type` is `application/json` (parameters aside).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    let value = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media = value.split(';').next().unwrap_or("").trim();
+    media.eq_ignore_ascii_case("application/json")
+}
+
+/// The 415 of vLLM's routes.
+pub fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "Unsupported Media Type: Only 'application/json' is allowed",
+    )
+}
+
+/// The body as a JSON object.
+pub fn object(bytes: &[u8]) -> Result<Fields, ApiError> {
+    let value: Json = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad(
+            format!("JSON decode error at line {}, column {}", e.line(), e.column()),
+            Some("body"),
+        )
+    })?;
+    match value {
+        Json::Object(map) => Ok(Fields(map)),
+        _ => Err(ApiError::bad(
+            "Input should be a valid dictionary or object to extract fields from",
+            Some("body"),
+        )),
+    }
+}
+
+/// A request object whose fields are taken out one by one.
+#[derive(Debug)]
+pub struct Fields(pub Map<String, Json>);
+
+fn param(name: &str) -> String {
+    format!("body.{name}")
+}
+
+fn wrong(name: &str, expected: &str) -> ApiError {
+    ApiError::bad(format!("Input should be {expected}"), Some(&param(name)))
+}
+
+impl Fields {
+    pub fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    /// A field that must be there.
+    pub fn required(&mut self, name: &str) -> Result<Json, ApiError> {
+        self.0
+            .remove(name)
+            .ok_or_else(|| ApiError::bad("Field required", Some(&param(name))))
+    }
+
+    /// A boolean, `default` when absent; `null` only when `nullable`.
+    pub fn bool(&mut self, name: &str, default: bool, nullable: bool) -> Result<bool, ApiError> {
+        match self.0.remove(name) {
+            None => Ok(default),
+            Some(Json::Null) if nullable => Ok(default),
+            Some(Json::Bool(b)) => Ok(b),
+            Some(_) => Err(wrong(name, "a valid boolean")),
+        }
+    }
+
+    /// A string, or nothing when absent or `null`.
+    pub fn opt_str(&mut self, name: &str) -> Result<Option<String>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::String(s)) => Ok(Some(s)),
+            Some(_) => Err(wrong(name, "a valid string")),
+        }
+    }
+
+    /// A string that must be there.
+    pub fn str(&mut self, name: &str) -> Result<String, ApiError> {
+        match self.required(name)? {
+            Json::String(s) => Ok(s),
+            _ => Err(wrong(name, "a valid string")),
+        }
+    }
+
+    /// An object, or nothing when absent or `null`.
+    pub fn opt_object(&mut self, name: &str) -> Result<Option<Map<String, Json>>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Object(o)) => Ok(Some(o)),
+            Some(_) => Err(wrong(name, "a valid dictionary")),
+        }
+    }
+
+    /// A list, or nothing when absent or `null`.
+    pub fn opt_list(&mut self, name: &str) -> Result<Option<Vec<Json>>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(wrong(name, "a valid list")),
+        }
+    }
+
+    /// A list of token ids.
+    pub fn token_ids(&mut self, name: &str) -> Result<Vec<u32>, ApiError> {
+        let Json::Array(items) = self.required(name)? else {
+            return Err(wrong(name, "a valid list"));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+                    wrong(
+                        &format!("{name}.{i}"),
+                        "a valid token id (an integer from 0 to 4294967295)",
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Chat messages: a list of objects, each with a string `role`.
+    pub fn messages(&mut self) -> Result<Vec<Json>, ApiError> {
+        let Json::Array(items) = self.required("messages")? else {
+            return Err(wrong("messages", "a valid list"));
+        };
+        for (i, m) in items.iter().enumerate() {
+            let Some(obj) = m.as_object() else {
+                return Err(wrong(&format!("messages.{i}"), "a valid dictionary"));
+            };
+            match obj.get("role") {
+                Some(Json::String(_)) => {}
+                None => {
+                    return Err(ApiError::bad(
+                        "Field required",
+                        Some(&param(&format!("messages.{i}.role"))),
+                    ))
+                }
+                Some(_) => return Err(wrong(&format!("messages.{i}.role"), "a valid string")),
+            }
+        }
+        Ok(items)
+    }
+
+    /// Refuses any field left (for routes that take no others).
+    pub fn deny_rest(self) -> Result<(), ApiError> {
+        match self.0.keys().next() {
+            Some(k) => Err(ApiError::bad("Extra inputs are not permitted", Some(&param(k)))),
+            None => Ok(()),
+        }
+    }
+}

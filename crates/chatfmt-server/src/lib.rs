@@ -1,0 +1,24 @@
+//! chatfmt-server: chatfmt's rendering and tokenizing over HTTP, with the routes of vLLM's
+//! tokenizer endpoints and of llama.cpp's server beside chatfmt's own `/v1/render`.
+//!
+//! [`App::load`] loads every model of a [`Config`] once; [`App::router`] is the service (usable
+//! in-process with `tower::ServiceExt`), and [`serve`] runs it on a listener until a shutdown signal,
+//! then lets requests in flight finish within [`Config::shutdown_timeout`]. Rendering and tokenizing
+//! run on a pool of worker threads with a bounded queue, never on the async runtime; a template sent
+//! with a request renders under [`Config::request_limits`].
+
+mod api;
+mod app;
+mod body;
+mod cache;
+mod config;
+mod error;
+mod metrics;
+mod models;
+mod pool;
+mod routes;
+mod work;
+
+pub use app::{serve, App};
+pub use config::{parse_request_limits, Config, ModelSpec};
+pub use error::{Error, ErrorKind};

@@ -1,0 +1,385 @@
+//! The routes: vLLM's `/tokenize`, `/detokenize` and `/v1/models`; llama.cpp's `/apply-template`,
+//! `/tokenize` and `/detokenize` (told apart from vLLM's by their fields); chatfmt's `/v1/render`;
+//! `/health` and `/metrics`.
+
+use crate::api::ApiError;
+use crate::app::Shared;
+use crate::body::{self, Fields};
+use crate::models::Model;
+use crate::work::{Chat, MaskMode, Prepared};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value as Json};
+use std::sync::Arc;
+
+type Answer = Result<axum::Json<Json>, ApiError>;
+
+/// The work of vLLM's `/tokenize`: ids, and their strings when asked.
+type TokenizeJob = Box<dyn FnOnce() -> Result<(Vec<u32>, Option<Vec<String>>), ApiError> + Send>;
+
+/// The body, and whether it parsed as an object (routes shared by vLLM and llama.cpp look at its
+/// fields before deciding on the `Content-Type`).
+async fn read(shared: &Shared, body: Body) -> Result<Result<Fields, ApiError>, ApiError> {
+    let bytes = body::read(body, shared.config.max_body_bytes).await?;
+    Ok(body::object(&bytes))
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    if body::is_json(headers) {
+        Ok(())
+    } else {
+        Err(body::unsupported_media_type())
+    }
+}
+
+/// The token strings of `ids` (transformers' `convert_ids_to_tokens`).
+fn token_strs(model: &Model, ids: &[u32]) -> Result<Vec<String>, ApiError> {
+    let tokenizer = model.tokenizer()?;
+    Ok(ids
+        .iter()
+        .map(|&id| tokenizer.id_to_token(id).unwrap_or_default())
+        .collect())
+}
+
+/// `POST /tokenize`: vLLM's (`prompt` or `messages`) or llama.cpp's (`content`).
+pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+    let parsed = read(&shared, body).await?;
+    if matches!(&parsed, Ok(f) if f.has("content") && !f.has("prompt") && !f.has("messages")) {
+        return llama_tokenize(&shared, parsed?).await;
+    }
+    require_json(&headers)?;
+    let mut f = parsed?;
+    let model = shared.models.get(f.opt_str("model")?.as_deref())?;
+    let return_token_strs = f.bool("return_token_strs", false, true)?;
+    let max_model_len = model.max_model_len;
+    let job: TokenizeJob = if f.has("messages") {
+        let messages = f.messages()?;
+        let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
+        let continue_final_message = f.bool("continue_final_message", false, false)?;
+        if add_generation_prompt && continue_final_message {
+            return Err(ApiError::bad(
+                "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+                Some("body"),
+            ));
+        }
+        let add_special_tokens = f.bool("add_special_tokens", false, false)?;
+        let chat_template = f.opt_str("chat_template")?;
+        let template_kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+        let tools = f.opt_list("tools")?.map(Json::Array);
+        let shared = Arc::clone(&shared);
+        Box::new(move || {
+            let mut kwargs = model.tokenizer()?.special_tokens().clone();
+            kwargs.extend(template_kwargs);
+            let chat = Chat {
+                messages,
+                tools,
+                documents: None,
+                add_generation_prompt,
+                continue_final_message: continue_final_message.then(|| "content".to_string()),
+                chat_template,
+                kwargs,
+            };
+            let ids = Prepared::new(Arc::clone(&model), &shared.cache, chat).token_ids(add_special_tokens)?;
+            let strs = return_token_strs.then(|| token_strs(&model, &ids)).transpose()?;
+            Ok((ids, strs))
+        })
+    } else {
+        let prompt = f.str("prompt")?;
+        let add_special_tokens = f.bool("add_special_tokens", true, false)?;
+        Box::new(move || {
+            let ids = (model.tokenizer()?)
+                .encode_text(&prompt, add_special_tokens, false)
+                .map_err(|e| ApiError::tokenize(&e, false))?;
+            let strs = return_token_strs.then(|| token_strs(&model, &ids)).transpose()?;
+            Ok((ids, strs))
+        })
+    };
+    let (ids, strs) = shared.pool.run(job).await?;
+    Ok(axum::Json(json!({
+        "count": ids.len(),
+        "max_model_len": max_model_len,
+        "tokens": ids,
+        "token_strs": strs,
+    })))
+}
+
+/// llama.cpp's `POST /tokenize {content, add_special, parse_special, with_pieces}`.
+async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
+    let content = f.str("content")?;
+    let add_special = f.bool("add_special", false, false)?;
+    let parse_special = f.bool("parse_special", true, false)?;
+    let with_pieces = f.bool("with_pieces", false, false)?;
+    let model = shared.models.get(None)?;
+    let tokens = shared
+        .pool
+        .run(move || {
+            let tokenizer = model.tokenizer()?;
+            let ids = tokenizer
+                .encode_text(&content, add_special, !parse_special)
+                .map_err(|e| ApiError::tokenize(&e, false))?;
+            if !with_pieces {
+                return Ok(json!(ids));
+            }
+            let pieces = ids
+                .iter()
+                .map(|&id| Ok(json!({"id": id, "piece": piece(&model, id)?})))
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            Ok(Json::Array(pieces))
+        })
+        .await?;
+    Ok(axum::Json(json!({ "tokens": tokens })))
+}
+
+/// The bytes a token stands for: a string when they are UTF-8, else the list of byte values
+/// (a byte-level token that holds part of a character).
+fn piece(model: &Model, id: u32) -> Result<Json, ApiError> {
+    let tokenizer = model.tokenizer()?;
+    let text = tokenizer.decode(&[id]).map_err(|e| ApiError::tokenize(&e, false))?;
+    if !text.contains('\u{FFFD}') {
+        return Ok(Json::String(text));
+    }
+    let bytes = tokenizer.id_to_token(id).and_then(|t| byte_level_bytes(&t));
+    Ok(match bytes {
+        Some(b) => match String::from_utf8(b) {
+            Ok(s) => Json::String(s),
+            Err(e) => json!(e.into_bytes()),
+        },
+        None => Json::String(text),
+    })
+}
+
+/// The bytes of a byte-level BPE token string (GPT-2's mapping of bytes to printable characters).
+fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
+    token
+        .chars()
+        .map(|c| {
+            let n = u32::from(c);
+            let printable = |b: u32| (33..=126).contains(&b) || (161..=172).contains(&b) || (174..=255).contains(&b);
+            if printable(n) {
+                return u8::try_from(n).ok();
+            }
+            // The other bytes map, in order, to 256, 257, ...
+            let k = n.checked_sub(256)?;
+            (0u32..=255)
+                .filter(|b| !printable(*b))
+                .nth(k as usize)
+                .and_then(|b| u8::try_from(b).ok())
+        })
+        .collect()
+}
+
+/// `POST /detokenize`: vLLM's (`{model, tokens}` -> `{prompt}`) or llama.cpp's (`{tokens}` ->
+/// `{content}`); special tokens are kept.
+pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+    let parsed = read(&shared, body).await?;
+    let vllm = !matches!(&parsed, Ok(f) if !f.has("model"));
+    if vllm {
+        require_json(&headers)?;
+    }
+    let mut f = parsed?;
+    let model = shared.models.get(f.opt_str("model")?.as_deref())?;
+    let tokens = f.token_ids("tokens")?;
+    let text = shared
+        .pool
+        .run(move || {
+            (model.tokenizer()?)
+                .decode(&tokens)
+                .map_err(|e| ApiError::tokenize(&e, false))
+        })
+        .await?;
+    let key = if vllm { "prompt" } else { "content" };
+    Ok(axum::Json(json!({ key: text })))
+}
+
+/// `GET /v1/models`: vLLM's model list.
+pub async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
+    let data: Vec<Json> = (shared.models.all().iter())
+        .map(|m| {
+            json!({
+                "id": m.name,
+                "object": "model",
+                "created": m.created,
+                "owned_by": "chatfmt",
+                "root": m.source,
+                "parent": null,
+                "max_model_len": m.max_model_len,
+                "permission": [{
+                    "id": format!("modelperm-{}", m.name),
+                    "object": "model_permission",
+                    "created": m.created,
+                    "allow_create_engine": false,
+                    "allow_sampling": true,
+                    "allow_logprobs": true,
+                    "allow_search_indices": false,
+                    "allow_view": true,
+                    "allow_fine_tuning": false,
+                    "organization": "*",
+                    "group": null,
+                    "is_blocking": false,
+                }],
+            })
+        })
+        .collect();
+    axum::Json(json!({"object": "list", "data": data}))
+}
+
+/// llama.cpp's `POST /apply-template`: the prompt of a chat-completions body. A trailing assistant
+/// message is continued (rendered after the generation prompt, as llama.cpp prefills); two trailing
+/// assistant messages are refused.
+pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> Answer {
+    let mut f = read(&shared, body).await??;
+    let model = shared.models.get(f.opt_str("model")?.as_deref())?;
+    let mut messages = f.messages()?;
+    let mut add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
+    let tools = f.opt_list("tools")?.map(Json::Array);
+    let kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+    let is_assistant = |m: Option<&Json>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
+    let mut prefill = None;
+    if is_assistant(messages.last()) {
+        prefill = messages.pop();
+        if is_assistant(messages.last()) {
+            return Err(ApiError::bad(
+                "Cannot have 2 or more assistant messages at the end of the list.",
+                Some("body.messages"),
+            ));
+        }
+        add_generation_prompt = true;
+    }
+    let prefill = prefill.map(|m| prefill_text(&m["content"]));
+    let shared2 = Arc::clone(&shared);
+    let prompt = shared
+        .pool
+        .run(move || {
+            let chat = Chat {
+                messages,
+                tools,
+                documents: None,
+                add_generation_prompt,
+                continue_final_message: None,
+                chat_template: None,
+                kwargs,
+            };
+            let mut text = Prepared::new(model, &shared2.cache, chat).render()?;
+            text.push_str(&prefill.unwrap_or_default());
+            Ok(text)
+        })
+        .await?;
+    Ok(axum::Json(json!({ "prompt": prompt })))
+}
+
+/// The text of a prefilled assistant message: its string content, or its text parts joined.
+fn prefill_text(content: &Json) -> String {
+    match content {
+        Json::String(s) => s.clone(),
+        Json::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// The fields of `/v1/render`.
+const RENDER_FIELDS: [&str; 10] = [
+    "model",
+    "messages",
+    "tools",
+    "documents",
+    "add_generation_prompt",
+    "continue_final_message",
+    "chat_template",
+    "chat_template_kwargs",
+    "masks",
+    "tokenize",
+];
+
+/// chatfmt's `POST /v1/render`: `chatfmt tokenize --json`'s object (or `render --json`'s with
+/// `tokenize: false`) plus `model` and `stop`. Unknown fields are refused.
+pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+    let parsed = read(&shared, body).await?;
+    require_json(&headers)?;
+    let mut f = parsed?;
+    if let Some(k) = f.0.keys().find(|k| !RENDER_FIELDS.contains(&k.as_str())) {
+        return Err(ApiError::bad(
+            format!(
+                "Extra inputs are not permitted; the fields are {}",
+                RENDER_FIELDS.join(", ")
+            ),
+            Some(&format!("body.{k}")),
+        ));
+    }
+    let model = shared.models.get(f.opt_str("model")?.as_deref())?;
+    let messages = f.messages()?;
+    let tools = f.opt_list("tools")?.map(Json::Array);
+    let documents = f.opt_list("documents")?.map(Json::Array);
+    let add_generation_prompt = f.bool("add_generation_prompt", false, false)?;
+    let continue_final_message = match f.0.remove("continue_final_message") {
+        None | Some(Json::Bool(false)) | Some(Json::Null) => None,
+        Some(Json::Bool(true)) => Some("content".to_string()),
+        Some(Json::String(s)) => Some(s),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "Input should be a boolean or the name of the field to continue",
+                Some("body.continue_final_message"),
+            ))
+        }
+    };
+    let chat_template = f.opt_str("chat_template")?;
+    let template_kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+    let mode = match f.opt_str("masks")? {
+        None => MaskMode::Auto,
+        Some(s) => MaskMode::parse(&s)
+            .ok_or_else(|| ApiError::bad("Input should be 'auto', 'tags' or 'provenance'", Some("body.masks")))?,
+    };
+    let tokenize = f.bool("tokenize", true, false)?;
+    f.deny_rest()?;
+    let shared2 = Arc::clone(&shared);
+    let out = shared
+        .pool
+        .run(move || {
+            let mut kwargs = Map::new();
+            if tokenize {
+                kwargs = model.tokenizer()?.special_tokens().clone();
+            }
+            kwargs.extend(template_kwargs);
+            let chat = Chat {
+                messages,
+                tools,
+                documents,
+                add_generation_prompt,
+                continue_final_message,
+                chat_template,
+                kwargs,
+            };
+            Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize)
+        })
+        .await?;
+    Ok(axum::Json(out))
+}
+
+/// `GET /health`.
+pub async fn health() -> StatusCode {
+    StatusCode::OK
+}
+
+/// `GET /metrics`: Prometheus text.
+pub async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    let mut text = shared.metrics.render();
+    text.push_str("# HELP chatfmt_template_cache_entries Compiled request templates kept.\n");
+    text.push_str("# TYPE chatfmt_template_cache_entries gauge\n");
+    text.push_str(&format!("chatfmt_template_cache_entries {}\n", shared.cache.len()));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// Any other path.
+pub async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+/// A known path with another method.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this route",
+    )
+}

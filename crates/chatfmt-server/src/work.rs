@@ -1,0 +1,255 @@
+//! What the worker threads do: choose the template (the model's, one of its named templates, or a
+//! request template from the cache), render, tokenize, find masks, and shape the answers.
+
+use crate::api::ApiError;
+use crate::cache::TemplateCache;
+use crate::models::Model;
+use chatfmt::masks::stop_markers;
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, MessageSpan, ModelSource, SpanOptions, TemplateInfo};
+use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::EncodeOptions;
+use serde_json::{json, Map, Value as Json};
+use std::sync::Arc;
+
+/// A conversation and the options of `apply_chat_template`.
+pub struct Chat {
+    pub messages: Vec<Json>,
+    pub tools: Option<Json>,
+    pub documents: Option<Json>,
+    pub add_generation_prompt: bool,
+    pub continue_final_message: Option<String>,
+    /// A template name of the model, or template source.
+    pub chat_template: Option<String>,
+    /// Template variables; they override special tokens.
+    pub kwargs: Map<String, Json>,
+}
+
+/// Where assistant masks come from (`masks` of `/v1/render`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskMode {
+    Tags,
+    Provenance,
+    Auto,
+}
+
+impl MaskMode {
+    pub fn parse(s: &str) -> Option<MaskMode> {
+        match s {
+            "tags" => Some(MaskMode::Tags),
+            "provenance" => Some(MaskMode::Provenance),
+            "auto" => Some(MaskMode::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// The template a request renders with.
+pub struct Prepared {
+    model: Arc<Model>,
+    request: Option<Arc<ChatTemplate>>,
+    pub opts: ApplyOptions,
+    pub messages: Vec<Json>,
+}
+
+impl Prepared {
+    /// Chooses the template: a `chat_template` naming one of the model's templates selects it (as
+    /// transformers does); any other is source, compiled once and rendered under the request limits.
+    pub fn new(model: Arc<Model>, cache: &TemplateCache, chat: Chat) -> Prepared {
+        let mut opts = ApplyOptions {
+            add_generation_prompt: chat.add_generation_prompt,
+            continue_final_message: chat.continue_final_message,
+            tools: chat.tools,
+            documents: chat.documents,
+            chat_template: None,
+            kwargs: chat.kwargs,
+            ..ApplyOptions::default()
+        };
+        let mut request = None;
+        if let Some(t) = chat.chat_template {
+            if model.resolved.template.names().contains(&t.as_str()) {
+                opts.chat_template = Some(t);
+            } else {
+                request = Some(cache.get(&model, &t));
+            }
+        }
+        Prepared {
+            model,
+            request,
+            opts,
+            messages: chat.messages,
+        }
+    }
+
+    fn template(&self) -> &ChatTemplate {
+        self.request.as_deref().unwrap_or(&self.model.resolved.template)
+    }
+
+    fn is_request_template(&self) -> bool {
+        self.request.is_some()
+    }
+
+    fn info(&self) -> TemplateInfo {
+        match &self.request {
+            None => self.model.resolved.info(&self.opts),
+            Some(t) => {
+                let origin = t.selected(&self.opts).map_or("chat_template", |(_, o)| o);
+                TemplateInfo {
+                    kind: "jinja",
+                    name: None,
+                    source: origin.to_string(),
+                }
+            }
+        }
+    }
+
+    /// The prompt text.
+    pub fn render(&self) -> Result<String, ApiError> {
+        self.template()
+            .apply(&self.messages, &self.opts)
+            .map(|r| r.text)
+            .map_err(|e| ApiError::template(&e, self.is_request_template()))
+    }
+
+    /// The ids of the prompt, as `chatfmt tokenize` (with `add_special_tokens`, vLLM's option).
+    pub fn token_ids(&self, add_special_tokens: bool) -> Result<Vec<u32>, ApiError> {
+        let tokenizer = self.model.tokenizer()?;
+        let opts = ChatTokenizeOptions {
+            encode: EncodeOptions {
+                add_special_tokens,
+                ..EncodeOptions::default()
+            },
+            ..ChatTokenizeOptions::default()
+        };
+        let chat = tokenize_chats(self.template(), tokenizer, &[&self.messages], &self.opts, &opts)
+            .map_err(|e| ApiError::tokenize(&e, self.is_request_template()))?;
+        Ok(chat.into_iter().next().map(|c| c.encoded.input_ids).unwrap_or_default())
+    }
+
+    fn span_options(&self, mode: MaskMode) -> Result<SpanOptions, ApiError> {
+        let tagged = self
+            .template()
+            .has_generation_blocks(&self.opts)
+            .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
+        let source = match mode {
+            MaskMode::Tags if !tagged => {
+                return Err(ApiError::bad(
+                    "masks \"tags\": the template has no {% generation %} blocks; use \"provenance\" or \"auto\"",
+                    Some("body.masks"),
+                ))
+            }
+            MaskMode::Tags => MaskSource::Tags,
+            MaskMode::Provenance => MaskSource::Provenance,
+            MaskMode::Auto if tagged => MaskSource::Tags,
+            MaskMode::Auto => MaskSource::Provenance,
+        };
+        let dir = match &self.model.resolved.model {
+            Some(ModelSource::Dir(d)) => Some(d.as_path()),
+            _ => None,
+        };
+        let eos = (self.opts.kwargs.get("eos_token"))
+            .or_else(|| self.template().special_tokens().get("eos_token"))
+            .and_then(Json::as_str);
+        let stop_markers = stop_markers(dir, eos, &[]).map_err(|e| ApiError::chat(&e, false))?;
+        Ok(SpanOptions {
+            source,
+            stop_markers,
+            message_spans: true,
+        })
+    }
+
+    /// `/v1/render`: the object of `chatfmt render --json` (`tokenize` false) or `chatfmt tokenize
+    /// --json` with the prompt `text`, plus `model` and `stop`.
+    pub fn render_json(&self, mode: MaskMode, tokenize: bool) -> Result<Json, ApiError> {
+        let spans = self.span_options(mode)?;
+        let mut out = if tokenize {
+            self.tokenized_json(spans)?
+        } else {
+            let found = self
+                .template()
+                .apply_with_spans(&self.messages, &self.opts, &spans)
+                .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
+            let mut out = json!({"text": found.rendered.text, "template": self.info()});
+            add_spans(&mut out, &found, message_span_json);
+            out
+        };
+        out["model"] = json!(self.model.name);
+        out["stop"] = json!(self.model.stop);
+        Ok(out)
+    }
+
+    fn tokenized_json(&self, spans: SpanOptions) -> Result<Json, ApiError> {
+        let tokenizer = self.model.tokenizer()?;
+        let opts = ChatTokenizeOptions {
+            encode: EncodeOptions {
+                assistant_masks: true,
+                ..EncodeOptions::default()
+            },
+            sanitize_control_tokens: None,
+            spans: Some(spans),
+        };
+        let chat = tokenize_chats(self.template(), tokenizer, &[&self.messages], &self.opts, &opts)
+            .map_err(|e| ApiError::tokenize(&e, self.is_request_template()))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ApiError::bad("no conversation was tokenized", Some("body.messages")))?;
+        let Some(found) = &chat.spans else {
+            return Err(ApiError::bad("no spans were found", Some("body.messages")));
+        };
+        if found.assistant_mask_is_empty(&self.messages) {
+            return Err(ApiError::bad(
+                format!(
+                    "the conversation has assistant messages but no assistant span was found ({} masks): the \
+                     assistant mask would be all zeros; try \"masks\": \"provenance\"",
+                    found.source.name()
+                ),
+                Some("body.masks"),
+            ));
+        }
+        let enc = &chat.encoded;
+        let mut out = json!({
+            "input_ids": enc.input_ids,
+            "attention_mask": enc.attention_mask,
+            "assistant_masks": enc.assistant_masks,
+            "template": self.info(),
+            "text": chat.text,
+        });
+        let mut tokens = enc.span_tokens.iter();
+        add_spans(&mut out, found, |m| with_tokens(m, &mut tokens));
+        Ok(out)
+    }
+}
+
+/// Adds `masks`, `assistant_spans` and `message_spans` (each message shaped by `message`).
+fn add_spans(out: &mut Json, found: &ChatSpans, mut message: impl FnMut(&MessageSpan) -> Json) {
+    out["masks"] = json!(found.source.name());
+    out["assistant_spans"] = pairs(&found.assistant_spans);
+    out["message_spans"] = Json::Array(found.messages.iter().map(&mut message).collect());
+}
+
+/// One message's spans as `render --json` prints them.
+fn message_span_json(m: &MessageSpan) -> Json {
+    json!({
+        "index": m.index,
+        "role": m.role,
+        "turn": m.turn.map(|(s, e)| [s, e]),
+        "content": m.content.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>(),
+    })
+}
+
+/// A message's spans with `turn_tokens` and `content_tokens`, as `tokenize --json` prints them;
+/// `tokens` yields each message's turn and then its content spans' token ranges.
+fn with_tokens<'e>(m: &MessageSpan, tokens: &mut impl Iterator<Item = &'e Option<(usize, usize)>>) -> Json {
+    let mut out = message_span_json(m);
+    let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
+    let content: Vec<[usize; 2]> = (m.content.iter())
+        .filter_map(|_| tokens.next().copied().flatten())
+        .map(|(s, e)| [s, e])
+        .collect();
+    out["turn_tokens"] = json!(turn.map(|(s, e)| [s, e]));
+    out["content_tokens"] = json!(content);
+    out
+}
+
+fn pairs(spans: &[(usize, usize)]) -> Json {
+    json!(spans.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>())
+}

@@ -1,0 +1,497 @@
+//! Every route against the fixture of request fields and response keys copied from vLLM and
+//! llama.cpp (`tests/data/routes.json`), the error answers, and a seeded fuzz of malformed bodies.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
+
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use chatfmt_server::{App, Config, ModelSpec};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tower::ServiceExt;
+
+fn qwen3() -> Option<PathBuf> {
+    kits::kit_for_test("tokens/tokenizers/qwen3")
+}
+
+fn app_with(config: Config) -> App {
+    App::load(config).expect("the models load")
+}
+
+fn app(dir: &std::path::Path) -> App {
+    app_with(Config {
+        models: vec![ModelSpec::parse(&dir.display().to_string())],
+        workers: 2,
+        ..Config::default()
+    })
+}
+
+async fn call(
+    app: &App,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> (StatusCode, Value, Option<String>) {
+    let mut request = Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        request = request.header(header::CONTENT_TYPE, ct);
+    }
+    let response = app
+        .router()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let retry = response
+        .headers()
+        .get(header::RETRY_AFTER)
+        .map(|v| v.to_str().unwrap().to_string());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, value, retry)
+}
+
+async fn post(app: &App, path: &str, body: Value) -> (StatusCode, Value) {
+    let (s, v, _) = call(
+        app,
+        "POST",
+        path,
+        Some("application/json"),
+        body.to_string().into_bytes(),
+    )
+    .await;
+    (s, v)
+}
+
+fn fixture() -> Value {
+    serde_json::from_str(include_str!("data/routes.json")).unwrap()
+}
+
+/// Whether `value` has the fixture's type (`int`, `string|null`, `list<int>`, ...).
+fn has_type(value: &Value, ty: &str) -> bool {
+    ty.split('|').any(|t| match t {
+        "int" => value.is_u64() || value.is_i64(),
+        "string" => value.is_string(),
+        "null" => value.is_null(),
+        "object" => value.is_object(),
+        _ => match t.strip_prefix("list<").and_then(|r| r.strip_suffix('>')) {
+            Some(item) => value.as_array().is_some_and(|a| a.iter().all(|v| has_type(v, item))),
+            None => t == "list" && value.is_array(),
+        },
+    })
+}
+
+fn check_keys(what: &str, value: &Value, spec: &Value) {
+    let obj = value
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: not an object: {value}"));
+    let spec = spec.as_object().unwrap();
+    let got: Vec<&String> = obj.keys().collect();
+    let want: Vec<&String> = spec.keys().collect();
+    let mut g = got.clone();
+    let mut w = want.clone();
+    g.sort();
+    w.sort();
+    assert_eq!(g, w, "{what}: keys of {value}");
+    for (k, ty) in spec {
+        assert!(
+            has_type(&obj[k], ty.as_str().unwrap()),
+            "{what}: {k} should be {ty}: {}",
+            obj[k]
+        );
+    }
+}
+
+fn check_error(what: &str, status: StatusCode, value: &Value) {
+    check_keys(what, &value["error"], &fixture()["error"]);
+    assert_eq!(value.as_object().unwrap().len(), 1, "{what}: {value}");
+    assert_eq!(value["error"]["code"], json!(status.as_u16()), "{what}");
+}
+
+#[tokio::test]
+async fn every_route_answers_with_the_fixture_keys_and_its_defaults() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    for route in fixture()["routes"].as_array().unwrap() {
+        let name = route["name"].as_str().unwrap();
+        let path = route["path"].as_str().unwrap();
+        let full = if route["method"] == "GET" {
+            let (s, v, _) = call(&app, "GET", path, None, Vec::new()).await;
+            assert_eq!(s, StatusCode::OK, "{name}: {v}");
+            v
+        } else {
+            let (s, v) = post(&app, path, route["request"].clone()).await;
+            assert_eq!(s, StatusCode::OK, "{name}: {v}");
+            // The same request with only the required fields: the defaults are the fixture's.
+            let mut minimal = serde_json::Map::new();
+            for k in route["required"].as_array().unwrap() {
+                let k = k.as_str().unwrap();
+                minimal.insert(k.to_string(), route["request"][k].clone());
+            }
+            let (s2, v2) = post(&app, path, Value::Object(minimal)).await;
+            assert_eq!(s2, StatusCode::OK, "{name} (required fields only): {v2}");
+            assert_eq!(v, v2, "{name}: the defaults differ from the fixture's");
+            v
+        };
+        check_keys(name, &full, &route["response"]);
+        if let Some(entry) = route.get("entry") {
+            for e in full["data"].as_array().unwrap() {
+                check_keys(name, e, entry);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn vllm_details_clients_rely_on() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let chat = json!({"messages": [{"role": "user", "content": "Hi"}]});
+    let (_, a) = post(&app, "/tokenize", chat.clone()).await;
+    let (_, b) = post(&app, "/tokenize", json!({"prompt": "Hi", "return_token_strs": true})).await;
+    assert_eq!(a["max_model_len"], b["max_model_len"]);
+    assert!(a["max_model_len"].is_u64(), "{a}");
+    assert_eq!(a["token_strs"], Value::Null);
+    assert_eq!(b["token_strs"], json!(["Hi"]));
+    assert_eq!(a["count"], json!(a["tokens"].as_array().unwrap().len()));
+    // Detokenizing keeps special tokens.
+    let (_, d) = post(&app, "/detokenize", json!({"model": null, "tokens": a["tokens"]})).await;
+    assert_eq!(d["prompt"], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    let (_, l) = post(&app, "/detokenize", json!({"tokens": a["tokens"]})).await;
+    assert_eq!(l["content"], d["prompt"]);
+    // Generation prompt and continue-final together.
+    let mut both = chat.clone();
+    both["continue_final_message"] = json!(true);
+    let (s, v) = post(&app, "/tokenize", both).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    check_error("both", s, &v);
+    // Tools are rendered as sent.
+    let mut with_tools = chat.clone();
+    with_tools["tools"] = json!([{"type": "function", "function": {"name": "f", "parameters": {"x": 1}}}]);
+    let (s, v) = post(&app, "/tokenize", with_tools).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, text) = post(&app, "/detokenize", json!({"model": null, "tokens": v["tokens"]})).await;
+    assert!(
+        text["prompt"].as_str().unwrap().contains(r#""parameters": {"x": 1}"#),
+        "{text}"
+    );
+    // A wrong type names the field as FastAPI does; a non-JSON Content-Type is 415.
+    let (s, v) = post(&app, "/tokenize", json!({"messages": "hi"})).await;
+    assert_eq!(
+        (s, v["error"]["param"].clone()),
+        (StatusCode::BAD_REQUEST, json!("body.messages"))
+    );
+    let (s, v, _) = call(
+        &app,
+        "POST",
+        "/tokenize",
+        Some("text/plain"),
+        chat.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    check_error("415", s, &v);
+}
+
+#[tokio::test]
+async fn llama_cpp_routes() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let (_, v) = post(
+        &app,
+        "/apply-template",
+        json!({"messages": [
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Sure"}]}),
+    )
+    .await;
+    assert_eq!(
+        v["prompt"],
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nSure"
+    );
+    let (s, v) = post(
+        &app,
+        "/apply-template",
+        json!({"messages": [{"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (_, special) = post(&app, "/tokenize", json!({"content": "<|im_end|>"})).await;
+    assert_eq!(special["tokens"], json!([151645]));
+    let (_, plain) = post(
+        &app,
+        "/tokenize",
+        json!({"content": "<|im_end|>", "parse_special": false}),
+    )
+    .await;
+    assert!(plain["tokens"].as_array().unwrap().len() > 1, "{plain}");
+    // A piece that is part of a character is its bytes.
+    let (_, v) = post(&app, "/tokenize", json!({"content": "😀", "with_pieces": true})).await;
+    let pieces = v["tokens"].as_array().unwrap();
+    let bytes: Vec<u64> = pieces
+        .iter()
+        .flat_map(|p| match &p["piece"] {
+            Value::String(s) => s.bytes().map(u64::from).collect::<Vec<_>>(),
+            Value::Array(b) => b.iter().map(|x| x.as_u64().unwrap()).collect(),
+            other => panic!("{other}"),
+        })
+        .collect();
+    assert_eq!(bytes, "😀".bytes().map(u64::from).collect::<Vec<_>>(), "{v}");
+}
+
+#[tokio::test]
+async fn errors_have_one_shape_and_the_right_status() {
+    let Some(dir) = qwen3() else { return };
+    let app = app_with(Config {
+        models: vec![
+            ModelSpec::parse(&format!("qwen={}", dir.display())),
+            ModelSpec::parse(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/chatml-model")),
+        ],
+        api_key: Some("k".into()),
+        max_body_bytes: 1000,
+        workers: 1,
+        ..Config::default()
+    });
+    let msgs = json!([{"role": "user", "content": "Hi"}]);
+    let cases: Vec<(&str, Vec<u8>, StatusCode, Option<&str>)> = vec![
+        ("/tokenize", b"{".to_vec(), StatusCode::BAD_REQUEST, Some("body")),
+        (
+            "/tokenize",
+            json!({"model": "nope", "prompt": "x"}).to_string().into_bytes(),
+            StatusCode::NOT_FOUND,
+            Some("body.model"),
+        ),
+        (
+            "/tokenize",
+            json!({"prompt": "x"}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            Some("body.model"),
+        ),
+        ("/tokenize", vec![b' '; 2000], StatusCode::PAYLOAD_TOO_LARGE, None),
+        (
+            "/apply-template",
+            json!({"model": "qwen", "messages": msgs, "chat_template_kwargs": 3})
+                .to_string()
+                .into_bytes(),
+            StatusCode::BAD_REQUEST,
+            Some("body.chat_template_kwargs"),
+        ),
+        (
+            "/detokenize",
+            json!({"model": "qwen", "tokens": [-1]}).to_string().into_bytes(),
+            StatusCode::BAD_REQUEST,
+            Some("body.tokens.0"),
+        ),
+    ];
+    for (path, body, status, param) in cases {
+        let (s, v, _) = call(&app, "POST", path, Some("application/json"), body).await;
+        assert_eq!(s, status, "{path}: {v}");
+        check_error(path, s, &v);
+        assert_eq!(v["error"]["param"].as_str(), param, "{v}");
+    }
+    let (_, v, _) = call(
+        &app,
+        "POST",
+        "/tokenize",
+        Some("application/json"),
+        json!({"model": "nope", "prompt": "x"}).to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(v["error"]["type"], "model_not_found");
+    assert!(v["error"]["message"].as_str().unwrap().contains("'qwen'"), "{v}");
+    // /v1 routes need the key.
+    let (s, v, _) = call(&app, "GET", "/v1/models", None, Vec::new()).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    check_error("401", s, &v);
+    let request = Request::get("/v1/models")
+        .header(header::AUTHORIZATION, "Bearer k")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.router().oneshot(request).await.unwrap().status(), StatusCode::OK);
+    let (s, _, _) = call(&app, "GET", "/health", None, Vec::new()).await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v, _) = call(&app, "GET", "/metrics", None, Vec::new()).await;
+    assert_eq!(s, StatusCode::OK);
+    let text = v.as_str().unwrap();
+    assert!(
+        text.contains("chatfmt_errors_total{kind=\"model_not_found\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("chatfmt_request_duration_seconds_bucket{route=\"/tokenize\",le=\"+Inf\"}"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn request_templates_run_under_the_request_limits() {
+    let app = app(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/chatml-model"
+    )));
+    let slow = "{% for i in range(99999) %}{% for j in range(99999) %}{{ '' }}{% endfor %}{% endfor %}";
+    let huge = "{% for i in range(99999) %}{{ 'x' * 1000 }}{% endfor %}";
+    for template in [slow, huge] {
+        let body =
+            json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": template, "tokenize": false});
+        let start = std::time::Instant::now();
+        let (s, v) = post(&app, "/v1/render", body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        assert_eq!(v["error"]["type"], "template_limit_exceeded", "{v}");
+        assert_eq!(v["error"]["param"], "chat_template");
+        assert!(start.elapsed().as_secs_f64() < 2.0);
+    }
+    let body = json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": "{{ messages[0].content }}!", "tokenize": false});
+    let (_, v) = post(&app, "/v1/render", body).await;
+    assert_eq!(v["text"], "Hi!");
+    assert_eq!(v["template"]["source"], "chat_template");
+    // A render-only model cannot tokenize; unknown fields are refused on chatfmt's own route.
+    let (s, v) = post(
+        &app,
+        "/v1/render",
+        json!({"messages": [{"role": "user", "content": "Hi"}]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    let (s, v) = post(
+        &app,
+        "/v1/render",
+        json!({"messages": [], "tokenize": false, "extra": 1}),
+    )
+    .await;
+    assert_eq!(
+        (s, v["error"]["param"].clone()),
+        (StatusCode::BAD_REQUEST, json!("body.extra"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_answers_503_with_retry_after() {
+    let app = app_with(Config {
+        models: vec![ModelSpec::parse(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/chatml-model"
+        ))],
+        workers: 1,
+        queue: 0,
+        request_limits: chatfmt_server::parse_request_limits("steps=100000000,ms=300").unwrap(),
+        ..Config::default()
+    });
+    let slow = "{% for i in range(99999) %}{% for j in range(99999) %}{{ '' }}{% endfor %}{% endfor %}";
+    let body = json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": slow, "tokenize": false});
+    let calls = (0..6).map(|_| {
+        let app = app.clone();
+        let body = body.to_string().into_bytes();
+        tokio::spawn(async move { call(&app, "POST", "/v1/render", Some("application/json"), body).await })
+    });
+    let mut busy = 0;
+    for c in calls {
+        let (s, v, retry) = c.await.unwrap();
+        if s == StatusCode::SERVICE_UNAVAILABLE {
+            busy += 1;
+            assert_eq!(retry.as_deref(), Some("1"));
+            check_error("503", s, &v);
+        } else {
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        }
+    }
+    assert!(busy > 0, "no request was refused");
+}
+
+/// A small seeded generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A mutation of a valid body: cut, bytes changed, a field replaced by another type, or nested.
+fn mutate(rng: &mut Rng, valid: &Value) -> Vec<u8> {
+    let odd = [
+        json!(null),
+        json!(1),
+        json!(-1),
+        json!(1.5),
+        json!("s"),
+        json!([]),
+        json!({}),
+        json!([1, "a"]),
+        json!([{"role": 1}]),
+        json!(true),
+        json!(u64::MAX),
+        json!([{"role": "user", "content": {"a": [null]}}]),
+    ];
+    let mut value = valid.clone();
+    match rng.below(6) {
+        0 => {
+            let text = valid.to_string();
+            return text.as_bytes()[..rng.below(text.len() + 1)].to_vec();
+        }
+        1 => {
+            let mut bytes = valid.to_string().into_bytes();
+            for _ in 0..=rng.below(4) {
+                let i = rng.below(bytes.len());
+                bytes[i] = rng.next() as u8;
+            }
+            return bytes;
+        }
+        2 | 3 => {
+            let obj = value.as_object_mut().unwrap();
+            let keys: Vec<String> = obj.keys().cloned().collect();
+            let k = keys[rng.below(keys.len())].clone();
+            obj.insert(k, odd[rng.below(odd.len())].clone());
+        }
+        4 => {
+            let obj = value.as_object_mut().unwrap();
+            obj.insert(
+                ["model", "messages", "tools", "tokens", "content", "prompt", "zzz"][rng.below(7)].to_string(),
+                odd[rng.below(odd.len())].clone(),
+            );
+        }
+        _ => {
+            let depth = rng.below(200);
+            return format!("{}{}", "[".repeat(depth), "]".repeat(rng.below(depth + 1))).into_bytes();
+        }
+    }
+    value.to_string().into_bytes()
+}
+
+#[tokio::test]
+async fn malformed_bodies_never_get_a_5xx() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let routes = fixture()["routes"].as_array().unwrap().clone();
+    let posts: Vec<&Value> = routes.iter().filter(|r| r["method"] == "POST").collect();
+    let mut rng = Rng(0x5eed_c4a7_f0f0_1234);
+    let mut statuses = std::collections::BTreeMap::new();
+    for _ in 0..10_000 {
+        let route = posts[rng.below(posts.len())];
+        let body = mutate(&mut rng, &route["request"]);
+        let ct = ["application/json", "application/json; charset=utf-8", "text/plain"][rng.below(3)];
+        let (s, v, _) = call(&app, "POST", route["path"].as_str().unwrap(), Some(ct), body.clone()).await;
+        assert!(!s.is_server_error(), "{s} for {}: {v}", String::from_utf8_lossy(&body));
+        if !s.is_success() {
+            check_error("fuzz", s, &v);
+            let name = dir.display().to_string();
+            let message = v["error"]["message"].as_str().unwrap().replace(&name, "");
+            assert!(!message.contains(".rs") && !message.contains("/shared/"), "{message}");
+        }
+        *statuses.entry(s.as_u16()).or_insert(0) += 1;
+    }
+    assert!(
+        statuses.contains_key(&200) && statuses.contains_key(&400),
+        "{statuses:?}"
+    );
+}
