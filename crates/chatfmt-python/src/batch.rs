@@ -6,12 +6,13 @@
 use crate::convert::to_object;
 use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
 use crate::model::{clock_of, Model};
-use arrow_array::builder::{Int32Builder, Int8Builder, ListBuilder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::builder::{ArrayBuilder, Int32Builder, Int8Builder, ListBuilder, StringBuilder};
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_pyarrow::PyArrowType;
-use arrow_schema::{DataType, Schema};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
 use chatfmt_dataset::input::{Payload, Row};
 use chatfmt_dataset::{Fields, Format};
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
@@ -31,10 +32,51 @@ const DOCUMENTS: &str = "Documents should be a list of dicts with 'title' and 't
 /// A row's ids, attention mask and (when asked) assistant mask.
 type Tokens = (Vec<i32>, Vec<i8>, Option<Vec<i8>>);
 
-/// One formatted row: its text and, when tokenizing, its tokens.
+/// One formatted row: its text, when tokenizing its tokens, and when asked its message spans.
 struct Formatted {
     text: String,
     tokens: Option<Tokens>,
+    spans: Option<Vec<Span>>,
+}
+
+/// Where one message is: its turn and content as code-point ranges of the text and, when
+/// tokenizing, as token ranges (the CLI's `message_spans`).
+struct Span {
+    index: i32,
+    role: Option<String>,
+    turn: Option<[i32; 2]>,
+    content: Vec<[i32; 2]>,
+    turn_tokens: Option<[i32; 2]>,
+    content_tokens: Vec<[i32; 2]>,
+}
+
+fn int32(n: usize) -> Result<i32, String> {
+    i32::try_from(n).map_err(|_| format!("OverflowError: {n} does not fit in int32"))
+}
+
+fn range32((s, e): (usize, usize)) -> Result<[i32; 2], String> {
+    Ok([int32(s)?, int32(e)?])
+}
+
+/// The message spans of `spans`; with `tokens` (the encoding's `span_tokens`), their token ranges
+/// too, dropping ranges truncation emptied.
+fn spans_of(spans: &ChatSpans, tokens: Option<&[Option<(usize, usize)>]>) -> Result<Vec<Span>, String> {
+    let mut tokens = tokens.map(|t| t.iter());
+    let mut next = || tokens.as_mut().and_then(|t| t.next().copied().flatten());
+    let mut out = Vec::with_capacity(spans.messages.len());
+    for m in &spans.messages {
+        let turn_tokens = next().filter(|_| m.turn.is_some());
+        let content_tokens: Vec<(usize, usize)> = m.content.iter().filter_map(|_| next()).collect();
+        out.push(Span {
+            index: int32(m.index)?,
+            role: m.role.clone(),
+            turn: m.turn.map(range32).transpose()?,
+            content: m.content.iter().copied().map(range32).collect::<Result<_, _>>()?,
+            turn_tokens: turn_tokens.map(range32).transpose()?,
+            content_tokens: content_tokens.into_iter().map(range32).collect::<Result<_, _>>()?,
+        });
+    }
+    Ok(out)
 }
 
 /// A row's outcome; a failure is `Class: message` of the exception the per-conversation call raises.
@@ -46,6 +88,8 @@ struct Kernel<'a> {
     fields: Fields,
     documents: Option<String>,
     apply: ApplyOptions,
+    /// Message spans without tokenizing: how to find them.
+    text_spans: Option<SpanOptions>,
     /// With tokenizing: the tokenizer and the options of a row without tools, then with tools (the
     /// template, and so where its masks come from, may depend on it).
     tokenize: Option<(&'a ChatTokenizer, [Result<ChatTokenizeOptions, String>; 2])>,
@@ -103,6 +147,17 @@ impl Kernel<'_> {
             &with_row
         };
         let Some((tokenizer, options)) = &self.tokenize else {
+            if let Some(opts) = &self.text_spans {
+                let found = self
+                    .template
+                    .apply_with_spans(&conv.messages, apply, opts)
+                    .map_err(|e| jinja_error_text(&e))?;
+                return Ok(Formatted {
+                    spans: Some(spans_of(&found, None)?),
+                    text: found.rendered.text,
+                    tokens: None,
+                });
+            }
             let r = self
                 .template
                 .apply(&conv.messages, apply)
@@ -110,6 +165,7 @@ impl Kernel<'_> {
             return Ok(Formatted {
                 text: r.text,
                 tokens: None,
+                spans: None,
             });
         };
         let opts = options[usize::from(apply.tools.is_some())]
@@ -119,6 +175,10 @@ impl Kernel<'_> {
             .map_err(|e| tokenize_error_text(&e))?
             .pop()
             .ok_or_else(|| "ValueError: no conversation was tokenized".to_string())?;
+        let spans = match (&chat.spans, opts.spans.as_ref().is_some_and(|s| s.message_spans)) {
+            (Some(found), true) => Some(spans_of(found, Some(&chat.encoded.span_tokens))?),
+            _ => None,
+        };
         let e = chat.encoded;
         let ids = e
             .input_ids
@@ -130,6 +190,7 @@ impl Kernel<'_> {
         Ok(Formatted {
             text: chat.text,
             tokens: Some((ids, attention, masks)),
+            spans,
         })
     }
 }
@@ -206,13 +267,115 @@ fn columns_read(schema: &Schema, fields: &Fields, documents: Option<&str>) -> Py
 }
 
 /// The new columns of one batch's rows.
-fn output(rows: Vec<Outcome>, tokenize: bool, masks: bool, text: bool) -> PyResult<RecordBatch> {
+/// The `message_spans` column: list<struct<index, role, turn, content[, turn_tokens, content_tokens]>>,
+/// ranges as [start, end].
+struct SpanColumn {
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+    index: Int32Builder,
+    role: StringBuilder,
+    turn: ListBuilder<Int32Builder>,
+    content: ListBuilder<ListBuilder<Int32Builder>>,
+    turn_tokens: ListBuilder<Int32Builder>,
+    content_tokens: ListBuilder<ListBuilder<Int32Builder>>,
+}
+
+fn push_range(b: &mut ListBuilder<Int32Builder>, r: Option<[i32; 2]>) {
+    match r {
+        Some(r) => b.append_value(r.map(Some)),
+        None => b.append_null(),
+    }
+}
+
+fn push_ranges(b: &mut ListBuilder<ListBuilder<Int32Builder>>, rs: &[[i32; 2]]) {
+    for r in rs {
+        b.values().append_value(r.map(Some));
+    }
+    b.append(true);
+}
+
+impl SpanColumn {
+    fn new() -> SpanColumn {
+        SpanColumn {
+            offsets: vec![0],
+            valid: Vec::new(),
+            index: Int32Builder::new(),
+            role: StringBuilder::new(),
+            turn: ListBuilder::new(Int32Builder::new()),
+            content: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
+            turn_tokens: ListBuilder::new(Int32Builder::new()),
+            content_tokens: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
+        }
+    }
+
+    fn push(&mut self, spans: Option<&[Span]>) -> Result<(), ArrowError> {
+        for m in spans.unwrap_or_default() {
+            self.index.append_value(m.index);
+            self.role.append_option(m.role.as_deref());
+            push_range(&mut self.turn, m.turn);
+            push_ranges(&mut self.content, &m.content);
+            push_range(&mut self.turn_tokens, m.turn_tokens);
+            push_ranges(&mut self.content_tokens, &m.content_tokens);
+        }
+        let len = i32::try_from(self.index.len())
+            .map_err(|_| ArrowError::ComputeError("too many message spans in one batch".to_string()))?;
+        self.offsets.push(len);
+        self.valid.push(spans.is_some());
+        Ok(())
+    }
+
+    fn finish(mut self, tokens: bool) -> Result<ArrayRef, ArrowError> {
+        let mut columns: Vec<(&str, ArrayRef)> = vec![
+            ("index", Arc::new(self.index.finish())),
+            ("role", Arc::new(self.role.finish())),
+            ("turn", Arc::new(self.turn.finish())),
+            ("content", Arc::new(self.content.finish())),
+        ];
+        if tokens {
+            columns.push(("turn_tokens", Arc::new(self.turn_tokens.finish())));
+            columns.push(("content_tokens", Arc::new(self.content_tokens.finish())));
+        }
+        let fields: Vec<Field> = (columns.iter())
+            .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
+            .collect();
+        let arrays = columns.into_iter().map(|(_, a)| a).collect();
+        let entries = StructArray::try_new(fields.into(), arrays, None)?;
+        let item = Arc::new(Field::new("item", entries.data_type().clone(), true));
+        let list = ListArray::try_new(
+            item,
+            OffsetBuffer::new(self.offsets.into()),
+            Arc::new(entries),
+            Some(NullBuffer::from(self.valid)),
+        )?;
+        Ok(Arc::new(list))
+    }
+}
+
+/// Which columns a call makes.
+#[derive(Clone, Copy)]
+struct Columns {
+    tokenize: bool,
+    masks: bool,
+    text: bool,
+    spans: bool,
+}
+
+/// The new columns of one batch's rows.
+fn output(rows: Vec<Outcome>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
+    let Columns {
+        tokenize,
+        masks,
+        text,
+        spans,
+    } = wanted;
+    let mut message_spans = SpanColumn::new();
     let mut ids = ListBuilder::new(Int32Builder::new());
     let mut attention = ListBuilder::new(Int8Builder::new());
     let mut assistant = ListBuilder::new(Int8Builder::new());
     let mut texts = StringBuilder::new();
     let mut errors = StringBuilder::new();
     for row in rows {
+        message_spans.push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
         match row {
             Ok(f) => {
                 texts.append_value(&f.text);
@@ -250,11 +413,14 @@ fn output(rows: Vec<Outcome>, tokenize: bool, masks: bool, text: bool) -> PyResu
             columns.push(("assistant_masks", Arc::new(assistant.finish())));
         }
     }
-    if text || !tokenize {
+    if text {
         columns.push(("text", Arc::new(texts.finish())));
     }
+    if spans {
+        columns.push(("message_spans", message_spans.finish(tokenize)?));
+    }
     columns.push(("error", Arc::new(errors.finish())));
-    RecordBatch::try_from_iter(columns).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    RecordBatch::try_from_iter(columns)
 }
 
 /// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
@@ -317,7 +483,7 @@ fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
 #[pyfunction]
 #[pyo3(signature = (model, batches, *, messages_column, tools_column, documents_column, format,
     add_generation_prompt, continue_final_message, chat_template, template_kwargs, tokenize, masks,
-    max_length, return_text, num_threads, now))]
+    max_length, return_text, message_spans, num_threads, now))]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of `chatfmt.format_batch`
 pub fn format_batch(
     py: Python<'_>,
@@ -335,6 +501,7 @@ pub fn format_batch(
     masks: Option<&str>,
     max_length: Option<usize>,
     return_text: bool,
+    message_spans: bool,
     num_threads: Option<usize>,
     now: Option<String>,
 ) -> PyResult<Vec<PyArrowType<RecordBatch>>> {
@@ -395,9 +562,14 @@ pub fn format_batch(
                 Some(SpanOptions {
                     source: MaskSource::Provenance,
                     stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
-                    message_spans: false,
+                    message_spans,
                 })
             }
+            Some(MaskSource::Tags) | None if message_spans => Some(SpanOptions {
+                source: MaskSource::Tags,
+                stop_markers: Vec::new(),
+                message_spans,
+            }),
             _ => None,
         };
         Ok(Ok(ChatTokenizeOptions {
@@ -416,6 +588,11 @@ pub fn format_batch(
         template,
         fields,
         documents: documents_column,
+        text_spans: message_spans.then(|| SpanOptions {
+            source: MaskSource::Tags,
+            stop_markers: Vec::new(),
+            message_spans,
+        }),
         tokenize: match tokenizer {
             Some(t) => Some((t, [options(false)?, options(true)?])),
             None => None,
@@ -430,11 +607,18 @@ pub fn format_batch(
                 .collect()
         })
     });
-    let with_masks = tokenize && masks.is_some();
-    let out = py.detach(|| {
-        rows.into_iter()
-            .map(|r| output(r, tokenize, with_masks, return_text))
-            .collect::<PyResult<Vec<_>>>()
-    })?;
+    let wanted = Columns {
+        tokenize,
+        masks: tokenize && masks.is_some(),
+        text: return_text || !tokenize,
+        spans: message_spans,
+    };
+    let out = py
+        .detach(|| {
+            rows.into_iter()
+                .map(|r| output(r, wanted))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(out.into_iter().map(PyArrowType).collect())
 }

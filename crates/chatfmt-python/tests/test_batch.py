@@ -196,6 +196,34 @@ def test_provenance_masks_cover_assistant_content_only(kits):
         chatfmt.format_batch(batch, tok, masks="tags")
 
 
+def test_message_spans(kits):
+    tok = kits["tok"]
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": "Teal."},
+    ]
+    batch = pa.RecordBatch.from_pylist([{"messages": messages}, {"messages": []}])
+    text_only = chatfmt.format_batch(batch, tok, tokenize=False, message_spans=True)
+    text = text_only.column("text")[0].as_py()
+    spans = text_only.column("message_spans").to_pylist()
+    assert spans[1] is None
+    assert [m["index"] for m in spans[0]] == [0, 1, 2]
+    assert [m["role"] for m in spans[0]] == ["system", "user", "assistant"]
+    assert ["".join(text[s:e] for s, e in m["content"]) for m in spans[0]] == [m["content"] for m in messages]
+    ends = [m["turn"][1] for m in spans[0]]
+    assert ends == sorted(ends) and ends[-1] == len(text)
+    assert "turn_tokens" not in spans[0][0]
+    out = chatfmt.format_batch(batch, tok, masks="provenance", message_spans=True)
+    ids = out.column("input_ids")[0].as_py()
+    tokens = out.column("message_spans")[0].as_py()
+    assert [m["content"] for m in tokens] == [m["content"] for m in spans[0]]
+    for m, want in zip(tokens, messages):
+        [(s, e)] = m["content_tokens"]
+        assert want["content"] in tok.decode(ids[s:e])
+        assert want["content"] in tok.decode(ids[m["turn_tokens"][0] : m["turn_tokens"][1]])
+
+
 def test_bad_inputs_raise_clear_errors(kits):
     tok = kits["tok"]
     batch = pa.RecordBatch.from_pylist([{"messages": [{"role": "user", "content": "x"}]}])

@@ -146,6 +146,7 @@ def format_batch(
     masks: Union[bool, Literal["auto", "tags", "provenance"]] = ...,
     max_length: Optional[int] = ...,
     return_text: bool = ...,
+    message_spans: bool = ...,
     num_threads: Optional[int] = ...,
 ) -> Any: ...
 def get_json_schema(func: Callable[..., Any]) -> Dict[str, Any]: ...

@@ -35,6 +35,7 @@ def format_batch(
     masks: Union[bool, str] = "auto",
     max_length: Optional[int] = None,
     return_text: bool = False,
+    message_spans: bool = False,
     num_threads: Optional[int] = None,
 ) -> Any:
     """Formats every row of a ``pyarrow.Table`` or ``pyarrow.RecordBatch`` on Rust threads.
@@ -43,7 +44,9 @@ def format_batch(
     strings; ``format="sharegpt"`` (or ``"auto"`` without a messages column) reads ShareGPT
     ``conversations``. Returns the same type, rows in the same order: the input's columns, then
     ``input_ids`` (list<int32>), ``attention_mask`` and ``assistant_masks`` (list<int8>; ``masks=False``
-    leaves the latter out), ``text`` (with ``return_text`` or ``tokenize=False``) and ``error`` (null
+    leaves the latter out), ``text`` (with ``return_text`` or ``tokenize=False``), ``message_spans`` (with
+    ``message_spans=True``: each message's ``index``, ``role``, ``turn`` and ``content`` as code-point
+    ranges of the text, and ``turn_tokens`` and ``content_tokens`` when tokenizing) and ``error`` (null
     when the row formatted; a failed row has ``"Class: message"`` there and nulls elsewhere). Each row
     is what ``tokenizer.apply_chat_template`` gives for it. ``masks`` is ``"auto"`` (the template's
     ``{% generation %}`` blocks when it has them, else provenance), ``"tags"`` or ``"provenance"``.
@@ -94,6 +97,7 @@ def format_batch(
         masks=_masks(masks) if tokenize else None,
         max_length=max_length,
         return_text=bool(return_text),
+        message_spans=bool(message_spans),
         num_threads=num_threads,
         now=_current_clock(),
     )
