@@ -55,6 +55,27 @@ pub fn tokenize_error(py: Python<'_>, e: &chatfmt_tokenize::Error) -> PyErr {
     }
 }
 
+/// `Class: message` of the exception [`jinja_error`] raises (the message is its first argument).
+pub fn jinja_error_text(e: &JinjaError) -> String {
+    let class = match e.kind() {
+        JinjaKind::LimitExceeded => "LimitError",
+        kind => kind.python_name(),
+    };
+    format!("{class}: {}", e.message())
+}
+
+/// `Class: message` of the exception [`tokenize_error`] raises, the message being its first argument.
+pub fn tokenize_error_text(e: &chatfmt_tokenize::Error) -> String {
+    if let Some(t) = e.template_error() {
+        return jinja_error_text(t);
+    }
+    match e.python_class() {
+        Some("ValueError") => format!("ValueError: {}", e.message()),
+        Some(_) => format!("OffsetError: {}", e.message()),
+        None => format!("OSError: {}", e.with_causes()),
+    }
+}
+
 /// A failure to find or read a model.
 pub fn load_error(e: &chatfmt::Error) -> PyErr {
     PyOSError::new_err(format!("{e:#}"))

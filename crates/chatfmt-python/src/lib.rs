@@ -1,7 +1,8 @@
 //! The native half of the `chatfmt` Python package (`chatfmt._native`): a model's template and
 //! tokenizer behind one handle (`Model`), Python values read as transformers reads them
-//! (`convert`), engine errors raised as the Python classes transformers raises (`errors`).
+//! (`convert`), the Arrow batch kernel (`batch`), engine errors raised as the Python classes transformers raises (`errors`).
 
+mod batch;
 mod convert;
 mod errors;
 mod model;
@@ -13,6 +14,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::Model>()?;
+    m.add_function(wrap_pyfunction!(batch::format_batch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -102,7 +102,7 @@ fn template_of(value: &Bound<'_, PyAny>, special: Map<String, Json>) -> PyResult
 }
 
 impl Model {
-    fn tokenizer(&self) -> PyResult<&ChatTokenizer> {
+    pub(crate) fn tokenizer(&self) -> PyResult<&ChatTokenizer> {
         self.tokenizer.as_ref().ok_or_else(|| {
             let place = self
                 .path
@@ -116,7 +116,7 @@ impl Model {
 
     /// The template to apply: the model's, or one made of the `chat_template` source when the model
     /// has none.
-    fn template_for<'s>(
+    pub(crate) fn template_for<'s>(
         &'s self,
         chat_template: Option<&str>,
         scratch: &'s mut Option<ChatTemplate>,
@@ -454,8 +454,13 @@ impl Model {
 }
 
 impl Model {
-    /// The model's template and tokenizer for the batch kernel.
-    pub fn parts(&self) -> (Option<&ChatTemplate>, Option<&ChatTokenizer>, &Map<String, Json>) {
-        (self.template.as_ref(), self.tokenizer.as_ref(), &self.special)
+    /// The folder or file the model was loaded from.
+    pub(crate) fn source_path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The special tokens templates see.
+    pub(crate) fn special(&self) -> &Map<String, Json> {
+        &self.special
     }
 }

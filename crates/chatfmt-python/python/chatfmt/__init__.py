@@ -1,12 +1,13 @@
 """chatfmt: Hugging Face chat templates rendered byte for byte as transformers 5.23.0 does.
 
 ``chatfmt.Tokenizer.from_pretrained(path)`` is a drop-in for a transformers tokenizer's chat
-templating (``apply_chat_template``) and common tokenizer methods; ``chatfmt.clock`` fixes the time
-templates see; ``chatfmt.patch`` routes a transformers tokenizer's ``apply_chat_template`` through
-chatfmt. Importing chatfmt imports neither numpy, torch nor transformers.
+templating (``apply_chat_template``) and common tokenizer methods; ``chatfmt.format_batch`` formats
+whole pyarrow tables on Rust threads; ``chatfmt.clock`` fixes the time templates see;
+``chatfmt.patch`` routes a transformers tokenizer's ``apply_chat_template`` through chatfmt. Importing chatfmt imports neither numpy, torch nor transformers.
 """
 
 from ._native import __version__
+from ._batch import format_batch
 from ._clock import clock
 from ._encoding import BatchEncoding
 from ._errors import (
@@ -40,6 +41,7 @@ __all__ = [
     "UndefinedError",
     "__version__",
     "clock",
+    "format_batch",
     "get_json_schema",
     "patch",
     "unpatch",

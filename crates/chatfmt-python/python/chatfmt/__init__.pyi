@@ -130,6 +130,25 @@ class Tokenizer:
     def get_vocab(self) -> Dict[str, int]: ...
     def __len__(self) -> int: ...
 
+def format_batch(
+    batch: Any,
+    tokenizer: Tokenizer,
+    *,
+    messages_column: str = ...,
+    tools_column: str = ...,
+    documents_column: Optional[str] = ...,
+    format: Literal["auto", "messages", "sharegpt"] = ...,
+    add_generation_prompt: bool = ...,
+    continue_final_message: Union[bool, str] = ...,
+    chat_template: Optional[str] = ...,
+    template_kwargs: Optional[Dict[str, Any]] = ...,
+    tokenize: bool = ...,
+    masks: Union[bool, Literal["auto", "tags", "provenance"]] = ...,
+    max_length: Optional[int] = ...,
+    return_text: bool = ...,
+    message_spans: bool = ...,
+    num_threads: Optional[int] = ...,
+) -> Any: ...
 def get_json_schema(func: Callable[..., Any]) -> Dict[str, Any]: ...
 def patch(hf_tokenizer: Any) -> Any: ...
 def unpatch(hf_tokenizer: Any) -> Any: ...

@@ -426,6 +426,21 @@ class Tokenizer:
         limit = self._model.model_max_length
         return _VERY_LARGE_INTEGER if limit is None else limit
 
+    def __reduce__(self) -> Any:
+        """Pickles by the resolved model files and the changes made since loading, in a stable order,
+        so that equal tokenizers pickle (and datasets fingerprints them) alike."""
+        template = self.chat_template
+        if isinstance(template, dict):
+            template = dict(sorted(template.items()))
+        state = {
+            "path": self._model.path,
+            "chat_template": template,
+            "special_tokens": dict(sorted(self._model.special_tokens.items())),
+            "extra_special_tokens": list(self._extra_special_tokens),
+            "padding_side": self._padding_side,
+        }
+        return (_restore, (state,))
+
     def __repr__(self) -> str:
         return f"chatfmt.Tokenizer(name_or_path={self.name_or_path!r}, vocab_size={len(self) if self._model.has_tokenizer else 0})"
 
@@ -456,6 +471,20 @@ def _special_id_property(name: str) -> property:
 for _name in SPECIAL_TOKENS_ATTRIBUTES:
     setattr(Tokenizer, _name, _special_property(_name))
     setattr(Tokenizer, f"{_name}_id", _special_id_property(_name))
+
+
+def _restore(state: Dict[str, Any]) -> Tokenizer:
+    """A pickled :class:`Tokenizer`, loaded again from its files."""
+    model = _native.Model.load(state["path"], None, None)
+    tok = Tokenizer(model, state["extra_special_tokens"])
+    tokens = state["special_tokens"]
+    for name in sorted(set(model.special_tokens) | set(tokens)):
+        if model.special_tokens.get(name) != tokens.get(name):
+            model.set_special_token(name, tokens.get(name))
+    if tok.chat_template != state["chat_template"]:
+        tok.chat_template = state["chat_template"]
+    tok.padding_side = state["padding_side"]
+    return tok
 
 
 def _extra_special_tokens(path: Optional[str]) -> List[str]:

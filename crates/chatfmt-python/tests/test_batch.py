@@ -1,0 +1,288 @@
+"""``chatfmt.format_batch`` against the per-conversation API, row for row: the HF kit's scenarios with
+the tokens kit's qwen3 tokenizer, list<struct> and JSON-string columns, tables and record batches,
+failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``map``."""
+
+import json
+import pickle
+
+import pyarrow as pa
+import pytest
+
+import chatfmt
+from conftest import kit_dir
+
+# Templates with {% generation %} blocks: the tokens kit pairs them with the qwen3 tokenizer.
+TAGGED = ("EssentialAI--rnj-1", "poolside--Laguna-S-2.1")
+DATE_TEMPLATE = "{{ strftime_now('%Y-%m-%d') }}|{% for m in messages %}{{ m.content }}{% endfor %}"
+
+
+@pytest.fixture(scope="module")
+def kits():
+    hf = kit_dir("hf")
+    tokens = kit_dir("tokens")
+    scen = json.loads((hf / "scenarios.json").read_text(encoding="utf-8"))
+    tagged = {n: (hf / "corpus" / f"{n}.jinja").read_text(encoding="utf-8") for n in TAGGED}
+    tok = chatfmt.Tokenizer.from_pretrained(tokens / "tokenizers" / "qwen3")
+    return {"scenarios": scen["scenarios"], "now": scen["frozen_now"], "tagged": tagged, "tok": tok}
+
+
+def error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e.args[0] if e.args else ''}"
+
+
+def expected(tok, row, *, template, masks=True, documents_column=None, **call):
+    """What the per-conversation API gives for one row (messages, tools, documents as Python objects)."""
+    messages = row["messages"]
+    kwargs = dict(tools=row.get("tools"), chat_template=template, **call)
+    if documents_column:
+        kwargs["documents"] = row.get(documents_column)
+    try:
+        text = tok.apply_chat_template(messages, tokenize=False, **kwargs)
+        out = tok.apply_chat_template(messages, return_dict=True, return_assistant_tokens_mask=masks, **kwargs)
+    except Exception as e:  # noqa: BLE001 - a failing row is compared by its error
+        got = {"input_ids": None, "attention_mask": None, "assistant_masks": None, "text": None, "error": error_text(e)}
+    else:
+        got = {"input_ids": out["input_ids"], "attention_mask": out["attention_mask"], "text": text, "error": None}
+        got["assistant_masks"] = out.get("assistant_masks")
+    if not masks:
+        del got["assistant_masks"]
+    return got
+
+
+OUT = ("input_ids", "attention_mask", "assistant_masks", "text", "error")
+
+
+def outputs(table):
+    cols = [c for c in OUT if c in table.column_names]
+    return [{c: r[c] for c in cols} for r in table.select(cols).to_pylist()]
+
+
+def struct_rows(scenarios):
+    """The scenarios whose messages and tools share one Arrow type (string contents)."""
+    rows = []
+    for s in scenarios.values():
+        if all(isinstance(m.get("content"), str) for m in s["messages"]):
+            rows.append({"messages": s["messages"], "tools": s.get("tools")})
+    return rows
+
+
+@pytest.mark.parametrize("name", TAGGED)
+def test_struct_columns_equal_apply_chat_template_row_for_row(kits, name):
+    tok = kits["tok"]
+    template = kits["tagged"][name]
+    rows = struct_rows(kits["scenarios"])
+    table = pa.Table.from_pylist(rows)
+    assert pa.types.is_list(table.schema.field("messages").type)
+    assert pa.types.is_struct(table.schema.field("messages").type.value_type)
+    with chatfmt.clock(kits["now"]):
+        out = chatfmt.format_batch(table, tok, chat_template=template, return_text=True)
+        # The rows as datasets hands them to Python: absent struct fields are None.
+        want = [expected(tok, r, template=template) for r in table.to_pylist()]
+    assert isinstance(out, pa.Table)
+    assert out.column_names == ["messages", "tools", *OUT]
+    assert out.select(["messages", "tools"]).equals(table)
+    assert out.schema.field("input_ids").type == pa.list_(pa.int32())
+    assert out.schema.field("assistant_masks").type == pa.list_(pa.int8())
+    assert outputs(out) == want
+    assert any(w["error"] is None for w in want)
+    if name == "poolside--Laguna-S-2.1":
+        assert [w["error"] for w in want if w["error"]] == ["UndefinedError: 'str object' has no attribute 'items'"]
+    assert any(w["assistant_masks"] and 1 in w["assistant_masks"] for w in want)
+
+
+def test_json_string_columns_and_every_scenario(kits):
+    tok = kits["tok"]
+    scen = kits["scenarios"]
+    rows = [
+        {
+            "messages": json.dumps(s["messages"]),
+            "tools": json.dumps(s["tools"]) if "tools" in s else None,
+            "docs": json.dumps(s["documents"]) if "documents" in s else None,
+        }
+        for s in scen.values()
+    ]
+    batch = pa.RecordBatch.from_pylist(rows)
+    with chatfmt.clock(kits["now"]):
+        out = chatfmt.format_batch(batch, tok, documents_column="docs", return_text=True, masks=False, num_threads=2)
+        want = [
+            expected(tok, {**s, "docs": s.get("documents")}, template=None, masks=False, documents_column="docs")
+            for s in scen.values()
+        ]
+    assert isinstance(out, pa.RecordBatch)
+    assert out.schema.names == ["messages", "tools", "docs", "input_ids", "attention_mask", "text", "error"]
+    assert outputs(pa.Table.from_batches([out])) == want
+
+
+def test_table_of_many_chunks_keeps_row_order(kits):
+    tok = kits["tok"]
+    rows = struct_rows(kits["scenarios"])
+    table = pa.Table.from_pylist(rows)
+    chunked = pa.concat_tables([table.slice(0, 3), table.slice(3, 4), table.slice(7)])
+    assert chunked.num_columns and len(chunked.to_batches()) == 3
+    with chatfmt.clock(kits["now"]):
+        whole = chatfmt.format_batch(table, tok, chat_template=kits["tagged"][TAGGED[0]], num_threads=1)
+        parts = chatfmt.format_batch(chunked, tok, chat_template=kits["tagged"][TAGGED[0]], num_threads=3)
+    assert parts.to_pylist() == whole.to_pylist()
+    empty = chatfmt.format_batch(table.slice(0, 0), tok, chat_template=kits["tagged"][TAGGED[0]])
+    assert empty.num_rows == 0 and "input_ids" in empty.column_names
+
+
+def test_text_only_and_sharegpt(kits):
+    tok = kits["tok"]
+    rows = [
+        {"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello!"}]},
+        {"conversations": [{"from": "robot", "value": "Hi"}]},
+    ]
+    out = chatfmt.format_batch(pa.Table.from_pylist(rows), tok, tokenize=False)
+    assert out.column_names == ["conversations", "text", "error"]
+    msgs = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    assert out["text"].to_pylist() == [tok.apply_chat_template(msgs, tokenize=False), None]
+    assert out["error"][0].as_py() is None
+    assert "unknown ShareGPT role" in out["error"][1].as_py()
+
+
+def test_failing_rows_get_an_error_and_nulls(kits):
+    tok = kits["tok"]
+    good = json.dumps([{"role": "user", "content": "Hi"}])
+    batch = pa.RecordBatch.from_pydict({"messages": [good, "{not json", None, "[]", good]})
+    out = chatfmt.format_batch(batch, tok, return_text=True)
+    errors = out.column("error").to_pylist()
+    assert errors[0] is None and errors[4] is None
+    assert errors[1].startswith("ValueError: column `messages` is a string but not JSON")
+    assert errors[2] == "ValueError: messages is null; expected a list of messages"
+    assert errors[3] == "ValueError: Cannot apply chat template to an empty conversation. Provide at least one message."
+    for col in ("input_ids", "attention_mask", "assistant_masks", "text"):
+        values = out.column(col).to_pylist()
+        assert values[1] is None and values[2] is None and values[3] is None
+        assert values[0] is not None and values[0] == values[4]
+    assert out.column("input_ids")[0].as_py() == tok.apply_chat_template([{"role": "user", "content": "Hi"}])["input_ids"]
+
+
+def test_template_errors_name_the_class(kits):
+    tok = kits["tok"]
+    batch = pa.RecordBatch.from_pylist([{"messages": [{"role": "user", "content": "x"}]}])
+    out = chatfmt.format_batch(batch, tok, chat_template="{{ raise_exception('no way') }}")
+    assert out.column("error").to_pylist() == ["TemplateError: no way"]
+    out = chatfmt.format_batch(batch, tok, chat_template="{% for %}", masks=False)
+    assert out.column("error")[0].as_py().startswith("TemplateSyntaxError: ")
+
+
+def test_clock_applies_in_worker_threads(kits):
+    tok = kits["tok"]
+    batch = pa.RecordBatch.from_pylist([{"messages": [{"role": "user", "content": str(i)}]} for i in range(64)])
+    with chatfmt.clock("2031-02-03T04:05:06"):
+        out = chatfmt.format_batch(batch, tok, chat_template=DATE_TEMPLATE, tokenize=False, num_threads=4)
+    assert out.column("text").to_pylist() == [f"2031-02-03|{i}" for i in range(64)]
+
+
+def test_provenance_masks_cover_assistant_content_only(kits):
+    tok = kits["tok"]
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": "Teal."},
+        {"role": "user", "content": "Another?"},
+        {"role": "assistant", "content": "Crimson."},
+    ]
+    batch = pa.RecordBatch.from_pylist([{"messages": messages}])
+    out = chatfmt.format_batch(batch, tok, masks="provenance")
+    ids = out.column("input_ids")[0].as_py()
+    mask = out.column("assistant_masks")[0].as_py()
+    assert ids == tok.apply_chat_template(messages)["input_ids"]
+    trained = tok.decode([i for i, m in zip(ids, mask) if m])
+    assert "Teal." in trained and "Crimson." in trained
+    assert "colour" not in trained and "Another" not in trained and "Be brief" not in trained
+    with pytest.raises(ValueError, match="masks='provenance'"):
+        chatfmt.format_batch(batch, tok, masks="tags")
+
+
+def test_message_spans(kits):
+    tok = kits["tok"]
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": "Teal."},
+    ]
+    batch = pa.RecordBatch.from_pylist([{"messages": messages}, {"messages": []}])
+    text_only = chatfmt.format_batch(batch, tok, tokenize=False, message_spans=True)
+    text = text_only.column("text")[0].as_py()
+    spans = text_only.column("message_spans").to_pylist()
+    assert spans[1] is None
+    assert [m["index"] for m in spans[0]] == [0, 1, 2]
+    assert [m["role"] for m in spans[0]] == ["system", "user", "assistant"]
+    assert ["".join(text[s:e] for s, e in m["content"]) for m in spans[0]] == [m["content"] for m in messages]
+    ends = [m["turn"][1] for m in spans[0]]
+    assert ends == sorted(ends) and ends[-1] == len(text)
+    assert "turn_tokens" not in spans[0][0]
+    out = chatfmt.format_batch(batch, tok, masks="provenance", message_spans=True)
+    ids = out.column("input_ids")[0].as_py()
+    tokens = out.column("message_spans")[0].as_py()
+    assert [m["content"] for m in tokens] == [m["content"] for m in spans[0]]
+    for m, want in zip(tokens, messages):
+        [(s, e)] = m["content_tokens"]
+        assert want["content"] in tok.decode(ids[s:e])
+        assert want["content"] in tok.decode(ids[m["turn_tokens"][0] : m["turn_tokens"][1]])
+
+
+def test_bad_inputs_raise_clear_errors(kits):
+    tok = kits["tok"]
+    batch = pa.RecordBatch.from_pylist([{"messages": [{"role": "user", "content": "x"}]}])
+    with pytest.raises(TypeError, match="pyarrow.Table or pyarrow.RecordBatch, not list"):
+        chatfmt.format_batch([{"messages": []}], tok)
+    with pytest.raises(TypeError, match="chatfmt.Tokenizer"):
+        chatfmt.format_batch(batch, "qwen3")
+    with pytest.raises(KeyError, match="no column `chat`"):
+        chatfmt.format_batch(batch, tok, messages_column="chat", format="messages")
+    with pytest.raises(KeyError, match="no documents column `docs`"):
+        chatfmt.format_batch(batch, tok, documents_column="docs")
+    with pytest.raises(TypeError, match="column `messages` is Int64"):
+        chatfmt.format_batch(pa.RecordBatch.from_pydict({"messages": [1, 2]}), tok)
+    with pytest.raises(ValueError, match="format must be"):
+        chatfmt.format_batch(batch, tok, format="alpaca")
+    with pytest.raises(ValueError, match="masks must be"):
+        chatfmt.format_batch(batch, tok, masks="everything")
+    with pytest.raises(ValueError, match="num_threads"):
+        chatfmt.format_batch(batch, tok, num_threads=0)
+    with pytest.raises(ValueError, match="not compatible"):
+        chatfmt.format_batch(batch, tok, add_generation_prompt=True, continue_final_message=True)
+    with pytest.raises(ValueError, match="already has the output columns"):
+        chatfmt.format_batch(batch.append_column("error", pa.array(["x"])), tok)
+
+
+def test_tokenizer_pickles_by_its_files_and_deterministically(kits):
+    tok = kits["tok"]
+    copy = pickle.loads(pickle.dumps(tok))
+    assert copy.name_or_path == tok.name_or_path
+    assert copy.chat_template == tok.chat_template
+    assert copy.special_tokens_map == tok.special_tokens_map
+    assert pickle.dumps(copy) == pickle.dumps(tok)
+    changed = pickle.loads(pickle.dumps(tok))
+    changed.chat_template = DATE_TEMPLATE
+    changed.pad_token = "<|im_end|>"
+    again = pickle.loads(pickle.dumps(changed))
+    assert again.chat_template == DATE_TEMPLATE and again.pad_token == "<|im_end|>"
+    assert pickle.dumps(again) != pickle.dumps(tok)
+
+
+@pytest.mark.parametrize("num_proc", [None, 2])
+def test_datasets_map(kits, num_proc, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    from datasets.fingerprint import Hasher
+
+    tok = kits["tok"]
+    rows = struct_rows(kits["scenarios"]) * 3
+    ds = datasets.Dataset.from_list(rows)
+    assert Hasher.hash(tok) == Hasher.hash(pickle.loads(pickle.dumps(tok)))
+    with chatfmt.clock(kits["now"]):
+        mapped = ds.with_format("arrow").map(
+            lambda t: chatfmt.format_batch(t, tok), batched=True, batch_size=4, num_proc=num_proc,
+            cache_file_name=str(tmp_path / "out.arrow"),
+        )
+        direct = chatfmt.format_batch(ds.data.table, tok)
+    assert mapped.num_rows == len(rows)
+    got = mapped.with_format(None).to_list()
+    want = direct.to_pylist()
+    for g, w in zip(got, want):
+        assert {k: g[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")} == {
+            k: w[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")
+        }
