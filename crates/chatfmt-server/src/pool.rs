@@ -59,3 +59,41 @@ fn work(receiver: &Mutex<Receiver<Job>>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_finding_every_worker_busy_and_the_queue_full_is_refused_with_503() {
+        let pool = Arc::new(Pool::new(1, 0).unwrap());
+        // The first job holds the lone worker until released (it is refused, and tried again, only
+        // while the new worker is not yet waiting for work).
+        let (first, release) = loop {
+            let (started_tx, started_rx) = channel::<()>();
+            let (release_tx, release_rx) = channel::<()>();
+            let p = Arc::clone(&pool);
+            let job = tokio::spawn(async move {
+                p.run(move || {
+                    let _ = started_tx.send(());
+                    let _ = release_rx.recv();
+                    Ok(1)
+                })
+                .await
+            });
+            if started_rx.recv_timeout(Duration::from_secs(10)).is_ok() {
+                break (job, release_tx);
+            }
+            assert!(job.await.unwrap().is_err());
+        };
+        let refused = pool.run(|| Ok(2)).await.unwrap_err().into_response();
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+        release.send(()).unwrap();
+        assert_eq!(first.await.unwrap().unwrap(), 1);
+    }
+}

@@ -369,39 +369,6 @@ async fn request_templates_run_under_the_request_limits() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_queue_answers_503_with_retry_after() {
-    let app = app_with(Config {
-        models: vec![ModelSpec::parse(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/chatml-model"
-        ))],
-        workers: 1,
-        queue: 0,
-        request_limits: chatfmt_server::parse_request_limits("steps=100000000,ms=300").unwrap(),
-        ..Config::default()
-    });
-    let slow = "{% for i in range(99999) %}{% for j in range(99999) %}{{ '' }}{% endfor %}{% endfor %}";
-    let body = json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": slow, "tokenize": false});
-    let calls = (0..6).map(|_| {
-        let app = app.clone();
-        let body = body.to_string().into_bytes();
-        tokio::spawn(async move { call(&app, "POST", "/v1/render", Some("application/json"), body).await })
-    });
-    let mut busy = 0;
-    for c in calls {
-        let (s, v, retry) = c.await.unwrap();
-        if s == StatusCode::SERVICE_UNAVAILABLE {
-            busy += 1;
-            assert_eq!(retry.as_deref(), Some("1"));
-            check_error("503", s, &v);
-        } else {
-            assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
-        }
-    }
-    assert!(busy > 0, "no request was refused");
-}
-
 /// A small seeded generator (xorshift).
 struct Rng(u64);
 
