@@ -46,3 +46,12 @@ __all__ = [
     "patch",
     "unpatch",
 ]
+
+
+def __getattr__(name: str):
+    # `chatfmt.ray` is loaded on first use, so `import chatfmt` stays free of it.
+    if name == "ray":
+        import importlib
+
+        return importlib.import_module(".ray", __name__)
+    raise AttributeError(f"module 'chatfmt' has no attribute {name!r}")
