@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
 use chatfmt::ChatSpans;
-use chatfmt_tokenize::chat::{message_token_spans, tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::chat::{message_spans_json, message_token_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
 use serde_json::{json, Value as Json};
@@ -128,7 +128,7 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
         if let Some(spans) = &spans {
             result["masks"] = json!(spans.source.name());
             result["assistant_spans"] = pairs(&spans.assistant_spans);
-            result["message_spans"] = json!(message_spans_with_tokens(spans, &enc));
+            result["message_spans"] = json!(message_spans_json(spans, &enc));
         }
     }
     crate::output::emit(&format!("{result}\n"));
@@ -204,24 +204,4 @@ fn check_masks(spans: &ChatSpans, messages: &[serde_json::Value], encoded: Optio
         eprintln!("warning: --max-length removed every assistant token; the assistant mask is all zeros");
     }
     Ok(())
-}
-
-/// `message_spans` of `render --json` with each message's `turn_tokens` and `content_tokens`.
-fn message_spans_with_tokens(spans: &ChatSpans, enc: &Encoded) -> Vec<serde_json::Value> {
-    let mut tokens = enc.span_tokens.iter();
-    spans
-        .messages
-        .iter()
-        .map(|m| {
-            let mut out = m.to_json();
-            let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
-            let content: Vec<[usize; 2]> = (m.content.iter())
-                .filter_map(|_| tokens.next().copied().flatten())
-                .map(|(s, e)| [s, e])
-                .collect();
-            out["turn_tokens"] = json!(turn.map(|(s, e)| [s, e]));
-            out["content_tokens"] = json!(content);
-            out
-        })
-        .collect()
 }

@@ -6,7 +6,7 @@ use crate::cache::TemplateCache;
 use crate::models::Model;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, MessageSpan, ModelSource, SpanOptions, TemplateInfo};
-use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::chat::{message_spans_json, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::EncodeOptions;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
@@ -169,7 +169,11 @@ impl Prepared {
                 .apply_with_spans(&self.messages, &self.opts, &spans)
                 .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
             let mut out = json!({"text": found.rendered.text, "template": self.info()});
-            add_spans(&mut out, &found, message_span_json);
+            add_spans(
+                &mut out,
+                &found,
+                found.messages.iter().map(MessageSpan::to_json).collect(),
+            );
             out
         };
         out["model"] = json!(self.model.name);
@@ -213,41 +217,16 @@ impl Prepared {
             "template": self.info(),
             "text": chat.text,
         });
-        let mut tokens = enc.span_tokens.iter();
-        add_spans(&mut out, found, |m| with_tokens(m, &mut tokens));
+        add_spans(&mut out, found, message_spans_json(found, enc));
         Ok(out)
     }
 }
 
-/// Adds `masks`, `assistant_spans` and `message_spans` (each message shaped by `message`).
-fn add_spans(out: &mut Json, found: &ChatSpans, mut message: impl FnMut(&MessageSpan) -> Json) {
+/// Adds `masks`, `assistant_spans` and `message_spans`.
+fn add_spans(out: &mut Json, found: &ChatSpans, messages: Vec<Json>) {
     out["masks"] = json!(found.source.name());
     out["assistant_spans"] = pairs(&found.assistant_spans);
-    out["message_spans"] = Json::Array(found.messages.iter().map(&mut message).collect());
-}
-
-/// One message's spans as `render --json` prints them.
-fn message_span_json(m: &MessageSpan) -> Json {
-    json!({
-        "index": m.index,
-        "role": m.role,
-        "turn": m.turn.map(|(s, e)| [s, e]),
-        "content": m.content.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>(),
-    })
-}
-
-/// A message's spans with `turn_tokens` and `content_tokens`, as `tokenize --json` prints them;
-/// `tokens` yields each message's turn and then its content spans' token ranges.
-fn with_tokens<'e>(m: &MessageSpan, tokens: &mut impl Iterator<Item = &'e Option<(usize, usize)>>) -> Json {
-    let mut out = message_span_json(m);
-    let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
-    let content: Vec<[usize; 2]> = (m.content.iter())
-        .filter_map(|_| tokens.next().copied().flatten())
-        .map(|(s, e)| [s, e])
-        .collect();
-    out["turn_tokens"] = json!(turn.map(|(s, e)| [s, e]));
-    out["content_tokens"] = json!(content);
-    out
+    out["message_spans"] = Json::Array(messages);
 }
 
 fn pairs(spans: &[(usize, usize)]) -> Json {

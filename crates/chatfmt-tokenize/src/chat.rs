@@ -41,6 +41,28 @@ pub fn message_token_spans(spans: &ChatSpans) -> Vec<(usize, usize)> {
     out
 }
 
+/// Each message's spans as `tokenize --json` prints them: [`chatfmt::MessageSpan::to_json`] plus
+/// `turn_tokens` (`null` without a turn) and `content_tokens`, read from the token ranges `encoded`
+/// holds for [`message_token_spans`].
+pub fn message_spans_json(spans: &ChatSpans, encoded: &Encoded) -> Vec<Json> {
+    let mut tokens = encoded.span_tokens.iter();
+    spans
+        .messages
+        .iter()
+        .map(|m| {
+            let mut out = m.to_json();
+            let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
+            let content: Vec<[usize; 2]> = (m.content.iter())
+                .filter_map(|_| tokens.next().copied().flatten())
+                .map(|(s, e)| [s, e])
+                .collect();
+            out["turn_tokens"] = serde_json::json!(turn.map(|(s, e)| [s, e]));
+            out["content_tokens"] = serde_json::json!(content);
+            out
+        })
+        .collect()
+}
+
 fn options_error(message: &str) -> Error {
     Error::new(ErrorKind::Options, message)
 }
