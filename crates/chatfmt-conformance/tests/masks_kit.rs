@@ -26,7 +26,6 @@ use libtest_mimic::Trial;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 use tag_evidence::{against_tags, is_assistant, message_of, without_tags};
 use trials::{check, kit_trials};
 
@@ -178,83 +177,120 @@ fn main() {
                 check(|| header, failures)
             }));
         }
-        trials.push(tokenizer_trial());
+        trials.extend(tokenizer_trials());
         Ok(trials)
     }));
 }
 
-/// The kit's tokenizers, their own templates, every hf scenario: the assistant mask is 1 exactly on
-/// the tokens holding a character of an assistant span.
-fn tokenizer_trial() -> Trial {
+/// One trial per kit tokenizer: its own template and every hf-kit template (with the tokenizer's
+/// special tokens, as transformers passes them), every hf scenario that renders: the assistant mask
+/// is 1 exactly on the tokens holding a character of an assistant span.
+fn tokenizer_trials() -> Vec<Trial> {
     let base = kits::kits_base();
-    Trial::test("masks_kit::tokenizers", move || {
-        let scen = read(&base.join("hf/scenarios.json"));
-        let scen = Arc::new(scen["scenarios"].as_object().cloned().unwrap_or_default());
-        let mut failures = Vec::new();
-        let mut checked = 0;
-        for name in ["qwen3", "llama3", "mistral-7b-v0.1"] {
-            let dir = base.join("tokens/tokenizers").join(name);
-            let tokenizer = ChatTokenizer::from_model_dir(&dir).map_err(|e| e.to_string())?;
-            let Ok(template) = ChatTemplate::from_model_dir(&dir) else {
-                continue;
-            };
-            let template = template.with_special_tokens(tokenizer.special_tokens().clone());
-            let eos = tokenizer.special_tokens().get("eos_token").and_then(Json::as_str);
-            for (id, sc) in scen.iter() {
-                let messages = sc["messages"].as_array().cloned().unwrap_or_default();
-                let apply = ApplyOptions {
-                    tools: sc.get("tools").cloned(),
-                    clock: Clock::Fixed("2025-07-10T12:00:00".into()),
-                    ..ApplyOptions::default()
-                };
-                let opts = ChatTokenizeOptions {
-                    encode: EncodeOptions {
-                        assistant_masks: true,
-                        ..EncodeOptions::default()
-                    },
-                    sanitize_control_tokens: None,
-                    spans: Some(SpanOptions {
-                        source: MaskSource::Provenance,
-                        stop_markers: eos.into_iter().map(str::to_string).collect(),
-                        message_spans: true,
-                    }),
-                };
-                let Ok(mut chats) = tokenize_chats(&template, &tokenizer, &[&messages], &apply, &opts) else {
-                    continue;
-                };
-                let chat = chats.pop().ok_or("no chat")?;
-                let spans = chat.spans.as_ref().ok_or("no spans")?;
-                let mask = chat.encoded.assistant_masks.clone().unwrap_or_default();
-                // Each token's characters, from decoding the ids one prefix at a time is not exact for
-                // byte-level pieces; the token ranges of the assistant spans are the independent view.
-                let ranges = tokenizer
-                    .encode_batch(
-                        &[chatfmt_tokenize::Text {
-                            text: &chat.text,
-                            generation_spans: &[],
-                            token_spans: &spans.assistant_spans,
-                        }],
-                        &EncodeOptions::default(),
-                    )
-                    .map_err(|e| e.to_string())?
-                    .pop()
-                    .ok_or("no encoding")?
-                    .span_tokens;
-                let mut want = vec![0u8; mask.len()];
-                for (a, b) in ranges.into_iter().flatten() {
-                    want[a..b].fill(1);
+    ["qwen3", "llama3", "mistral-7b-v0.1"]
+        .into_iter()
+        .map(|name| {
+            let base = base.clone();
+            Trial::test(format!("masks_kit::tokenizers::{name}"), move || {
+                let scen = read(&base.join("hf/scenarios.json"));
+                let scen = scen["scenarios"].as_object().cloned().unwrap_or_default();
+                let dir = base.join("tokens/tokenizers").join(name);
+                let tokenizer = ChatTokenizer::from_model_dir(&dir).map_err(|e| e.to_string())?;
+                let special = tokenizer.special_tokens().clone();
+                let mut templates: Vec<(String, ChatTemplate)> = Vec::new();
+                if let Ok(own) = ChatTemplate::from_model_dir(&dir) {
+                    templates.push(("own".to_string(), own.with_special_tokens(special.clone())));
                 }
-                checked += 1;
-                if mask != want {
-                    failures.push(format!("{name} {id}: mask {mask:?} != {want:?}"));
+                let index = read(&base.join("hf/index.json"));
+                for t in index["templates"].as_array().into_iter().flatten() {
+                    let file = base.join("hf/corpus").join(t["file"].as_str().unwrap_or_default());
+                    let source = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                    let id = t["id"].as_str().unwrap_or_default().to_string();
+                    templates.push((id, ChatTemplate::new(&source, special.clone())));
                 }
-                if messages.iter().any(is_assistant) && !mask.contains(&1) && !spans.assistant_spans.is_empty() {
-                    failures.push(format!("{name} {id}: all-zero mask"));
+                let eos = special.get("eos_token").and_then(Json::as_str);
+                let mut failures = Vec::new();
+                let mut checked = 0;
+                for (template_id, template) in &templates {
+                    for (id, sc) in scen.iter() {
+                        let what = format!("{template_id} / {id}");
+                        match mask_case(&tokenizer, template, sc, eos) {
+                            Ok(None) => {}
+                            Ok(Some(problem)) => {
+                                checked += 1;
+                                failures.extend(problem.map(|p| format!("{what}: {p}")));
+                            }
+                            Err(e) => failures.push(format!("{what}: {e}")),
+                        }
+                    }
                 }
-            }
-        }
-        eprintln!("masks_kit::tokenizers: {checked} tokenizer x scenario cases");
-        let header = format!("{} tokenizer cases break the mask mapping", failures.len());
-        check(|| header, failures)
-    })
+                if checked < 1000 {
+                    failures.push(format!("only {checked} template x scenario cases rendered"));
+                }
+                eprintln!("masks_kit::tokenizers::{name}: {checked} template x scenario cases");
+                let header = format!("{name}: {} of {checked} cases break the mask mapping", failures.len());
+                check(|| header, failures)
+            })
+        })
+        .collect()
+}
+
+/// One template x scenario through `tokenize_chats` with provenance masks: `None` when it does not
+/// render, else the problem found, if any.
+fn mask_case(
+    tokenizer: &ChatTokenizer,
+    template: &ChatTemplate,
+    sc: &Json,
+    eos: Option<&str>,
+) -> Result<Option<Option<String>>, String> {
+    let messages = sc["messages"].as_array().cloned().unwrap_or_default();
+    let apply = ApplyOptions {
+        tools: sc.get("tools").cloned(),
+        documents: sc.get("documents").cloned(),
+        clock: Clock::Fixed("2025-07-10T12:00:00".into()),
+        ..ApplyOptions::default()
+    };
+    let opts = ChatTokenizeOptions {
+        encode: EncodeOptions {
+            assistant_masks: true,
+            ..EncodeOptions::default()
+        },
+        sanitize_control_tokens: None,
+        spans: Some(SpanOptions {
+            source: MaskSource::Provenance,
+            stop_markers: eos.into_iter().map(str::to_string).collect(),
+            message_spans: true,
+        }),
+    };
+    let Ok(mut chats) = tokenize_chats(template, tokenizer, &[&messages], &apply, &opts) else {
+        return Ok(None);
+    };
+    let chat = chats.pop().ok_or("no chat")?;
+    let spans = chat.spans.as_ref().ok_or("no spans")?;
+    let mask = chat.encoded.assistant_masks.clone().unwrap_or_default();
+    // The token ranges of the assistant spans, found by a second path: the tokens holding each span.
+    let ranges = tokenizer
+        .encode_batch(
+            &[chatfmt_tokenize::Text {
+                text: &chat.text,
+                generation_spans: &[],
+                token_spans: &spans.assistant_spans,
+            }],
+            &EncodeOptions::default(),
+        )
+        .map_err(|e| e.to_string())?
+        .pop()
+        .ok_or("no encoding")?
+        .span_tokens;
+    let mut want = vec![0u8; mask.len()];
+    for (a, b) in ranges.into_iter().flatten() {
+        want[a..b].fill(1);
+    }
+    if mask != want {
+        return Ok(Some(Some(format!("mask {mask:?} != {want:?}"))));
+    }
+    if messages.iter().any(is_assistant) && !mask.contains(&1) && !spans.assistant_spans.is_empty() {
+        return Ok(Some(Some("all-zero mask".to_string())));
+    }
+    Ok(Some(None))
 }
