@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, MaskSource, ModelSource, Resolved, SpanOptions};
 use clap::{Args, ValueEnum};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 /// `--masks`: where assistant masks come from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -67,9 +67,4 @@ impl MaskArgs {
             message_spans,
         })
     }
-}
-
-/// Spans as JSON pairs.
-pub fn pairs(spans: &[(usize, usize)]) -> Json {
-    json!(spans.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>())
 }

@@ -1,7 +1,7 @@
 //! `chatfmt render`: prints exactly the prompt a model's chat template makes of a conversation.
 
 use crate::conversation_args::{read_messages, ConversationArgs};
-use crate::mask_args::{pairs, MaskArgs, MaskMode};
+use crate::mask_args::{MaskArgs, MaskMode};
 use crate::model_args::{ModelArgs, Plan};
 use crate::output::emit;
 use anyhow::{anyhow, bail, Result};
@@ -105,15 +105,6 @@ pub(crate) fn check_fastchat_options(conversation: &ConversationArgs) -> Result<
     Ok(())
 }
 
-/// `masks`, `assistant_spans` and `message_spans` of `render --json`.
-fn spans_json(out: &ChatSpans) -> Json {
-    json!({
-        "masks": out.source.name(),
-        "assistant_spans": pairs(&out.assistant_spans),
-        "message_spans": out.messages.iter().map(MessageSpan::to_json).collect::<Vec<_>>(),
-    })
-}
-
 /// Runs `chatfmt render`.
 pub fn run(args: RenderArgs) -> Result<()> {
     let plan = args.model.plan()?;
@@ -134,7 +125,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
             let agp = args.conversation.add_generation_prompt;
             let text = if args.json {
                 let out = fastchat_spans(conv.clone(), &input.messages, agp)?;
-                spans = spans_json(&out);
+                spans = Json::Object(out.to_json());
                 out.rendered.text
             } else {
                 render_fastchat(conv.clone(), &input.messages, agp)?
@@ -154,7 +145,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
                     .template
                     .apply_with_spans(&messages, &opts, &span_opts)
                     .map_err(|e| anyhow!("{e:#}"))?;
-                spans = spans_json(&out);
+                spans = Json::Object(out.to_json());
                 (out.rendered.text, plan.info(&opts))
             } else {
                 let rendered = resolved

@@ -2,7 +2,7 @@
 //! conversation, as transformers' `apply_chat_template(tokenize=True, return_dict=True)`.
 
 use crate::conversation_args::{read_json_file, read_messages, ConversationArgs};
-use crate::mask_args::{pairs, MaskArgs};
+use crate::mask_args::MaskArgs;
 use crate::model_args::{ModelArgs, Plan};
 use crate::render_cmd::{check_fastchat_masks, check_fastchat_options, fastchat_spans, render_fastchat};
 use anyhow::{anyhow, bail, Result};
@@ -126,8 +126,9 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     if args.json {
         result["template"] = json!(info);
         if let Some(spans) = &spans {
-            result["masks"] = json!(spans.source.name());
-            result["assistant_spans"] = pairs(&spans.assistant_spans);
+            for (key, value) in spans.to_json() {
+                result[key] = value;
+            }
             result["message_spans"] = json!(message_spans_json(spans, &enc));
         }
     }

@@ -5,7 +5,7 @@ use crate::api::ApiError;
 use crate::cache::TemplateCache;
 use crate::models::Model;
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, MessageSpan, ModelSource, SpanOptions, TemplateInfo};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, ModelSource, SpanOptions, TemplateInfo};
 use chatfmt_tokenize::chat::{message_spans_json, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::EncodeOptions;
 use serde_json::{json, Map, Value as Json};
@@ -169,11 +169,7 @@ impl Prepared {
                 .apply_with_spans(&self.messages, &self.opts, &spans)
                 .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
             let mut out = json!({"text": found.rendered.text, "template": self.info()});
-            add_spans(
-                &mut out,
-                &found,
-                found.messages.iter().map(MessageSpan::to_json).collect(),
-            );
+            add_spans(&mut out, &found, None);
             out
         };
         out["model"] = json!(self.model.name);
@@ -217,18 +213,17 @@ impl Prepared {
             "template": self.info(),
             "text": chat.text,
         });
-        add_spans(&mut out, found, message_spans_json(found, enc));
+        add_spans(&mut out, found, Some(message_spans_json(found, enc)));
         Ok(out)
     }
 }
 
-/// Adds `masks`, `assistant_spans` and `message_spans`.
-fn add_spans(out: &mut Json, found: &ChatSpans, messages: Vec<Json>) {
-    out["masks"] = json!(found.source.name());
-    out["assistant_spans"] = pairs(&found.assistant_spans);
-    out["message_spans"] = Json::Array(messages);
-}
-
-fn pairs(spans: &[(usize, usize)]) -> Json {
-    json!(spans.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>())
+/// Adds `masks`, `assistant_spans` and `message_spans` (with token ranges when given).
+fn add_spans(out: &mut Json, found: &ChatSpans, with_tokens: Option<Vec<Json>>) {
+    for (key, value) in found.to_json() {
+        out[key] = value;
+    }
+    if let Some(messages) = with_tokens {
+        out["message_spans"] = Json::Array(messages);
+    }
 }

@@ -101,6 +101,22 @@ pub struct ChatSpans {
 }
 
 impl ChatSpans {
+    /// The `masks`, `assistant_spans` and `message_spans` members of `render --json`: spans as
+    /// `[start, end]` code-point pairs, each message as [`MessageSpan::to_json`].
+    pub fn to_json(&self) -> serde_json::Map<String, Json> {
+        let pairs = |spans: &[(usize, usize)]| {
+            Json::from(spans.iter().map(|&(s, e)| Json::from(vec![s, e])).collect::<Vec<_>>())
+        };
+        let mut out = serde_json::Map::new();
+        out.insert("masks".into(), Json::from(self.source.name()));
+        out.insert("assistant_spans".into(), pairs(&self.assistant_spans));
+        out.insert(
+            "message_spans".into(),
+            Json::Array(self.messages.iter().map(MessageSpan::to_json).collect()),
+        );
+        out
+    }
+
     /// Whether the conversation has an assistant message but no assistant span holds a character:
     /// the all-zero mask a training run must not receive silently.
     pub fn assistant_mask_is_empty(&self, messages: &[Json]) -> bool {
