@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark `chatfmt.format_batch(num_threads=1)` against a single-process transformers loop doing the same
-work, in one run.
+work, in one run; with --parallel also `num_threads=2` against `datasets.map(num_proc=2)` and Ray Data with
+1 and 2 actors.
 
-    target/py/bin/python scripts/bench_format_batch.py [--rows 20000] [--rounds 3]
+    target/py/bin/python scripts/bench_format_batch.py [--rows 20000] [--rounds 3] [--parallel]
 
 Run it with a Python that has the chatfmt package and transformers 5.23.0 installed (the venv `.ci/run` makes
 at target/py). The data is the synthetic dataset of `scripts/bench_dataset.py` (system + 3-6 user/assistant
@@ -18,8 +19,18 @@ ChatML with `{% generation %}` tags; the tokenizer is the tokens kit's Qwen3 (`$
 Tokenizers are loaded before timing on both sides. The two sides alternate for --rounds rounds (this machine's
 speed drifts) and the medians are compared. Every row's input_ids, attention_mask and assistant_masks are
 checked to be equal.
+
+With --parallel, three more comparisons, each side alternating the same way and checked row for row:
+
+- `datasets.Dataset.map(num_proc=2)` calling transformers' `apply_chat_template` per row (worker start and
+  the tokenizer's pickling timed, as a user waits for them; the dataset cache off) against
+  `format_batch(num_threads=2)`;
+- Ray Data (`ray.init(num_cpus=2)` before timing): `map_batches(chatfmt.ray.Formatter, batch_format="pyarrow",
+  compute=ActorPoolStrategy(size=N))` over 8 blocks for N = 1 and 2, timed to the materialized result
+  (actor start, which loads the tokenizer, included).
 """
 import argparse
+import contextlib
 import os
 import random
 import statistics
@@ -36,6 +47,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parallel", action="store_true", help="also datasets.map(num_proc=2) and Ray Data")
     args = ap.parse_args()
 
     import chatfmt
@@ -88,6 +100,90 @@ def main():
     print(f"identical ids and masks on every row: {same}")
     if not same:
         sys.exit(1)
+    if args.parallel:
+        if not parallel(table, tok, reference, args.rounds):
+            sys.exit(1)
+
+
+def alternate(sides, rounds):
+    """Runs each (name, function) in turn for `rounds` rounds; the medians and the last outputs."""
+    times = {name: [] for name, _ in sides}
+    outputs = {}
+    for r in range(rounds):
+        for name, side in sides:
+            start = time.perf_counter()
+            outputs[name] = side()
+            times[name].append(time.perf_counter() - start)
+        print(f"round {r + 1}: " + ", ".join(f"{n} {times[n][-1]:.2f} s" for n, _ in sides), flush=True)
+    return {n: statistics.median(t) for n, t in times.items()}, outputs
+
+
+def same_rows(table, reference):
+    """Whether an output Table holds `reference`'s ids and masks on every row, in order."""
+    return all(
+        table.column(c).to_pylist() == [e[c] for e in reference]
+        for c in ("input_ids", "attention_mask", "assistant_masks")
+    )
+
+
+def parallel(table, tok, reference, rounds):
+    """`datasets.map(num_proc=2)` vs `format_batch(num_threads=2)`, and Ray Data with 1 vs 2 actors."""
+    import chatfmt
+    import datasets
+    import ray
+    from transformers import AutoTokenizer
+
+    datasets.disable_caching()
+    hf = AutoTokenizer.from_pretrained(MODEL)
+    ds = datasets.Dataset(table)
+
+    def one_row(example):
+        out = hf.apply_chat_template(
+            example["messages"], chat_template=CHATML_GENERATION, tokenize=True, return_dict=True,
+            return_assistant_tokens_mask=True,
+        )
+        return dict(out)
+
+    def datasets_side():
+        with contextlib.redirect_stderr(open(os.devnull, "w")):
+            return ds.map(one_row, num_proc=2, remove_columns=["messages"]).data.table
+
+    def threads_side():
+        return chatfmt.format_batch(table, tok, chat_template=CHATML_GENERATION, num_threads=2)
+
+    medians, outs = alternate([("datasets.map(num_proc=2)", datasets_side), ("format_batch(num_threads=2)", threads_side)], rounds)
+    ok = same_rows(outs["datasets.map(num_proc=2)"], reference) and same_rows(outs["format_batch(num_threads=2)"], reference)
+    d, c = medians["datasets.map(num_proc=2)"], medians["format_batch(num_threads=2)"]
+    print(f"datasets.map(num_proc=2): {d:8.2f} s; format_batch(num_threads=2): {c:8.2f} s; ratio {d / c:.1f}x")
+
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=512 * 1024 * 1024, log_to_driver=False)
+    try:
+        ray.data.DataContext.get_current().execution_options.preserve_order = True
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        step = -(-table.num_rows // 8)
+        blocks = [table.slice(i, step) for i in range(0, table.num_rows, step)]
+
+        def ray_side(actors):
+            def run():
+                out = ray.data.from_arrow(blocks).map_batches(
+                    chatfmt.ray.Formatter,
+                    fn_constructor_kwargs={"model": MODEL, "chat_template": CHATML_GENERATION, "num_threads": 1},
+                    batch_format="pyarrow",
+                    batch_size=1000,
+                    compute=ray.data.ActorPoolStrategy(size=actors),
+                )
+                return pa.concat_tables(ray.get(out.to_arrow_refs()))
+
+            return run
+
+        medians, outs = alternate([("ray 1 actor", ray_side(1)), ("ray 2 actors", ray_side(2))], rounds)
+    finally:
+        ray.shutdown()
+    ok = ok and same_rows(outs["ray 1 actor"], reference) and same_rows(outs["ray 2 actors"], reference)
+    one, two = medians["ray 1 actor"], medians["ray 2 actors"]
+    print(f"ray 1 actor: {one:8.2f} s; ray 2 actors: {two:8.2f} s; speed-up {one / two:.2f}x")
+    print(f"identical ids and masks on every row (parallel runs): {ok}")
+    return ok
 
 
 if __name__ == "__main__":

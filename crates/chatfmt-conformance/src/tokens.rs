@@ -236,6 +236,7 @@ fn options(opts: &Json, first_scenario: &Json, frozen_now: &str, masks: bool) ->
         padding,
         padding_side,
         assistant_masks: masks,
+        ..EncodeOptions::default()
     };
     Ok((apply, encode))
 }

@@ -264,6 +264,11 @@ impl Model {
     }
 
     #[getter]
+    fn model_type(&self) -> Option<String> {
+        self.tokenizer.as_ref().and_then(|t| t.model_type()).map(str::to_string)
+    }
+
+    #[getter]
     fn model_max_length(&self) -> Option<usize> {
         self.tokenizer.as_ref().and_then(ChatTokenizer::model_max_length)
     }
@@ -299,7 +304,8 @@ impl Model {
     /// Renders (and, with `tokenize`, encodes) conversations as transformers'
     /// `apply_chat_template` does after its argument checks.
     #[pyo3(signature = (conversations, *, tools, documents, chat_template, add_generation_prompt, continue_final_message,
-        kwargs, tokenize, assistant_masks, padding, truncation, max_length, padding_side, sanitize, now))]
+        kwargs, tokenize, assistant_masks, padding, truncation, max_length, padding_side, sanitize, now,
+        pad_to_multiple_of=None, truncation_side=None))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of `apply_chat_template`
     fn apply(
         &self,
@@ -319,6 +325,8 @@ impl Model {
         padding_side: Option<&str>,
         sanitize: bool,
         now: Option<String>,
+        pad_to_multiple_of: Option<usize>,
+        truncation_side: Option<&str>,
     ) -> PyResult<Vec<Row>> {
         let convs: Vec<Vec<Json>> = conversations
             .iter()
@@ -340,6 +348,8 @@ impl Model {
             max_length,
             padding: padding_of(padding)?,
             padding_side: side_of(padding_side)?,
+            pad_to_multiple_of,
+            truncation_side: side_of(truncation_side)?,
             assistant_masks,
         };
         let mut scratch = None;
@@ -390,7 +400,8 @@ impl Model {
 
     /// Encodes texts as `tokenizer(texts, ...)`: ids and attention masks.
     #[allow(clippy::too_many_arguments)] // the keyword arguments of `tokenizer(texts, ...)`
-    #[pyo3(signature = (texts, *, add_special_tokens, truncation, max_length, padding, padding_side))]
+    #[pyo3(signature = (texts, *, add_special_tokens, truncation, max_length, padding, padding_side,
+        pad_to_multiple_of=None, truncation_side=None))]
     fn encode(
         &self,
         py: Python<'_>,
@@ -400,6 +411,8 @@ impl Model {
         max_length: Option<usize>,
         padding: &str,
         padding_side: Option<&str>,
+        pad_to_multiple_of: Option<usize>,
+        truncation_side: Option<&str>,
     ) -> PyResult<Vec<(Vec<u32>, Vec<u32>)>> {
         let tokenizer = self.tokenizer()?;
         let opts = EncodeOptions {
@@ -408,6 +421,8 @@ impl Model {
             max_length,
             padding: padding_of(padding)?,
             padding_side: side_of(padding_side)?,
+            pad_to_multiple_of,
+            truncation_side: side_of(truncation_side)?,
             assistant_masks: false,
         };
         let items: Vec<Text<'_>> = texts

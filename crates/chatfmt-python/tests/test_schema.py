@@ -192,14 +192,168 @@ class Tools:
         return str(x)
 
 
+def no_arguments():
+    """
+    Takes nothing.
+    """
+
+
+def bare_containers(items: list, pair: tuple, table: dict):
+    """
+    Bare builtin containers.
+
+    Args:
+        items: Some items
+        pair: A pair
+        table: A table
+    """
+
+
+def repeated_json_types(x: list | tuple, y: list | tuple | dict | None = None):
+    """
+    Unions whose members share a JSON type.
+
+    Args:
+        x: Array either way
+        y: Array, object or nothing
+    """
+
+
+def builtin_generics(x: list[list[str | int]], y: int | str | None = None) -> dict[str, int]:
+    """
+    PEP 585 and PEP 604 hints.
+
+    Args:
+        x: Nested lists
+        y: A bar union with None
+    """
+
+
+def any_of(x: str | list[str], y: Literal["up", "down"] | int | None = None):
+    """
+    Unions of complex types become anyOf.
+
+    Args:
+        x: A string or strings
+        y: A direction or a number
+    """
+
+
+def returns_after_blank_lines(x: int) -> int:
+    """
+    Two blank lines before Returns.
+
+    Args:
+        x: The input
+
+
+    Returns:
+        The output
+    """
+
+
+def typed_choices(rating: int, enabled: bool, level: float):
+    """
+    Choices that are not strings.
+
+    Args:
+        rating: A rating (choices: [1, 2, 3])
+        enabled: On or off (choices: [true, false])
+        level: A level (Choices: [0.5, 1.5])
+    """
+
+
+def mixed_literal(answer: Literal[True, False, 0, 1, "y", "n"] = False):
+    """
+    A literal of several JSON types.
+
+    Args:
+        answer: Something boolean-ish
+    """
+
+
+def spaced_args(x: int, y: int) -> None:
+    """
+    Blank lines between arguments.
+
+    Args:
+        x: The first
+
+        y: The second, whose description runs
+           onto a second line.
+
+    Returns:
+        Nothing at all
+    """
+
+
+def everything(a: str, b: list[str | int] | None, c: tuple[str | int, str] = (1, "x")) -> tuple[int, str]:
+    """
+    All features at once, with choices inside a multi-line description.
+
+    Args:
+        a: The first input, described over
+           two lines and with
+           (choices: ["p", "q"])
+
+        b: A list that may be missing.
+
+        c: A pair with a default.
+
+    Returns:
+        A pair, described over
+        two lines.
+    """
+
+
+def open_tuple(x: tuple[int, ...]):
+    """
+    Variable-length tuples are refused.
+
+    Args:
+        x: The input
+    """
+
+
+class Methods:
+    def bound(self, x: int) -> str:
+        """
+        A method.
+
+        Args:
+            x: The input
+        """
+        return str(x)
+
+    @staticmethod
+    def static(x: int):
+        """
+        A static method.
+
+        Args:
+            x: The input
+        """
+
+    @classmethod
+    def of_class(cls, x: int):
+        """
+        A class method.
+
+        Args:
+            x: The input
+        """
+
+
 FUNCTIONS = [
     simple, two_args, with_defaults, nested_list, optional_and_union, with_choices, with_returns, multiline,
-    literals, enums, Tools().method,
+    literals, enums, Tools().method, no_arguments, bare_containers, repeated_json_types, builtin_generics, any_of,
+    returns_after_blank_lines, typed_choices, mixed_literal, spaced_args, everything, Methods.bound, Methods().bound,
+    Methods.static, Methods().static, Methods.of_class, Methods().of_class,
 ]
-FAILING = [no_docstring, missing_arg_doc, missing_hint, custom_class, single_tuple, tuples]
+FAILING = [no_docstring, missing_arg_doc, missing_hint, custom_class, single_tuple, tuples, open_tuple]
 
 
-@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__qualname__)
 def test_schema_equals_transformers(func):
     from transformers.utils import get_json_schema
 

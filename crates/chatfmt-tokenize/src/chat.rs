@@ -174,7 +174,10 @@ impl ChatTokenizer {
     fn pad_ids(&self, seqs: Vec<Vec<u32>>, opts: &EncodeOptions) -> Result<Vec<Encoded>, Error> {
         let pad_id = self.check_padding(opts)?;
         let max = self.truncation_limit(opts);
-        let seqs = seqs.into_iter().map(|ids| self.truncate(ids, None, max)).collect();
+        let seqs = seqs
+            .into_iter()
+            .map(|ids| self.truncate(ids, None, max, opts.truncation_side))
+            .collect();
         Ok(self.finish_batch(seqs, &[], pad_id, opts))
     }
 }

@@ -30,6 +30,11 @@ pub struct EncodeOptions {
     pub padding: Padding,
     /// `tokenizer_kwargs["padding_side"]`; else the tokenizer's.
     pub padding_side: Option<Side>,
+    /// `pad_to_multiple_of`: padding rounds its target length up to a multiple of this.
+    pub pad_to_multiple_of: Option<usize>,
+    /// The side truncation cuts from when set (a tokenizer's `truncation_side` changed after
+    /// loading); else the tokenizer's.
+    pub truncation_side: Option<Side>,
     /// Compute `assistant_masks` from each text's generation spans.
     pub assistant_masks: bool,
 }
@@ -125,6 +130,38 @@ impl ChatTokenizer {
             .unwrap_or_default())
     }
 
+    /// `ids` (the text's tokens between those the post-processor adds) cut to `max` as `tokenizers`
+    /// cuts them: the text's own tokens to `max` less the added ones on `side`, the added ones kept.
+    /// A `max` below the number of added tokens cuts nothing (`tokenizers` wraps the difference).
+    fn truncate_within_specials(
+        &self,
+        text: &str,
+        changes: bool,
+        ids: Vec<u32>,
+        max: usize,
+        side: Side,
+    ) -> Result<Vec<u32>, Error> {
+        let plain = self.encode_ids_with(text, changes)?;
+        let added = ids.len().saturating_sub(plain.len());
+        let start = (0..=added).find(|&k| ids.get(k..k + plain.len()) == Some(&plain[..]));
+        let Some(start) = start else {
+            return Err(Error::new(
+                ErrorKind::Encode,
+                "the post-processor changes the text's own tokens, so chatfmt cannot truncate with \
+                 add_special_tokens; truncate without special tokens",
+            ));
+        };
+        let keep = match max.checked_sub(added) {
+            Some(keep) if keep < plain.len() => keep,
+            _ => return Ok(ids),
+        };
+        let kept = match side {
+            Side::Right => &plain[..keep],
+            Side::Left => &plain[plain.len() - keep..],
+        };
+        Ok([&ids[..start], kept, &ids[start + plain.len()..]].concat())
+    }
+
     /// The pad id, or transformers' "Asking to pad" error.
     fn pad_id(&self) -> Result<u32, Error> {
         self.special_tokens
@@ -159,23 +196,22 @@ impl ChatTokenizer {
         let mut seqs = Vec::with_capacity(texts.len());
         for t in texts {
             let changes = self.normalization_changes(t.text);
-            let ids = if opts.add_special_tokens {
-                if max.is_some() {
-                    return Err(Error::new(
-                        ErrorKind::Encode,
-                        "truncation with add_special_tokens is not supported by chatfmt",
-                    ));
+            let side = opts.truncation_side.unwrap_or(self.truncation_side);
+            let (ids, rest) = if opts.add_special_tokens {
+                let ids = self.encode_with_specials(t.text, changes)?;
+                match max {
+                    Some(max) => (self.truncate_within_specials(t.text, changes, ids, max, side)?, None),
+                    None => (ids, None),
                 }
-                self.encode_with_specials(t.text, changes)?
             } else {
-                self.encode_ids_with(t.text, changes)?
+                (self.encode_ids_with(t.text, changes)?, max)
             };
             let ranges = if opts.assistant_masks || !t.token_spans.is_empty() {
                 Some(self.token_ranges(t.text, &ids, changes)?)
             } else {
                 None
             };
-            let mut seq = self.truncate(ids, ranges, max);
+            let mut seq = self.truncate(ids, ranges, rest, Some(side));
             if let Some(ranges) = seq.ranges.as_mut() {
                 self.pieces.trim_offsets(t.text, &seq.ids, ranges);
             }
@@ -196,6 +232,10 @@ impl ChatTokenizer {
             Padding::None => None,
             Padding::Longest => seqs.iter().map(|s| s.ids.len()).max(),
             Padding::MaxLength => opts.max_length.or(self.model_max_length),
+        };
+        let target = match (target, opts.pad_to_multiple_of) {
+            (Some(n), Some(m)) if m > 0 => Some(n.div_ceil(m).saturating_mul(m)),
+            (target, _) => target,
         };
         let side = opts.padding_side.unwrap_or(self.padding_side);
         let mut out = Vec::with_capacity(seqs.len());
@@ -251,16 +291,18 @@ impl ChatTokenizer {
         out
     }
 
-    /// Cuts a sequence (and its token ranges) to `max` tokens on the truncation side.
+    /// Cuts a sequence (and its token ranges) to `max` tokens on `side`, else the tokenizer's
+    /// truncation side.
     pub(crate) fn truncate(
         &self,
         mut ids: Vec<u32>,
         mut ranges: Option<Vec<(usize, usize)>>,
         max: Option<usize>,
+        side: Option<Side>,
     ) -> Sequence {
         if let Some(n) = max.filter(|&n| n < ids.len()) {
             let cut = ids.len() - n;
-            match self.truncation_side {
+            match side.unwrap_or(self.truncation_side) {
                 Side::Right => {
                     ids.truncate(n);
                     if let Some(r) = ranges.as_mut() {

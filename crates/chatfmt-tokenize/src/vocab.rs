@@ -33,6 +33,11 @@ impl ChatTokenizer {
             .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
     }
 
+    /// The `tokenizer.json` model's type (`"BPE"`, `"Unigram"`, `"WordPiece"`, ...).
+    pub fn model_type(&self) -> Option<&str> {
+        self.json.tree().get("model")?.get("type")?.as_str()
+    }
+
     /// The side truncation cuts from (the config's `truncation_side`, else right).
     pub fn truncation_side(&self) -> Side {
         self.truncation_side

@@ -54,6 +54,9 @@ class Tokenizer:
     cls_token_id: Optional[int]
     mask_token_id: Optional[int]
     padding_side: str
+    truncation_side: str
+    clean_up_tokenization_spaces: bool
+    clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output: bool
     chat_template: Optional[Union[str, Dict[str, str]]]
     @classmethod
     def from_pretrained(
@@ -72,7 +75,7 @@ class Tokenizer:
     @property
     def all_special_ids(self) -> List[Optional[int]]: ...
     @property
-    def truncation_side(self) -> str: ...
+    def model_input_names(self) -> List[str]: ...
     @property
     def model_max_length(self) -> int: ...
     @property
@@ -113,18 +116,44 @@ class Tokenizer:
     ) -> Dict[str, Any]: ...
     def __call__(
         self,
-        text: Union[str, List[str]],
+        text: Union[str, List[str], None] = ...,
+        text_pair: None = ...,
+        text_target: None = ...,
+        text_pair_target: None = ...,
         add_special_tokens: bool = ...,
         padding: Union[bool, str] = ...,
-        truncation: bool = ...,
+        truncation: Union[bool, str, None] = ...,
         max_length: Optional[int] = ...,
-        return_tensors: Optional[Literal["np", "pt"]] = ...,
+        stride: int = ...,
+        is_split_into_words: bool = ...,
+        pad_to_multiple_of: Optional[int] = ...,
         padding_side: Optional[str] = ...,
+        return_tensors: Optional[Literal["np", "pt"]] = ...,
+        return_token_type_ids: Optional[bool] = ...,
+        return_attention_mask: Optional[bool] = ...,
+        return_overflowing_tokens: bool = ...,
+        return_special_tokens_mask: bool = ...,
+        return_offsets_mapping: bool = ...,
+        return_length: bool = ...,
+        verbose: bool = ...,
+        tokenizer_kwargs: Optional[Dict[str, Any]] = ...,
         **kwargs: Any,
     ) -> BatchEncoding: ...
     def encode(self, text: str, add_special_tokens: bool = ..., **kwargs: Any) -> List[int]: ...
-    def decode(self, token_ids: Any, skip_special_tokens: bool = ..., **kwargs: Any) -> str: ...
-    def batch_decode(self, sequences: Any, skip_special_tokens: bool = ..., **kwargs: Any) -> List[str]: ...
+    def decode(
+        self,
+        token_ids: Any,
+        skip_special_tokens: bool = ...,
+        clean_up_tokenization_spaces: Optional[bool] = ...,
+        **kwargs: Any,
+    ) -> Union[str, List[str]]: ...
+    def batch_decode(
+        self,
+        sequences: Any,
+        skip_special_tokens: bool = ...,
+        clean_up_tokenization_spaces: Optional[bool] = ...,
+        **kwargs: Any,
+    ) -> List[str]: ...
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = ...) -> Any: ...
     def convert_tokens_to_ids(self, tokens: Any) -> Any: ...
     def get_vocab(self) -> Dict[str, int]: ...

@@ -5,29 +5,56 @@ from typing import Any, Optional
 TENSOR_TYPES = ("pt", "np")
 
 
-def to_tensor(key: str, value: Any, return_tensors: str) -> Any:
-    """A list (of lists) of ints as a NumPy array or a torch tensor, as transformers converts it."""
-    if return_tensors == "np":
-        import numpy as np
+def _flatten(value: Any) -> list:
+    """transformers' ``flatten``: the leaves of nested lists (an empty list has none)."""
+    out: list = []
+    if len(value) > 0:
+        for item in value:
+            if isinstance(value[0], (list, tuple)):
+                out.extend(_flatten(item))
+            else:
+                out.append(item)
+    return out
 
-        make = np.asarray
-    elif return_tensors == "pt":
+
+def to_tensor(key: str, value: Any, return_tensors: str) -> Any:
+    """A list (of lists) of ints as a NumPy array or a torch tensor, as transformers converts it:
+    a ragged batch is a NumPy array of objects, and an error for torch."""
+    if return_tensors not in TENSOR_TYPES:
+        raise ValueError(
+            f"{return_tensors} is not a valid TensorType, please select one of {list(TENSOR_TYPES)}"
+        )
+    import numpy as np
+
+    if return_tensors == "np":
+
+        def make(value: Any, dtype: Any = None) -> Any:
+            if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple, np.ndarray)):
+                if len({len(v) for v in value}) > 1 and dtype is None:
+                    value = make([np.asarray(v) for v in value], dtype=object)
+            if len(_flatten(value)) == 0 and dtype is None:
+                dtype = np.int64
+            return np.asarray(value, dtype=dtype)
+
+    else:
         import torch
 
-        make = torch.tensor
-    else:
+        def make(value: Any, dtype: Any = None) -> Any:
+            if isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+                return torch.from_numpy(np.array(value))
+            if len(_flatten(value)) == 0 and dtype is None:
+                dtype = torch.int64
+            return torch.tensor(value, dtype=dtype)
+
+    try:
+        return make(value)
+    except Exception as e:  # transformers turns any conversion failure into this one error
         raise ValueError(
-            f"{return_tensors!r} is not a valid TensorType, please select one of {list(TENSOR_TYPES)}"
-        )
-    if isinstance(value, list) and value and isinstance(value[0], list):
-        if len({len(v) for v in value}) > 1:
-            raise ValueError(
-                "Unable to create tensor, you should probably activate truncation and/or padding with "
-                "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your "
-                f"features (`{key}` in this case) have excessive nesting (inputs type `list` where type `int` is "
-                "expected)."
-            )
-    return make(value)
+            "Unable to create tensor, you should probably activate truncation and/or padding with "
+            "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your "
+            f"features (`{key}` in this case) have excessive nesting (inputs type `list` where type `int` is "
+            "expected)."
+        ) from e
 
 
 class BatchEncoding(dict):

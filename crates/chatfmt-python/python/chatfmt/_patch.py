@@ -9,7 +9,7 @@ import inspect
 import logging
 from typing import Any, Callable, Optional
 
-from ._tokenizer import SPECIAL_TOKENS_ATTRIBUTES, Tokenizer
+from ._tokenizer import _CALL_OPTIONS, SPECIAL_TOKENS_ATTRIBUTES, Tokenizer
 
 _logger = logging.getLogger("chatfmt")
 _ORIGINAL = "_chatfmt_original_apply_chat_template"
@@ -47,6 +47,7 @@ def _sync(ours: Tokenizer, hf_tokenizer: Any, state: dict) -> None:
         if getattr(ours, name) != value:
             setattr(ours, name, value)
     ours.padding_side = hf_tokenizer.padding_side
+    ours.truncation_side = hf_tokenizer.truncation_side
 
 
 def patch(hf_tokenizer: Any) -> Any:
@@ -70,7 +71,7 @@ def patch(hf_tokenizer: Any) -> Any:
         if tensors not in (None, "np", "pt"):
             _fallback(f"return_tensors={tensors!r}")
             return original(*args, **kwargs)
-        extra = set(call.get("tokenizer_kwargs") or {}) - {"padding_side"}
+        extra = set(call.get("tokenizer_kwargs") or {}) - set(_CALL_OPTIONS)
         if extra:
             _fallback(f"tokenizer_kwargs {sorted(extra)}")
             return original(*args, **kwargs)

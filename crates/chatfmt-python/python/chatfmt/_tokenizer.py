@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from . import _native
 from ._clock import current as _current_clock
-from ._encoding import TENSOR_TYPES, BatchEncoding, to_tensor
+from ._encoding import TENSOR_TYPES, BatchEncoding
 
 _logger = logging.getLogger("chatfmt")
 _warned: set = set()
@@ -18,6 +18,12 @@ SPECIAL_TOKENS_ATTRIBUTES = ("bos_token", "eos_token", "unk_token", "sep_token",
 # transformers' "no limit" model_max_length (VERY_LARGE_INTEGER).
 _VERY_LARGE_INTEGER = int(1e30)
 _GENERATION_TAG = re.compile(r"\{\%-?\s*generation\s*-?\%\}")
+# The arguments ``apply_chat_template`` passes to ``self(...)`` besides ``tokenizer_kwargs``.
+_CHAT_CALL_ARGUMENTS = ("padding", "truncation", "max_length", "add_special_tokens", "return_tensors", "sanitize_control_tokens")
+# ``Model.apply``'s encoding arguments when only rendering.
+_NO_ENCODING: Dict[str, Any] = dict(
+    assistant_masks=False, padding="none", truncation=False, max_length=None, padding_side=None, sanitize=False
+)
 
 
 def _warn_once(message: str) -> None:
@@ -34,15 +40,56 @@ def _padding(padding: Any) -> str:
         return "longest"
     if value == "max_length":
         return "max_length"
-    raise ValueError(f"{padding!r} is not a valid PaddingStrategy, please select one of ['longest', 'max_length', 'do_not_pad']")
+    raise ValueError(f"{value} is not a valid PaddingStrategy, please select one of ['longest', 'max_length', 'do_not_pad']")
+
+
+def _truncates(truncation: Any) -> bool:
+    """Whether a ``truncation=`` value truncates (one sequence: every strategy but
+    ``do_not_truncate`` cuts it the same way)."""
+    value = getattr(truncation, "value", truncation)
+    if value is False or value is None or value == "do_not_truncate":
+        return False
+    if value is True or value in ("longest_first", "only_first", "only_second"):
+        return True
+    raise ValueError(
+        f"{value} is not a valid TruncationStrategy, please select one of "
+        "['only_first', 'only_second', 'longest_first', 'do_not_truncate']"
+    )
+
+
+# The keyword arguments of transformers' ``tokenizer(...)`` that chatfmt honours besides
+# ``padding``/``truncation``/``max_length``/``return_tensors``, with their defaults.
+_CALL_OPTIONS: Dict[str, Any] = {
+    "padding_side": None,
+    "pad_to_multiple_of": None,
+    "return_token_type_ids": None,
+    "return_attention_mask": None,
+    "return_special_tokens_mask": False,
+    "return_length": False,
+    "verbose": True,
+}
+
+
+def _call_options(owner: "Tokenizer", given: Dict[str, Any], explicit: "tuple[str, ...]") -> Dict[str, Any]:
+    """``given`` (``tokenizer_kwargs``) checked as Python checks ``self(text, <explicit>=..., **given)``,
+    over the defaults of :data:`_CALL_OPTIONS`."""
+    for name in given:
+        if name in explicit:
+            raise TypeError(f"{owner!r} got multiple values for keyword argument '{name}'")
+    unknown = sorted(set(given) - set(_CALL_OPTIONS))
+    if unknown:
+        raise TypeError(f"chatfmt does not support the tokenizer arguments {unknown}")
+    return {**_CALL_OPTIONS, **given}
 
 
 def _tensor_type(return_tensors: Any) -> Optional[str]:
     if return_tensors is None:
         return None
     value = str(getattr(return_tensors, "value", return_tensors))
+    if value == "mlx":
+        raise ValueError("chatfmt returns NumPy arrays ('np') and torch tensors ('pt'), not MLX arrays")
     if value not in TENSOR_TYPES:
-        raise ValueError(f"{value!r} is not a valid TensorType, please select one of {list(TENSOR_TYPES)}")
+        raise ValueError(f"{value} is not a valid TensorType, please select one of ['pt', 'np', 'mlx']")
     return value
 
 
@@ -65,6 +112,36 @@ def _tool_schemas(tools: Any) -> Any:
     return schemas
 
 
+# Every keyword ``tokenizer(text, ...)`` honours.
+_ENCODE_ARGUMENTS = frozenset(
+    ["add_special_tokens", "padding", "truncation", "max_length", "return_tensors", *_CALL_OPTIONS]
+)
+
+
+def clean_up_tokenization(text: str) -> str:
+    """transformers' ``clean_up_tokenization``: no space before punctuation and English contractions."""
+    for spaced, joined in (
+        (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"),
+        (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+    ):
+        text = text.replace(spaced, joined)
+    return text
+
+
+def _added_by_post_processor(with_specials: List[int], plain: List[int], attention: List[int]) -> List[int]:
+    """1 for each token of ``with_specials`` the post-processor added around ``plain``'s tokens."""
+    real = [i for i, a in enumerate(attention) if a]
+    added = [0] * len(with_specials)
+    kept = [with_specials[i] for i in real]
+    for start in range(len(kept) - len(plain) + 1):
+        if kept[start : start + len(plain)] == plain:
+            for k, i in enumerate(real):
+                if not start <= k < start + len(plain):
+                    added[i] = 1
+            return added
+    raise ValueError("chatfmt cannot tell which tokens the post-processor added to this text")
+
+
 def _ids_list(ids: Any) -> List[int]:
     if hasattr(ids, "tolist"):
         ids = ids.tolist()
@@ -80,10 +157,18 @@ class Tokenizer:
     behave as transformers'. ``render`` returns what ``chatfmt tokenize --json`` prints.
     """
 
-    def __init__(self, model: "_native.Model", extra_special_tokens: Optional[List[str]] = None):
+    def __init__(self, model: "_native.Model", config: Optional[Dict[str, Any]] = None):
+        config = config or {}
         self._model = model
-        self._extra_special_tokens = list(extra_special_tokens or [])
+        self._extra_special_tokens = _extra_special_tokens(config)
         self._padding_side = model.padding_side or "right"
+        self._truncation_side = model.truncation_side or "right"
+        names = config.get("model_input_names")
+        self._model_input_names = list(names) if isinstance(names, list) else ["input_ids", "attention_mask"]
+        self.clean_up_tokenization_spaces = bool(config.get("clean_up_tokenization_spaces", False))
+        self.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output = bool(
+            config.get("clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", False)
+        )
         self.name_or_path = model.path or ""
 
     @classmethod
@@ -104,7 +189,7 @@ class Tokenizer:
             raise TypeError(f"from_pretrained() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
         path = os.fspath(path_or_repo_id)
         model = _native.Model.load(path, os.fspath(cache_dir) if cache_dir is not None else None, revision)
-        tok = cls(model, _extra_special_tokens(model.path))
+        tok = cls(model, _config(model.path))
         if padding_side is not None:
             tok.padding_side = padding_side
         return tok
@@ -222,36 +307,92 @@ class Tokenizer:
             )
         if return_assistant_tokens_mask and not _GENERATION_TAG.search(source):
             _warn_once("return_assistant_tokens_mask==True but chat template does not contain `{% generation %}` keyword.")
-        tensors = _tensor_type(return_tensors) if tokenize else None
-        padding_side = tokenizer_kwargs.pop("padding_side", None) or self.padding_side
-        if tokenizer_kwargs:
-            raise TypeError(f"chatfmt does not support tokenizer_kwargs {sorted(tokenizer_kwargs)}")
-        rows = self._apply(
-            conversations,
+        render_only = dict(
             tools=tools,
             documents=documents,
             chat_template=chat_template,
             add_generation_prompt=add_generation_prompt,
             continue_final_message=continue_final_message,
             kwargs=kwargs,
-            tokenize=tokenize,
-            assistant_masks=return_assistant_tokens_mask,
-            padding=_padding(padding),
-            truncation=bool(truncation),
-            max_length=max_length,
-            padding_side=padding_side,
-            sanitize=sanitize_control_tokens,
         )
         if not tokenize:
+            rows = self._apply(conversations, tokenize=False, **render_only, **_NO_ENCODING)
             texts = [r[0] for r in rows]
             return texts if is_batched else texts[0]
-        pick = (lambda i: [r[i] for r in rows]) if (is_batched or tensors) else (lambda i: rows[0][i])
-        out = BatchEncoding(input_ids=pick(1), attention_mask=pick(2))
+        try:
+            options = _call_options(self, tokenizer_kwargs, _CHAT_CALL_ARGUMENTS)
+            tensors = _tensor_type(return_tensors)
+            padding_mode = _padding(padding)
+            truncates = _truncates(truncation)
+        except (TypeError, ValueError):
+            # transformers renders before it calls the tokenizer: template errors come first.
+            self._apply(conversations, tokenize=False, **render_only, **_NO_ENCODING)
+            raise
+        self._check_lengths(padding_mode, truncates, max_length, options["pad_to_multiple_of"])
+        rows = self._apply(
+            conversations,
+            **render_only,
+            tokenize=True,
+            assistant_masks=return_assistant_tokens_mask,
+            padding=padding_mode,
+            truncation=truncates,
+            max_length=max_length,
+            padding_side=options["padding_side"] or self.padding_side,
+            sanitize=sanitize_control_tokens,
+            pad_to_multiple_of=options["pad_to_multiple_of"],
+            truncation_side=self.truncation_side,
+        )
+        out = self._encoding(
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            [[0] * len(r[1]) for r in rows],
+            options,
+            batched=is_batched or bool(tensors),
+        )
         if return_assistant_tokens_mask:
-            out["assistant_masks"] = pick(3)
+            masks = [r[3] for r in rows]
+            out["assistant_masks"] = masks if (is_batched or tensors) else masks[0]
         if tensors:
             out.convert_to_tensors(tensors)
         return out if return_dict else out["input_ids"]
+
+    def _check_lengths(self, padding: str, truncates: bool, max_length: Optional[int], multiple: Optional[int]) -> None:
+        """transformers' check that truncation leaves room for ``pad_to_multiple_of``."""
+        if max_length is None and (padding == "max_length" or truncates):
+            max_length = self._model.model_max_length
+        if truncates and padding != "none" and multiple is not None and max_length is not None and max_length % multiple:
+            raise ValueError(
+                "Truncation and padding are both activated but "
+                f"truncation length ({max_length}) is not a multiple of pad_to_multiple_of ({multiple})."
+            )
+
+    def _encoding(
+        self, ids: list, attention: list, added: list, options: Dict[str, Any], *, batched: bool
+    ) -> BatchEncoding:
+        """The ``BatchEncoding`` of encoded rows, with the keys ``options`` ask for, in transformers'
+        order. ``added[i][j]`` is 1 where the post-processor added token ``j`` of row ``i``."""
+        names = self._model_input_names
+        want_types = options["return_token_type_ids"]
+        want_attention = options["return_attention_mask"]
+        if want_types is None:
+            want_types = "token_type_ids" in names
+        if want_attention is None:
+            want_attention = "attention_mask" in names
+        fields: Dict[str, list] = {"input_ids": ids}
+        if want_types:
+            fields["token_type_ids"] = [[0] * len(row) for row in ids]
+        if want_attention:
+            fields["attention_mask"] = attention
+        if options["return_special_tokens_mask"]:
+            fields["special_tokens_mask"] = [
+                [1 if (a == 0 or s) else 0 for a, s in zip(mask, extra)] for mask, extra in zip(attention, added)
+            ]
+        if options["return_length"]:
+            fields["length"] = [len(row) for row in ids]
+        out = BatchEncoding()
+        for key, value in fields.items():
+            out[key] = value if (batched or key == "length") else value[0]
+        return out
 
     def _apply(self, conversations: list, *, tools: Any, documents: Any, continue_final_message: Any, **options: Any) -> list:
         schemas = _tool_schemas(tools)
@@ -314,6 +455,7 @@ class Tokenizer:
             max_length=max_length,
             padding_side=None,
             sanitize=False,
+            truncation_side=self.truncation_side,
         )
         template = self._model.template_info(chat_template, tools is not None)
         if not tokenize:
@@ -328,54 +470,146 @@ class Tokenizer:
 
     def __call__(
         self,
-        text: Union[str, List[str]],
+        text: Union[str, List[str], None] = None,
+        text_pair: Any = None,
+        text_target: Any = None,
+        text_pair_target: Any = None,
         add_special_tokens: bool = True,
         padding: Any = False,
-        truncation: bool = False,
+        truncation: Any = None,
         max_length: Optional[int] = None,
-        return_tensors: Any = None,
+        stride: int = 0,
+        is_split_into_words: bool = False,
+        pad_to_multiple_of: Optional[int] = None,
         padding_side: Optional[str] = None,
+        return_tensors: Any = None,
+        return_token_type_ids: Optional[bool] = None,
+        return_attention_mask: Optional[bool] = None,
+        return_overflowing_tokens: bool = False,
+        return_special_tokens_mask: bool = False,
+        return_offsets_mapping: bool = False,
+        return_length: bool = False,
+        verbose: bool = True,
+        tokenizer_kwargs: Optional[Dict[str, Any]] = None,
         **kwargs: Any,
     ) -> BatchEncoding:
-        """Encodes a text (or a list of texts) as ``tokenizer(text)``: ``input_ids`` and ``attention_mask``."""
-        if kwargs.pop("sanitize_control_tokens", False):
+        """Encodes a text (or a list of texts) as ``tokenizer(text)``: ``input_ids``, ``attention_mask``
+        and the other outputs asked for. Text pairs, targets, strides, overflowing tokens and offsets
+        are not supported (``TypeError``)."""
+        given = {
+            "add_special_tokens": add_special_tokens,
+            "padding": padding,
+            "truncation": truncation,
+            "max_length": max_length,
+            "pad_to_multiple_of": pad_to_multiple_of,
+            "padding_side": padding_side,
+            "return_tensors": return_tensors,
+            "return_token_type_ids": return_token_type_ids,
+            "return_attention_mask": return_attention_mask,
+            "return_special_tokens_mask": return_special_tokens_mask,
+            "return_length": return_length,
+            "verbose": verbose,
+        }
+        unsupported = {
+            "text_pair": text_pair is not None,
+            "text_target": text_target is not None,
+            "text_pair_target": text_pair_target is not None,
+            "stride": stride != 0,
+            "is_split_into_words": bool(is_split_into_words),
+            "return_overflowing_tokens": bool(return_overflowing_tokens),
+            "return_offsets_mapping": bool(return_offsets_mapping),
+        }
+        # As transformers merges them: tokenizer_kwargs, then other keywords, over the explicit ones.
+        given.update(tokenizer_kwargs or {})
+        given.update(kwargs)
+        if given.pop("sanitize_control_tokens", False):
             raise ValueError("chatfmt supports sanitize_control_tokens only through apply_chat_template")
-        if kwargs:
-            raise TypeError(f"chatfmt does not support the tokenizer arguments {sorted(kwargs)}")
+        asked = sorted([k for k, v in unsupported.items() if v] + [k for k in given if k not in _ENCODE_ARGUMENTS])
+        if asked:
+            raise TypeError(f"chatfmt does not support the tokenizer arguments {asked}")
+        if text is None:
+            raise ValueError("You need to specify either `text` or `text_target`.")
         if not isinstance(text, (str, list, tuple)):
             raise TypeError(f"text input must be of type `str` (single example) or `list[str]` (batch), not {type(text).__name__}")
         batched = not isinstance(text, str)
         texts = list(text) if batched else [text]
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("text input must be of type `str` (single example) or `list[str]` (batch)")
-        tensors = _tensor_type(return_tensors)
-        rows = self._model.encode(
-            texts,
-            add_special_tokens=add_special_tokens,
-            truncation=bool(truncation),
+        options = {k: given[k] for k in _CALL_OPTIONS}
+        max_length = given["max_length"]
+        truncation = given["truncation"]
+        # transformers: max_length alone (no padding, truncation unset) truncates.
+        if max_length is not None and given["padding"] is False and truncation is None:
+            truncation = True
+        padding_mode = _padding(given["padding"])
+        truncates = _truncates(truncation)
+        tensors = _tensor_type(given["return_tensors"])
+        self._check_lengths(padding_mode, truncates, max_length, options["pad_to_multiple_of"])
+        encode = dict(
+            add_special_tokens=bool(given["add_special_tokens"]),
+            truncation=truncates,
             max_length=max_length,
-            padding=_padding(padding),
-            padding_side=padding_side or self.padding_side,
+            padding=padding_mode,
+            padding_side=options["padding_side"] or self.padding_side,
+            pad_to_multiple_of=options["pad_to_multiple_of"],
+            truncation_side=self.truncation_side,
         )
-        if batched or tensors:
-            out = BatchEncoding(input_ids=[r[0] for r in rows], attention_mask=[r[1] for r in rows])
-        else:
-            out = BatchEncoding(input_ids=rows[0][0], attention_mask=rows[0][1])
+        rows = self._model.encode(texts, **encode)
+        added = [[0] * len(r[0]) for r in rows]
+        if options["return_special_tokens_mask"] and encode["add_special_tokens"]:
+            plain = self._model.encode(
+                texts, **{**encode, "add_special_tokens": False, "padding": "none", "pad_to_multiple_of": None}
+            )
+            added = [_added_by_post_processor(r[0], p[0], r[1]) for r, p in zip(rows, plain)]
+        out = self._encoding([r[0] for r in rows], [r[1] for r in rows], added, options, batched=batched or bool(tensors))
         return out.convert_to_tensors(tensors) if tensors else out
 
     def encode(self, text: str, add_special_tokens: bool = True, **kwargs: Any) -> List[int]:
         """The ids of ``text``."""
         return self(text, add_special_tokens=add_special_tokens, **kwargs)["input_ids"]
 
-    def decode(self, token_ids: Any, skip_special_tokens: bool = False, **kwargs: Any) -> str:
-        """The text of ``token_ids``."""
-        return self._model.decode(_ids_list(token_ids), skip_special_tokens)
+    def decode(
+        self,
+        token_ids: Any,
+        skip_special_tokens: bool = False,
+        clean_up_tokenization_spaces: Optional[bool] = None,
+        **kwargs: Any,
+    ) -> Union[str, List[str]]:
+        """The text of ``token_ids`` (a list of texts for a batch of sequences), with transformers'
+        ``clean_up_tokenization_spaces`` (which it ignores for BPE models)."""
+        if hasattr(token_ids, "tolist"):
+            token_ids = token_ids.tolist()
+        if isinstance(token_ids, dict):
+            token_ids = token_ids["input_ids"]
+        if isinstance(token_ids, (list, tuple)) and token_ids and isinstance(token_ids[0], (list, tuple)):
+            return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in token_ids]
+        text = self._model.decode(_ids_list(token_ids), skip_special_tokens)
+        if clean_up_tokenization_spaces is None:
+            clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
+        if clean_up_tokenization_spaces:
+            if (
+                self._model.model_type == "BPE"
+                and not self.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output
+            ):
+                _warn_once(
+                    "Ignoring clean_up_tokenization_spaces=True for BPE tokenizer. The clean_up_tokenization "
+                    "post-processing step is designed for WordPiece tokenizers and is destructive for BPE."
+                )
+            else:
+                text = clean_up_tokenization(text)
+        return text
 
-    def batch_decode(self, sequences: Any, skip_special_tokens: bool = False, **kwargs: Any) -> List[str]:
+    def batch_decode(
+        self,
+        sequences: Any,
+        skip_special_tokens: bool = False,
+        clean_up_tokenization_spaces: Optional[bool] = None,
+        **kwargs: Any,
+    ) -> List[str]:
         """The text of each sequence of ids."""
         if hasattr(sequences, "tolist"):
             sequences = sequences.tolist()
-        return [self.decode(s, skip_special_tokens=skip_special_tokens) for s in sequences]
+        return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in sequences]
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
         """The token string of an id, or of each id of a list."""
@@ -408,18 +642,9 @@ class Tokenizer:
         return self._model.vocab_size()
 
     @property
-    def padding_side(self) -> str:
-        return self._padding_side
-
-    @padding_side.setter
-    def padding_side(self, value: str) -> None:
-        if value not in ("left", "right"):
-            raise ValueError(f"Padding side should be selected between 'right' and 'left', current value: {value}")
-        self._padding_side = value
-
-    @property
-    def truncation_side(self) -> str:
-        return self._model.truncation_side or "right"
+    def model_input_names(self) -> List[str]:
+        """The model inputs ``tokenizer(...)`` returns by default (the config's ``model_input_names``)."""
+        return list(self._model_input_names)
 
     @property
     def model_max_length(self) -> int:
@@ -438,6 +663,8 @@ class Tokenizer:
             "special_tokens": dict(sorted(self._model.special_tokens.items())),
             "extra_special_tokens": list(self._extra_special_tokens),
             "padding_side": self._padding_side,
+            "truncation_side": self._truncation_side,
+            "clean_up_tokenization_spaces": self.clean_up_tokenization_spaces,
         }
         return (_restore, (state,))
 
@@ -468,6 +695,25 @@ def _special_id_property(name: str) -> property:
     return property(get, set_, doc=f"The id of the {name.replace('_', ' ')} (settable).")
 
 
+def _side_property(kind: str) -> property:
+    """``padding_side`` / ``truncation_side``: "left" or "right", checked when set."""
+    attribute = f"_{kind}_side"
+
+    def get(self: Tokenizer) -> str:
+        return getattr(self, attribute)
+
+    def set_(self: Tokenizer, value: str) -> None:
+        if value not in ("left", "right"):
+            raise ValueError(
+                f"{kind.capitalize()} side should be selected between 'right' and 'left', current value: {value}"
+            )
+        setattr(self, attribute, value)
+
+    return property(get, set_, doc=f"The side {kind} applies to (settable).")
+
+
+Tokenizer.padding_side = _side_property("padding")  # type: ignore[assignment]
+Tokenizer.truncation_side = _side_property("truncation")  # type: ignore[assignment]
 for _name in SPECIAL_TOKENS_ATTRIBUTES:
     setattr(Tokenizer, _name, _special_property(_name))
     setattr(Tokenizer, f"{_name}_id", _special_id_property(_name))
@@ -476,7 +722,8 @@ for _name in SPECIAL_TOKENS_ATTRIBUTES:
 def _restore(state: Dict[str, Any]) -> Tokenizer:
     """A pickled :class:`Tokenizer`, loaded again from its files."""
     model = _native.Model.load(state["path"], None, None)
-    tok = Tokenizer(model, state["extra_special_tokens"])
+    tok = Tokenizer(model, _config(model.path))
+    tok._extra_special_tokens = list(state["extra_special_tokens"])
     tokens = state["special_tokens"]
     for name in sorted(set(model.special_tokens) | set(tokens)):
         if model.special_tokens.get(name) != tokens.get(name):
@@ -484,18 +731,25 @@ def _restore(state: Dict[str, Any]) -> Tokenizer:
     if tok.chat_template != state["chat_template"]:
         tok.chat_template = state["chat_template"]
     tok.padding_side = state["padding_side"]
+    tok.truncation_side = state["truncation_side"]
+    tok.clean_up_tokenization_spaces = state["clean_up_tokenization_spaces"]
     return tok
 
 
-def _extra_special_tokens(path: Optional[str]) -> List[str]:
-    """The config's extra special tokens (``extra_special_tokens`` / ``additional_special_tokens``)."""
+def _config(path: Optional[str]) -> Dict[str, Any]:
+    """A model folder's ``tokenizer_config.json`` (empty when there is none)."""
     if not path or not os.path.isdir(path):
-        return []
+        return {}
     try:
         with open(os.path.join(path, "tokenizer_config.json"), encoding="utf-8") as f:
             config = json.load(f)
     except (OSError, ValueError):
-        return []
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _extra_special_tokens(config: Dict[str, Any]) -> List[str]:
+    """The config's extra special tokens (``extra_special_tokens`` / ``additional_special_tokens``)."""
     extra = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
     if isinstance(extra, dict):
         extra = list(extra.values())
