@@ -8,7 +8,7 @@ use crate::render_cmd::{check_fastchat_masks, check_fastchat_options, fastchat_s
 use anyhow::{anyhow, bail, Result};
 use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
-use chatfmt::ChatSpans;
+use chatfmt::{ChatSpans, MaskSource};
 use chatfmt_tokenize::chat::{message_spans_json, message_token_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
@@ -194,9 +194,13 @@ fn read_ids(path: &Path) -> Result<Vec<u32>> {
 /// when only truncation removed every assistant token.
 fn check_masks(spans: &ChatSpans, messages: &[serde_json::Value], encoded: Option<&Encoded>) -> Result<()> {
     if spans.assistant_mask_is_empty(messages) {
+        let hint = match spans.source {
+            MaskSource::Tags => "try --masks provenance, or --stop-token TOKEN",
+            _ => "check that the template prints the assistant messages, or name their end with --stop-token TOKEN",
+        };
         bail!(
             "the conversation has assistant messages but no assistant span was found ({} masks): the \
-             assistant mask would be all zeros; try --masks provenance, or --stop-token TOKEN",
+             assistant mask would be all zeros; {hint}",
             spans.source.name()
         );
     }

@@ -428,6 +428,11 @@ fn tokenize_refuses_an_all_zero_mask_and_warns_when_truncation_makes_one() {
     let base = ["tokenize", "--model", &model, "--messages", &messages];
     let err = usage_error(&[&base[..], &["--template", &user_only, "--json"]].concat());
     assert!(err.contains("assistant mask would be all zeros"), "{err}");
+    // The template has no generation blocks, so provenance was used: it is not suggested again.
+    assert!(
+        err.contains("(provenance masks)") && !err.contains("try --masks provenance"),
+        "{err}"
+    );
     // --max-length cutting every assistant token: a warning, and the all-zero mask it made.
     let out = chatfmt(&[&base[..], &["--assistant-masks", "--max-length", "3"]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
