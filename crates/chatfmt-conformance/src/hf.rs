@@ -3,7 +3,7 @@
 
 use crate::{read_json, read_jsonl, Error, KnownDifferences, Result};
 use chatfmt::{ApplyOptions, ChatTemplate};
-use chatfmt_jinja::Clock;
+use chatfmt_jinja::{Clock, CodePoints};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
@@ -190,14 +190,13 @@ impl Kit {
                             .iter()
                             .filter_map(|s| Some((s[0].as_u64()? as usize, s[1].as_u64()? as usize)))
                             .collect();
-                        if want == r.generation_spans {
+                        // The kit records Python string indices.
+                        let text = CodePoints::new(&r.text);
+                        let got: Vec<(usize, usize)> = r.generation_spans.iter().map(|&s| text.span(s)).collect();
+                        if want == got {
                             ("", String::new(), String::new())
                         } else {
-                            (
-                                "span_mismatch",
-                                format!("{want:?}"),
-                                format!("{:?}", r.generation_spans),
-                            )
+                            ("span_mismatch", format!("{want:?}"), format!("{got:?}"))
                         }
                     } else {
                         ("", String::new(), String::new())

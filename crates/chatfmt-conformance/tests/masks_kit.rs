@@ -110,7 +110,7 @@ fn invariants(case: &Case, s: &ChatSpans) -> Vec<String> {
         format!("{}{how}: {msg}", case.scenario)
     };
     let in_spans = |c: usize| s.assistant_spans.iter().any(|&(a, b)| a <= c && c < b);
-    // Characters attributed to one message only.
+    // Bytes attributed to one message only.
     let n = case.messages.len();
     for span in &s.rendered.spans {
         let owners: Vec<usize> = match &span.origin {
@@ -124,7 +124,7 @@ fn invariants(case: &Case, s: &ChatSpans) -> Vec<String> {
         }
         if let Some(c) = (span.start..span.end).find(|&c| in_spans(c)) {
             failures.push(what(format!(
-                "assistant span holds char {c} of message {owner} ({:?})",
+                "assistant span holds byte {c} of message {owner} ({:?})",
                 span.origin
             )));
         }

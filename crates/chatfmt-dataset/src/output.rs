@@ -6,6 +6,7 @@ use crate::{Error, ErrorKind};
 use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Fields, Schema};
+use chatfmt::jinja::{ByteSpan, CodePoints};
 use chatfmt::MessageSpan;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
@@ -27,9 +28,10 @@ pub struct Formatted {
     pub text: String,
     /// `input_ids`, `attention_mask`, `assistant_masks` with `--tokenize`.
     pub tokens: Option<Tokens>,
-    /// Half-open code-point ranges of `text` a model is trained on (spans without a tokenizer).
-    pub assistant_spans: Option<Vec<(usize, usize)>>,
-    /// Each message's turn and content (when asked for).
+    /// The byte spans of `text` a model is trained on (spans without a tokenizer); written as
+    /// code points.
+    pub assistant_spans: Option<Vec<ByteSpan>>,
+    /// Each message's turn and content (when asked for); written as code points.
     pub message_spans: Option<Vec<MessageSpan>>,
 }
 
@@ -293,11 +295,14 @@ fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, Error> {
             obj["attention_mask"] = json!(t.attention_mask);
             obj["assistant_masks"] = json!(t.assistant_masks);
         }
-        if let Some(spans) = &r.assistant_spans {
-            obj["assistant_spans"] = json!(spans.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>());
-        }
-        if let Some(messages) = &r.message_spans {
-            obj["message_spans"] = Json::Array(messages.iter().map(MessageSpan::to_json).collect());
+        if r.assistant_spans.is_some() || r.message_spans.is_some() {
+            let text = CodePoints::new(&r.text);
+            if let Some(spans) = &r.assistant_spans {
+                obj["assistant_spans"] = json!(spans.iter().map(|&span| text.span(span)).collect::<Vec<_>>());
+            }
+            if let Some(messages) = &r.message_spans {
+                obj["message_spans"] = Json::Array(messages.iter().map(|m| m.to_json(&text)).collect());
+            }
         }
         serde_json::to_writer(&mut buf, &obj).map_err(encoding)?;
         buf.push(b'\n');
@@ -336,14 +341,20 @@ fn arrays(rows: &[Formatted], columns: Columns) -> Result<Vec<ArrayRef>, Error> 
         arrays.push(Arc::new(attention.finish()));
         arrays.push(Arc::new(assistant.finish()));
     }
+    // Spans are written as code points.
+    let texts: Vec<CodePoints> = if columns.assistant_spans || columns.message_spans {
+        rows.iter().map(|r| CodePoints::new(&r.text)).collect()
+    } else {
+        Vec::new()
+    };
     if columns.assistant_spans {
         let mut spans = ListBuilder::new(ListBuilder::new(UInt64Builder::new()));
-        for r in rows {
+        for (r, text) in rows.iter().zip(&texts) {
             let row = r
                 .assistant_spans
                 .as_deref()
                 .ok_or_else(|| encoding("a row has no assistant spans"))?;
-            append_pairs(&mut spans, row);
+            append_pairs(&mut spans, text, row);
         }
         arrays.push(Arc::new(spans.finish()));
     }
@@ -358,13 +369,13 @@ fn arrays(rows: &[Formatted], columns: Columns) -> Result<Vec<ArrayRef>, Error> 
             ],
         );
         let mut list = ListBuilder::new(entry);
-        for r in rows {
+        for (r, text) in rows.iter().zip(&texts) {
             let messages = r
                 .message_spans
                 .as_deref()
                 .ok_or_else(|| encoding("a row has no message spans"))?;
             for m in messages {
-                append_message(list.values(), m)?;
+                append_message(list.values(), text, m)?;
             }
             list.append(true);
         }
@@ -373,17 +384,18 @@ fn arrays(rows: &[Formatted], columns: Columns) -> Result<Vec<ArrayRef>, Error> 
     Ok(arrays)
 }
 
-/// Appends one row's `[start, end]` pairs.
-fn append_pairs(list: &mut ListBuilder<ListBuilder<UInt64Builder>>, pairs: &[(usize, usize)]) {
-    for &(s, e) in pairs {
+/// Appends one row's spans as `[start, end]` code-point pairs.
+fn append_pairs(list: &mut ListBuilder<ListBuilder<UInt64Builder>>, text: &CodePoints, spans: &[ByteSpan]) {
+    for &span in spans {
+        let (s, e) = text.span(span);
         list.values().values().append_slice(&[s as u64, e as u64]);
         list.values().append(true);
     }
     list.append(true);
 }
 
-/// Appends one `message_spans` entry.
-fn append_message(entry: &mut StructBuilder, m: &MessageSpan) -> Result<(), Error> {
+/// Appends one `message_spans` entry, its spans in code points.
+fn append_message(entry: &mut StructBuilder, text: &CodePoints, m: &MessageSpan) -> Result<(), Error> {
     let missing = || encoding("message_spans: unexpected column layout");
     entry
         .field_builder::<UInt64Builder>(0)
@@ -396,7 +408,7 @@ fn append_message(entry: &mut StructBuilder, m: &MessageSpan) -> Result<(), Erro
     let turn = entry
         .field_builder::<ListBuilder<UInt64Builder>>(2)
         .ok_or_else(missing)?;
-    match m.turn {
+    match m.turn.map(|span| text.span(span)) {
         Some((s, e)) => {
             turn.values().append_slice(&[s as u64, e as u64]);
             turn.append(true);
@@ -406,7 +418,7 @@ fn append_message(entry: &mut StructBuilder, m: &MessageSpan) -> Result<(), Erro
     let content = entry
         .field_builder::<ListBuilder<ListBuilder<UInt64Builder>>>(3)
         .ok_or_else(missing)?;
-    append_pairs(content, &m.content);
+    append_pairs(content, text, &m.content);
     entry.append(true);
     Ok(())
 }

@@ -20,7 +20,7 @@ pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(py_is_space)
 }
 
-/// Where one part of a conversation went in its prompt: half-open code-point ranges of the text.
+/// Where one part of a conversation went in its prompt: half-open byte ranges of the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptSegment {
     /// The role prefix, the message and its separator (for the system message: the system prompt
@@ -68,18 +68,19 @@ impl Conversation {
             system_message: &self.system_message,
         };
         Renderer { conv: self, style }.render(system, &mut out)?;
-        Ok(out.finish())
+        Ok(SegmentedPrompt {
+            text: out.text,
+            system: out.system,
+            turns: out.turns,
+        })
     }
 }
-
-/// A segment in bytes.
-type Bytes = ((usize, usize), Option<(usize, usize)>);
 
 /// The prompt as it is built, with the byte ranges of its parts.
 struct Out<'a> {
     text: String,
-    system: Option<Bytes>,
-    turns: Vec<Option<Bytes>>,
+    system: Option<PromptSegment>,
+    turns: Vec<Option<PromptSegment>>,
     system_message: &'a str,
 }
 
@@ -97,7 +98,10 @@ impl Out<'_> {
             .map(|at| (start + at, start + at + self.system_message.len()));
         self.push(&[system]);
         self.push(after);
-        self.system = Some(((start, self.text.len()), content));
+        self.system = Some(PromptSegment {
+            turn: (start, self.text.len()),
+            content,
+        });
     }
 
     /// Turn `i`: `before`, the printed message (its first `lead` bytes image placeholders), `after`.
@@ -111,7 +115,10 @@ impl Out<'_> {
         });
         self.push(after);
         if let Some(slot) = self.turns.get_mut(i) {
-            *slot = Some(((start, self.text.len()), content));
+            *slot = Some(PromptSegment {
+                turn: (start, self.text.len()),
+                content,
+            });
         }
     }
 
@@ -120,27 +127,12 @@ impl Out<'_> {
         self.text.truncate(len);
         let clamp = |(s, e): (usize, usize)| (s.min(len), e.min(len));
         for seg in self.turns.iter_mut().flatten().chain(self.system.iter_mut()) {
-            seg.0 = clamp(seg.0);
-            seg.1 = seg.1.map(clamp).filter(|(s, e)| s < e);
-        }
-    }
-
-    /// The segments in code points.
-    fn finish(self) -> SegmentedPrompt {
-        let mut starts: Vec<usize> = self.text.char_indices().map(|(b, _)| b).collect();
-        starts.push(self.text.len());
-        let char_at = |b: usize| starts.partition_point(|&s| s < b);
-        let seg = |(turn, content): Bytes| PromptSegment {
-            turn: (char_at(turn.0), char_at(turn.1)),
-            content: content.map(|(s, e)| (char_at(s), char_at(e))),
-        };
-        SegmentedPrompt {
-            system: self.system.map(seg),
-            turns: self.turns.into_iter().map(|t| t.map(seg)).collect(),
-            text: self.text,
+            seg.turn = clamp(seg.turn);
+            seg.content = seg.content.map(clamp).filter(|(s, e)| s < e);
         }
     }
 }
+
 struct Renderer<'a> {
     conv: &'a Conversation,
     style: SeparatorStyle,

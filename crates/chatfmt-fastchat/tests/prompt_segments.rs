@@ -16,7 +16,7 @@ use serde_json::json;
 use std::collections::BTreeSet;
 
 fn slice(text: &str, (s, e): (usize, usize)) -> String {
-    text.chars().skip(s).take(e - s).collect()
+    text[s..e].to_string()
 }
 
 fn messages(system: bool) -> Vec<ChatMessage> {
@@ -49,7 +49,7 @@ fn check(conv: &Conversation, p: &SegmentedPrompt) -> Vec<String> {
     if conv.get_prompt().as_deref() != Ok(p.text.as_str()) {
         failures.push(format!("{name}: text differs from get_prompt"));
     }
-    let len = p.text.chars().count();
+    let len = p.text.len();
     let placed: Vec<(usize, _)> = (p.turns.iter().enumerate())
         .filter_map(|(i, t)| t.map(|t| (i, t)))
         .collect();

@@ -26,5 +26,5 @@ mod template;
 mod value;
 
 pub use error::{Error, ErrorKind, Result};
-pub use output::{Origin, Span};
+pub use output::{ByteSpan, CodePoints, Origin, Span};
 pub use template::{Borrowed, Clock, Context, Layer, Limits, Rendered, Template};

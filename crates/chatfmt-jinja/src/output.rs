@@ -20,12 +20,17 @@ pub enum Origin {
     Computed(Vec<String>),
 }
 
-/// A span of the rendered text, in character offsets (Unicode code points), and its origin.
+/// A half-open range `(start, end)` of byte offsets into a rendered UTF-8 text, both on character
+/// boundaries: the one unit of spans inside the libraries. Outputs that promise Python string
+/// indices convert with [`CodePoints::span`].
+pub type ByteSpan = (usize, usize);
+
+/// A span of the rendered text, in byte offsets (see [`ByteSpan`]), and its origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
-    /// Offset of the first character.
+    /// Byte offset of the first character.
     pub start: usize,
-    /// Offset just past the last character.
+    /// Byte offset just past the last character.
     pub end: usize,
     /// Where the text of the span came from.
     pub origin: Origin,
@@ -82,8 +87,8 @@ impl SpanRecorder {
         self.spans.push((start, end, origin));
     }
 
-    /// Resolves addresses to JSON paths of `vars` and byte offsets of `text` to character offsets.
-    pub(crate) fn resolve(self, text: &str, ctx: &Context) -> Vec<Span> {
+    /// Resolves addresses to JSON paths of `vars`.
+    pub(crate) fn resolve(self, ctx: &Context) -> Vec<Span> {
         let mut index = Vec::new();
         for (k, v) in &ctx.vars {
             index_values(v, k.clone(), &mut index);
@@ -111,7 +116,6 @@ impl SpanRecorder {
                 _ => None,
             }
         };
-        let mut chars = CharOffsets::new(text);
         self.spans
             .into_iter()
             .map(|(start, end, raw)| {
@@ -127,11 +131,7 @@ impl SpanRecorder {
                     }
                     RawOrigin::Borrowed(addr) => path_of(addr).map_or(Origin::Template, |p| Origin::Input(p.clone())),
                 };
-                Span {
-                    start: chars.at(start),
-                    end: chars.at(end),
-                    origin,
-                }
+                Span { start, end, origin }
             })
             .collect()
     }
@@ -159,29 +159,56 @@ fn index_values(v: &Json, path: String, out: &mut Vec<(usize, usize, String)>) {
     }
 }
 
-/// Converts increasing byte offsets to character offsets in one pass.
-struct CharOffsets<'t> {
-    text: &'t str,
-    byte: usize,
-    chars: usize,
+/// Code-point offsets (Python string indices) of a text's byte offsets: the one conversion, made
+/// only where an output promises Python indices (the JSON of `render --json` and `tokenize --json`,
+/// dataset columns, the Python API, comparisons with goldens recorded in Python).
+#[derive(Debug, Clone, Default)]
+pub struct CodePoints {
+    /// For each character of more than one byte, in order: the byte offset just past it, and how
+    /// many bytes beyond one each such character up to it has, summed.
+    wide: Vec<(usize, usize)>,
 }
 
-impl<'t> CharOffsets<'t> {
-    fn new(text: &'t str) -> Self {
-        CharOffsets {
-            text,
-            byte: 0,
-            chars: 0,
+impl CodePoints {
+    /// The conversion for `text` (nothing to remember when it is ASCII).
+    pub fn new(text: &str) -> Self {
+        if text.is_ascii() {
+            return CodePoints::default();
         }
+        let mut extra = 0;
+        let wide = (text.char_indices())
+            .filter(|(_, c)| !c.is_ascii())
+            .map(|(at, c)| {
+                extra += c.len_utf8() - 1;
+                (at + c.len_utf8(), extra)
+            })
+            .collect();
+        CodePoints { wide }
     }
 
-    fn at(&mut self, byte: usize) -> usize {
-        if byte < self.byte {
-            self.byte = 0;
-            self.chars = 0;
+    /// `span` (byte offsets on character boundaries of the text) as a half-open range of code points.
+    pub fn span(&self, (start, end): ByteSpan) -> (usize, usize) {
+        let at = |byte: usize| {
+            let before = self.wide.partition_point(|&(past, _)| past <= byte);
+            byte - before.checked_sub(1).map_or(0, |i| self.wide[i].1)
+        };
+        (at(start), at(end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_points_count_the_characters_before_each_boundary() {
+        let text = "a\u{e9}\u{6771}\u{1f600}b".repeat(3);
+        let cp = CodePoints::new(&text);
+        let boundaries: Vec<usize> = (text.char_indices().map(|(b, _)| b)).chain([text.len()]).collect();
+        for (chars, &byte) in boundaries.iter().enumerate() {
+            assert_eq!(cp.span((byte, byte)), (chars, chars), "byte {byte}");
         }
-        self.chars += self.text.get(self.byte..byte).map_or(0, |s| s.chars().count());
-        self.byte = byte;
-        self.chars
+        assert_eq!(cp.span((1, 10)), (1, 4));
+        assert_eq!(CodePoints::new("plain").span((2, 5)), (2, 5));
     }
 }

@@ -73,13 +73,13 @@ impl Context<'_> {
     }
 }
 
-/// The result of a render: the text and the character spans of `{% generation %}` blocks.
+/// The result of a render: the text and the byte spans of `{% generation %}` blocks.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rendered {
     /// The rendered text.
     pub text: String,
-    /// `(start, end)` character offsets (Unicode code points) of each `{% generation %}` block.
-    pub generation_spans: Vec<(usize, usize)>,
+    /// The byte span of each `{% generation %}` block in `text`.
+    pub generation_spans: Vec<crate::output::ByteSpan>,
     /// Where each span of the text came from, when [`Context::track_spans`] is set.
     pub spans: Vec<crate::output::Span>,
     /// The evaluation steps the render used (what [`Limits::max_steps`] bounds).

@@ -11,6 +11,7 @@ use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
+use chatfmt::jinja::CodePoints;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
 use chatfmt_dataset::input::{Payload, Row};
@@ -39,8 +40,8 @@ struct Formatted {
     spans: Option<Vec<Span>>,
 }
 
-/// Where one message is: its turn and content as code-point ranges of the text and, when
-/// tokenizing, as token ranges (the CLI's `message_spans`).
+/// Where one message is: its turn and content as code-point ranges of the text (Python string
+/// indices) and, when tokenizing, as token ranges (the CLI's `message_spans`).
 struct Span {
     index: i32,
     role: Option<String>,
@@ -63,6 +64,7 @@ fn range32((s, e): (usize, usize)) -> Result<[i32; 2], String> {
 fn spans_of(spans: &ChatSpans, tokens: Option<&[Option<(usize, usize)>]>) -> Result<Vec<Span>, String> {
     let mut tokens = tokens.map(|t| t.iter());
     let mut next = || tokens.as_mut().and_then(|t| t.next().copied().flatten());
+    let text = CodePoints::new(&spans.rendered.text);
     let mut out = Vec::with_capacity(spans.messages.len());
     for m in &spans.messages {
         let turn_tokens = next().filter(|_| m.turn.is_some());
@@ -70,8 +72,10 @@ fn spans_of(spans: &ChatSpans, tokens: Option<&[Option<(usize, usize)>]>) -> Res
         out.push(Span {
             index: int32(m.index)?,
             role: m.role.clone(),
-            turn: m.turn.map(range32).transpose()?,
-            content: m.content.iter().copied().map(range32).collect::<Result<_, _>>()?,
+            turn: m.turn.map(|t| range32(text.span(t))).transpose()?,
+            content: (m.content.iter())
+                .map(|&c| range32(text.span(c)))
+                .collect::<Result<_, _>>()?,
             turn_tokens: turn_tokens.map(range32).transpose()?,
             content_tokens: content_tokens.into_iter().map(range32).collect::<Result<_, _>>()?,
         });

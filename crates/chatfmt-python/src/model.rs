@@ -26,16 +26,9 @@ pub struct Model {
     path: Option<PathBuf>,
 }
 
-/// One rendered (and maybe encoded) conversation: text, ids, attention mask, assistant mask,
-/// `{% generation %}` spans.
+/// One rendered (and maybe encoded) conversation: text, ids, attention mask, assistant mask.
 /// Masks are widened from bytes: PyO3 gives a `Vec<u8>` to Python as `bytes`.
-type Row = (
-    String,
-    Option<Vec<u32>>,
-    Option<Vec<u32>>,
-    Option<Vec<u32>>,
-    Vec<(usize, usize)>,
-);
+type Row = (String, Option<Vec<u32>>, Option<Vec<u32>>, Option<Vec<u32>>);
 
 fn widen(mask: Vec<u8>) -> Vec<u32> {
     mask.into_iter().map(u32::from).collect()
@@ -362,11 +355,7 @@ impl Model {
                     .collect::<Result<Vec<_>, _>>()
             });
             return rendered
-                .map(|rs| {
-                    rs.into_iter()
-                        .map(|r| (r.text, None, None, None, r.generation_spans))
-                        .collect()
-                })
+                .map(|rs| rs.into_iter().map(|r| (r.text, None, None, None)).collect())
                 .map_err(|e| jinja_error(py, &e));
         }
         let tokenizer = self.tokenizer()?;
@@ -392,7 +381,6 @@ impl Model {
                     Some(e.input_ids),
                     Some(widen(e.attention_mask)),
                     e.assistant_masks.map(widen),
-                    c.generation_spans,
                 )
             })
             .collect())

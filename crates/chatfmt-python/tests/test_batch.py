@@ -200,10 +200,11 @@ def test_message_spans(kits):
     tok = kits["tok"]
     messages = [
         {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Name a colour."},
-        {"role": "assistant", "content": "Teal."},
+        {"role": "user", "content": "Name a colour, en français : é, 東京? 😀"},
+        {"role": "assistant", "content": "Bleu canard 🦆."},
     ]
     batch = pa.RecordBatch.from_pylist([{"messages": messages}, {"messages": []}])
+    # Spans are Python string indices of the text, also after characters of several bytes.
     text_only = chatfmt.format_batch(batch, tok, tokenize=False, message_spans=True)
     text = text_only.column("text")[0].as_py()
     spans = text_only.column("message_spans").to_pylist()

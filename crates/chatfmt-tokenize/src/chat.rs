@@ -3,6 +3,7 @@
 
 use crate::encode::Text;
 use crate::{ChatTokenizer, EncodeOptions, Encoded, Error, ErrorKind};
+use chatfmt::jinja::{ByteSpan, CodePoints};
 use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
 use serde_json::{Map, Value as Json};
 
@@ -23,16 +24,16 @@ pub struct ChatTokenizeOptions {
 #[derive(Debug, Clone)]
 pub struct TokenizedChat {
     pub text: String,
-    /// `{% generation %}` char spans of `text`.
-    pub generation_spans: Vec<(usize, usize)>,
+    /// `{% generation %}` byte spans of `text`.
+    pub generation_spans: Vec<ByteSpan>,
     pub encoded: Encoded,
     /// The spans found with [`ChatTokenizeOptions::spans`].
     pub spans: Option<ChatSpans>,
 }
 
-/// The char spans of `spans` whose tokens [`ChatTokenizeOptions::spans`] asks for: per message, its
+/// The byte spans of `spans` whose tokens [`ChatTokenizeOptions::spans`] asks for: per message, its
 /// turn (empty when none), then its content spans.
-pub fn message_token_spans(spans: &ChatSpans) -> Vec<(usize, usize)> {
+pub fn message_token_spans(spans: &ChatSpans) -> Vec<ByteSpan> {
     let mut out = Vec::new();
     for m in &spans.messages {
         out.push(m.turn.unwrap_or((0, 0)));
@@ -46,11 +47,12 @@ pub fn message_token_spans(spans: &ChatSpans) -> Vec<(usize, usize)> {
 /// holds for [`message_token_spans`].
 pub fn message_spans_json(spans: &ChatSpans, encoded: &Encoded) -> Vec<Json> {
     let mut tokens = encoded.span_tokens.iter();
+    let text = CodePoints::new(&spans.rendered.text);
     spans
         .messages
         .iter()
         .map(|m| {
-            let mut out = m.to_json();
+            let mut out = m.to_json(&text);
             let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
             let content: Vec<[usize; 2]> = (m.content.iter())
                 .filter_map(|_| tokens.next().copied().flatten())
@@ -117,7 +119,7 @@ pub fn tokenize_chats(
         Some(f) => f.iter().map(|s| s.rendered.clone()).collect(),
         None => render(conversations, apply)?,
     };
-    let wanted: Vec<Vec<(usize, usize)>> = match &found {
+    let wanted: Vec<Vec<ByteSpan>> = match &found {
         Some(f) => f.iter().map(message_token_spans).collect(),
         None => Vec::new(),
     };

@@ -3,6 +3,7 @@
 
 use crate::masks::TokenBytes;
 use crate::{ChatTokenizer, Error, ErrorKind, Side};
+use chatfmt::jinja::ByteSpan;
 use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken};
 
 /// Padding of a batch (`padding=` of transformers).
@@ -53,14 +54,14 @@ pub struct Encoded {
 
 const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
 
-/// A text to encode, the char spans its assistant mask covers (the `{% generation %}` blocks of its
-/// rendering, or provenance spans) and char spans whose tokens are wanted.
+/// A text to encode, the byte spans its assistant mask covers (the `{% generation %}` blocks of its
+/// rendering, or provenance spans) and byte spans whose tokens are wanted.
 #[derive(Debug, Clone, Copy)]
 pub struct Text<'t> {
     pub text: &'t str,
-    pub generation_spans: &'t [(usize, usize)],
-    /// Char spans mapped to token ranges ([`Encoded::span_tokens`]).
-    pub token_spans: &'t [(usize, usize)],
+    pub generation_spans: &'t [ByteSpan],
+    /// Byte spans mapped to token ranges ([`Encoded::span_tokens`]).
+    pub token_spans: &'t [ByteSpan],
 }
 
 impl ChatTokenizer {

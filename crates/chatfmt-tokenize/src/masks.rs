@@ -1,10 +1,13 @@
-//! Assistant masks: the `{% generation %}` character spans of a rendered chat mapped to tokens the way
-//! transformers does it (`BatchEncoding.char_to_token` on the tokenizer's char offsets).
+//! Assistant masks: the byte spans of a rendered chat (its `{% generation %}` blocks, or the spans of
+//! [`chatfmt::masks`]) mapped to tokens the way transformers does it (`BatchEncoding.char_to_token`
+//! on the tokenizer's char offsets).
 //!
 //! `tokenizers` gives a token the char offsets of every character it has a byte of (the token ranges
 //! of [`crate::ChatTokenizer::token_ranges`] say which bytes those are; an empty range holds no
 //! character). So a token contains character `c` exactly when its byte range overlaps the bytes of
-//! `c`: masks are found on byte ranges, with only the span ends converted from characters to bytes.
+//! `c`: masks are found on byte ranges, a span's first and last character read at its ends.
+
+use chatfmt::jinja::ByteSpan;
 
 /// The tokens of one (possibly padded) sequence as `char_to_token` sees them.
 pub(crate) struct TokenBytes<'r> {
@@ -30,55 +33,50 @@ impl TokenBytes<'_> {
         (b < end).then_some(self.first + j)
     }
 
-    /// The half-open token range of each char span: from the token holding its first character to
-    /// the one holding its last (to the end when truncation cut that one off); `None` when the span is
+    /// The bytes of the character of the text holding byte `b`; `None` past the text's end.
+    fn char_at(&self, b: usize) -> Option<(usize, usize)> {
+        let bytes = self.text.as_bytes();
+        if b >= bytes.len() {
+            return None;
+        }
+        let start = (0..=b).rev().take(4).find(|&i| starts_char(bytes[i]))?;
+        let len = self.text.get(start..)?.chars().next().map_or(1, char::len_utf8);
+        Some((start, start + len))
+    }
+
+    /// The first token holding the character at byte `b` (see [`Self::token_at`]).
+    fn token_of_byte(&self, b: usize) -> Option<usize> {
+        self.char_at(b).and_then(|c| self.token_at(c))
+    }
+
+    /// The half-open token range of each span: from the token holding its first character to the
+    /// one holding its last (to the end when truncation cut that one off); `None` when the span is
     /// empty or starts past a truncation cut.
-    pub fn token_ranges(&self, spans: &[(usize, usize)]) -> Vec<Option<(usize, usize)>> {
-        let mut chars: Vec<usize> = spans
-            .iter()
-            .filter(|&&(s, e)| s < e)
-            .flat_map(|&(s, e)| [s, e - 1])
-            .collect();
-        chars.sort_unstable();
-        chars.dedup();
-        let bytes = char_bytes(self.text, &chars);
-        let token = |c: usize| {
-            let at = chars.binary_search(&c).ok()?;
-            bytes[at].and_then(|r| self.token_at(r))
-        };
+    pub fn token_ranges(&self, spans: &[ByteSpan]) -> Vec<Option<(usize, usize)>> {
         spans
             .iter()
             .map(|&(s, e)| {
                 if s >= e {
                     return None;
                 }
-                let t0 = token(s)?;
-                Some((t0, token(e - 1).map_or(self.len, |t| t + 1)))
+                let t0 = self.token_of_byte(s)?;
+                Some((t0, self.token_of_byte(e - 1).map_or(self.len, |t| t + 1)))
             })
             .collect()
     }
 
     /// The assistant mask of transformers' `apply_chat_template(return_assistant_tokens_mask=True)`
-    /// for char `spans` of the text.
-    pub fn assistant_mask(&self, spans: &[(usize, usize)]) -> Vec<u8> {
+    /// for `spans` of the text.
+    pub fn assistant_mask(&self, spans: &[ByteSpan]) -> Vec<u8> {
         let mut mask = vec![0u8; self.len];
-        // The characters looked up: each span's first and (if any) last.
-        let mut chars: Vec<usize> = spans
-            .iter()
-            .flat_map(|&(s, e)| [Some(s), e.checked_sub(1)])
-            .flatten()
-            .collect();
-        chars.sort_unstable();
-        chars.dedup();
-        let bytes = char_bytes(self.text, &chars);
-        let at = |c: usize| bytes[chars.binary_search(&c).unwrap_or_default()];
         for &(start, end) in spans {
-            let Some(t0) = at(start).and_then(|r| self.token_at(r)) else {
+            let Some(t0) = self.token_of_byte(start) else {
                 // The span starts past a truncation cut: it and every later span are dropped.
                 break;
             };
-            // `end - 1` of an empty span at 0 is -1 in Python, which no token contains.
-            let t1 = end.checked_sub(1).and_then(at).and_then(|r| self.token_at(r));
+            // The character before `end` of an empty span at 0 is at -1 in Python, which no token
+            // contains.
+            let t1 = end.checked_sub(1).and_then(|b| self.token_of_byte(b));
             // Python truthiness: a last token of None *or 0* marks to the end of the sequence.
             let stop = match t1 {
                 Some(t) if t > 0 => t + 1,
@@ -98,39 +96,6 @@ fn starts_char(x: u8) -> bool {
     (x as i8) >= -0x40
 }
 
-/// The byte range of each of the (ascending) char indices `chars` in `text`; `None` past the end.
-fn char_bytes(text: &str, chars: &[usize]) -> Vec<Option<(usize, usize)>> {
-    const BLOCK: usize = 64;
-    let bytes = text.as_bytes();
-    // `c` counts the characters that start before byte `b`.
-    let (mut b, mut c) = (0usize, 0usize);
-    chars
-        .iter()
-        .map(|&target| {
-            // Skip whole blocks in which the character does not start.
-            while let Some(block) = bytes.get(b..b + BLOCK) {
-                let k = block.iter().filter(|&&x| starts_char(x)).count();
-                if c + k > target {
-                    break;
-                }
-                b += BLOCK;
-                c += k;
-            }
-            while b < bytes.len() {
-                if starts_char(bytes[b]) {
-                    if c == target {
-                        let len = text[b..].chars().next().map_or(1, char::len_utf8);
-                        return Some((b, b + len));
-                    }
-                    c += 1;
-                }
-                b += 1;
-            }
-            None
-        })
-        .collect()
-}
-
 /// `char_to_token` of every character of `text`, tokens given by their byte ranges (for tests).
 #[cfg(test)]
 pub(crate) fn char_to_token(text: &str, ranges: &[(usize, usize)]) -> Vec<Option<usize>> {
@@ -140,10 +105,8 @@ pub(crate) fn char_to_token(text: &str, ranges: &[(usize, usize)]) -> Vec<Option
         first: 0,
         len: ranges.len(),
     };
-    let chars: Vec<usize> = (0..text.chars().count()).collect();
-    char_bytes(text, &chars)
-        .into_iter()
-        .map(|c| c.and_then(|c| t.token_at(c)))
+    text.char_indices()
+        .map(|(b, c)| t.token_at((b, b + c.len_utf8())))
         .collect()
 }
 
@@ -151,21 +114,21 @@ pub(crate) fn char_to_token(text: &str, ranges: &[(usize, usize)]) -> Vec<Option
 mod tests {
     use super::*;
 
-    fn chars_of(text: &str) -> Vec<Option<(usize, usize)>> {
-        let n = text.chars().count();
-        char_bytes(text, &(0..=n).collect::<Vec<_>>())
-    }
-
     #[test]
-    fn char_bytes_follow_code_points_across_blocks() {
-        let text = "a\u{e9}\u{6771}\u{1f600}b".repeat(20);
-        let want: Vec<Option<(usize, usize)>> = text
-            .char_indices()
-            .map(|(i, ch)| Some((i, i + ch.len_utf8())))
-            .chain([None])
-            .collect();
-        assert_eq!(chars_of(&text), want);
-        assert_eq!(char_bytes(&text, &[3, 92]), vec![Some((6, 10)), Some((201, 204))]);
+    fn every_byte_of_a_character_finds_it() {
+        let text = "a\u{e9}\u{6771}\u{1f600}b".repeat(3);
+        let t = TokenBytes {
+            text: &text,
+            ranges: &[],
+            first: 0,
+            len: 0,
+        };
+        for (at, ch) in text.char_indices() {
+            for b in at..at + ch.len_utf8() {
+                assert_eq!(t.char_at(b), Some((at, at + ch.len_utf8())), "byte {b}");
+            }
+        }
+        assert_eq!(t.char_at(text.len()), None);
     }
 
     #[test]
@@ -178,7 +141,7 @@ mod tests {
             len: 2,
         };
         assert_eq!(t.token_at((1, 3)), Some(0));
-        assert_eq!(t.assistant_mask(&[(1, 2)]), vec![1, 1]);
+        assert_eq!(t.assistant_mask(&[(1, 3)]), vec![1, 1]);
     }
 
     #[test]
@@ -270,8 +233,12 @@ mod tests {
             ranges.truncate(keep);
             let mut spans: Vec<(usize, usize)> = spans.into_iter().map(|(s, l)| (s, s + l)).collect();
             spans.sort_unstable();
+            // The same spans in bytes (a character past the end one byte past it).
+            let starts: Vec<usize> = text.char_indices().map(|(b, _)| b).chain([text.len()]).collect();
+            let byte = |c: usize| starts.get(c).copied().unwrap_or(text.len() + c - (starts.len() - 1));
+            let byte_spans: Vec<ByteSpan> = spans.iter().map(|&(s, e)| (byte(s), byte(e))).collect();
             let t = TokenBytes { text: &text, ranges: &ranges, first: 0, len: ranges.len() };
-            proptest::prop_assert_eq!(t.assistant_mask(&spans), reference_mask(&text, &ranges, &spans, ranges.len()));
+            proptest::prop_assert_eq!(t.assistant_mask(&byte_spans), reference_mask(&text, &ranges, &spans, ranges.len()));
         }
     }
 }

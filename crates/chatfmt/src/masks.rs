@@ -20,11 +20,12 @@
 //! - **Content** of message i: the characters whose provenance is its `content`, or text
 //!   computed from that alone (adjacent ones merged).
 //!
-//! All offsets are code points (Python string indices). With [`MaskSource::Tags`] the assistant spans
-//! are the template's `{% generation %}` blocks instead; turns and content follow the same rule.
+//! All offsets are bytes of the rendered text ([`ByteSpan`]); outputs that promise Python string
+//! indices convert them with [`CodePoints::span`]. With [`MaskSource::Tags`] the assistant spans are
+//! the template's `{% generation %}` blocks instead; turns and content follow the same rule.
 
 use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
-use chatfmt_jinja::{Origin, Rendered};
+use chatfmt_jinja::{ByteSpan, CodePoints, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -70,19 +71,20 @@ pub struct MessageSpan {
     /// Its `role`, when a string.
     pub role: Option<String>,
     /// Its turn (see the module's rule); `None` when nothing was rendered for it.
-    pub turn: Option<(usize, usize)>,
+    pub turn: Option<ByteSpan>,
     /// The characters whose provenance is its `content`, ascending, adjacent ones merged.
-    pub content: Vec<(usize, usize)>,
+    pub content: Vec<ByteSpan>,
 }
 
 impl MessageSpan {
-    /// As JSON: `{"index", "role", "turn": [start, end] | null, "content": [[start, end], ...]}`.
-    pub fn to_json(&self) -> Json {
+    /// As JSON: `{"index", "role", "turn": [start, end] | null, "content": [[start, end], ...]}`,
+    /// in the code points `text` gives (`CodePoints::new(text)` of the rendered text).
+    pub fn to_json(&self, text: &CodePoints) -> Json {
         serde_json::json!({
             "index": self.index,
             "role": self.role,
-            "turn": self.turn.map(|(s, e)| [s, e]),
-            "content": self.content.iter().map(|&(s, e)| [s, e]).collect::<Vec<_>>(),
+            "turn": self.turn.map(|span| text.span(span)),
+            "content": self.content.iter().map(|&span| text.span(span)).collect::<Vec<_>>(),
         })
     }
 }
@@ -94,8 +96,8 @@ pub struct ChatSpans {
     pub rendered: Rendered,
     /// Where the assistant spans came from (never [`MaskSource::Auto`]).
     pub source: MaskSource,
-    /// Half-open code-point ranges of `rendered.text` a model is trained on, ascending.
-    pub assistant_spans: Vec<(usize, usize)>,
+    /// The byte spans of `rendered.text` a model is trained on, ascending.
+    pub assistant_spans: Vec<ByteSpan>,
     /// One entry per input message, in input order (empty unless asked for).
     pub messages: Vec<MessageSpan>,
 }
@@ -104,15 +106,14 @@ impl ChatSpans {
     /// The `masks`, `assistant_spans` and `message_spans` members of `render --json`: spans as
     /// `[start, end]` code-point pairs, each message as [`MessageSpan::to_json`].
     pub fn to_json(&self) -> serde_json::Map<String, Json> {
-        let pairs = |spans: &[(usize, usize)]| {
-            Json::from(spans.iter().map(|&(s, e)| Json::from(vec![s, e])).collect::<Vec<_>>())
-        };
+        let text = CodePoints::new(&self.rendered.text);
+        let assistant: Vec<(usize, usize)> = self.assistant_spans.iter().map(|&span| text.span(span)).collect();
         let mut out = serde_json::Map::new();
         out.insert("masks".into(), Json::from(self.source.name()));
-        out.insert("assistant_spans".into(), pairs(&self.assistant_spans));
+        out.insert("assistant_spans".into(), serde_json::json!(assistant));
         out.insert(
             "message_spans".into(),
-            Json::Array(self.messages.iter().map(MessageSpan::to_json).collect()),
+            Json::Array(self.messages.iter().map(|m| m.to_json(&text)).collect()),
         );
         out
     }
@@ -158,37 +159,6 @@ fn content_owner(origin: &Origin) -> Option<usize> {
     }
 }
 
-/// A text with the byte offset of each character, for code-point arithmetic.
-struct Chars<'t> {
-    text: &'t str,
-    /// Byte offset of each character, then the text's length.
-    starts: Vec<usize>,
-}
-
-impl<'t> Chars<'t> {
-    fn new(text: &'t str) -> Self {
-        let mut starts: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
-        starts.push(text.len());
-        Chars { text, starts }
-    }
-
-    fn len(&self) -> usize {
-        self.starts.len() - 1
-    }
-
-    fn byte(&self, c: usize) -> usize {
-        self.starts[c.min(self.len())]
-    }
-
-    fn char_at_byte(&self, b: usize) -> usize {
-        self.starts.partition_point(|&s| s < b)
-    }
-
-    fn slice(&self, (s, e): (usize, usize)) -> &'t str {
-        &self.text[self.byte(s)..self.byte(e)]
-    }
-}
-
 /// The end of the last character produced for each of the first `n` messages in a render.
 fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
@@ -207,10 +177,10 @@ fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
     last_char
 }
 
-/// The code-point length of `prefix` when it is a prefix of `text`.
+/// The byte length of `prefix` when it is a prefix of `text`.
 fn prefix_len(text: &str, prefix: Option<&str>) -> Option<usize> {
     let p = prefix?;
-    text.starts_with(p).then(|| p.chars().count())
+    text.starts_with(p).then_some(p.len())
 }
 
 impl ChatTemplate {
@@ -285,17 +255,18 @@ struct Rule<'r> {
     template: &'r ChatTemplate,
     messages: &'r [Json],
     opts: ApplyOptions,
-    text: Chars<'r>,
-    /// Code-point length of P_i when it is a prefix of R, for i in 0..=n.
+    /// R's text.
+    text: &'r str,
+    /// Byte length of P_i when it is a prefix of R, for i in 0..=n.
     prefixes: Vec<Option<usize>>,
     /// P_i's text, when it rendered (for g_i).
     prefix_texts: Vec<Option<String>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
-    /// The length of the template text that closes each message (see `Rule::new`).
+    /// The byte length of the template text that closes each message (see `Rule::new`).
     trailers: Vec<usize>,
     /// The content spans of each message.
-    content: Vec<Vec<(usize, usize)>>,
+    content: Vec<Vec<ByteSpan>>,
     stop_markers: &'r [String],
     continued: bool,
 }
@@ -317,7 +288,6 @@ impl<'r> Rule<'r> {
         };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
-        let chars = Chars::new(text);
         let last_char = last_chars(rendered, n);
         let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
         // The text the render of messages[..=i] puts after message i's last character, when R has it
@@ -330,17 +300,16 @@ impl<'r> Rule<'r> {
                 template.apply(&messages[..i], &plain).ok()
             };
             if let (Some(p), Some(end)) = (&p, last_char[i - 1]) {
-                if let Some(last) = last_chars(p, i)[i - 1] {
-                    let tail = Chars::new(&p.text).slice((last, usize::MAX)).to_string();
-                    if text[chars.byte(end)..].starts_with(&tail) {
-                        trailers[i - 1] = tail.chars().count();
+                if let Some(tail) = last_chars(p, i)[i - 1].and_then(|last| p.text.get(last..)) {
+                    if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
+                        trailers[i - 1] = tail.len();
                     }
                 }
             }
             prefix_texts.push(p.map(|r| r.text));
         }
         let prefixes = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
-        let mut content: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+        let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
         for span in &rendered.spans {
             if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
                 match content[i].last_mut() {
@@ -356,7 +325,7 @@ impl<'r> Rule<'r> {
                 track_spans: false,
                 ..plain
             },
-            text: chars,
+            text,
             prefixes,
             prefix_texts,
             last_char,
@@ -368,7 +337,7 @@ impl<'r> Rule<'r> {
     }
 
     /// Each message's turn (possibly empty), by prefixes where they hold, else by provenance.
-    fn turns(&self) -> Vec<Option<(usize, usize)>> {
+    fn turns(&self) -> Vec<Option<ByteSpan>> {
         let mut end = 0;
         (0..self.messages.len())
             .map(|i| {
@@ -398,7 +367,7 @@ impl<'r> Rule<'r> {
         g.strip_prefix(p).map(str::to_string)
     }
 
-    fn assistant_spans(&self, turns: &[Option<(usize, usize)>]) -> Vec<(usize, usize)> {
+    fn assistant_spans(&self, turns: &[Option<ByteSpan>]) -> Vec<ByteSpan> {
         let n = self.messages.len();
         let mut spans = Vec::new();
         for (i, turn) in turns.iter().enumerate() {
@@ -407,12 +376,11 @@ impl<'r> Rule<'r> {
                 continue;
             }
             let header = self.generation_prompt(i).map_or(0, |g| {
-                self.text
-                    .slice((a, b))
-                    .chars()
+                (self.text.get(a..b).unwrap_or_default().chars())
                     .zip(g.chars())
                     .take_while(|(x, y)| x == y)
-                    .count()
+                    .map(|(x, _)| x.len_utf8())
+                    .sum()
             });
             // The header never reaches into the message's own content.
             let start = match self.content[i].first() {
@@ -435,28 +403,27 @@ impl<'r> Rule<'r> {
     /// Where an assistant span ends in a turn ending at `end`: after the last stop marker from `start`
     /// on, else at the turn's end plus a stop marker that begins there.
     fn span_end(&self, start: usize, end: usize) -> usize {
-        let (sb, eb) = (self.text.byte(start), self.text.byte(end));
-        let inside = &self.text.text[sb..eb];
+        let inside = self.text.get(start..end).unwrap_or_default();
         let last_marker = (self.stop_markers.iter())
             .filter(|m| !m.is_empty())
-            .filter_map(|m| inside.rfind(m.as_str()).map(|at| sb + at + m.len()))
+            .filter_map(|m| inside.rfind(m.as_str()).map(|at| start + at + m.len()))
             .max();
         match last_marker {
-            Some(b) if b < eb => self.text.char_at_byte(b),
+            Some(b) if b < end => b,
             _ => {
-                let after = &self.text.text[eb..];
+                let after = self.text.get(end..).unwrap_or_default();
                 let longest = (self.stop_markers.iter())
                     .filter(|m| !m.is_empty() && after.starts_with(m.as_str()))
                     .map(String::len)
                     .max();
-                longest.map_or(end, |len| self.text.char_at_byte(eb + len))
+                longest.map_or(end, |len| end + len)
             }
         }
     }
 
     /// `span` without the characters of any other message's content.
-    fn without_other_content(&self, i: usize, span: (usize, usize)) -> Vec<(usize, usize)> {
-        let mut others: Vec<(usize, usize)> = (self.content.iter().enumerate())
+    fn without_other_content(&self, i: usize, span: ByteSpan) -> Vec<ByteSpan> {
+        let mut others: Vec<ByteSpan> = (self.content.iter().enumerate())
             .filter(|(j, _)| *j != i)
             .flat_map(|(_, c)| c.iter().copied())
             .filter(|&(s, e)| s < span.1 && e > span.0)
@@ -558,8 +525,11 @@ mod tests {
     }
 
     fn texts(s: &ChatSpans) -> Vec<String> {
-        let c = Chars::new(&s.rendered.text);
-        s.assistant_spans.iter().map(|&r| c.slice(r).to_string()).collect()
+        s.assistant_spans.iter().map(|&r| slice(s, r).to_string()).collect()
+    }
+
+    fn slice(s: &ChatSpans, (start, end): ByteSpan) -> &str {
+        &s.rendered.text[start..end]
     }
 
     #[test]
@@ -571,16 +541,42 @@ mod tests {
         ];
         let s = spans(&chatml(), &msgs, &["<|im_end|>"]);
         assert_eq!(texts(&s), ["Hello!<|im_end|>"]);
-        let c = Chars::new(&s.rendered.text);
         assert_eq!(
-            s.messages[1].content.iter().map(|&r| c.slice(r)).collect::<Vec<_>>(),
+            s.messages[1].content.iter().map(|&r| slice(&s, r)).collect::<Vec<_>>(),
             ["Hello!"]
         );
-        let turn = |i: usize| s.messages[i].turn.map(|r| c.slice(r));
+        let turn = |i: usize| s.messages[i].turn.map(|r| slice(&s, r));
         assert_eq!(turn(0), Some("<|im_start|>user\nHi<|im_end|>\n"));
         assert_eq!(turn(1), Some("<|im_start|>assistant\nHello!<|im_end|>\n"));
         // Without a stop marker the whole turn after the header is masked.
         assert_eq!(texts(&spans(&chatml(), &msgs, &[])), ["Hello!<|im_end|>\n"]);
+    }
+
+    #[test]
+    fn spans_are_bytes_inside_and_code_points_in_json() {
+        let msgs = [
+            json!({"role": "user", "content": "Caf\u{e9} \u{6771}?"}),
+            json!({"role": "assistant", "content": "\u{1f600} s\u{ed}"}),
+        ];
+        let s = spans(&chatml(), &msgs, &["<|im_end|>"]);
+        let text = &s.rendered.text;
+        let reply = "\u{1f600} s\u{ed}<|im_end|>";
+        let start = text.find(reply).expect("the reply is rendered");
+        assert_eq!(s.assistant_spans, [(start, start + reply.len())]);
+        assert_eq!(texts(&s), [reply]);
+        // Python string indices: code points before each byte offset.
+        let py = |byte: usize| text[..byte].chars().count();
+        let content = s.messages[1].content[0];
+        assert_eq!(slice(&s, content), "\u{1f600} s\u{ed}");
+        let out = Json::Object(s.to_json());
+        assert_eq!(out["assistant_spans"], json!([[py(start), py(start + reply.len())]]));
+        assert_eq!(
+            out["message_spans"][1]["content"],
+            json!([[py(content.0), py(content.1)]])
+        );
+        let turn = s.messages[0].turn.expect("a user turn");
+        assert_eq!(out["message_spans"][0]["turn"], json!([py(turn.0), py(turn.1)]));
+        assert_ne!(py(start), start, "the text before the reply is not ASCII");
     }
 
     #[test]
@@ -616,13 +612,7 @@ mod tests {
         ];
         let s = spans(&t, &msgs, &[]);
         assert_eq!(texts(&s), ["<a>ok{\"name\": \"f\"}"]);
-        assert_eq!(
-            s.messages[2]
-                .turn
-                .map(|r| Chars::new(&s.rendered.text).slice(r).to_string())
-                .as_deref(),
-            Some("[more]<u>next")
-        );
+        assert_eq!(s.messages[2].turn.map(|r| slice(&s, r)), Some("[more]<u>next"));
     }
 
     #[test]

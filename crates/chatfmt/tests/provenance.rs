@@ -29,11 +29,11 @@ fn input_text(r: &Rendered, path: &str) -> Vec<String> {
     r.spans
         .iter()
         .filter(|s| s.origin == Origin::Input(path.to_string()))
-        .map(|s| r.text.chars().skip(s.start).take(s.end - s.start).collect())
+        .map(|s| r.text[s.start..s.end].to_string())
         .collect()
 }
 
-/// Spans tile the text exactly: contiguous, in order, covering every character.
+/// Spans tile the text exactly: contiguous, in order, covering every byte.
 fn assert_tiles(r: &Rendered) {
     let mut at = 0;
     for s in &r.spans {
@@ -41,7 +41,7 @@ fn assert_tiles(r: &Rendered) {
         assert!(s.end > s.start);
         at = s.end;
     }
-    assert_eq!(at, r.text.chars().count());
+    assert_eq!(at, r.text.len());
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn chatml_example_spans_name_message_fields() {
         .spans
         .iter()
         .filter(|s| s.origin == Origin::Template)
-        .map(|s| r.text.chars().skip(s.start).take(s.end - s.start).collect::<String>())
+        .map(|s| &r.text[s.start..s.end])
         .collect();
     assert!(template_text.contains("<|im_start|>assistant\n"));
     assert!(!template_text.contains("there"));

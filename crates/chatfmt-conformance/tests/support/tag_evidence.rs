@@ -2,6 +2,7 @@
 //! its tags, and the characters where the two disagree beyond whitespace and the assistant's header.
 #![allow(dead_code)] // each test file uses a different subset
 
+use chatfmt::jinja::CodePoints;
 use chatfmt::ChatSpans;
 use serde_json::Value as Json;
 
@@ -32,10 +33,19 @@ pub fn without_tags(source: &str) -> String {
     out
 }
 
-/// The characters where provenance spans and the tags disagree, other than whitespace and the
-/// assistants' headers: the characters between the previous message's content and this one's.
+/// The assistant spans of `s` in code points, as the tags were recorded (Python string indices).
+fn assistant_code_points(s: &ChatSpans) -> Vec<(usize, usize)> {
+    let text = CodePoints::new(&s.rendered.text);
+    s.assistant_spans.iter().map(|&span| text.span(span)).collect()
+}
+
+/// The characters (code points) where provenance spans and the tags disagree, other than
+/// whitespace and the assistants' headers: the characters between the previous message's content
+/// and this one's.
 pub fn differing_chars(messages: &[Json], s: &ChatSpans, tags: &[(usize, usize)]) -> Vec<usize> {
     let text: Vec<char> = s.rendered.text.chars().collect();
+    let code_points = CodePoints::new(&s.rendered.text);
+    let ours = assistant_code_points(s);
     let inside = |spans: &[(usize, usize)], c: usize| spans.iter().any(|&(a, b)| a <= c && c < b);
     let mut headers = Vec::new();
     let mut prev_end = 0;
@@ -43,17 +53,17 @@ pub fn differing_chars(messages: &[Json], s: &ChatSpans, tags: &[(usize, usize)]
         if is_assistant(&messages[m.index]) {
             // A message that printed none of its content is all header.
             match (m.content.first(), m.turn) {
-                (Some(first), _) => headers.push((prev_end, first.0)),
-                (None, Some((_, end))) => headers.push((prev_end, end)),
+                (Some(&first), _) => headers.push((prev_end, code_points.span(first).0)),
+                (None, Some(turn)) => headers.push((prev_end, code_points.span(turn).1)),
                 (None, None) => {}
             }
         }
-        if let Some(last) = m.content.last() {
-            prev_end = last.1;
+        if let Some(&last) = m.content.last() {
+            prev_end = code_points.span(last).1;
         }
     }
     (0..text.len())
-        .filter(|&c| inside(tags, c) != inside(&s.assistant_spans, c))
+        .filter(|&c| inside(tags, c) != inside(&ours, c))
         .filter(|&c| !text[c].is_whitespace() && !inside(&headers, c))
         .collect()
 }
@@ -67,6 +77,6 @@ pub fn against_tags(messages: &[Json], s: &ChatSpans, tags: &[(usize, usize)]) -
     Some(format!(
         "{} chars differ from the tags, first {c} in {around:?}; tags {tags:?}, provenance {:?}",
         differing.len(),
-        s.assistant_spans
+        assistant_code_points(s)
     ))
 }

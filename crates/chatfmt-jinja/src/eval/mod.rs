@@ -4,7 +4,7 @@ pub(crate) mod args;
 
 use crate::builtins;
 use crate::error::{err, Error, Result};
-use crate::output::{RawOrigin, SpanRecorder};
+use crate::output::{ByteSpan, RawOrigin, SpanRecorder};
 use crate::syntax::ast::*;
 use crate::template::{Borrowed, Context, Layer, Rendered, Template};
 use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
@@ -89,7 +89,7 @@ pub struct Evaluator<'a> {
     body: &'a [Stmt],
     capture_depth: usize,
     spans: Option<SpanRecorder>,
-    generation_spans: Vec<(usize, usize)>,
+    generation_spans: Vec<ByteSpan>,
     depth: usize,
     autoescape: bool,
 }
@@ -143,30 +143,11 @@ impl<'a> Evaluator<'a> {
         let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
         result.steps = budget.used();
-        let text = self.out;
-        if !self.generation_spans.is_empty() {
-            // Byte offsets to char offsets in one pass over the text, in order of position.
-            let mut ends: Vec<(usize, usize)> = (self.generation_spans.iter())
-                .flat_map(|&(s, e)| [s, e])
-                .enumerate()
-                .map(|(i, b)| (b, i))
-                .collect();
-            ends.sort_unstable();
-            let mut chars = vec![0; ends.len()];
-            let (mut b, mut c) = (0, 0);
-            for (at, i) in ends {
-                c += text[b..at].chars().count();
-                b = at;
-                chars[i] = c;
-            }
-            result
-                .generation_spans
-                .extend(chars.chunks_exact(2).map(|p| (p[0], p[1])));
-        }
+        result.generation_spans = self.generation_spans;
         if let Some(s) = self.spans {
-            result.spans = s.resolve(&text, self.ctx);
+            result.spans = s.resolve(self.ctx);
         }
-        result.text = text;
+        result.text = self.out;
         Ok(())
     }
 

@@ -269,7 +269,7 @@ fn cut_at_tag(rendered: &mut Rendered, final_text: &str) -> Result<(), Error> {
         text[..loc].trim_end_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
     };
     rendered.text = cut.to_string();
-    let n = rendered.text.chars().count();
+    let n = rendered.text.len();
     rendered.spans.retain(|s| s.start < n);
     for s in &mut rendered.spans {
         s.end = s.end.min(n);
