@@ -48,6 +48,14 @@ pub struct Encoded {
 
 const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
 
+/// The tokens of a text with their character offsets ([`ChatTokenizer::encode_with_offsets`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TokenOffsets {
+    pub input_ids: Vec<u32>,
+    /// Each token's half-open code-point range of the text.
+    pub offsets: Vec<(usize, usize)>,
+}
+
 /// A text to encode, the char spans its assistant mask covers (the `{% generation %}` blocks of its
 /// rendering, or provenance spans) and char spans whose tokens are wanted.
 #[derive(Debug, Clone, Copy)]
@@ -71,6 +79,35 @@ impl ChatTokenizer {
     /// The ids of `text`, added tokens matched, no special tokens added.
     pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
         self.encode_ids_with(text, self.normalization_changes(text))
+    }
+
+    /// The ids of `text` (as [`ChatTokenizer::encode_ids`]) with each token's character offsets: the
+    /// half-open range of code points (Python string indices) it has a byte of, as `tokenizers`
+    /// reports offsets before a post-processor trims them. Tokens that split a character both hold
+    /// it; a space marker that spells no text holds the character after it; a character that the
+    /// normalizer merged into the one before it (NFC) is held by no token.
+    pub fn encode_with_offsets(&self, text: &str) -> Result<TokenOffsets, Error> {
+        let changes = self.normalization_changes(text);
+        let ids = self.encode_ids_with(text, changes)?;
+        let ranges = self.token_ranges(text, &ids, changes)?;
+        // The index of the character holding each byte (and the character count at the end).
+        let mut char_at = Vec::with_capacity(text.len() + 1);
+        for (i, ch) in text.chars().enumerate() {
+            char_at.extend(std::iter::repeat_n(i, ch.len_utf8()));
+        }
+        char_at.push(char_at.last().map_or(0, |&c| c + 1));
+        let char_of = |b: usize| char_at.get(b).copied().unwrap_or(char_at.len() - 1);
+        let offsets = ranges
+            .into_iter()
+            .map(|(b, e)| {
+                let start = char_of(b);
+                (start, if e > b { char_of(e - 1) + 1 } else { start })
+            })
+            .collect();
+        Ok(TokenOffsets {
+            input_ids: ids,
+            offsets,
+        })
     }
 
     /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.
