@@ -64,12 +64,17 @@
     const key = el.key.value.trim();
     if (key) headers["Authorization"] = "Bearer " + key;
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: "no-store",
-    });
+    let response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: "no-store",
+      });
+    } catch (e) {
+      return { ok: false, status: 0, data: { error: { message: "cannot reach the server: " + e.message } } };
+    }
     let data = null;
     try {
       data = await response.json();
