@@ -194,10 +194,51 @@ impl CodePoints {
         };
         (at(start), at(end))
     }
+
+    /// The half-open code-point range of the characters holding any byte of `start..end`, for
+    /// offsets that may fall inside a character (a byte-level token can hold part of one).
+    pub fn covering(&self, (start, end): ByteSpan) -> (usize, usize) {
+        // The wide character `byte` is inside of (strictly after its first byte), as (its first
+        // byte, its byte just past, its extra bytes, the extra bytes of wide characters before it).
+        let inside = |byte: usize| {
+            let i = self.wide.partition_point(|&(past, _)| past <= byte);
+            let before = i.checked_sub(1).map_or(0, |j| self.wide[j].1);
+            match self.wide.get(i) {
+                Some(&(past, extra)) if past - (extra - before) - 1 < byte => {
+                    Some((past - (extra - before) - 1, past, extra, before))
+                }
+                _ => None,
+            }
+        };
+        let first = match inside(start) {
+            Some((char_start, _, _, before)) => char_start - before,
+            None => self.span((start, start)).0,
+        };
+        let last = match inside(end) {
+            Some((_, past, extra, _)) => past - extra,
+            None => self.span((end, end)).0,
+        };
+        (first, last)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::CodePoints;
+
+    #[test]
+    fn covering_snaps_offsets_inside_characters_outward() {
+        // "a" (1 byte), "é" (2), "😀" (4), "b" (1): bytes 0, 1-2, 3-6, 7.
+        let cp = CodePoints::new("aé😀b");
+        assert_eq!(cp.covering((0, 1)), (0, 1));
+        assert_eq!(cp.covering((1, 3)), (1, 2));
+        assert_eq!(cp.covering((3, 5)), (2, 3), "the first half of the emoji");
+        assert_eq!(cp.covering((5, 7)), (2, 3), "the second half of the emoji");
+        assert_eq!(cp.covering((2, 8)), (1, 4));
+        assert_eq!(cp.covering((7, 8)), (3, 4));
+        assert_eq!(CodePoints::new("ab").covering((1, 2)), (1, 2));
+    }
+
     use super::*;
 
     #[test]

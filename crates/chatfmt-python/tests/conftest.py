@@ -2,23 +2,17 @@
 beside the repository. A missing kit skips its tests, except under ``CI=true``, where it fails."""
 
 import json
-import os
 import pathlib
+import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "crates" / "chatfmt" / "tests" / "support"))
 
+from kits import kit_dir  # noqa: E402  (the test modules import it from here)
 
-def kit_dir(name: str) -> pathlib.Path:
-    base = os.environ.get("CHATFMT_KITS")
-    root = pathlib.Path(base) if base else REPO.parent / "shared" / "conformance"
-    path = root / name
-    if not path.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"conformance kit {path} is missing (CI=true requires it; set CHATFMT_KITS)")
-        pytest.skip(f"conformance kit {path} not found (set CHATFMT_KITS to run it)")
-    return path
+__all__ = ["kit_dir"]
 
 
 def read_jsonl(path: pathlib.Path) -> list:

@@ -1,5 +1,6 @@
 //! The one error object every route answers with: `{"error": {"message", "type", "param", "code"}}`,
-//! `code` the HTTP status. Library errors become messages here, without file paths or sources.
+//! `code` the HTTP status, plus `line` and `column` for a template error whose place in the template is
+//! known. Library errors become messages here, without file paths or sources.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -14,6 +15,8 @@ pub struct ApiError {
     pub message: String,
     /// Where in the request the problem is (`body.messages`), when known.
     pub param: Option<String>,
+    /// The 1-based template line of a template error, and its column when known.
+    pub location: Option<(u32, Option<u32>)>,
 }
 
 /// A request the server does not take (400).
@@ -28,6 +31,7 @@ impl ApiError {
             kind,
             message: message.into(),
             param: None,
+            location: None,
         }
     }
 
@@ -48,17 +52,23 @@ impl ApiError {
         )
     }
 
-    /// A template error: its Python class and message (no file, line or source).
+    /// A template error: its Python class and message (no file or source), and its line and column
+    /// in the template when known.
     pub fn template(e: &chatfmt::jinja::Error, request_template: bool) -> Self {
         let message = format!("{}: {}", e.kind().python_name(), e.message());
+        let location = e.line().map(|line| (line, e.column()));
         if e.kind() == chatfmt::jinja::ErrorKind::LimitExceeded {
             let param = request_template.then_some("chat_template");
             return ApiError {
                 param: param.map(str::to_string),
+                location,
                 ..ApiError::new(StatusCode::BAD_REQUEST, TEMPLATE_LIMIT, message)
             };
         }
-        ApiError::new(StatusCode::BAD_REQUEST, INVALID_REQUEST, message)
+        ApiError {
+            location,
+            ..ApiError::new(StatusCode::BAD_REQUEST, INVALID_REQUEST, message)
+        }
     }
 
     /// An error of the chat layer.
@@ -80,12 +90,16 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {
+        let mut body = json!({"error": {
             "message": self.message,
             "type": self.kind,
             "param": self.param,
             "code": self.status.as_u16(),
         }});
+        if let Some((line, column)) = self.location {
+            body["error"]["line"] = json!(line);
+            body["error"]["column"] = json!(column);
+        }
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             response

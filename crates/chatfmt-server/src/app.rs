@@ -68,6 +68,7 @@ impl App {
             .route("/v1/render", post(routes::render))
             .route("/health", get(routes::health))
             .route("/metrics", get(routes::metrics))
+            .merge(crate::playground::routes())
             .fallback(routes::not_found)
             .method_not_allowed_fallback(routes::method_not_allowed)
             .layer(middleware::from_fn_with_state(Arc::clone(&shared), authenticate))

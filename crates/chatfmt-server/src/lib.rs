@@ -5,7 +5,8 @@
 //! in-process with `tower::ServiceExt`), and [`serve`] runs it on a listener until a shutdown signal,
 //! then lets requests in flight finish within [`Config::shutdown_timeout`]. Rendering and tokenizing
 //! run on a pool of worker threads with a bounded queue, never on the async runtime; a template sent
-//! with a request renders under [`Config::request_limits`].
+//! with a request renders under [`Config::request_limits`]. `/` is a playground page built into the
+//! binary that renders through the same routes.
 
 mod api;
 mod app;
@@ -15,6 +16,7 @@ mod config;
 mod error;
 mod metrics;
 mod models;
+mod playground;
 mod pool;
 mod routes;
 mod work;

@@ -107,7 +107,18 @@ fn check_keys(what: &str, value: &Value, spec: &Value) {
 }
 
 fn check_error(what: &str, status: StatusCode, value: &Value) {
-    check_keys(what, &value["error"], &fixture()["error"]);
+    // A template error's place in the template comes as `line` and `column`, both or neither.
+    let mut error = value["error"].clone();
+    if let Some(obj) = error.as_object_mut() {
+        if let Some(line) = obj.remove("line") {
+            let column = obj.remove("column").expect("column comes with line");
+            assert!(
+                line.is_u64() && (column.is_u64() || column.is_null()),
+                "{what}: {value}"
+            );
+        }
+    }
+    check_keys(what, &error, &fixture()["error"]);
     assert_eq!(value.as_object().unwrap().len(), 1, "{what}: {value}");
     assert_eq!(value["error"]["code"], json!(status.as_u16()), "{what}");
 }
@@ -345,6 +356,30 @@ async fn request_templates_run_under_the_request_limits() {
         assert_eq!(v["error"]["param"], "chat_template");
         assert!(start.elapsed().as_secs_f64() < 2.0);
     }
+    // A template error names its place in the template; other errors have none.
+    for (template, message, line, column) in [
+        (
+            "{{ 1 }}\n{% if %}",
+            "TemplateSyntaxError: Expected an expression, got 'end of statement block'",
+            2,
+            7,
+        ),
+        ("{{ 1 }}\n\n  {{ x.y }}", "UndefinedError: 'x' is undefined", 3, 7),
+    ] {
+        let body =
+            json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": template, "tokenize": false});
+        let (s, v) = post(&app, "/v1/render", body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        check_error(template, s, &v);
+        assert_eq!(v["error"]["message"], message, "{v}");
+        assert_eq!(
+            (&v["error"]["line"], &v["error"]["column"]),
+            (&json!(line), &json!(column)),
+            "{v}"
+        );
+    }
+    let (_, v) = post(&app, "/v1/render", json!({"messages": 3, "tokenize": false})).await;
+    assert!(v["error"].get("line").is_none(), "{v}");
     let body = json!({"messages": [{"role": "user", "content": "Hi"}], "chat_template": "{{ messages[0].content }}!", "tokenize": false});
     let (_, v) = post(&app, "/v1/render", body).await;
     assert_eq!(v["text"], "Hi!");

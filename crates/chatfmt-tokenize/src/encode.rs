@@ -54,6 +54,15 @@ pub struct Encoded {
 
 const NO_PAD_TOKEN: &str = "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as `pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via `tokenizer.add_special_tokens({'pad_token': '[PAD]'})`.";
 
+/// The tokens of a text with their byte offsets ([`ChatTokenizer::encode_with_offsets`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TokenOffsets {
+    pub input_ids: Vec<u32>,
+    /// Each token's half-open byte range of the text; a byte-level token can begin or end inside a
+    /// character, and one a normalizer folded away holds no byte (an empty range).
+    pub offsets: Vec<(usize, usize)>,
+}
+
 /// A text to encode, the byte spans its assistant mask covers (the `{% generation %}` blocks of its
 /// rendering, or provenance spans) and byte spans whose tokens are wanted.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +86,18 @@ impl ChatTokenizer {
     /// The ids of `text`, added tokens matched, no special tokens added.
     pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
         self.encode_ids_with(text, self.normalization_changes(text))
+    }
+
+    /// The ids of `text` (as [`ChatTokenizer::encode_ids`]) with each token's byte range, as
+    /// `tokenizers` reports offsets before a post-processor trims them (converted to characters with
+    /// [`chatfmt::jinja::CodePoints::covering`], tokens that split a character both hold it). A
+    /// space marker that spells no text holds the text after it; a character that the normalizer
+    /// merged into the one before it (NFC) is held by no token.
+    pub fn encode_with_offsets(&self, text: &str) -> Result<TokenOffsets, Error> {
+        let changes = self.normalization_changes(text);
+        let input_ids = self.encode_ids_with(text, changes)?;
+        let offsets = self.token_ranges(text, &input_ids, changes)?;
+        Ok(TokenOffsets { input_ids, offsets })
     }
 
     /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.

@@ -21,7 +21,7 @@ mod sanitize;
 mod tokenizer_json;
 mod vocab;
 
-pub use encode::{EncodeOptions, Encoded, Padding, Text};
+pub use encode::{EncodeOptions, Encoded, Padding, Text, TokenOffsets};
 pub use error::{Error, ErrorKind, Stage};
 pub use incremental::Extended;
 
