@@ -224,7 +224,6 @@ impl CodePoints {
 
 #[cfg(test)]
 mod tests {
-    use super::CodePoints;
 
     #[test]
     fn covering_snaps_offsets_inside_characters_outward() {
