@@ -283,32 +283,54 @@ impl<'r> Rule<'r> {
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
-            track_spans: true,
+            track_spans: false,
             ..opts.clone()
         };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
         let last_char = last_chars(rendered, n);
+        // P_n is R itself unless R ends with a generation prompt.
+        let full_is_last = continued || !opts.add_generation_prompt;
         let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
+        for i in 1..=n {
+            prefix_texts.push(if i == n && full_is_last {
+                Some(rendered.text.clone())
+            } else {
+                template.apply(&messages[..i], &plain).ok().map(|r| r.text)
+            });
+        }
+        let prefixes: Vec<Option<usize>> = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
         // The text the render of messages[..=i] puts after message i's last character, when R has it
-        // there too: the template text that closes message i.
+        // there too: the template text that closes message i. Only a turn that prefixes do not give
+        // (see `turns`) needs it, so only then is that render repeated with provenance.
         let mut trailers = vec![0; n];
         for i in 1..=n {
-            let p = if i == n && (continued || !opts.add_generation_prompt) {
-                Some(rendered.clone())
-            } else {
-                template.apply(&messages[..i], &plain).ok()
+            let by_prefixes = matches!((prefixes[i - 1], prefixes[i]), (Some(a), Some(b)) if a <= b);
+            let Some(end) = last_char[i - 1].filter(|_| !by_prefixes) else {
+                continue;
             };
-            if let (Some(p), Some(end)) = (&p, last_char[i - 1]) {
-                if let Some(tail) = last_chars(p, i)[i - 1].and_then(|last| p.text.get(last..)) {
-                    if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
-                        trailers[i - 1] = tail.len();
+            let tracked = ApplyOptions {
+                track_spans: true,
+                ..plain.clone()
+            };
+            let again;
+            let p = if i == n && full_is_last {
+                rendered
+            } else {
+                match template.apply(&messages[..i], &tracked) {
+                    Ok(r) => {
+                        again = r;
+                        &again
                     }
+                    Err(_) => continue,
+                }
+            };
+            if let Some(tail) = last_chars(p, i)[i - 1].and_then(|last| p.text.get(last..)) {
+                if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
+                    trailers[i - 1] = tail.len();
                 }
             }
-            prefix_texts.push(p.map(|r| r.text));
         }
-        let prefixes = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
         let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
         for span in &rendered.spans {
             if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
@@ -321,10 +343,7 @@ impl<'r> Rule<'r> {
         Rule {
             template,
             messages,
-            opts: ApplyOptions {
-                track_spans: false,
-                ..plain
-            },
+            opts: plain,
             text,
             prefixes,
             prefix_texts,
