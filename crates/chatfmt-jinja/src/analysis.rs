@@ -2,7 +2,7 @@
 //! fields) and what will fail wherever it runs (unknown filters, tests or functions in any branch,
 //! calls the sandbox refuses, tags that need a loader). It reads the syntax tree only; nothing renders.
 
-use crate::syntax::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
+use crate::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
 use std::collections::BTreeSet;
 
 /// Names every template may read without defining them.
@@ -19,7 +19,7 @@ pub struct Finding {
     pub column: u32,
 }
 
-/// What [`crate::Template::analyze`] found in a template, over every branch.
+/// What `Template::analyze` found in a template, over every branch.
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// Filters used (known or not).
@@ -89,7 +89,7 @@ pub(crate) fn analyze(body: &[Stmt]) -> Analysis {
 }
 
 fn is_global(name: &str) -> bool {
-    crate::builtins::globals::GLOBALS.contains(&name)
+    crate::builtins::is_global(name)
 }
 
 fn finding(name: &str, pos: Pos) -> Finding {
@@ -277,7 +277,7 @@ fn is_scalar_expr(e: &Expr) -> bool {
                 | "batch"
                 | "slice"
         ),
-        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::ast::Const::Str(_))),
         // `message.content if message.content is string else ''` is a field, not a message.
         ExprKind::Cond(_, value, other) => {
             is_scalar_expr(value)
@@ -434,7 +434,7 @@ impl Walker {
                 self.expr(o)
             }
             ExprKind::GetItem(o, key) => {
-                if let (true, ExprKind::Const(crate::syntax::ast::Const::Str(k))) = (self.is_message(o), &key.kind) {
+                if let (true, ExprKind::Const(crate::ast::Const::Str(k))) = (self.is_message(o), &key.kind) {
                     self.out.message_fields.insert(k.to_string());
                 }
                 self.expr(o);
@@ -497,9 +497,7 @@ impl Walker {
             ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
                 self.out.globals_called.insert(n.to_string());
                 if &**n == "raise_exception" {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(msg))) =
-                        args.pos.first().map(|a| &a.kind)
-                    {
+                    if let Some(ExprKind::Const(crate::ast::Const::Str(msg))) = args.pos.first().map(|a| &a.kind) {
                         self.out.raise_messages.push(msg.to_string());
                     }
                 }
@@ -512,8 +510,7 @@ impl Walker {
                     self.out.refused_calls.push(finding(method, pos));
                 }
                 if &**method == "get" && self.is_message(o) {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind)
-                    {
+                    if let Some(ExprKind::Const(crate::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind) {
                         self.out.message_fields.insert(k.to_string());
                     }
                 }

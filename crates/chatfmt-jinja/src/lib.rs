@@ -13,7 +13,9 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+mod ast;
 mod builtins;
+mod context;
 #[cfg(test)]
 mod cpython_tests;
 mod error;
@@ -25,6 +27,7 @@ mod syntax;
 mod template;
 mod value;
 
+pub use builtins::doc::reference_markdown as builtins_reference;
+pub use context::{Origin, Span};
 pub use error::{Error, ErrorKind, Result};
-pub use output::{Origin, Span};
 pub use template::{Borrowed, Clock, Context, Layer, Limits, Rendered, Template};
