@@ -3,6 +3,7 @@
 //! calls the sandbox refuses, tags that need a loader). It reads the syntax tree only; nothing renders.
 
 use crate::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
+use crate::builtins::table::FILTERS;
 use std::collections::BTreeSet;
 
 /// Names every template may read without defining them.
@@ -264,19 +265,7 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
 /// (`messages|length`, `x == y`, `message.content`, `namespace(...)`, method calls).
 fn is_scalar_expr(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Filter(_, name, _) => !matches!(
-            &**name,
-            "list"
-                | "reverse"
-                | "selectattr"
-                | "rejectattr"
-                | "select"
-                | "reject"
-                | "first"
-                | "last"
-                | "batch"
-                | "slice"
-        ),
+        ExprKind::Filter(_, name, _) => !name.index.and_then(|i| FILTERS.get(i)).is_some_and(|f| f.keeps_items),
         ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::ast::Const::Str(_))),
         // `message.content if message.content is string else ''` is a field, not a message.
         ExprKind::Cond(_, value, other) => {

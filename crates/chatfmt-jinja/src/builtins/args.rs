@@ -12,7 +12,7 @@ pub struct CallArgs<'a> {
 
 /// A parameter's default value, as a Python literal.
 #[derive(Clone, Copy, Debug)]
-pub enum Default {
+pub enum ParamDefault {
     /// `None`.
     None,
     /// `True` / `False`.
@@ -25,15 +25,31 @@ pub enum Default {
     Str(&'static str),
 }
 
-impl Default {
+impl ParamDefault {
     /// The value the parameter takes when the call leaves it out.
     pub fn value<'a>(self) -> Value<'a> {
         match self {
-            Default::None => Value::None,
-            Default::Bool(b) => Value::Bool(b),
-            Default::Int(i) => Value::Int(i),
-            Default::Float(f) => Value::Float(f),
-            Default::Str(s) => Value::Str(s),
+            ParamDefault::None => Value::None,
+            ParamDefault::Bool(b) => Value::Bool(b),
+            ParamDefault::Int(i) => Value::Int(i),
+            ParamDefault::Float(f) => Value::Float(f),
+            ParamDefault::Str(s) => Value::Str(s),
+        }
+    }
+
+    /// The default as Python writes it.
+    pub fn repr(self) -> String {
+        match self {
+            ParamDefault::None => "None".to_string(),
+            ParamDefault::Bool(true) => "True".to_string(),
+            ParamDefault::Bool(false) => "False".to_string(),
+            ParamDefault::Int(i) => i.to_string(),
+            ParamDefault::Float(f) => crate::pystr::float_repr(f),
+            ParamDefault::Str(s) => {
+                let mut out = String::new();
+                crate::pystr::str_repr(s, &mut out);
+                out
+            }
         }
     }
 }
@@ -59,7 +75,7 @@ pub struct Signature {
     /// The parameter names, the leading `hidden` ones included.
     pub params: &'static [&'static str],
     /// The defaults of the parameters after the `required` ones, in order.
-    pub defaults: &'static [Default],
+    pub defaults: &'static [ParamDefault],
     /// Leading parameters the caller passes itself (the context, the filtered value, `self`).
     pub hidden: usize,
     /// How many leading parameters have no default.
@@ -82,7 +98,7 @@ impl Signature {
         params: &'static [&'static str],
         hidden: usize,
         required: usize,
-        defaults: &'static [Default],
+        defaults: &'static [ParamDefault],
     ) -> Self {
         Signature {
             func,
@@ -169,24 +185,6 @@ impl Signature {
             parts.push("**kwargs".to_string());
         }
         parts.join(", ")
-    }
-}
-
-impl Default {
-    /// The default as Python writes it.
-    pub fn repr(self) -> String {
-        match self {
-            Default::None => "None".to_string(),
-            Default::Bool(true) => "True".to_string(),
-            Default::Bool(false) => "False".to_string(),
-            Default::Int(i) => i.to_string(),
-            Default::Float(f) => crate::pystr::float_repr(f),
-            Default::Str(s) => {
-                let mut out = String::new();
-                crate::pystr::str_repr(s, &mut out);
-                out
-            }
-        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::args::{Bound, CallArgs};
 use super::json::{dumps, DumpOptions};
+use super::table::{Builtin, FILTERS, TESTS};
 use crate::error::{err, Result};
 use crate::pystr::{self, escape_into, is_py_space};
 use crate::value::{Object, UndefInfo, Value};
@@ -269,10 +270,10 @@ fn get_attr<'a>(item: &Value<'a>, attribute: Option<&Value<'a>>, default: Option
 }
 
 /// Looks up the filter or test `name` (any value) in the environment's map, as `dict.get` does.
-fn lookup_name(kind: &str, name: &Value, index: fn(&str) -> Option<usize>) -> Result<usize> {
+fn lookup_name<'t, F>(kind: &str, name: &Value, table: &'t [Builtin<F>]) -> Result<&'t Builtin<F>> {
     check_hashable(name)?;
-    if let Some(i) = name.as_str().and_then(index) {
-        return Ok(i);
+    if let Some(b) = name.as_str().and_then(|n| table.iter().find(|b| b.name == n)) {
+        return Ok(b);
     }
     let mut msg = format!("No {kind} named ");
     name.write_repr(&mut msg);
@@ -332,7 +333,7 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
         let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
-                let t = lookup_name("test", t, super::table::test_index)?;
+                let t = lookup_name("test", t, TESTS)?;
                 super::call_test(t, &subject, &test_args)?
             }
         };
@@ -376,7 +377,7 @@ pub(super) fn map_filter<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
             .ok_or_else(|| err!(FilterArgumentError, "map requires a filter argument"))?;
         let pos: Vec<Value<'a>> = pos.collect();
         for item in items(&v)?.iter() {
-            let filter = lookup_name("filter", &f, super::table::filter_index)?;
+            let filter = lookup_name("filter", &f, FILTERS)?;
             let a = CallArgs {
                 pos: pos.clone(),
                 kw: kw.clone(),

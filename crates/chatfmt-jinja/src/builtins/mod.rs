@@ -20,6 +20,7 @@ use crate::value::{Object, UndefInfo, Value};
 use args::CallArgs;
 use serde_json::Value as Json;
 use std::rc::Rc;
+use table::{Builtin, FilterFn, TestFn};
 
 /// Whether `name` is a filter of the environment.
 pub fn is_filter(name: &str) -> bool {
@@ -41,12 +42,8 @@ pub fn global<'a>(name: &str) -> Option<Value<'a>> {
     table::global(name).map(|g| Value::Object(Rc::new(Object::Function(g.name))))
 }
 
-/// Applies the filter at `index` of [`table::FILTERS`] to `v`, its arguments bound as Python binds
-/// them to Jinja2's function.
-pub fn call_filter<'a>(index: usize, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    let Some(f) = table::FILTERS.get(index) else {
-        return Err(err!(TemplateRuntimeError, "No filter number {index}."));
-    };
+/// Applies the filter `f` to `v`, its arguments bound as Python binds them to Jinja2's function.
+pub fn call_filter<'a>(f: &Builtin<FilterFn>, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
     let b = args.bind_sig(&f.sig)?;
     match (f.run)(v, b) {
         // Jinja2's generator filters raise only once iterated; limits stop the render at once.
@@ -57,11 +54,8 @@ pub fn call_filter<'a>(index: usize, v: Value<'a>, args: CallArgs<'a>) -> Result
     }
 }
 
-/// Runs the test at `index` of [`table::TESTS`] on `x`.
-pub fn call_test<'a>(index: usize, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
-    let Some(t) = table::TESTS.get(index) else {
-        return Err(err!(TemplateRuntimeError, "No test number {index}."));
-    };
+/// Runs the test `t` on `x`.
+pub fn call_test<'a>(t: &Builtin<TestFn>, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
     (t.run)(x, args.bind_sig(&t.sig)?)
 }
 

@@ -3,7 +3,7 @@
 //! saying what it does. Argument binding, the compile-time name checks, the analysis, `check` and
 //! `docs/BUILTINS.md` all read these tables.
 
-use super::args::{Bound, Default as D, Signature as S};
+use super::args::{Bound, ParamDefault as D, Signature as S};
 use super::{filters as f, globals as g, tests as t};
 use crate::context::Clock;
 use crate::error::Result;
@@ -29,6 +29,8 @@ pub struct Builtin<F> {
     pub pure: bool,
     /// A generator in Jinja2: its arguments bind when called, its body fails only when iterated.
     pub lazy: bool,
+    /// A filter whose result holds the items of its input (a list of messages stays messages).
+    pub keeps_items: bool,
     /// What it does, in one line.
     pub summary: &'static str,
 }
@@ -40,8 +42,13 @@ const fn plain<F>(name: &'static str, sig: S, run: F, summary: &'static str) -> 
         run,
         pure: false,
         lazy: false,
+        keeps_items: false,
         summary,
     }
+}
+
+const fn filter(name: &'static str, sig: S, run: FilterFn, summary: &'static str) -> Builtin<FilterFn> {
+    plain(name, sig, run, summary)
 }
 
 const fn pure(name: &'static str, sig: S, run: FilterFn, summary: &'static str) -> Builtin<FilterFn> {
@@ -65,39 +72,50 @@ const NO: &[D] = &[];
 const AGGREGATE: &[&str] = &["environment", "value", "case_sensitive", "attribute"];
 const AGGREGATE_DEFAULTS: &[D] = &[D::Bool(false), D::None];
 
+impl Builtin<FilterFn> {
+    /// The filter's result holds the items of its input.
+    const fn keeps_items(self) -> Self {
+        Builtin {
+            keeps_items: true,
+            ..self
+        }
+    }
+}
+
 /// The environment's filters, by name.
 pub static FILTERS: &[Builtin<FilterFn>] = &[
-    plain(
+    filter(
         "abs",
         S::one_arg("abs"),
         f::do_abs,
         "The absolute value (Python's `abs`).",
     ),
-    plain(
+    filter(
         "attr",
         S::def("do_attr", &["environment", "obj", "name"], 2, 3, NO),
         f::do_attr,
         "The attribute `name` of the value, without falling back to an item.",
     ),
-    plain(
+    filter(
         "batch",
         S::def("do_batch", &["value", "linecount", "fill_with"], 1, 2, &[D::None]),
         f::do_batch,
         "Lists of `linecount` items, the last one padded with `fill_with` when given.",
-    ),
-    plain(
+    )
+    .keeps_items(),
+    filter(
         "capitalize",
         S::def("do_capitalize", STR, 1, 1, NO),
         f::do_capitalize,
         "The first character upper case, the rest lower case.",
     ),
-    plain(
+    filter(
         "center",
         S::def("do_center", &["value", "width"], 1, 1, &[D::Int(80)]),
         f::do_center,
         "The text centred in a field of `width` characters.",
     ),
-    plain(
+    filter(
         "count",
         S::one_arg("len"),
         f::do_length,
@@ -127,7 +145,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_default,
         "`default_value` when the value is undefined (or false, with `boolean`).",
     ),
-    plain(
+    filter(
         "dictsort",
         S::def(
             "do_dictsort",
@@ -139,49 +157,50 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_dictsort,
         "The (key, value) pairs of a mapping, sorted by key or value.",
     ),
-    plain(
+    filter(
         "e",
         S::def("escape", STR, 1, 1, NO).posonly(1),
         f::do_escape,
         "Alias of `escape`.",
     ),
-    plain(
+    filter(
         "escape",
         S::def("escape", STR, 1, 1, NO).posonly(1),
         f::do_escape,
         "HTML-escaped markup (markup stays as it is).",
     ),
-    plain(
+    filter(
         "filesizeformat",
         S::def("do_filesizeformat", &["value", "binary"], 1, 1, &[D::Bool(false)]),
         f::do_filesizeformat,
         "A byte count in human-readable units (kB, MB, or KiB, MiB with `binary`).",
     ),
-    plain(
+    filter(
         "first",
         S::def("sync_do_first", &["environment", "seq"], 2, 2, NO),
         f::do_first,
         "The first item.",
-    ),
-    plain(
+    )
+    .keeps_items(),
+    filter(
         "float",
         S::def("do_float", &["value", "default"], 1, 1, &[D::Float(0.0)]),
         f::do_float,
         "The value as a float, `default` when it is not a number.",
     ),
-    plain(
+    filter(
         "forceescape",
         S::def("do_forceescape", VALUE, 1, 1, NO),
         f::do_forceescape,
         "HTML-escaped markup, even when the value already is markup.",
     ),
-    plain(
+    filter(
         "format",
         S::def("do_format", VALUE, 1, 1, NO).variadic(),
         f::do_format,
         "printf-style formatting (`value % args`).",
     ),
-    plain(
+    filter(
         "groupby",
         S::def(
             "sync_do_groupby",
@@ -205,7 +224,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::indent_filter,
         "Each line after the first indented by `width` spaces (or that string).",
     ),
-    plain(
+    filter(
         "int",
         S::def("do_int", &["value", "default", "base"], 1, 1, &[D::Int(0), D::Int(10)]),
         f::do_int,
@@ -229,19 +248,21 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_join,
         "The items' text joined by `d`.",
     ),
-    plain(
+    filter(
         "last",
         S::def("do_last", &["environment", "seq"], 2, 2, NO),
         f::do_last,
         "The last item.",
-    ),
-    plain("length", S::one_arg("len"), f::do_length, "The number of items."),
-    plain(
+    )
+    .keeps_items(),
+    filter("length", S::one_arg("len"), f::do_length, "The number of items."),
+    filter(
         "list",
         S::def("sync_do_list", VALUE, 1, 1, NO),
         f::do_list,
         "The items as a list.",
-    ),
+    )
+    .keeps_items(),
     pure(
         "lower",
         S::def("do_lower", STR, 1, 1, NO),
@@ -254,25 +275,25 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::map_filter,
         "A filter applied to each item, or each item's `attribute`.",
     ),
-    plain(
+    filter(
         "max",
         S::def("do_max", AGGREGATE, 2, 2, AGGREGATE_DEFAULTS),
         f::do_max,
         "The largest item.",
     ),
-    plain(
+    filter(
         "min",
         S::def("do_min", AGGREGATE, 2, 2, AGGREGATE_DEFAULTS),
         f::do_min,
         "The smallest item.",
     ),
-    plain(
+    filter(
         "pprint",
         S::def("do_pprint", VALUE, 1, 1, NO),
         f::do_pprint,
         "The value pretty-printed as Python's `pprint` does.",
     ),
-    plain(
+    filter(
         "random",
         S::def("do_random", &["context", "seq"], 2, 2, NO),
         f::do_random,
@@ -283,13 +304,15 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         S::def("sync_do_reject", CTX_VALUE, 2, 2, NO).variadic(),
         f::do_reject,
         "The items failing a test.",
-    ),
+    )
+    .keeps_items(),
     lazy(
         "rejectattr",
         S::def("sync_do_rejectattr", CTX_VALUE, 2, 2, NO).variadic(),
         f::do_rejectattr,
         "The items whose attribute fails a test.",
-    ),
+    )
+    .keeps_items(),
     pure(
         "replace",
         S::def(
@@ -302,13 +325,14 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_replace,
         "`old` replaced by `new` (the first `count` times).",
     ),
-    plain(
+    filter(
         "reverse",
         S::def("do_reverse", VALUE, 1, 1, NO),
         f::do_reverse,
         "The text or the items in reverse order.",
-    ),
-    plain(
+    )
+    .keeps_items(),
+    filter(
         "round",
         S::def(
             "do_round",
@@ -320,7 +344,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::round_filter,
         "The number rounded (`common`, `ceil` or `floor`) to `precision` digits.",
     ),
-    plain(
+    filter(
         "safe",
         S::def("do_mark_safe", VALUE, 1, 1, NO),
         f::do_safe,
@@ -331,20 +355,23 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         S::def("sync_do_select", CTX_VALUE, 2, 2, NO).variadic(),
         f::do_select,
         "The items passing a test.",
-    ),
+    )
+    .keeps_items(),
     lazy(
         "selectattr",
         S::def("sync_do_selectattr", CTX_VALUE, 2, 2, NO).variadic(),
         f::do_selectattr,
         "The items whose attribute passes a test.",
-    ),
-    plain(
+    )
+    .keeps_items(),
+    filter(
         "slice",
         S::def("sync_do_slice", &["value", "slices", "fill_with"], 1, 2, &[D::None]),
         f::slice_filter,
         "The items cut into `slices` lists.",
-    ),
-    plain(
+    )
+    .keeps_items(),
+    filter(
         "sort",
         S::def(
             "do_sort",
@@ -362,13 +389,13 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_string,
         "The value as text (markup stays markup).",
     ),
-    plain(
+    filter(
         "striptags",
         S::def("do_striptags", VALUE, 1, 1, NO),
         f::do_striptags,
         "The text without SGML/XML tags, whitespace collapsed.",
     ),
-    plain(
+    filter(
         "sum",
         S::def(
             "sync_do_sum",
@@ -404,7 +431,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_trim,
         "The text without leading and trailing whitespace (or `chars`).",
     ),
-    plain(
+    filter(
         "truncate",
         S::def(
             "do_truncate",
@@ -428,13 +455,13 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_upper,
         "The text in upper case.",
     ),
-    plain(
+    filter(
         "urlencode",
         S::def("do_urlencode", VALUE, 1, 1, NO),
         f::do_urlencode,
         "The text, mapping or pairs URL-encoded.",
     ),
-    plain(
+    filter(
         "urlize",
         S::def(
             "do_urlize",
@@ -454,13 +481,13 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::urlize_filter,
         "URLs and e-mail addresses in the text turned into links.",
     ),
-    plain(
+    filter(
         "wordcount",
         S::def("do_wordcount", STR, 1, 1, NO),
         f::do_wordcount,
         "The number of words.",
     ),
-    plain(
+    filter(
         "wordwrap",
         S::def(
             "do_wordwrap",
@@ -479,7 +506,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::wordwrap_filter,
         "The text wrapped at `width` characters.",
     ),
-    plain(
+    filter(
         "xmlattr",
         S::def("do_xmlattr", &["eval_ctx", "d", "autospace"], 2, 2, &[D::Bool(true)]),
         f::do_xmlattr,

@@ -1,6 +1,7 @@
 //! The evaluator: runs a parsed template against a context, with Jinja2's scoping rules.
 
 use crate::ast::*;
+use crate::builtins::table::{FILTERS, TESTS};
 use crate::builtins::{self, args::CallArgs};
 use crate::context::{Borrowed, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
@@ -828,10 +829,10 @@ impl<'a> Evaluator<'a> {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
                 self.step()?;
-                let Some(index) = name.index else {
+                let Some(test) = name.index.and_then(|i| TESTS.get(i)) else {
                     return Err(err!(TemplateRuntimeError, "No test named '{}' found.", &**name));
                 };
-                Value::Bool(builtins::call_test(index, &x, &a)?)
+                Value::Bool(builtins::call_test(test, &x, &a)?)
             }
         })
     }
@@ -1018,13 +1019,13 @@ impl<'a> Evaluator<'a> {
             None => input,
         };
         let a = self.eval_args(args)?;
-        let Some(index) = name.index else {
+        let Some(filter) = name.index.and_then(|i| FILTERS.get(i)) else {
             return Err(at(
                 err!(TemplateRuntimeError, "No filter named '{}' found.", &**name),
                 e.pos,
             ));
         };
-        let out = builtins::call_filter(index, v, a).map_err(|err| at(err, e.pos))?;
+        let out = builtins::call_filter(filter, v, a).map_err(|err| at(err, e.pos))?;
         builtins::charge_result(&out).map_err(|err| at(err, e.pos))?;
         Ok(out)
     }
