@@ -1021,7 +1021,7 @@ impl<'a> Evaluator<'a> {
         let a = self.eval_args(args)?;
         let Some(filter) = name.index.and_then(|i| FILTERS.get(i)) else {
             return Err(at(
-                err!(TemplateRuntimeError, "No filter named '{}' found.", &**name),
+                err!(TemplateRuntimeError, "No filter named '{}' found.", &*name.name),
                 e.pos,
             ));
         };

@@ -1132,10 +1132,10 @@ impl<'s> Parser<'s> {
             node = Some(Expr {
                 kind: ExprKind::Filter(
                     node.map(Box::new),
-                    Named {
+                    Box::new(Named {
                         index: table::filter_index(&name),
                         name: name.into(),
-                    },
+                    }),
                     Box::new(args),
                 ),
                 pos,
@@ -1191,10 +1191,10 @@ impl<'s> Parser<'s> {
         let test = Expr {
             kind: ExprKind::Test(
                 Box::new(node),
-                Named {
+                Box::new(Named {
                     index: table::test_index(&name),
                     name: name.into(),
-                },
+                }),
                 Box::new(args),
             ),
             pos,
@@ -1512,7 +1512,7 @@ impl NameCheck {
                 }
                 if !soft && name.index.is_none() {
                     return Err(
-                        err!(TemplateAssertionError, "No filter named '{}'.", &**name).at(e.pos.line, e.pos.col)
+                        err!(TemplateAssertionError, "No filter named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
                     );
                 }
                 self.args(args, soft)
@@ -1520,7 +1520,9 @@ impl NameCheck {
             ExprKind::Test(v, name, args) => {
                 self.expr(v, soft)?;
                 if !soft && name.index.is_none() {
-                    return Err(err!(TemplateAssertionError, "No test named '{}'.", &**name).at(e.pos.line, e.pos.col));
+                    return Err(
+                        err!(TemplateAssertionError, "No test named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
+                    );
                 }
                 self.args(args, soft)
             }
