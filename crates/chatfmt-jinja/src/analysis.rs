@@ -2,7 +2,8 @@
 //! fields) and what will fail wherever it runs (unknown filters, tests or functions in any branch,
 //! calls the sandbox refuses, tags that need a loader). It reads the syntax tree only; nothing renders.
 
-use crate::syntax::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
+use crate::ast::{Args, Expr, ExprKind, ForLoop, MacroDef, Pos, Stmt, StmtKind, Target};
+use crate::builtins::table::FILTERS;
 use std::collections::BTreeSet;
 
 /// Names every template may read without defining them.
@@ -19,7 +20,7 @@ pub struct Finding {
     pub column: u32,
 }
 
-/// What [`crate::Template::analyze`] found in a template, over every branch.
+/// What `Template::analyze` found in a template, over every branch.
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// Filters used (known or not).
@@ -89,7 +90,7 @@ pub(crate) fn analyze(body: &[Stmt]) -> Analysis {
 }
 
 fn is_global(name: &str) -> bool {
-    crate::builtins::globals::GLOBALS.contains(&name)
+    crate::builtins::is_global(name)
 }
 
 fn finding(name: &str, pos: Pos) -> Finding {
@@ -264,20 +265,8 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
 /// (`messages|length`, `x == y`, `message.content`, `namespace(...)`, method calls).
 fn is_scalar_expr(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Filter(_, name, _) => !matches!(
-            &**name,
-            "list"
-                | "reverse"
-                | "selectattr"
-                | "rejectattr"
-                | "select"
-                | "reject"
-                | "first"
-                | "last"
-                | "batch"
-                | "slice"
-        ),
-        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::syntax::ast::Const::Str(_))),
+        ExprKind::Filter(_, name, _) => !name.index.and_then(|i| FILTERS.get(i)).is_some_and(|f| f.keeps_items),
+        ExprKind::GetItem(_, key) => matches!(&key.kind, ExprKind::Const(crate::ast::Const::Str(_))),
         // `message.content if message.content is string else ''` is a field, not a message.
         ExprKind::Cond(_, value, other) => {
             is_scalar_expr(value)
@@ -434,7 +423,7 @@ impl Walker {
                 self.expr(o)
             }
             ExprKind::GetItem(o, key) => {
-                if let (true, ExprKind::Const(crate::syntax::ast::Const::Str(k))) = (self.is_message(o), &key.kind) {
+                if let (true, ExprKind::Const(crate::ast::Const::Str(k))) = (self.is_message(o), &key.kind) {
                     self.out.message_fields.insert(k.to_string());
                 }
                 self.expr(o);
@@ -497,9 +486,7 @@ impl Walker {
             ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
                 self.out.globals_called.insert(n.to_string());
                 if &**n == "raise_exception" {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(msg))) =
-                        args.pos.first().map(|a| &a.kind)
-                    {
+                    if let Some(ExprKind::Const(crate::ast::Const::Str(msg))) = args.pos.first().map(|a| &a.kind) {
                         self.out.raise_messages.push(msg.to_string());
                     }
                 }
@@ -512,8 +499,7 @@ impl Walker {
                     self.out.refused_calls.push(finding(method, pos));
                 }
                 if &**method == "get" && self.is_message(o) {
-                    if let Some(ExprKind::Const(crate::syntax::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind)
-                    {
+                    if let Some(ExprKind::Const(crate::ast::Const::Str(k))) = args.pos.first().map(|a| &a.kind) {
                         self.out.message_fields.insert(k.to_string());
                     }
                 }

@@ -1,10 +1,10 @@
 //! The engine's own Python semantics against the CPython reference values of `tests/data/pystr/`.
 
+use crate::ast::{BinOp, CmpOp};
 use crate::builtins::json::{dumps, DumpOptions};
-use crate::eval::compare;
 use crate::pystr::test_support::{bits, boolean, float_bits, int, load, opt_int, opt_string, result, string, Py};
 use crate::pystr::MAX_INT_BITS;
-use crate::syntax::ast::{BinOp, CmpOp};
+use crate::value::compare;
 use crate::value::{Dict, Object, Value};
 use num_bigint::BigInt;
 use num_integer::Integer;

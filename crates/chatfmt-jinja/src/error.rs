@@ -1,5 +1,6 @@
 //! The engine's error type: a kind that maps onto the Python exception class, a message, and where.
 
+use crate::pystr::{PyError, PyErrorKind};
 use std::fmt;
 
 /// What went wrong, named after the Python exception class Jinja2 / CPython raise for it.
@@ -207,3 +208,23 @@ macro_rules! err {
     };
 }
 pub(crate) use err;
+
+/// Converts a CPython-semantics error into an engine error.
+pub fn py_err(e: PyError) -> Error {
+    let kind = match e.kind {
+        PyErrorKind::ValueError => ErrorKind::ValueError,
+        PyErrorKind::TypeError => ErrorKind::TypeError,
+        PyErrorKind::KeyError => ErrorKind::KeyError,
+        #[cfg(test)]
+        PyErrorKind::IndexError => ErrorKind::IndexError,
+        PyErrorKind::OverflowError => ErrorKind::OverflowError,
+        PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
+        PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
+    };
+    let message = if e.kind == PyErrorKind::MemoryError {
+        "result too large".to_string()
+    } else {
+        e.message
+    };
+    Error::new(kind, message)
+}

@@ -13,7 +13,9 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+mod ast;
 mod builtins;
+mod context;
 #[cfg(test)]
 mod cpython_tests;
 mod error;
@@ -25,6 +27,8 @@ mod syntax;
 mod template;
 mod value;
 
+pub use builtins::doc::reference_markdown as builtins_reference;
+pub use context::{ByteSpan, Origin, Span};
 pub use error::{Error, ErrorKind, Result};
-pub use output::{ByteSpan, CodePoints, Origin, Span};
+pub use output::CodePoints;
 pub use template::{Borrowed, Clock, Context, Layer, Limits, Rendered, Template};

@@ -251,30 +251,13 @@ pub(crate) fn output_exceeded(max: usize) -> Error {
 /// The deepest nesting of lists, tuples and dicts a template may build.
 pub const MAX_VALUE_NESTING: usize = 500;
 
-/// Fails when putting `items` into a new container would nest values deeper than the limit.
-pub(crate) fn check_nesting<'v, 'a: 'v>(items: impl IntoIterator<Item = &'v crate::value::Value<'a>>) -> Result<()> {
-    for item in items {
-        if nesting(item, MAX_VALUE_NESTING) >= MAX_VALUE_NESTING {
-            return Err(err!(
-                LimitExceeded,
-                "values nested deeper than {MAX_VALUE_NESTING} levels"
-            ));
-        }
-    }
-    Ok(())
-}
+/// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
+/// less than this much is left, so no template can overflow the thread's stack.
+pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
+/// The size of each extra stack segment.
+pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
-/// How deeply `v` nests containers, counting no further than `limit`.
-fn nesting(v: &crate::value::Value, limit: usize) -> usize {
-    use crate::value::Value;
-    if limit == 0 {
-        return 0;
-    }
-    match v {
-        Value::List(items) | Value::Tuple(items) | Value::Iter(items) => {
-            1 + items.iter().map(|i| nesting(i, limit - 1)).max().unwrap_or(0)
-        }
-        Value::Dict(d) => 1 + d.values().map(|i| nesting(i, limit - 1)).max().unwrap_or(0),
-        _ => 0,
-    }
+/// Runs a recursive step, growing the stack on the heap when it runs low.
+pub(crate) fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
 }

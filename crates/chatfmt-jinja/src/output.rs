@@ -1,40 +1,9 @@
 //! Provenance of rendered output: which spans came from template text, which from input values
 //! (and from where in the input), and which were computed during rendering.
 
-use crate::template::{Borrowed, Context, Layer};
+use crate::context::{Borrowed, ByteSpan, Context, Layer, Origin, Span};
 use crate::value::Value;
 use serde_json::Value as Json;
-
-/// Where a span of output came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
-    /// Template text or a string literal of the template.
-    Template,
-    /// A string of the render context, printed unchanged or as a sub-string (e.g. after `trim`):
-    /// its JSON path, such as `messages[2].content` or `messages[0].content[1].text`.
-    Input(String),
-    /// Text the template computed (numbers, `tojson`, concatenations, macro output, ...), with the
-    /// JSON paths of the context values read since the previous span was written (sorted, each once):
-    /// the text of `{{ tool_call.arguments | tojson }}` names `messages[1].tool_calls[0].arguments`,
-    /// and so does `{{ args }}` after `{% set args = tool_call.arguments | tojson %}`.
-    Computed(Vec<String>),
-}
-
-/// A half-open range `(start, end)` of byte offsets into a rendered UTF-8 text, both on character
-/// boundaries: the one unit of spans inside the libraries. Outputs that promise Python string
-/// indices convert with [`CodePoints::span`].
-pub type ByteSpan = (usize, usize);
-
-/// A span of the rendered text, in byte offsets (see [`ByteSpan`]), and its origin.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Span {
-    /// Byte offset of the first character.
-    pub start: usize,
-    /// Byte offset just past the last character.
-    pub end: usize,
-    /// Where the text of the span came from.
-    pub origin: Origin,
-}
 
 /// The origin of a span while rendering: template text, the address of a borrowed string, or
 /// computed text with the range of [`SpanRecorder`]'s reads its expression made.

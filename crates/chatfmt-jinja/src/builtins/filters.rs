@@ -1,85 +1,13 @@
 //! Jinja2's built-in filters.
 
+use super::args::{Bound, CallArgs};
 use super::json::{dumps, DumpOptions};
-use crate::error::{err, ErrorKind, Result};
-use crate::eval::{Bound, CallArgs, Evaluator, Signature};
-use crate::pystr;
-use crate::syntax::lexer::is_py_space;
+use super::table::{Builtin, FILTERS, TESTS};
+use crate::error::{err, Result};
+use crate::pystr::{self, escape_into, is_py_space};
 use crate::value::{Object, UndefInfo, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
-
-/// The names of the environment's filters.
-pub const FILTERS: &[&str] = &[
-    "abs",
-    "attr",
-    "batch",
-    "capitalize",
-    "center",
-    "count",
-    "d",
-    "default",
-    "dictsort",
-    "e",
-    "escape",
-    "filesizeformat",
-    "first",
-    "float",
-    "forceescape",
-    "format",
-    "groupby",
-    "indent",
-    "int",
-    "items",
-    "join",
-    "last",
-    "length",
-    "list",
-    "lower",
-    "map",
-    "max",
-    "min",
-    "pprint",
-    "random",
-    "reject",
-    "rejectattr",
-    "replace",
-    "reverse",
-    "round",
-    "safe",
-    "select",
-    "selectattr",
-    "slice",
-    "sort",
-    "string",
-    "striptags",
-    "sum",
-    "title",
-    "tojson",
-    "trim",
-    "truncate",
-    "unique",
-    "upper",
-    "urlencode",
-    "urlize",
-    "wordcount",
-    "wordwrap",
-    "xmlattr",
-];
-
-/// Appends `s` with HTML special characters escaped as markupsafe does.
-pub fn escape_into(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-}
 
 fn undefined_hint<'a>(msg: &str) -> Value<'a> {
     Value::Undefined(Some(Rc::new(UndefInfo::Hint(
@@ -191,7 +119,7 @@ pub(crate) fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: boo
     }
     match (r, failure.into_inner()) {
         (Err(_), Some(e)) => Err(e),
-        (Err(e), None) => Err(super::format::py_err(e)),
+        (Err(e), None) => Err(crate::error::py_err(e)),
         _ => Ok(()),
     }
 }
@@ -342,12 +270,10 @@ fn get_attr<'a>(item: &Value<'a>, attribute: Option<&Value<'a>>, default: Option
 }
 
 /// Looks up the filter or test `name` (any value) in the environment's map, as `dict.get` does.
-fn lookup_name(kind: &str, name: &Value, known: fn(&str) -> bool) -> Result<String> {
+fn lookup_name<'t, F>(kind: &str, name: &Value, table: &'t [Builtin<F>]) -> Result<&'t Builtin<F>> {
     check_hashable(name)?;
-    if let Some(n) = name.as_str() {
-        if known(n) {
-            return Ok(n.to_string());
-        }
+    if let Some(b) = name.as_str().and_then(|n| table.iter().find(|b| b.name == n)) {
+        return Ok(b);
     }
     let mut msg = format!("No {kind} named ");
     name.write_repr(&mut msg);
@@ -362,14 +288,29 @@ fn lookup_name(kind: &str, name: &Value, known: fn(&str) -> bool) -> Result<Stri
     Err(err!(TemplateRuntimeError, "{msg}"))
 }
 
-/// The `(context, value, *args, **kwargs)` filters `select`, `reject`, `selectattr`, `rejectattr`.
-fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+pub(super) fn do_select<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    select_like(v, b, false, true)
+}
+
+pub(super) fn do_reject<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    select_like(v, b, false, false)
+}
+
+pub(super) fn do_selectattr<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    select_like(v, b, true, true)
+}
+
+pub(super) fn do_rejectattr<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    select_like(v, b, true, false)
+}
+
+/// The `(context, value, *args, **kwargs)` filters `select`, `reject`, `selectattr`, `rejectattr`:
+/// the items whose value (or attribute) passes the test, or fails it.
+fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -> Result<Value<'a>> {
     // Jinja2 reads the arguments and iterates only `if value:`: a falsy input selects nothing.
     if !v.truthy() {
         return Ok(Value::Iter(Rc::new(Vec::new())));
     }
-    let by_attr = name.ends_with("attr");
-    let keep_when = name.starts_with("select");
     let mut pos = b.rest.into_iter();
     let attr = if by_attr {
         Some(
@@ -392,8 +333,8 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, b: Bound<'a
         let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
-                let t = lookup_name("test", t, super::is_test)?;
-                super::tests::call_test(ev, &t, &subject, &test_args)?
+                let t = lookup_name("test", t, TESTS)?;
+                super::call_test(t, &subject, &test_args)?
             }
         };
         if ok == keep_when {
@@ -404,7 +345,7 @@ fn select_like<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, b: Bound<'a
 }
 
 /// `map(name, *args, **kwargs)` or `map(attribute=..., default=...)`.
-fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+pub(super) fn map_filter<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
     // As in Jinja2, the arguments are read and the input iterated only `if value:`.
     if !v.truthy() {
         return Ok(Value::Iter(Rc::new(Vec::new())));
@@ -436,757 +377,686 @@ fn map_filter<'a>(ev: &mut Evaluator<'a>, v: Value<'a>, b: Bound<'a>) -> Result<
             .ok_or_else(|| err!(FilterArgumentError, "map requires a filter argument"))?;
         let pos: Vec<Value<'a>> = pos.collect();
         for item in items(&v)?.iter() {
-            let fname = lookup_name("filter", &f, super::is_filter)?;
+            let filter = lookup_name("filter", &f, FILTERS)?;
             let a = CallArgs {
                 pos: pos.clone(),
                 kw: kw.clone(),
             };
-            let mapped = call_filter(ev, &fname, item.clone(), a)?;
-            ev.charge_result(&mapped)?;
+            let mapped = super::call_filter(filter, item.clone(), a)?;
+            super::charge_result(&mapped)?;
             out.push(mapped);
         }
     }
     Ok(Value::Iter(Rc::new(out)))
 }
 
-/// The signatures of Jinja2's filter functions (and transformers' `tojson`), by filter name.
-fn signature(name: &str) -> Option<Signature> {
-    const VALUE: &[&str] = &["value"];
-    const S: &[&str] = &["s"];
-    const CTX_VALUE: &[&str] = &["context", "value"];
-    Some(match name {
-        "abs" => Signature::one_arg("abs"),
-        "attr" => Signature::def("do_attr", &["environment", "obj", "name"], 2, 3),
-        "batch" => Signature::def("do_batch", &["value", "linecount", "fill_with"], 1, 2),
-        "capitalize" => Signature::def("do_capitalize", S, 1, 1),
-        "center" => Signature::def("do_center", &["value", "width"], 1, 1),
-        "count" | "length" => Signature::one_arg("len"),
-        "d" | "default" => Signature::def("do_default", &["value", "default_value", "boolean"], 1, 1),
-        "dictsort" => Signature::def("do_dictsort", &["value", "case_sensitive", "by", "reverse"], 1, 1),
-        "e" | "escape" => Signature::def("escape", S, 1, 1).posonly(1),
-        "filesizeformat" => Signature::def("do_filesizeformat", &["value", "binary"], 1, 1),
-        "first" => Signature::def("sync_do_first", &["environment", "seq"], 2, 2),
-        "float" => Signature::def("do_float", &["value", "default"], 1, 1),
-        "forceescape" => Signature::def("do_forceescape", VALUE, 1, 1),
-        "format" => Signature::def("do_format", VALUE, 1, 1).variadic(),
-        "groupby" => Signature::def(
-            "sync_do_groupby",
-            &["environment", "value", "attribute", "default", "case_sensitive"],
-            2,
-            3,
-        ),
-        "indent" => Signature::def("do_indent", &["s", "width", "first", "blank"], 1, 1),
-        "int" => Signature::def("do_int", &["value", "default", "base"], 1, 1),
-        "items" => Signature::def("do_items", VALUE, 1, 1),
-        "join" => Signature::def("sync_do_join", &["eval_ctx", "value", "d", "attribute"], 2, 2),
-        "last" => Signature::def("do_last", &["environment", "seq"], 2, 2),
-        "list" => Signature::def("sync_do_list", VALUE, 1, 1),
-        "lower" => Signature::def("do_lower", S, 1, 1),
-        "map" => Signature::def("sync_do_map", CTX_VALUE, 2, 2).variadic(),
-        "max" => Signature::def("do_max", &["environment", "value", "case_sensitive", "attribute"], 2, 2),
-        "min" => Signature::def("do_min", &["environment", "value", "case_sensitive", "attribute"], 2, 2),
-        "pprint" => Signature::def("do_pprint", VALUE, 1, 1),
-        "random" => Signature::def("do_random", &["context", "seq"], 2, 2),
-        "reject" => Signature::def("sync_do_reject", CTX_VALUE, 2, 2).variadic(),
-        "rejectattr" => Signature::def("sync_do_rejectattr", CTX_VALUE, 2, 2).variadic(),
-        "replace" => Signature::def("do_replace", &["eval_ctx", "s", "old", "new", "count"], 2, 4),
-        "reverse" => Signature::def("do_reverse", VALUE, 1, 1),
-        "round" => Signature::def("do_round", &["value", "precision", "method"], 1, 1),
-        "safe" => Signature::def("do_mark_safe", VALUE, 1, 1),
-        "select" => Signature::def("sync_do_select", CTX_VALUE, 2, 2).variadic(),
-        "selectattr" => Signature::def("sync_do_selectattr", CTX_VALUE, 2, 2).variadic(),
-        "slice" => Signature::def("sync_do_slice", &["value", "slices", "fill_with"], 1, 2),
-        "sort" => Signature::def(
-            "do_sort",
-            &["environment", "value", "reverse", "case_sensitive", "attribute"],
-            2,
-            2,
-        ),
-        "string" => Signature::def("soft_str", S, 1, 1).posonly(1),
-        "striptags" => Signature::def("do_striptags", VALUE, 1, 1),
-        "sum" => Signature::def("sync_do_sum", &["environment", "iterable", "attribute", "start"], 2, 2),
-        "title" => Signature::def("do_title", S, 1, 1),
-        "tojson" => Signature::def(
-            "_cached_compile_jinja_template.<locals>.tojson",
-            &["x", "ensure_ascii", "indent", "separators", "sort_keys"],
-            1,
-            1,
-        ),
-        "trim" => Signature::def("do_trim", &["value", "chars"], 1, 1),
-        "truncate" => Signature::def(
-            "do_truncate",
-            &["env", "s", "length", "killwords", "end", "leeway"],
-            2,
-            2,
-        ),
-        "unique" => Signature::def(
-            "sync_do_unique",
-            &["environment", "value", "case_sensitive", "attribute"],
-            2,
-            2,
-        ),
-        "upper" => Signature::def("do_upper", S, 1, 1),
-        "urlencode" => Signature::def("do_urlencode", VALUE, 1, 1),
-        "urlize" => Signature::def(
-            "do_urlize",
-            &[
-                "eval_ctx",
-                "value",
-                "trim_url_limit",
-                "nofollow",
-                "target",
-                "rel",
-                "extra_schemes",
-            ],
-            2,
-            2,
-        ),
-        "wordcount" => Signature::def("do_wordcount", S, 1, 1),
-        "wordwrap" => Signature::def(
-            "do_wordwrap",
-            &[
-                "environment",
-                "s",
-                "width",
-                "break_long_words",
-                "wrapstring",
-                "break_on_hyphens",
-            ],
-            2,
-            2,
-        ),
-        "xmlattr" => Signature::def("do_xmlattr", &["eval_ctx", "d", "autospace"], 2, 2),
-        _ => return None,
+pub(super) fn do_default<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [default, boolean] = b.take();
+    Ok(if v.is_undefined() || (bool_arg(&boolean) && !v.truthy()) {
+        default.unwrap_or(Value::Str(""))
+    } else {
+        v
     })
 }
 
-/// Applies filter `name` to `v`, its arguments bound as Python binds them to Jinja2's function.
-pub fn call_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    let Some(sig) = signature(name) else {
-        return Err(err!(TemplateRuntimeError, "No filter named '{name}' found."));
+pub(super) fn do_length<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    no_len_iter(&v)?;
+    Ok(Value::Int(v.py_len()? as i64))
+}
+
+pub(super) fn do_string<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(soft_str(&v))
+}
+
+pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [chars] = b.take();
+    let chars = match chars {
+        None | Some(Value::None) => None,
+        Some(c) if c.is_str() => Some(c),
+        Some(_) => return Err(err!(TypeError, "strip arg must be None or str")),
     };
-    let b = args.bind_sig(&sig)?;
-    match apply_filter(ev, name, v, b) {
-        // Jinja2's generator filters raise only once iterated; limits stop the render at once.
-        Err(e) if LAZY_FILTERS.contains(&name) && e.kind() != ErrorKind::LimitExceeded => {
-            Ok(Value::Object(Rc::new(Object::FailedGenerator(e))))
-        }
-        result => result,
-    }
+    let s = soft_str(&v);
+    let text = s.as_str().unwrap_or("");
+    let r = match chars.as_ref().and_then(|c| c.as_str()) {
+        Some(set) => text.trim_matches(|c| set.contains(c)),
+        None => text.trim_matches(is_py_space),
+    };
+    let start = r.as_ptr() as usize - text.as_ptr() as usize;
+    Ok(s.substr(start, start + r.len()))
 }
 
-/// Filters Jinja2 writes as generator functions: their arguments bind when called, their body runs
-/// when the result is iterated.
-const LAZY_FILTERS: [&str; 7] = ["select", "reject", "selectattr", "rejectattr", "map", "unique", "items"];
+pub(super) fn do_upper<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))))
+}
 
-/// Runs a filter on its bound arguments.
-fn apply_filter<'a>(ev: &mut Evaluator<'a>, name: &str, v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
-    Ok(match name {
-        "default" | "d" => {
-            let [default, boolean] = b.take();
-            if v.is_undefined() || (bool_arg(&boolean) && !v.truthy()) {
-                default.unwrap_or(Value::Str(""))
-            } else {
-                v
-            }
+pub(super) fn do_lower<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))))
+}
+
+pub(super) fn do_capitalize<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))))
+}
+
+pub(super) fn do_title<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::string(pystr::jinja_title(soft_str(&v).as_str().unwrap_or(""))))
+}
+
+pub(super) fn do_safe<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::Safe(v.to_py_str().into()))
+}
+
+pub(super) fn do_escape<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    if let Value::Safe(_) = v {
+        return Ok(v);
+    }
+    do_forceescape(v, b)
+}
+
+pub(super) fn do_forceescape<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let mut out = String::new();
+    escape_into(&v.to_py_str(), &mut out);
+    Ok(Value::Safe(out.into()))
+}
+
+pub(super) fn do_items<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    if v.is_undefined() {
+        return Ok(Value::Iter(Rc::new(Vec::new())));
+    }
+    if !v.is_mapping() {
+        return Err(err!(TypeError, "Can only get item pairs from a mapping."));
+    }
+    let mut out = Vec::new();
+    v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));
+    Ok(Value::Iter(Rc::new(out)))
+}
+
+pub(super) fn do_list<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let items = v.iterate()?;
+    crate::limits::charge_values(items.len())?;
+    Ok(Value::list(items.to_vec()))
+}
+
+pub(super) fn do_join<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [sep, attribute] = b.take();
+    let attribute = or_default(attribute);
+    let sep = sep.map(|s| s.to_py_str()).unwrap_or_default();
+    let mut out = String::new();
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&sep);
         }
-        "length" | "count" => {
-            no_len_iter(&v)?;
-            Value::Int(v.py_len()? as i64)
-        }
-        "string" => soft_str(&v),
-        "trim" => {
-            let [chars] = b.take();
-            let chars = match chars {
-                None | Some(Value::None) => None,
-                Some(c) if c.is_str() => Some(c),
-                Some(_) => return Err(err!(TypeError, "strip arg must be None or str")),
-            };
-            let s = soft_str(&v);
-            let text = s.as_str().unwrap_or("");
-            let r = match chars.as_ref().and_then(|c| c.as_str()) {
-                Some(set) => text.trim_matches(|c| set.contains(c)),
-                None => text.trim_matches(is_py_space),
-            };
-            let start = r.as_ptr() as usize - text.as_ptr() as usize;
-            s.substr(start, start + r.len())
-        }
-        "upper" => Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))),
-        "lower" => Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))),
-        "capitalize" => Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))),
-        "title" => Value::string(pystr::jinja_title(soft_str(&v).as_str().unwrap_or(""))),
-        "safe" => Value::Safe(v.to_py_str().into()),
-        "escape" | "e" | "forceescape" => {
-            if let (Value::Safe(_), false) = (&v, name == "forceescape") {
-                return Ok(v);
-            }
-            let mut out = String::new();
-            escape_into(&v.to_py_str(), &mut out);
-            Value::Safe(out.into())
-        }
-        "items" => {
-            if v.is_undefined() {
-                return Ok(Value::Iter(Rc::new(Vec::new())));
-            }
-            if !v.is_mapping() {
-                return Err(err!(TypeError, "Can only get item pairs from a mapping."));
-            }
-            let mut out = Vec::new();
-            v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));
-            Value::Iter(Rc::new(out))
-        }
-        "list" => {
-            let items = v.iterate()?;
-            crate::limits::charge_values(items.len())?;
-            Value::list(items.to_vec())
-        }
-        "join" => {
-            let [sep, attribute] = b.take();
-            let attribute = or_default(attribute);
-            let sep = sep.map(|s| s.to_py_str()).unwrap_or_default();
-            let mut out = String::new();
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(&sep);
-                }
-                get_attr(item, attribute.as_ref(), None)?.write_str(&mut out);
-                crate::limits::check_value_size(out.len())?;
-            }
-            Value::string(out)
-        }
-        "first" => match v.iterate()?.first() {
-            Some(x) => x.clone(),
-            None => undefined_hint("No first item, sequence was empty."),
-        },
-        "last" => {
-            if !is_reversible(&v) {
-                return Err(err!(TypeError, "'{}' object is not reversible", v.type_name()));
-            }
-            match v.iterate()?.last() {
-                Some(x) => x.clone(),
-                None => undefined_hint("No last item, sequence was empty."),
-            }
-        }
-        "reverse" => {
-            if let Some(s) = v.as_str() {
-                let r: String = s.chars().rev().collect();
-                return Ok(match v {
-                    Value::Safe(_) => Value::Safe(r.into()),
-                    _ => Value::string(r),
-                });
-            }
-            let mut items = v
-                .iterate()
-                .map_err(|_| err!(FilterArgumentError, "argument must be iterable"))?
-                .to_vec();
-            crate::limits::charge_values(items.len())?;
-            items.reverse();
-            if let Value::Iter(_) = v {
-                return Ok(Value::list(items));
-            }
-            Value::Iter(Rc::new(items))
-        }
-        "select" | "reject" | "selectattr" | "rejectattr" => select_like(ev, name, v, b)?,
-        "map" => map_filter(ev, v, b)?,
-        "dictsort" => {
-            let [case_sensitive, by, reverse] = b.take();
-            let by_value = match &by {
-                None => false,
-                Some(b) if b.as_str() == Some("key") => false,
-                Some(b) if b.as_str() == Some("value") => true,
-                Some(_) => {
-                    return Err(err!(
-                        FilterArgumentError,
-                        "You can only sort by either \"key\" or \"value\""
-                    ))
-                }
-            };
-            let pairs = mapping_items(&v)?;
-            let reverse = match &reverse {
-                Some(r) => index_arg(r, true)? != 0,
-                None => false,
-            };
-            let cs = bool_arg(&case_sensitive);
-            crate::limits::charge_items(pairs.len())?;
-            crate::limits::charge_sort(pairs.len())?;
-            let mut keyed = Vec::with_capacity(pairs.len());
-            for (k, x) in pairs {
-                let key = ignore_case(if by_value { x.clone() } else { k.clone() }, cs);
-                keyed.push((key, Value::Tuple(Rc::new(vec![k, x]))));
-            }
-            sort_values(&mut keyed, reverse)?;
-            Value::list(keyed.into_iter().map(|(_, p)| p).collect())
-        }
-        "sort" => {
-            let [reverse, case_sensitive, attribute] = b.take();
-            let cs = bool_arg(&case_sensitive);
-            let items = v.iterate()?;
-            let reverse = match &reverse {
-                Some(r) => index_arg(r, true)? != 0,
-                None => false,
-            };
-            crate::limits::charge_items(items.len())?;
-            crate::limits::charge_sort(items.len())?;
-            let mut pairs = Vec::with_capacity(items.len());
-            for item in items.iter() {
-                pairs.push((multi_key(item, &attribute, cs)?, item.clone()));
-            }
-            sort_values(&mut pairs, reverse)?;
-            Value::list(pairs.into_iter().map(|(_, p)| p).collect())
-        }
-        "unique" => {
-            let [case_sensitive, attribute] = b.take();
-            let attribute = or_default(attribute);
-            let cs = bool_arg(&case_sensitive);
-            let mut seen = crate::value::Set::default();
-            let mut out = Vec::new();
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            for item in items.iter() {
-                let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
-                if seen.insert(key)? {
-                    out.push(item.clone());
-                }
-            }
-            Value::Iter(Rc::new(out))
-        }
-        "min" | "max" => {
-            let [case_sensitive, attribute] = b.take();
-            let attribute = or_default(attribute);
-            let cs = bool_arg(&case_sensitive);
-            let (op, wanted) = if name == "min" {
-                ("<", Ordering::Less)
-            } else {
-                (">", Ordering::Greater)
-            };
-            let mut best: Option<(Value, Value)> = None;
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            for item in items.iter() {
-                let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
-                let better = match &best {
-                    None => true,
-                    Some((b, _)) => key.py_cmp(b, op)? == wanted,
-                };
-                if better {
-                    best = Some((key, item.clone()));
-                }
-            }
-            match best {
-                Some((_, item)) => item,
-                None => undefined_hint("No aggregated item, sequence was empty."),
-            }
-        }
-        "sum" => {
-            let [attribute, start] = b.take();
-            let attribute = or_default(attribute);
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            let mut total = start.unwrap_or(Value::Int(0));
-            if total.is_str() {
-                return Err(err!(TypeError, "sum() can't sum strings [use ''.join(seq) instead]"));
-            }
-            for item in items.iter() {
-                let x = get_attr(item, attribute.as_ref(), None)?;
-                total = total.binary(crate::syntax::ast::BinOp::Add, &x)?;
-            }
-            total
-        }
-        "abs" => match v {
-            Value::Int(i) => match i.checked_abs() {
-                Some(a) => Value::Int(a),
-                None => Value::from_bigint(-num_bigint::BigInt::from(i)),
-            },
-            Value::BigInt(ref n) => Value::from_bigint(if n.sign() == num_bigint::Sign::Minus {
-                -(**n).clone()
-            } else {
-                (**n).clone()
-            }),
-            Value::Bool(b) => Value::Int(b as i64),
-            Value::Float(f) => Value::Float(f.abs()),
-            _ => return Err(err!(TypeError, "bad operand type for abs(): '{}'", v.type_name())),
-        },
-        "round" => round_filter(v, b)?,
-        "int" => {
-            let [default, base] = b.take();
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            let default = default.unwrap_or(Value::Int(0));
-            // `int(value, base)`: a base that is not an integer fails the parse, as a bad base does.
-            let base = match base {
-                None => Some(10),
-                Some(b) => index_arg(&b, false).ok(),
-            };
-            match &v {
-                Value::Int(_) | Value::BigInt(_) => v,
-                Value::Bool(b) => Value::Int(*b as i64),
-                Value::Float(f) => int_of_float(*f, default)?,
-                _ if v.is_str() => {
-                    let s = v.as_str().unwrap_or("");
-                    match base.map(|b| pystr::parse_int(s, b)) {
-                        Some(Ok(i)) => Value::from_bigint(i),
-                        Some(Err(e)) if e.kind != pystr::PyErrorKind::ValueError => {
-                            return Err(super::format::py_err(e))
-                        }
-                        // After a ValueError Jinja2 tries `int(float(value))`, any error giving the default.
-                        _ => match pystr::parse_float(s).map(pystr::float_to_int) {
-                            Ok(Ok(i)) => Value::from_bigint(i),
-                            _ => default,
-                        },
-                    }
-                }
-                _ => default,
-            }
-        }
-        "float" => {
-            let [default] = b.take();
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            let default = default.unwrap_or(Value::Float(0.0));
-            match &v {
-                Value::Int(i) => Value::Float(*i as f64),
-                Value::BigInt(i) => Value::Float(pystr::int_to_float(i).map_err(super::format::py_err)?),
-                Value::Bool(b) => Value::Float(*b as i64 as f64),
-                Value::Float(_) => v,
-                _ if v.is_str() => py_float_parse(v.as_str().unwrap_or(""))
-                    .map(Value::Float)
-                    .unwrap_or(default),
-                _ => default,
-            }
-        }
-        "replace" => {
-            let [old, new, count] = b.take();
-            let s = soft_str(&v);
-            let text = s.as_str().unwrap_or("");
-            let old = old.map(|o| o.to_py_str()).unwrap_or_default();
-            let new = new.map(|o| o.to_py_str()).unwrap_or_default();
-            // `str.replace` reads the count through `__index__` (None is Jinja2's -1).
-            let count = match count {
-                None | Some(Value::None) => -1,
-                Some(c) => index_arg(&c, false)?,
-            };
-            crate::limits::charge_bytes(text.len())?;
-            let len = pystr::replaced_len(text, &old, &new, count);
-            crate::limits::check_value_size(len)?;
-            Value::string(pystr::replace_sized(text, &old, &new, count, len).map_err(super::format::py_err)?)
-        }
-        "indent" => indent_filter(v, b)?,
-        "center" => {
-            let [width] = b.take();
-            let w = match width {
-                None => 80,
-                Some(w) => index_arg(&w, false)?,
-            };
-            Value::string(pystr::center(&v.to_py_str(), w, None).map_err(super::format::py_err)?)
-        }
-        "wordcount" => {
-            let s = v.to_py_str();
-            crate::limits::charge_bytes(s.len())?;
-            Value::Int(pystr::jinja_wordcount(&s) as i64)
-        }
-        "tojson" => {
-            let [ensure_ascii, indent, separators, sort_keys] = b.take();
-            let separators = match separators {
-                None | Some(Value::None) => None,
-                Some(s) => {
-                    let (a, b) = unpack2(&s)?;
-                    Some((a.to_py_str(), b.to_py_str()))
-                }
-            };
-            let markup_indent = matches!(indent, Some(Value::Safe(_)));
-            let indent = match indent {
-                None | Some(Value::None) => None,
-                Some(s) if s.is_str() => Some(s.to_py_str()),
-                Some(n) => Some(repeat_str(" ", &n)?),
-            };
-            let (item_sep, key_sep) =
-                separators.unwrap_or_else(|| (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()));
-            let opts = DumpOptions {
-                ensure_ascii: ensure_ascii.is_some_and(|e| e.truthy()),
-                indent,
-                item_sep,
-                key_sep,
-                sort_keys: bool_arg(&sort_keys),
-                markup_indent,
-            };
-            let mut out = String::new();
-            dumps(&v, &opts, 0, &mut out)?;
-            Value::string(out)
-        }
-        "attr" => {
-            let [attribute] = b.take();
-            let attribute = attribute.unwrap_or(Value::None);
-            let Some(n) = attribute.as_str() else {
-                check_hashable(&attribute)?;
-                return Err(err!(
-                    TypeError,
-                    "attribute name must be string, not '{}'",
-                    attribute.type_name()
-                ));
-            };
-            if v.is_undefined() {
-                return Err(v.undefined_error());
-            }
-            let found = match &attribute {
-                Value::Str(s) if !s.starts_with('_') => super::attribute(&v, s),
-                _ => super::python_attribute(&v, n),
-            };
-            found.unwrap_or_else(|| Value::missing_member(&v, attribute.clone()))
-        }
-        "format" => {
-            if !b.kwrest.is_empty() && !b.rest.is_empty() {
-                return Err(err!(
-                    FilterArgumentError,
-                    "can't handle positional and keyword arguments at the same time"
-                ));
-            }
-            let safe = matches!(v, Value::Safe(_));
-            // `Markup % args` escapes the arguments' text.
-            let escaped = |x: Value<'a>| -> Value<'a> {
-                if !safe || matches!(x, Value::Safe(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
-                    return x;
-                }
-                let mut out = String::new();
-                escape_into(&x.to_py_str(), &mut out);
-                Value::Safe(out.into())
-            };
-            let s = v.to_py_str();
-            let a = if !b.kwrest.is_empty() {
-                crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())?
-            } else {
-                Value::Tuple(Rc::new(b.rest.into_iter().map(escaped).collect()))
-            };
-            let out = super::format::percent_format(&s, &a)?;
-            if safe {
-                Value::Safe(out.into())
-            } else {
-                Value::string(out)
-            }
-        }
-        "batch" => {
-            let [count, fill] = b.take();
-            let count = count.unwrap_or(Value::None);
-            let fill = or_default(fill);
-            let mut out = Vec::new();
-            let mut tmp: Vec<Value> = Vec::new();
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            for item in items.iter() {
-                if Value::Int(tmp.len() as i64).py_eq(&count) {
-                    out.push(Value::list(std::mem::take(&mut tmp)));
-                }
-                tmp.push(item.clone());
-            }
-            if !tmp.is_empty() {
-                if let Some(f) = &fill {
-                    let have = Value::Int(tmp.len() as i64);
-                    if crate::eval::compare(crate::syntax::ast::CmpOp::Lt, &have, &count)? {
-                        let missing = count.binary(crate::syntax::ast::BinOp::Sub, &have)?;
-                        let n = repeat_count(&missing)?;
-                        crate::limits::check_value_size(n)?;
-                        tmp.extend(std::iter::repeat_n(f.clone(), n));
-                    }
-                }
-                out.push(Value::list(tmp));
-            }
-            Value::Iter(Rc::new(out))
-        }
-        "slice" => slice_filter(v, b)?,
-        "truncate" => truncate_filter(v, b)?,
-        "striptags" => {
-            let s = v.to_py_str();
-            let mut out = String::new();
-            let mut rest = s.as_str();
-            while !rest.is_empty() {
-                if let Some(after) = rest.strip_prefix("<!--") {
-                    rest = after.find("-->").map_or("", |i| &after[i + 3..]);
-                    out.push(' ');
-                } else if rest.starts_with('<') && rest[1..].find('>').is_some() {
-                    let close = rest[1..].find('>').map_or(rest.len(), |i| i + 2);
-                    rest = &rest[close..];
-                    out.push(' ');
-                } else {
-                    let c = rest.chars().next().unwrap_or(' ');
-                    out.push(c);
-                    rest = &rest[c.len_utf8()..];
-                }
-            }
-            let words: Vec<&str> = pystr::split(&out, None, -1).map_err(super::format::py_err)?;
-            Value::string(html_unescape(&words.join(" ")))
-        }
-        "pprint" => {
-            let mut out = String::new();
-            pformat(&v, 0, 80, &mut out);
-            Value::string(out)
-        }
-        "groupby" => {
-            let [attribute, default, case_sensitive] = b.take();
-            let attribute = or_default(attribute);
-            let default = or_default(default);
-            let cs = bool_arg(&case_sensitive);
-            let key_of = |item: &Value<'a>| -> Result<Value<'a>> {
-                Ok(ignore_case(get_attr(item, attribute.as_ref(), default.as_ref())?, cs))
-            };
-            let mut pairs = Vec::new();
-            let items = v.iterate()?;
-            crate::limits::charge_items(items.len())?;
-            crate::limits::charge_sort(items.len())?;
-            for item in items.iter() {
-                pairs.push((key_of(item)?, item.clone()));
-            }
-            sort_values(&mut pairs, false)?;
-            let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
-            for (_, item) in pairs {
-                let key = key_of(&item)?;
-                match groups.last_mut() {
-                    Some((k, members)) if k.py_eq(&key) => members.push(item),
-                    _ => groups.push((key, vec![item])),
-                }
-            }
-            let mut out = Vec::with_capacity(groups.len());
-            for (key, members) in groups {
-                let grouper = match (cs, members.first()) {
-                    (false, Some(first)) => get_attr(first, attribute.as_ref(), default.as_ref())?,
-                    _ => key,
-                };
-                out.push(Value::Object(Rc::new(Object::Group(grouper, Value::list(members)))));
-            }
-            Value::list(out)
-        }
-        "random" => {
-            no_len_iter(&v)?;
-            v.py_len()?;
-            let items = v.iterate()?;
-            if items.is_empty() {
-                return Ok(undefined_hint("No random item, sequence was empty."));
-            }
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos() as usize);
-            let i = nanos % items.len();
-            // `random.choice` indexes the value: a mapping is looked up by the position.
-            if v.is_mapping() {
-                let key = Value::Int(i as i64);
-                return v.get_item_opt(&key).ok_or_else(|| err!(KeyError, "{i}"));
-            }
-            items[i].clone()
-        }
-        "urlencode" => {
-            let iterable = v.is_sequence_like()
-                || v.is_mapping()
-                || v.is_undefined()
-                || matches!(v, Value::Iter(_))
-                || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..)));
-            if v.is_str() || !iterable {
-                return Ok(Value::string(url_quote(&v.to_py_str(), false)));
-            }
-            let pairs = if v.is_mapping() {
-                mapping_items(&v)?
-            } else {
-                v.iterate()?.iter().map(unpack2).collect::<Result<Vec<_>>>()?
-            };
-            let parts: Vec<String> = pairs
-                .iter()
-                .map(|(k, x)| {
-                    format!(
-                        "{}={}",
-                        url_quote(&k.to_py_str(), true),
-                        url_quote(&x.to_py_str(), true)
-                    )
-                })
-                .collect();
-            Value::string(parts.join("&"))
-        }
-        "xmlattr" => {
-            let [autospace] = b.take();
-            let autospace = autospace.is_none_or(|a| a.truthy());
-            let mut items = Vec::new();
-            for (k, x) in mapping_items(&v)? {
-                if matches!(x, Value::None | Value::Undefined(_)) {
-                    continue;
-                }
-                let Some(key) = k.as_str() else {
-                    return Err(err!(
-                        TypeError,
-                        "expected string or bytes-like object, got '{}'",
-                        k.type_name()
-                    ));
-                };
-                if key.chars().any(|c| matches!(c, ' ' | '\t'..='\r' | '/' | '>' | '=')) {
-                    let mut r = String::new();
-                    k.write_repr(&mut r);
-                    return Err(err!(ValueError, "Invalid character in attribute name: {r}"));
-                }
-                let mut item = String::new();
-                push_escaped(&k, &mut item);
-                item.push_str("=\"");
-                push_escaped(&x, &mut item);
-                item.push('"');
-                items.push(item);
-            }
-            let mut rv = items.join(" ");
-            if autospace && !rv.is_empty() {
-                rv.insert(0, ' ');
-            }
-            Value::string(rv)
-        }
-        "wordwrap" => wordwrap_filter(v, b)?,
-        "filesizeformat" => {
-            let [binary] = b.take();
-            let bytes = match &v {
-                Value::Int(i) => *i as f64,
-                Value::BigInt(_) => big_to_float(&v)?,
-                Value::Bool(b) => *b as i64 as f64,
-                Value::Float(f) => *f,
-                Value::Safe(s) => pystr::parse_float(s).map_err(|_| {
-                    let mut r = String::new();
-                    v.write_repr(&mut r);
-                    err!(ValueError, "could not convert string to float: {r}")
-                })?,
-                _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or("")).map_err(super::format::py_err)?,
-                Value::Undefined(_) => return Err(v.undefined_error()),
-                _ => {
-                    return Err(err!(
-                        TypeError,
-                        "float() argument must be a string or a real number, not '{}'",
-                        v.type_name()
-                    ))
-                }
-            };
-            let binary = bool_arg(&binary);
-            let base: f64 = if binary { 1024.0 } else { 1000.0 };
-            let prefixes = if binary {
-                ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
-            } else {
-                ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"]
-            };
-            if bytes == 1.0 {
-                Value::Str("1 Byte")
-            } else if bytes < base {
-                Value::string(format!("{} Bytes", float_to_int(bytes)?.to_py_str()))
-            } else {
-                let mut unit = base;
-                let mut prefix = prefixes[0];
-                for (i, p) in prefixes.iter().enumerate() {
-                    unit = base.powi(i as i32 + 2);
-                    prefix = p;
-                    if bytes < unit {
-                        break;
-                    }
-                }
-                let num = pystr::percent_format("%.1f", pystr::PercentArgs::Single(&Value::Float(base * bytes / unit)))
-                    .map_err(super::format::py_err)?;
-                Value::string(format!("{num} {prefix}"))
-            }
-        }
-        "urlize" => urlize_filter(v, b)?,
-        _ => return Err(err!(TemplateRuntimeError, "No filter named '{name}' found.")),
+        get_attr(item, attribute.as_ref(), None)?.write_str(&mut out);
+        crate::limits::check_value_size(out.len())?;
+    }
+    Ok(Value::string(out))
+}
+
+pub(super) fn do_first<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(match v.iterate()?.first() {
+        Some(x) => x.clone(),
+        None => undefined_hint("No first item, sequence was empty."),
     })
 }
+
+pub(super) fn do_last<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    if !is_reversible(&v) {
+        return Err(err!(TypeError, "'{}' object is not reversible", v.type_name()));
+    }
+    Ok(match v.iterate()?.last() {
+        Some(x) => x.clone(),
+        None => undefined_hint("No last item, sequence was empty."),
+    })
+}
+
+pub(super) fn do_reverse<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    if let Some(s) = v.as_str() {
+        let r: String = s.chars().rev().collect();
+        return Ok(match v {
+            Value::Safe(_) => Value::Safe(r.into()),
+            _ => Value::string(r),
+        });
+    }
+    let mut items = v
+        .iterate()
+        .map_err(|_| err!(FilterArgumentError, "argument must be iterable"))?
+        .to_vec();
+    crate::limits::charge_values(items.len())?;
+    items.reverse();
+    if let Value::Iter(_) = v {
+        return Ok(Value::list(items));
+    }
+    Ok(Value::Iter(Rc::new(items)))
+}
+
+//ALIAS select,reject,selectattr,rejectattr -> select_like
+//ALIAS map -> map_filter
+pub(super) fn do_dictsort<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [case_sensitive, by, reverse] = b.take();
+    let by_value = match &by {
+        None => false,
+        Some(b) if b.as_str() == Some("key") => false,
+        Some(b) if b.as_str() == Some("value") => true,
+        Some(_) => {
+            return Err(err!(
+                FilterArgumentError,
+                "You can only sort by either \"key\" or \"value\""
+            ))
+        }
+    };
+    let pairs = mapping_items(&v)?;
+    let reverse = match &reverse {
+        Some(r) => index_arg(r, true)? != 0,
+        None => false,
+    };
+    let cs = bool_arg(&case_sensitive);
+    crate::limits::charge_items(pairs.len())?;
+    crate::limits::charge_sort(pairs.len())?;
+    let mut keyed = Vec::with_capacity(pairs.len());
+    for (k, x) in pairs {
+        let key = ignore_case(if by_value { x.clone() } else { k.clone() }, cs);
+        keyed.push((key, Value::Tuple(Rc::new(vec![k, x]))));
+    }
+    sort_values(&mut keyed, reverse)?;
+    Ok(Value::list(keyed.into_iter().map(|(_, p)| p).collect()))
+}
+
+pub(super) fn do_sort<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [reverse, case_sensitive, attribute] = b.take();
+    let cs = bool_arg(&case_sensitive);
+    let items = v.iterate()?;
+    let reverse = match &reverse {
+        Some(r) => index_arg(r, true)? != 0,
+        None => false,
+    };
+    crate::limits::charge_items(items.len())?;
+    crate::limits::charge_sort(items.len())?;
+    let mut pairs = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        pairs.push((multi_key(item, &attribute, cs)?, item.clone()));
+    }
+    sort_values(&mut pairs, reverse)?;
+    Ok(Value::list(pairs.into_iter().map(|(_, p)| p).collect()))
+}
+
+pub(super) fn do_unique<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [case_sensitive, attribute] = b.take();
+    let attribute = or_default(attribute);
+    let cs = bool_arg(&case_sensitive);
+    let mut seen = crate::value::Set::default();
+    let mut out = Vec::new();
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for item in items.iter() {
+        let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
+        if seen.insert(key)? {
+            out.push(item.clone());
+        }
+    }
+    Ok(Value::Iter(Rc::new(out)))
+}
+
+pub(super) fn do_min<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    extreme(v, b, "<", Ordering::Less)
+}
+
+pub(super) fn do_max<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    extreme(v, b, ">", Ordering::Greater)
+}
+
+/// `min` / `max`: the first item whose key compares `wanted` (by `op`) to every other.
+fn extreme<'a>(v: Value<'a>, mut b: Bound<'a>, op: &str, wanted: Ordering) -> Result<Value<'a>> {
+    let [case_sensitive, attribute] = b.take();
+    let attribute = or_default(attribute);
+    let cs = bool_arg(&case_sensitive);
+    let mut best: Option<(Value, Value)> = None;
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for item in items.iter() {
+        let key = ignore_case(get_attr(item, attribute.as_ref(), None)?, cs);
+        let better = match &best {
+            None => true,
+            Some((b, _)) => key.py_cmp(b, op)? == wanted,
+        };
+        if better {
+            best = Some((key, item.clone()));
+        }
+    }
+    Ok(match best {
+        Some((_, item)) => item,
+        None => undefined_hint("No aggregated item, sequence was empty."),
+    })
+}
+
+pub(super) fn do_sum<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [attribute, start] = b.take();
+    let attribute = or_default(attribute);
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    let mut total = start.unwrap_or(Value::Int(0));
+    if total.is_str() {
+        return Err(err!(TypeError, "sum() can't sum strings [use ''.join(seq) instead]"));
+    }
+    for item in items.iter() {
+        let x = get_attr(item, attribute.as_ref(), None)?;
+        total = total.binary(crate::ast::BinOp::Add, &x)?;
+    }
+    Ok(total)
+}
+
+pub(super) fn do_abs<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    Ok(match v {
+        Value::Int(i) => match i.checked_abs() {
+            Some(a) => Value::Int(a),
+            None => Value::from_bigint(-num_bigint::BigInt::from(i)),
+        },
+        Value::BigInt(ref n) => Value::from_bigint(if n.sign() == num_bigint::Sign::Minus {
+            -(**n).clone()
+        } else {
+            (**n).clone()
+        }),
+        Value::Bool(b) => Value::Int(b as i64),
+        Value::Float(f) => Value::Float(f.abs()),
+        _ => return Err(err!(TypeError, "bad operand type for abs(): '{}'", v.type_name())),
+    })
+}
+
+//ALIAS round -> round_filter
+pub(super) fn do_int<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [default, base] = b.take();
+    if v.is_undefined() {
+        return Err(v.undefined_error());
+    }
+    let default = default.unwrap_or(Value::Int(0));
+    // `int(value, base)`: a base that is not an integer fails the parse, as a bad base does.
+    let base = match base {
+        None => Some(10),
+        Some(b) => index_arg(&b, false).ok(),
+    };
+    Ok(match &v {
+        Value::Int(_) | Value::BigInt(_) => v,
+        Value::Bool(b) => Value::Int(*b as i64),
+        Value::Float(f) => int_of_float(*f, default)?,
+        _ if v.is_str() => {
+            let s = v.as_str().unwrap_or("");
+            match base.map(|b| pystr::parse_int(s, b)) {
+                Some(Ok(i)) => Value::from_bigint(i),
+                Some(Err(e)) if e.kind != pystr::PyErrorKind::ValueError => return Err(crate::error::py_err(e)),
+                // After a ValueError Jinja2 tries `int(float(value))`, any error giving the default.
+                _ => match pystr::parse_float(s).map(pystr::float_to_int) {
+                    Ok(Ok(i)) => Value::from_bigint(i),
+                    _ => default,
+                },
+            }
+        }
+        _ => default,
+    })
+}
+
+pub(super) fn do_float<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [default] = b.take();
+    if v.is_undefined() {
+        return Err(v.undefined_error());
+    }
+    let default = default.unwrap_or(Value::Float(0.0));
+    Ok(match &v {
+        Value::Int(i) => Value::Float(*i as f64),
+        Value::BigInt(i) => Value::Float(pystr::int_to_float(i).map_err(crate::error::py_err)?),
+        Value::Bool(b) => Value::Float(*b as i64 as f64),
+        Value::Float(_) => v,
+        _ if v.is_str() => py_float_parse(v.as_str().unwrap_or(""))
+            .map(Value::Float)
+            .unwrap_or(default),
+        _ => default,
+    })
+}
+
+pub(super) fn do_replace<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [old, new, count] = b.take();
+    let s = soft_str(&v);
+    let text = s.as_str().unwrap_or("");
+    let old = old.map(|o| o.to_py_str()).unwrap_or_default();
+    let new = new.map(|o| o.to_py_str()).unwrap_or_default();
+    // `str.replace` reads the count through `__index__` (None is Jinja2's -1).
+    let count = match count {
+        None | Some(Value::None) => -1,
+        Some(c) => index_arg(&c, false)?,
+    };
+    crate::limits::charge_bytes(text.len())?;
+    let len = pystr::replaced_len(text, &old, &new, count);
+    crate::limits::check_value_size(len)?;
+    Ok(Value::string(
+        pystr::replace_sized(text, &old, &new, count, len).map_err(crate::error::py_err)?,
+    ))
+}
+
+//ALIAS indent -> indent_filter
+pub(super) fn do_center<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [width] = b.take();
+    let w = match width {
+        None => 80,
+        Some(w) => index_arg(&w, false)?,
+    };
+    Ok(Value::string(
+        pystr::center(&v.to_py_str(), w, None).map_err(crate::error::py_err)?,
+    ))
+}
+
+pub(super) fn do_wordcount<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let s = v.to_py_str();
+    crate::limits::charge_bytes(s.len())?;
+    Ok(Value::Int(pystr::jinja_wordcount(&s) as i64))
+}
+
+pub(super) fn do_tojson<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [ensure_ascii, indent, separators, sort_keys] = b.take();
+    let separators = match separators {
+        None | Some(Value::None) => None,
+        Some(s) => {
+            let (a, b) = unpack2(&s)?;
+            Some((a.to_py_str(), b.to_py_str()))
+        }
+    };
+    let markup_indent = matches!(indent, Some(Value::Safe(_)));
+    let indent = match indent {
+        None | Some(Value::None) => None,
+        Some(s) if s.is_str() => Some(s.to_py_str()),
+        Some(n) => Some(repeat_str(" ", &n)?),
+    };
+    let (item_sep, key_sep) =
+        separators.unwrap_or_else(|| (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()));
+    let opts = DumpOptions {
+        ensure_ascii: ensure_ascii.is_some_and(|e| e.truthy()),
+        indent,
+        item_sep,
+        key_sep,
+        sort_keys: bool_arg(&sort_keys),
+        markup_indent,
+    };
+    let mut out = String::new();
+    dumps(&v, &opts, 0, &mut out)?;
+    Ok(Value::string(out))
+}
+
+pub(super) fn do_attr<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [attribute] = b.take();
+    let attribute = attribute.unwrap_or(Value::None);
+    let Some(n) = attribute.as_str() else {
+        check_hashable(&attribute)?;
+        return Err(err!(
+            TypeError,
+            "attribute name must be string, not '{}'",
+            attribute.type_name()
+        ));
+    };
+    if v.is_undefined() {
+        return Err(v.undefined_error());
+    }
+    let found = match &attribute {
+        Value::Str(s) if !s.starts_with('_') => super::attribute(&v, s),
+        _ => super::python_attribute(&v, n),
+    };
+    Ok(found.unwrap_or_else(|| Value::missing_member(&v, attribute.clone())))
+}
+
+pub(super) fn do_format<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
+    if !b.kwrest.is_empty() && !b.rest.is_empty() {
+        return Err(err!(
+            FilterArgumentError,
+            "can't handle positional and keyword arguments at the same time"
+        ));
+    }
+    let safe = matches!(v, Value::Safe(_));
+    // `Markup % args` escapes the arguments' text.
+    let escaped = |x: Value<'a>| -> Value<'a> {
+        if !safe || matches!(x, Value::Safe(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+            return x;
+        }
+        let mut out = String::new();
+        escape_into(&x.to_py_str(), &mut out);
+        Value::Safe(out.into())
+    };
+    let s = v.to_py_str();
+    let a = if !b.kwrest.is_empty() {
+        crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())?
+    } else {
+        Value::Tuple(Rc::new(b.rest.into_iter().map(escaped).collect()))
+    };
+    let out = crate::value::percent::percent_format(&s, &a)?;
+    Ok(if safe {
+        Value::Safe(out.into())
+    } else {
+        Value::string(out)
+    })
+}
+
+pub(super) fn do_batch<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [count, fill] = b.take();
+    let count = count.unwrap_or(Value::None);
+    let fill = or_default(fill);
+    let mut out = Vec::new();
+    let mut tmp: Vec<Value> = Vec::new();
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    for item in items.iter() {
+        if Value::Int(tmp.len() as i64).py_eq(&count) {
+            out.push(Value::list(std::mem::take(&mut tmp)));
+        }
+        tmp.push(item.clone());
+    }
+    if !tmp.is_empty() {
+        if let Some(f) = &fill {
+            let have = Value::Int(tmp.len() as i64);
+            if crate::value::compare(crate::ast::CmpOp::Lt, &have, &count)? {
+                let missing = count.binary(crate::ast::BinOp::Sub, &have)?;
+                let n = repeat_count(&missing)?;
+                crate::limits::check_value_size(n)?;
+                tmp.extend(std::iter::repeat_n(f.clone(), n));
+            }
+        }
+        out.push(Value::list(tmp));
+    }
+    Ok(Value::Iter(Rc::new(out)))
+}
+
+//ALIAS slice -> slice_filter
+//ALIAS truncate -> truncate_filter
+pub(super) fn do_striptags<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let s = v.to_py_str();
+    let mut out = String::new();
+    let mut rest = s.as_str();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("<!--") {
+            rest = after.find("-->").map_or("", |i| &after[i + 3..]);
+            out.push(' ');
+        } else if rest.starts_with('<') && rest[1..].find('>').is_some() {
+            let close = rest[1..].find('>').map_or(rest.len(), |i| i + 2);
+            rest = &rest[close..];
+            out.push(' ');
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    let words: Vec<&str> = pystr::split(&out, None, -1).map_err(crate::error::py_err)?;
+    Ok(Value::string(html_unescape(&words.join(" "))))
+}
+
+pub(super) fn do_pprint<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let mut out = String::new();
+    pformat(&v, 0, 80, &mut out);
+    Ok(Value::string(out))
+}
+
+pub(super) fn do_groupby<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [attribute, default, case_sensitive] = b.take();
+    let attribute = or_default(attribute);
+    let default = or_default(default);
+    let cs = bool_arg(&case_sensitive);
+    let key_of = |item: &Value<'a>| -> Result<Value<'a>> {
+        Ok(ignore_case(get_attr(item, attribute.as_ref(), default.as_ref())?, cs))
+    };
+    let mut pairs = Vec::new();
+    let items = v.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    crate::limits::charge_sort(items.len())?;
+    for item in items.iter() {
+        pairs.push((key_of(item)?, item.clone()));
+    }
+    sort_values(&mut pairs, false)?;
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    for (_, item) in pairs {
+        let key = key_of(&item)?;
+        match groups.last_mut() {
+            Some((k, members)) if k.py_eq(&key) => members.push(item),
+            _ => groups.push((key, vec![item])),
+        }
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for (key, members) in groups {
+        let grouper = match (cs, members.first()) {
+            (false, Some(first)) => get_attr(first, attribute.as_ref(), default.as_ref())?,
+            _ => key,
+        };
+        out.push(Value::Object(Rc::new(Object::Group(grouper, Value::list(members)))));
+    }
+    Ok(Value::list(out))
+}
+
+pub(super) fn do_random<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    no_len_iter(&v)?;
+    v.py_len()?;
+    let items = v.iterate()?;
+    if items.is_empty() {
+        return Ok(undefined_hint("No random item, sequence was empty."));
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as usize);
+    let i = nanos % items.len();
+    // `random.choice` indexes the value: a mapping is looked up by the position.
+    if v.is_mapping() {
+        let key = Value::Int(i as i64);
+        return v.get_item_opt(&key).ok_or_else(|| err!(KeyError, "{i}"));
+    }
+    Ok(items[i].clone())
+}
+
+pub(super) fn do_urlencode<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    let iterable = v.is_sequence_like()
+        || v.is_mapping()
+        || v.is_undefined()
+        || matches!(v, Value::Iter(_))
+        || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..)));
+    if v.is_str() || !iterable {
+        return Ok(Value::string(url_quote(&v.to_py_str(), false)));
+    }
+    let pairs = if v.is_mapping() {
+        mapping_items(&v)?
+    } else {
+        v.iterate()?.iter().map(unpack2).collect::<Result<Vec<_>>>()?
+    };
+    let parts: Vec<String> = pairs
+        .iter()
+        .map(|(k, x)| {
+            format!(
+                "{}={}",
+                url_quote(&k.to_py_str(), true),
+                url_quote(&x.to_py_str(), true)
+            )
+        })
+        .collect();
+    Ok(Value::string(parts.join("&")))
+}
+
+pub(super) fn do_xmlattr<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [autospace] = b.take();
+    let autospace = autospace.is_none_or(|a| a.truthy());
+    let mut items = Vec::new();
+    for (k, x) in mapping_items(&v)? {
+        if matches!(x, Value::None | Value::Undefined(_)) {
+            continue;
+        }
+        let Some(key) = k.as_str() else {
+            return Err(err!(
+                TypeError,
+                "expected string or bytes-like object, got '{}'",
+                k.type_name()
+            ));
+        };
+        if key.chars().any(|c| matches!(c, ' ' | '\t'..='\r' | '/' | '>' | '=')) {
+            let mut r = String::new();
+            k.write_repr(&mut r);
+            return Err(err!(ValueError, "Invalid character in attribute name: {r}"));
+        }
+        let mut item = String::new();
+        push_escaped(&k, &mut item);
+        item.push_str("=\"");
+        push_escaped(&x, &mut item);
+        item.push('"');
+        items.push(item);
+    }
+    let mut rv = items.join(" ");
+    if autospace && !rv.is_empty() {
+        rv.insert(0, ' ');
+    }
+    Ok(Value::string(rv))
+}
+
+//ALIAS wordwrap -> wordwrap_filter
+pub(super) fn do_filesizeformat<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [binary] = b.take();
+    let bytes = match &v {
+        Value::Int(i) => *i as f64,
+        Value::BigInt(_) => big_to_float(&v)?,
+        Value::Bool(b) => *b as i64 as f64,
+        Value::Float(f) => *f,
+        Value::Safe(s) => pystr::parse_float(s).map_err(|_| {
+            let mut r = String::new();
+            v.write_repr(&mut r);
+            err!(ValueError, "could not convert string to float: {r}")
+        })?,
+        _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or("")).map_err(crate::error::py_err)?,
+        Value::Undefined(_) => return Err(v.undefined_error()),
+        _ => {
+            return Err(err!(
+                TypeError,
+                "float() argument must be a string or a real number, not '{}'",
+                v.type_name()
+            ))
+        }
+    };
+    let binary = bool_arg(&binary);
+    let base: f64 = if binary { 1024.0 } else { 1000.0 };
+    let prefixes = if binary {
+        ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"]
+    } else {
+        ["kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"]
+    };
+    Ok(if bytes == 1.0 {
+        Value::Str("1 Byte")
+    } else if bytes < base {
+        Value::string(format!("{} Bytes", float_to_int(bytes)?.to_py_str()))
+    } else {
+        let mut unit = base;
+        let mut prefix = prefixes[0];
+        for (i, p) in prefixes.iter().enumerate() {
+            unit = base.powi(i as i32 + 2);
+            prefix = p;
+            if bytes < unit {
+                break;
+            }
+        }
+        let num = pystr::percent_format("%.1f", pystr::PercentArgs::Single(&Value::Float(base * bytes / unit)))
+            .map_err(crate::error::py_err)?;
+        Value::string(format!("{num} {prefix}"))
+    })
+}
+
+//ALIAS urlize -> urlize_filter
+//SKIP         _ => return Err(err!(TemplateRuntimeError, "No filter named '{name}' fou
 
 /// Appends `escape(x)`: Markup as it is, anything else as its escaped text.
 fn push_escaped(x: &Value, out: &mut String) {
@@ -1206,7 +1076,7 @@ fn big_to_float(v: &Value) -> Result<f64> {
 }
 
 /// `round(value, precision=0, method="common")`.
-fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+pub(super) fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [precision, method] = b.take();
     if let Some(m) = &method {
         check_hashable(m)?;
@@ -1235,11 +1105,11 @@ fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
         };
         return Ok(match (v, ndigits) {
             (Value::Bool(b), _) => Value::Int(i64::from(b)),
-            (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(super::format::py_err)?),
+            (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(crate::error::py_err)?),
             (Value::Int(i), None) => Value::Int(i),
             (Value::BigInt(n), Some(d)) if d >= 0 => Value::BigInt(n),
-            (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(super::format::py_err)?)?,
-            (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(super::format::py_err)?),
+            (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(crate::error::py_err)?)?,
+            (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(crate::error::py_err)?),
             (other, _) => other,
         });
     }
@@ -1260,7 +1130,7 @@ fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 /// `indent(width=4, first=False, blank=False)`.
-fn indent_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+pub(super) fn indent_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [width, first, blank] = b.take();
     let indention = match width {
         None => "    ".to_string(),
@@ -1314,8 +1184,8 @@ fn indent_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 /// `slice(slices, fill_with=None)`.
-fn slice_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
-    use crate::syntax::ast::BinOp;
+pub(super) fn slice_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::ast::BinOp;
     let [count, fill] = b.take();
     let count = count.unwrap_or(Value::None);
     let fill = or_default(fill);
@@ -1348,9 +1218,9 @@ fn slice_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 /// `truncate(length=255, killwords=False, end="...", leeway=None)`.
-fn truncate_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
-    use crate::eval::compare;
-    use crate::syntax::ast::{BinOp, CmpOp};
+pub(super) fn truncate_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::ast::{BinOp, CmpOp};
+    use crate::value::compare;
     let [length, killwords, end, leeway] = b.take();
     let length = length.unwrap_or(Value::Int(255));
     let end = end.unwrap_or(Value::Str("..."));
@@ -1412,7 +1282,7 @@ fn truncate_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 /// `wordwrap(width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True)`.
-fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+pub(super) fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [width, break_long, wrapstring, break_hyphens] = b.take();
     let wrap = match or_default(wrapstring) {
         None => "\n".to_string(),
@@ -1438,8 +1308,8 @@ fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 
 /// `TextWrapper.width` as `_wrap_chunks` uses it: checked `> 0`; `None` for no limit at all.
 fn wrap_width(width: &Value) -> Result<Option<usize>> {
-    use crate::eval::compare;
-    use crate::syntax::ast::CmpOp;
+    use crate::ast::CmpOp;
+    use crate::value::compare;
     if compare(CmpOp::Le, width, &Value::Int(0))? {
         let mut r = String::new();
         width.write_repr(&mut r);
@@ -1461,9 +1331,9 @@ fn wrap_width(width: &Value) -> Result<Option<usize>> {
 }
 
 /// `urlize(trim_url_limit=None, nofollow=False, target=None, rel=None, extra_schemes=None)`.
-fn urlize_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
-    use crate::eval::compare;
-    use crate::syntax::ast::CmpOp;
+pub(super) fn urlize_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
+    use crate::ast::CmpOp;
+    use crate::value::compare;
     let [limit, nofollow, target, rel, extra_schemes] = b.take();
     let mut rels: Vec<String> = match rel {
         Some(r) if r.truthy() => match r.as_str() {
@@ -1554,7 +1424,7 @@ fn int_of_float<'a>(x: f64, default: Value<'a>) -> Result<Value<'a>> {
     match pystr::float_to_int(x) {
         Ok(i) => Ok(Value::from_bigint(i)),
         Err(e) if e.kind == pystr::PyErrorKind::ValueError => Ok(default),
-        Err(e) => Err(super::format::py_err(e)),
+        Err(e) => Err(crate::error::py_err(e)),
     }
 }
 

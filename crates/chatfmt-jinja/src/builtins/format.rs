@@ -1,107 +1,11 @@
 //! String formatting: `%` (printf style), `str.format` with the sandbox's attribute rules, and
 //! `strftime_now`, on top of the CPython semantics in [`crate::pystr`].
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::eval::CallArgs;
-use crate::pystr::{
-    self, FieldAccessor, FieldArg, FormatArg, FormatMapping, FormatPiece, PercentArgs, PyError, PyErrorKind,
-};
-use crate::template::Clock;
+use crate::builtins::args::CallArgs;
+use crate::context::Clock;
+use crate::error::{py_err, Error, ErrorKind, Result};
+use crate::pystr::{self, FieldAccessor, FieldArg, FormatArg, FormatPiece};
 use crate::value::{Object, Value};
-
-/// Converts a CPython-semantics error into an engine error.
-pub fn py_err(e: PyError) -> Error {
-    let kind = match e.kind {
-        PyErrorKind::ValueError => ErrorKind::ValueError,
-        PyErrorKind::TypeError => ErrorKind::TypeError,
-        PyErrorKind::KeyError => ErrorKind::KeyError,
-        #[cfg(test)]
-        PyErrorKind::IndexError => ErrorKind::IndexError,
-        PyErrorKind::OverflowError => ErrorKind::OverflowError,
-        PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
-        PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
-    };
-    let message = if e.kind == PyErrorKind::MemoryError {
-        "result too large".to_string()
-    } else {
-        e.message
-    };
-    Error::new(kind, message)
-}
-
-impl FormatArg for Value<'_> {
-    fn py_str(&self) -> String {
-        self.to_py_str()
-    }
-
-    fn py_repr(&self) -> String {
-        let mut s = String::new();
-        self.write_repr(&mut s);
-        s
-    }
-
-    fn as_int(&self) -> Option<i64> {
-        match self {
-            Value::Int(i) => Some(*i),
-            Value::Bool(b) => Some(*b as i64),
-            _ => None,
-        }
-    }
-
-    fn as_float(&self) -> Option<f64> {
-        match self {
-            Value::Int(i) => Some(*i as f64),
-            Value::Bool(b) => Some(*b as i64 as f64),
-            Value::Float(f) => Some(*f),
-            _ => None,
-        }
-    }
-
-    fn type_name(&self) -> &str {
-        Value::type_name(self)
-    }
-}
-
-/// A mapping's items collected so `%(key)s` can borrow them.
-struct Items<'v, 'a> {
-    whole: &'v Value<'a>,
-    pairs: Vec<(Value<'a>, Value<'a>)>,
-}
-
-impl FormatMapping for Items<'_, '_> {
-    fn get_item(&self, key: &str) -> std::result::Result<&dyn FormatArg, PyError> {
-        if !self.whole.is_mapping() {
-            return Err(PyError::type_error(format!(
-                "{} indices must be integers or slices, not str",
-                self.whole.type_name()
-            )));
-        }
-        self.pairs
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v as &dyn FormatArg)
-            .ok_or_else(|| pystr::key_error(key))
-    }
-}
-
-/// Python `fmt % args`.
-pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
-    let r = match args {
-        Value::Tuple(items) => {
-            let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
-            pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
-        }
-        // An undefined value has `__getitem__`, so `%` takes it for a mapping.
-        v if v.is_mapping() || v.is_sequence_like() || v.is_undefined() => {
-            let mut pairs = Vec::new();
-            v.for_each_pair(|k, x| pairs.push((k, x)));
-            let items = Items { whole: v, pairs };
-            pystr::percent_format(fmt, PercentArgs::Mapping { whole: v, map: &items })
-        }
-        v => pystr::percent_format(fmt, PercentArgs::Single(v)),
-    };
-    r.map_err(py_err)
-}
 
 /// Where the fields of a format string find their values: the call's arguments (`format`) or a
 /// mapping (`format_map`).

@@ -1,23 +1,12 @@
 //! Global functions (`range`, `dict`, `namespace`, `raise_exception`, `strftime_now`, ...) and the
 //! `loop` object's attributes and methods.
 
+use super::args::{Bound, CallArgs, Signature};
+use crate::context::Clock;
 use crate::error::{err, Error, ErrorKind, Result};
-use crate::eval::{CallArgs, Evaluator, Signature};
 use crate::value::{range_len, Dict, LoopValue, Object, UndefInfo, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-
-/// The names of the environment's global functions.
-pub const GLOBALS: &[&str] = &[
-    "range",
-    "dict",
-    "namespace",
-    "cycler",
-    "joiner",
-    "lipsum",
-    "raise_exception",
-    "strftime_now",
-];
 
 /// Jinja2's sandbox cap on `range()`.
 pub const MAX_RANGE: usize = 100_000;
@@ -35,117 +24,95 @@ fn int_param(v: &Value) -> Result<i128> {
     }
 }
 
-/// Calls a global function.
-pub fn call_global<'a>(ev: &mut Evaluator<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    match name {
-        "range" => {
-            args.bind_sig(&Signature::def("safe_range", &[], 0, 0).star())?;
-            let p: Vec<i128> = args.pos.iter().map(int_param).collect::<Result<_>>()?;
-            let (a, b, s) = match p.as_slice() {
-                [b] => (0, *b, 1),
-                [a, b] => (*a, *b, 1),
-                [a, b, s] => (*a, *b, *s),
-                [] => return Err(err!(TypeError, "range expected at least 1 argument, got 0")),
-                _ => return Err(err!(TypeError, "range expected at most 3 arguments, got {}", p.len())),
-            };
-            if s == 0 {
-                return Err(err!(ValueError, "range() arg 3 must not be zero"));
-            }
-            if range_len(a, b, s) > MAX_RANGE {
-                return Err(err!(
-                    OverflowError,
-                    "Range too big. The sandbox blocks ranges larger than MAX_RANGE ({MAX_RANGE})."
-                ));
-            }
-            Ok(Value::Object(Rc::new(Object::Range(a, b, s))))
-        }
-        "dict" => {
-            let mut d = Dict::default();
-            if let Some(first) = args.pos.first() {
-                if args.pos.len() > 1 {
-                    return Err(err!(
-                        TypeError,
-                        "dict expected at most 1 argument, got {}",
-                        args.pos.len()
-                    ));
-                }
-                fill_dict(&mut d, first)?;
-            }
-            crate::limits::charge_items(args.kw.len())?;
-            for (k, v) in args.kw {
-                d.insert(Value::Str(k), v)?;
-            }
-            Ok(Value::Dict(Rc::new(d)))
-        }
-        "namespace" => {
-            let mut d = Dict::default();
-            if args.pos.len() > 1 {
-                return Err(err!(
-                    TypeError,
-                    "dict expected at most 1 argument, got {}",
-                    args.pos.len()
-                ));
-            }
-            if let Some(first) = args.pos.first() {
-                fill_dict(&mut d, first)?;
-            }
-            crate::limits::charge_items(args.kw.len())?;
-            for (k, v) in args.kw {
-                d.insert(Value::Str(k), v)?;
-            }
-            for k in d.keys() {
-                if let Some(name) = k.as_str() {
-                    check_namespace_name(name)?;
-                }
-            }
-            Ok(Value::Object(Rc::new(Object::Namespace(RefCell::new(d)))))
-        }
-        "cycler" => {
-            args.bind_sig(&Signature::def("Cycler.__init__", &["self"], 1, 1).star())?;
-            if args.pos.is_empty() {
-                return Err(err!(RuntimeError, "at least one item has to be provided"));
-            }
-            Ok(Value::Object(Rc::new(Object::Cycler(args.pos, Cell::new(0)))))
-        }
-        "joiner" => {
-            let [sep] = args
-                .bind_sig(&Signature::def("Joiner.__init__", &["self", "sep"], 1, 1))?
-                .take();
-            Ok(Value::Object(Rc::new(Object::Joiner(
-                sep.unwrap_or(Value::Str(", ")),
-                Cell::new(false),
-            ))))
-        }
-        "raise_exception" => {
-            let [message] = args.bind("raise_exception", ["message"])?;
-            let Some(m) = message else {
-                return Err(err!(
-                    TypeError,
-                    "raise_exception() missing 1 required positional argument: 'message'"
-                ));
-            };
-            Err(Error::new(ErrorKind::TemplateError, m.to_py_str()))
-        }
-        "strftime_now" => {
-            let [fmt] = args.bind("strftime_now", ["format"])?;
-            let fmt = fmt.ok_or_else(|| {
-                err!(
-                    TypeError,
-                    "strftime_now() missing 1 required positional argument: 'format'"
-                )
-            })?;
-            let Some(f) = fmt.as_str() else {
-                return Err(err!(
-                    TypeError,
-                    "strftime() argument 1 must be str, not {}",
-                    fmt.type_name()
-                ));
-            };
-            Ok(Value::string(super::format::strftime_now(&ev.context().clock, f)?))
-        }
-        "lipsum" => lipsum(args),
-        _ => Err(err!(TypeError, "'{name}' is not callable")),
+pub(super) fn range<'a>(_: &Clock, b: Bound<'a>) -> Result<Value<'a>> {
+    let p: Vec<i128> = b.rest.iter().map(int_param).collect::<Result<_>>()?;
+    let (a, b, s) = match p.as_slice() {
+        [b] => (0, *b, 1),
+        [a, b] => (*a, *b, 1),
+        [a, b, s] => (*a, *b, *s),
+        [] => return Err(err!(TypeError, "range expected at least 1 argument, got 0")),
+        _ => return Err(err!(TypeError, "range expected at most 3 arguments, got {}", p.len())),
+    };
+    if s == 0 {
+        return Err(err!(ValueError, "range() arg 3 must not be zero"));
     }
+    if range_len(a, b, s) > MAX_RANGE {
+        return Err(err!(
+            OverflowError,
+            "Range too big. The sandbox blocks ranges larger than MAX_RANGE ({MAX_RANGE})."
+        ));
+    }
+    Ok(Value::Object(Rc::new(Object::Range(a, b, s))))
+}
+
+/// The mapping `dict(...)` and `namespace(...)` build from their arguments.
+fn dict_of<'a>(b: Bound<'a>) -> Result<Dict<'a>> {
+    let mut d = Dict::default();
+    if b.rest.len() > 1 {
+        return Err(err!(
+            TypeError,
+            "dict expected at most 1 argument, got {}",
+            b.rest.len()
+        ));
+    }
+    if let Some(first) = b.rest.first() {
+        fill_dict(&mut d, first)?;
+    }
+    crate::limits::charge_items(b.kwrest.len())?;
+    for (k, v) in b.kwrest {
+        d.insert(Value::Str(k), v)?;
+    }
+    Ok(d)
+}
+
+pub(super) fn dict<'a>(_: &Clock, b: Bound<'a>) -> Result<Value<'a>> {
+    Ok(Value::Dict(Rc::new(dict_of(b)?)))
+}
+
+pub(super) fn namespace<'a>(_: &Clock, b: Bound<'a>) -> Result<Value<'a>> {
+    let d = dict_of(b)?;
+    for k in d.keys() {
+        if let Some(name) = k.as_str() {
+            check_namespace_name(name)?;
+        }
+    }
+    Ok(Value::Object(Rc::new(Object::Namespace(RefCell::new(d)))))
+}
+
+pub(super) fn cycler<'a>(_: &Clock, b: Bound<'a>) -> Result<Value<'a>> {
+    if b.rest.is_empty() {
+        return Err(err!(RuntimeError, "at least one item has to be provided"));
+    }
+    Ok(Value::Object(Rc::new(Object::Cycler(b.rest, Cell::new(0)))))
+}
+
+pub(super) fn joiner<'a>(_: &Clock, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [sep] = b.take();
+    Ok(Value::Object(Rc::new(Object::Joiner(
+        sep.unwrap_or(Value::Str(", ")),
+        Cell::new(false),
+    ))))
+}
+
+pub(super) fn raise_exception<'a>(_: &Clock, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [message] = b.take();
+    Err(Error::new(
+        ErrorKind::TemplateError,
+        message.map(|m| m.to_py_str()).unwrap_or_default(),
+    ))
+}
+
+pub(super) fn strftime_now<'a>(clock: &Clock, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [fmt] = b.take();
+    let fmt = fmt.unwrap_or(Value::None);
+    let Some(f) = fmt.as_str() else {
+        return Err(err!(
+            TypeError,
+            "strftime() argument 1 must be str, not {}",
+            fmt.type_name()
+        ));
+    };
+    Ok(Value::string(super::format::strftime_now(clock, f)?))
 }
 
 fn fill_dict<'a>(d: &mut Dict<'a>, src: &Value<'a>) -> Result<()> {
@@ -213,7 +180,7 @@ pub fn dict_fromkeys<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
 
 /// Calls a joiner: empty the first time, the separator after.
 pub fn call_joiner<'a>(sep: &Value<'a>, used: &Cell<bool>, args: &CallArgs<'a>) -> Result<Value<'a>> {
-    args.bind_sig(&Signature::def("Joiner.__call__", &["self"], 1, 1))?;
+    args.bind_sig(&Signature::def("Joiner.__call__", &["self"], 1, 1, &[]))?;
     Ok(if used.replace(true) {
         sep.clone()
     } else {
@@ -343,9 +310,8 @@ fn randrange_arg(v: &Value, which: &str) -> Result<i64> {
 }
 
 /// `lipsum(n=5, html=True, min=20, max=100)`: `n` paragraphs of `min` to `max - 1` random words.
-fn lipsum<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
-    let sig = Signature::def("generate_lorem_ipsum", &["n", "html", "min", "max"], 0, 0);
-    let [n, html, min, max] = args.bind_sig(&sig)?.take();
+pub(super) fn lipsum<'a>(_: &Clock, mut b: Bound<'a>) -> Result<Value<'a>> {
+    let [n, html, min, max] = b.take();
     let n = n.as_ref().map_or(Ok(5), int_param)?;
     let html = html.is_none_or(|h| h.truthy());
     let mut rng = Rng::new();
@@ -404,7 +370,7 @@ fn lipsum<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
             out.push('\n');
         }
         out.push_str("<p>");
-        super::filters::escape_into(p, &mut out);
+        crate::pystr::escape_into(p, &mut out);
         out.push_str("</p>");
     }
     Ok(Value::Safe(out.into()))
@@ -438,7 +404,7 @@ pub fn loop_attribute<'a>(obj: &Value<'a>, l: &LoopValue<'a>, name: &'a str) -> 
                 ErrorKind::UndefinedError,
             )))),
         },
-        "cycle" | "changed" => Value::Object(Rc::new(Object::Method(obj.clone(), name))),
+        "cycle" | "changed" => Value::Object(Rc::new(Object::Method(obj.clone(), name, false))),
         _ => return None,
     })
 }

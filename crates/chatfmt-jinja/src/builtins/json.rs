@@ -20,7 +20,7 @@ pub struct DumpOptions {
 /// Appends a list item separator: escaped when built from a `Markup` indent.
 fn item_separator(opts: &DumpOptions, out: &mut String) {
     if opts.markup_indent && opts.indent.is_some() {
-        super::filters::escape_into(&opts.item_sep, out);
+        crate::pystr::escape_into(&opts.item_sep, out);
     } else {
         out.push_str(&opts.item_sep);
     }
@@ -30,7 +30,7 @@ fn item_separator(opts: &DumpOptions, out: &mut String) {
 fn escape_scalar_item(opts: &DumpOptions, scalar: bool, start: usize, out: &mut String) {
     if opts.markup_indent && opts.indent.is_some() && scalar {
         let item = out.split_off(start);
-        super::filters::escape_into(&item, out);
+        crate::pystr::escape_into(&item, out);
     }
 }
 

@@ -1,8 +1,8 @@
 //! The signatures of the Python methods templates call, as CPython 3.11 and MarkupSafe declare
 //! them, and the binding of a call's arguments with the errors each way of parsing raises.
 
+use crate::builtins::args::CallArgs;
 use crate::error::{err, Result};
-use crate::eval::CallArgs;
 use crate::value::Value;
 
 /// How a method takes its arguments; each way words its errors differently.
@@ -206,6 +206,64 @@ const FLOAT: &[(&str, Sig)] = &[
     ("hex", sig(NoArgs)),
     ("is_integer", sig(NoArgs)),
 ];
+
+/// Every method table with the type it belongs to, for the reference documentation.
+pub(crate) const TYPES: &[(&str, &[(&str, Sig)])] = &[
+    ("str", STR),
+    ("Markup", MARKUP),
+    ("list", LIST),
+    ("dict", DICT),
+    ("tuple", TUPLE),
+    ("range", RANGE),
+    ("int", INT),
+    ("float", FLOAT),
+];
+
+impl Parse {
+    /// The parameters as the documentation shows them (`/` ends the positional-only ones; `[...]`
+    /// marks optional positional-only ones).
+    pub(crate) fn describe(self) -> String {
+        let optional = |names: Vec<String>, required: usize| -> String {
+            let mut parts: Vec<String> = names[..required.min(names.len())].to_vec();
+            let rest = &names[required.min(names.len())..];
+            if !rest.is_empty() {
+                parts.push(format!("[{}]", rest.join(", ")));
+            }
+            parts.join(", ")
+        };
+        let args = |n: usize| (1..=n).map(|i| format!("arg{i}")).collect::<Vec<_>>();
+        match self {
+            NoArgs => String::new(),
+            One => "arg, /".to_string(),
+            Clinic(lo, hi) | Tuple(lo, hi) => format!("{}, /", optional(args(hi), lo)).replace("[], /", "/"),
+            Keywords(names, required, positional) => {
+                let mut parts: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+                for p in parts.iter_mut().skip(required) {
+                    p.push_str("=...");
+                }
+                if positional < parts.len() {
+                    parts.insert(positional, "*".to_string());
+                }
+                parts.join(", ")
+            }
+            Python(names, posonly, required) => {
+                let mut parts = Vec::new();
+                for (i, n) in names.iter().enumerate().skip(1) {
+                    parts.push(if i < required {
+                        n.to_string()
+                    } else {
+                        format!("{n}=...")
+                    });
+                    if i + 1 == posonly {
+                        parts.push("/".to_string());
+                    }
+                }
+                parts.join(", ")
+            }
+            Any => "*args, **kwargs".to_string(),
+        }
+    }
+}
 
 fn find(table: &[(&str, Sig)], name: &str) -> Option<Sig> {
     table.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)

@@ -2,10 +2,10 @@
 //! call, and the methods of Jinja2's helper objects (loop, cycler). Arguments are bound by the
 //! signature table of [`super::method_sig`]; int and float methods live in [`super::num_methods`].
 
+use super::args::CallArgs;
 use super::method_sig::{self, Sig};
 use super::num_methods;
 use crate::error::{err, Error, Result};
-use crate::eval::{CallArgs, Evaluator};
 use crate::pystr;
 use crate::value::{Dict, Object, Value};
 use serde_json::Value as Json;
@@ -51,25 +51,6 @@ pub fn is_mutator(obj: &Value, name: &str) -> bool {
         Value::Json(Json::Array(_)) | Value::List(_) => LIST_MUTATORS.contains(&name),
         _ => false,
     }
-}
-
-/// `obj.name(args)`: a method call, or a call of whatever attribute `name` holds.
-pub fn call_attr<'a>(ev: &mut Evaluator<'a>, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    if obj.is_undefined() {
-        return Err(obj.undefined_error());
-    }
-    if has_method(obj, name) && !name.starts_with('_') {
-        if is_mutator(obj, name) {
-            return Err(err!(
-                SecurityError,
-                "access to attribute '{name}' of '{}' object is unsafe.",
-                obj.type_name()
-            ));
-        }
-        return call_method(obj, name, args);
-    }
-    let f = super::getattr(obj, name)?;
-    ev.call_value(&f, args)
 }
 
 /// The one argument of slot `i`, if given.
@@ -286,7 +267,7 @@ fn sequence_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>]) ->
 
 /// The methods of str and Markup.
 fn str_method<'a>(recv: &Value<'a>, sig: Sig, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    use super::format::py_err;
+    use crate::error::py_err;
     let markup = matches!(recv, Value::Safe(_));
     if name == "format" {
         return super::format::str_format_value(recv, args);

@@ -1,6 +1,8 @@
 //! Jinja2's built-in filters, tests and globals, the Python methods templates call, and the
 //! sandboxed attribute and item lookup.
 
+pub(crate) mod args;
+pub(crate) mod doc;
 pub(crate) mod filters;
 pub(crate) mod format;
 pub(crate) mod globals;
@@ -8,30 +10,73 @@ pub(crate) mod json;
 pub(crate) mod method_sig;
 pub(crate) mod methods;
 pub(crate) mod num_methods;
+pub(crate) mod table;
 pub(crate) mod tests;
 mod urlize;
 
-use crate::error::Result;
+use crate::context::Clock;
+use crate::error::{err, ErrorKind, Result};
 use crate::value::{Object, UndefInfo, Value};
+use args::CallArgs;
 use serde_json::Value as Json;
 use std::rc::Rc;
+use table::{Builtin, FilterFn, TestFn};
 
 /// Whether `name` is a filter of the environment.
 pub fn is_filter(name: &str) -> bool {
-    filters::FILTERS.contains(&name)
+    table::filter_index(name).is_some()
 }
 
 /// Whether `name` is a test of the environment.
 pub fn is_test(name: &str) -> bool {
-    tests::TESTS.contains(&name)
+    table::test_index(name).is_some()
+}
+
+/// Whether `name` is a global function of the environment.
+pub fn is_global(name: &str) -> bool {
+    table::global(name).is_some()
 }
 
 /// The global of that name, if there is one.
 pub fn global<'a>(name: &str) -> Option<Value<'a>> {
-    globals::GLOBALS
-        .iter()
-        .find(|g| **g == name)
-        .map(|g| Value::Object(Rc::new(Object::Function(g))))
+    table::global(name).map(|g| Value::Object(Rc::new(Object::Function(g.name))))
+}
+
+/// Applies the filter `f` to `v`, its arguments bound as Python binds them to Jinja2's function.
+pub fn call_filter<'a>(f: &Builtin<FilterFn>, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    let b = args.bind_sig(&f.sig)?;
+    match (f.run)(v, b) {
+        // Jinja2's generator filters raise only once iterated; limits stop the render at once.
+        Err(e) if f.lazy && e.kind() != ErrorKind::LimitExceeded => {
+            Ok(Value::Object(Rc::new(Object::FailedGenerator(e))))
+        }
+        result => result,
+    }
+}
+
+/// Runs the test `t` on `x`.
+pub fn call_test<'a>(t: &Builtin<TestFn>, x: &Value<'a>, args: &CallArgs<'a>) -> Result<bool> {
+    (t.run)(x, args.bind_sig(&t.sig)?)
+}
+
+/// Calls the global function `name`.
+pub fn call_global<'a>(clock: &Clock, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
+    let Some(g) = table::global(name) else {
+        return Err(err!(TypeError, "'{name}' is not callable"));
+    };
+    (g.run)(clock, args.bind_sig(&g.sig)?)
+}
+
+/// Charges a call of a filter, method or function [`crate::limits::CALL_STEPS`], and checks a
+/// string it returned against the value limit (filters that grow strings by a bounded factor, such
+/// as `upper` or `indent`, are checked here) and charges it by its size, so a chain of filters
+/// over huge strings runs out of steps.
+pub fn charge_result(v: &Value) -> Result<()> {
+    if let Value::String(s) | Value::Safe(s) = v {
+        crate::limits::check_value_size(s.len())?;
+        crate::limits::charge_bytes(s.len())?;
+    }
+    crate::limits::charge(crate::limits::CALL_STEPS)
 }
 
 fn is_dunder(name: &str) -> bool {
@@ -142,7 +187,8 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
         if methods::is_mutator(obj, name) {
             return Some(UndefInfo::unsafe_attr(name, obj));
         }
-        return Some(Value::Object(Rc::new(Object::Method(obj.clone(), name))));
+        let markup = matches!(obj, Value::Safe(_)) && method_sig::is_markup_override(name);
+        return Some(Value::Object(Rc::new(Object::Method(obj.clone(), name, markup))));
     }
     match obj {
         Value::Int(i) => match name {

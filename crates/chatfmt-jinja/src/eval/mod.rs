@@ -1,14 +1,13 @@
 //! The evaluator: runs a parsed template against a context, with Jinja2's scoping rules.
 
-pub(crate) mod args;
-
-use crate::builtins;
+use crate::ast::*;
+use crate::builtins::table::{FILTERS, TESTS};
+use crate::builtins::{self, args::CallArgs};
+use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
-use crate::output::{ByteSpan, RawOrigin, SpanRecorder};
-use crate::syntax::ast::*;
-use crate::template::{Borrowed, Context, Layer, Rendered, Template};
-use crate::value::{LoopValue, MacroValue, Object, UndefInfo, Value};
-pub(crate) use args::{Bound, CallArgs, Signature};
+use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
+use crate::output::{RawOrigin, SpanRecorder};
+use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -27,24 +26,6 @@ const NO_PARENT: usize = usize::MAX;
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
     a.len() == b.len() && (a.as_ptr() == b.as_ptr() || short_eq(a.as_bytes(), b.as_bytes()))
-}
-
-/// Byte equality of two equally long slices, inline (names and keys are short: a `memcmp` call
-/// costs more than the comparison).
-#[inline]
-pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
-    a.iter().zip(b).all(|(x, y)| x == y)
-}
-
-/// Deep recursion (nested expressions, macros, recursive loops) grows the stack on the heap when
-/// less than this much is left, so no template can overflow the thread's stack.
-pub(crate) const STACK_RED_ZONE: usize = 256 * 1024;
-/// The size of each extra stack segment.
-pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
-
-/// Runs a recursive step, growing the stack on the heap when it runs low.
-pub(crate) fn grow_stack<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
 }
 
 /// The current stack address (of a local variable: close enough for a red-zone check).
@@ -103,8 +84,8 @@ fn at(e: Error, pos: Pos) -> Error {
 }
 
 impl<'a> Evaluator<'a> {
-    /// A fresh evaluator for `tpl` with `ctx`.
-    pub fn new(tpl: &'a Template, ctx: &'a Context<'a>, out: String) -> Self {
+    /// A fresh evaluator for the template `body` with `ctx`.
+    pub fn new(body: &'a [Stmt], ctx: &'a Context<'a>, out: String) -> Self {
         let layer_lists = ctx
             .layers
             .iter()
@@ -129,7 +110,7 @@ impl<'a> Evaluator<'a> {
             },
             current: 0,
             out,
-            body: tpl.body(),
+            body,
             capture_depth: 0,
             spans: ctx.track_spans.then(SpanRecorder::default),
             generation_spans: Vec::new(),
@@ -149,11 +130,6 @@ impl<'a> Evaluator<'a> {
         }
         result.text = self.out;
         Ok(())
-    }
-
-    /// The render context (clock, limits).
-    pub fn context(&self) -> &'a Context<'a> {
-        self.ctx
     }
 
     /// A top-level variable of the context: `vars`, then the borrowed layers.
@@ -310,7 +286,7 @@ impl<'a> Evaluator<'a> {
     fn write_value_text(&mut self, v: &Value<'a>) {
         if self.autoescape && !matches!(v, Value::Safe(_)) {
             let s = v.to_py_str();
-            builtins::filters::escape_into(&s, &mut self.out);
+            crate::pystr::escape_into(&s, &mut self.out);
         } else {
             v.write_str(&mut self.out);
         }
@@ -359,19 +335,6 @@ impl<'a> Evaluator<'a> {
         });
         self.stack_limit = saved;
         r
-    }
-
-    /// Charges a call of a filter, method or function [`crate::limits::CALL_STEPS`], and checks a
-    /// string it returned
-    /// against the value limit (filters that grow strings by a bounded factor, such as `upper` or
-    /// `indent`, are checked here) and charges it by its size, so a chain of filters over huge
-    /// strings runs out of steps.
-    pub(crate) fn charge_result(&mut self, v: &Value<'a>) -> Result<()> {
-        if let Value::String(s) | Value::Safe(s) = v {
-            crate::limits::check_value_size(s.len())?;
-            crate::limits::charge_bytes(s.len())?;
-        }
-        crate::limits::charge(crate::limits::CALL_STEPS)
     }
 
     /// Counts one evaluation step against the limit.
@@ -741,12 +704,12 @@ impl<'a> Evaluator<'a> {
         Ok(match &e.kind {
             ExprKind::List(items) => {
                 let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
-                crate::limits::check_nesting(&values)?;
+                crate::value::check_nesting(&values)?;
                 Value::list(values)
             }
             ExprKind::Tuple(items) => {
                 let values = items.iter().map(|i| self.eval(i)).collect::<Result<Vec<_>>>()?;
-                crate::limits::check_nesting(&values)?;
+                crate::value::check_nesting(&values)?;
                 Value::Tuple(Rc::new(values))
             }
             ExprKind::Dict(items) => {
@@ -756,7 +719,7 @@ impl<'a> Evaluator<'a> {
                     builtins::filters::check_hashable(&key)?;
                     pairs.push((key, self.eval(v)?));
                 }
-                crate::limits::check_nesting(pairs.iter().map(|(_, v)| v))?;
+                crate::value::check_nesting(pairs.iter().map(|(_, v)| v))?;
                 crate::value::ops::dict_from(pairs)?
             }
             _ => return Err(err!(TemplateSyntaxError, "expected a list, tuple or dict")),
@@ -768,14 +731,14 @@ impl<'a> Evaluator<'a> {
         if let ExprKind::GetAttr(obj, name) = &callee.kind {
             let o = self.eval(obj)?;
             let a = self.eval_args(args)?;
-            let out = builtins::methods::call_attr(self, &o, name, a)?;
-            self.charge_result(&out)?;
+            let out = self.call_attr(&o, name, a)?;
+            builtins::charge_result(&out)?;
             return Ok(out);
         }
         let f = self.eval(callee)?;
         let a = self.eval_args(args)?;
         let out = self.call_value(&f, a)?;
-        self.charge_result(&out)?;
+        builtins::charge_result(&out)?;
         Ok(out)
     }
 
@@ -823,10 +786,10 @@ impl<'a> Evaluator<'a> {
     }
 
     #[inline(never)]
-    fn eval_test(&mut self, v: &'a Expr, name: &'a str, args: &'a Args) -> Result<Value<'a>> {
+    fn eval_test(&mut self, v: &'a Expr, name: &'a Named, args: &'a Args) -> Result<Value<'a>> {
         Ok(match () {
             // `name is defined` needs no value (and no undefined marker) built for a missing name.
-            _ if matches!(name, "defined" | "undefined")
+            _ if matches!(&**name, "defined" | "undefined")
                 && args.pos.is_empty()
                 && args.kw.is_empty()
                 && args.star.is_none()
@@ -841,13 +804,16 @@ impl<'a> Evaluator<'a> {
                     },
                     _ => !self.eval(v)?.is_undefined(),
                 };
-                Value::Bool(defined == (name == "defined"))
+                Value::Bool(defined == (&**name == "defined"))
             }
             _ => {
                 let x = self.eval(v)?;
                 let a = self.eval_args(args)?;
                 self.step()?;
-                Value::Bool(builtins::tests::call_test(self, name, &x, &a)?)
+                let Some(test) = name.index.and_then(|i| TESTS.get(i)) else {
+                    return Err(err!(TemplateRuntimeError, "No test named '{}' found.", &**name));
+                };
+                Value::Bool(builtins::call_test(test, &x, &a)?)
             }
         })
     }
@@ -1034,20 +1000,45 @@ impl<'a> Evaluator<'a> {
             None => input,
         };
         let a = self.eval_args(args)?;
-        let out = builtins::filters::call_filter(self, name, v, a).map_err(|err| at(err, e.pos))?;
-        self.charge_result(&out).map_err(|err| at(err, e.pos))?;
+        let Some(filter) = name.index.and_then(|i| FILTERS.get(i)) else {
+            return Err(at(
+                err!(TemplateRuntimeError, "No filter named '{}' found.", &*name.name),
+                e.pos,
+            ));
+        };
+        let out = builtins::call_filter(filter, v, a).map_err(|err| at(err, e.pos))?;
+        builtins::charge_result(&out).map_err(|err| at(err, e.pos))?;
         Ok(out)
     }
 
     // ---- calls ----------------------------------------------------------------------------
+
+    /// `obj.name(args)`: a method call, or a call of whatever attribute `name` holds.
+    fn call_attr(&mut self, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
+        if obj.is_undefined() {
+            return Err(obj.undefined_error());
+        }
+        if builtins::methods::has_method(obj, name) && !name.starts_with('_') {
+            if builtins::methods::is_mutator(obj, name) {
+                return Err(err!(
+                    SecurityError,
+                    "access to attribute '{name}' of '{}' object is unsafe.",
+                    obj.type_name()
+                ));
+            }
+            return builtins::methods::call_method(obj, name, args);
+        }
+        let f = builtins::getattr(obj, name)?;
+        self.call_value(&f, args)
+    }
 
     /// Calls a callable value.
     pub fn call_value(&mut self, f: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
         match f {
             Value::Object(o) => match &**o {
                 Object::Macro(m) => self.call_macro(m, args),
-                Object::Function(name) => builtins::globals::call_global(self, name, args),
-                Object::Method(recv, name) => builtins::methods::call_method(recv, name, args),
+                Object::Function(name) => builtins::call_global(&self.ctx.clock, name, args),
+                Object::Method(recv, name, _) => builtins::methods::call_method(recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
                 Object::Joiner(sep, used) => builtins::globals::call_joiner(sep, used, &args),
                 Object::Block(body) => {
@@ -1238,38 +1229,6 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
             _ => {}
         }
     }
-}
-
-/// Python comparison operators.
-pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
-    use std::cmp::Ordering::*;
-    Ok(match op {
-        CmpOp::Eq => a.py_eq(b),
-        CmpOp::Ne => !a.py_eq(b),
-        CmpOp::In => b.contains(a)?,
-        CmpOp::NotIn => !b.contains(a)?,
-        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
-            let sym = match op {
-                CmpOp::Lt => "<",
-                CmpOp::Le => "<=",
-                CmpOp::Gt => ">",
-                _ => ">=",
-            };
-            if let (Value::Float(x), _) | (_, Value::Float(x)) = (a, b) {
-                if x.is_nan() {
-                    a.py_cmp(b, sym)?;
-                    return Ok(false);
-                }
-            }
-            let o = a.py_cmp(b, sym)?;
-            match op {
-                CmpOp::Lt => o == Less,
-                CmpOp::Le => o != Greater,
-                CmpOp::Gt => o == Greater,
-                _ => o != Less,
-            }
-        }
-    })
 }
 
 /// Python tuple unpacking of `v` into `n` values.

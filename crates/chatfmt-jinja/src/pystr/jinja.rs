@@ -41,3 +41,17 @@ pub fn jinja_wordcount(s: &str) -> usize {
     }
     count
 }
+
+/// Appends `s` with HTML special characters escaped as markupsafe does.
+pub fn escape_into(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&#34;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}

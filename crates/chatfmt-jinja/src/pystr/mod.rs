@@ -78,7 +78,7 @@ pub use case::{
 pub use float::float_repr;
 pub use format::{format_iter, Conversion, FieldAccessor, FieldArg, FormatIter, FormatPiece};
 pub use format_spec::apply_format_spec;
-pub use jinja::{jinja_title, jinja_wordcount};
+pub use jinja::{escape_into, jinja_title, jinja_wordcount};
 pub use json::{html_escape, json_write_float, json_write_str};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix,
@@ -91,7 +91,7 @@ pub use repr::{ascii_escape, str_repr};
 pub use slice::{slice_indices, str_slice};
 pub use sort::python_sort;
 pub use strftime::{strftime, DateTimeFields};
-pub use unicode::is_py_whitespace;
+pub use unicode::{is_py_space, is_py_whitespace};
 
 use std::fmt;
 

@@ -30,6 +30,16 @@ pub fn is_py_whitespace(c: char) -> bool {
     has(c, tables::SPACE)
 }
 
+/// Python's `str.isspace()` for one character, with an ASCII fast path.
+#[inline]
+pub fn is_py_space(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
+    } else {
+        is_py_whitespace(c)
+    }
+}
+
 /// Whether `c` is cased (Lu, Ll, Lt or other upper/lowercase).
 pub(crate) fn is_cased(c: char) -> bool {
     has(c, tables::UPPER | tables::LOWER | tables::TITLE)

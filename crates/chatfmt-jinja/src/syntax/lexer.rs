@@ -2,6 +2,7 @@
 //! `trim_blocks`, `lstrip_blocks`, `-`/`+` whitespace control and `{% raw %}`.
 
 use crate::error::{err, Error, Result};
+use crate::pystr::is_py_space;
 
 /// One lexical token; text borrows from the normalised source.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,16 +52,6 @@ const OPERATORS: [&str; 25] = [
     "//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}", "<", ">", "=", ".",
     ":", "|", ",",
 ];
-
-/// Python's `str.isspace()` for one character, with an ASCII fast path.
-#[inline]
-pub fn is_py_space(c: char) -> bool {
-    if c.is_ascii() {
-        matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
-    } else {
-        crate::pystr::is_py_whitespace(c)
-    }
-}
 
 fn py_rstrip(s: &str) -> &str {
     s.trim_end_matches(is_py_space)

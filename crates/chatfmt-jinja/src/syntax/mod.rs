@@ -1,6 +1,5 @@
 //! Lexing and parsing template source into a syntax tree.
 
-pub(crate) mod ast;
 pub(crate) mod lexer;
 pub(crate) mod parser;
 pub(crate) mod print_plan;

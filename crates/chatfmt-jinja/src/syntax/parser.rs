@@ -1,7 +1,8 @@
 //! Recursive-descent parser producing the syntax tree, with Jinja2's grammar and precedence.
 
-use super::ast::*;
 use super::lexer::{Tok, Token};
+use crate::ast::*;
+use crate::builtins::{methods::is_dict_method, table};
 use crate::error::{err, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -868,7 +869,7 @@ impl<'s> Parser<'s> {
             )
             .at(self.pos().line, self.pos().col));
         }
-        let r = stacker::maybe_grow(crate::eval::STACK_RED_ZONE, crate::eval::STACK_SEGMENT, || f(self));
+        let r = stacker::maybe_grow(crate::limits::STACK_RED_ZONE, crate::limits::STACK_SEGMENT, || f(self));
         self.depth -= 1;
         r
     }
@@ -978,7 +979,7 @@ impl<'s> Parser<'s> {
                 match self.next() {
                     Tok::Name(n) => {
                         node = Expr {
-                            kind: ExprKind::GetAttr(Box::new(node), Member::new(n)),
+                            kind: ExprKind::GetAttr(Box::new(node), member(n)),
                             pos,
                         }
                     }
@@ -1129,7 +1130,14 @@ impl<'s> Parser<'s> {
                 Args::default()
             };
             node = Some(Expr {
-                kind: ExprKind::Filter(node.map(Box::new), name.into(), Box::new(args)),
+                kind: ExprKind::Filter(
+                    node.map(Box::new),
+                    Box::new(Named {
+                        index: table::filter_index(&name),
+                        name: name.into(),
+                    }),
+                    Box::new(args),
+                ),
                 pos,
             });
             start_inline = false;
@@ -1181,7 +1189,14 @@ impl<'s> Parser<'s> {
             Args::default()
         };
         let test = Expr {
-            kind: ExprKind::Test(Box::new(node), name.into(), Box::new(args)),
+            kind: ExprKind::Test(
+                Box::new(node),
+                Box::new(Named {
+                    index: table::test_index(&name),
+                    name: name.into(),
+                }),
+                Box::new(args),
+            ),
             pos,
         };
         if negated {
@@ -1388,17 +1403,13 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
 
 /// Unknown filters and tests are compile-time errors outside `if` bodies and conditional
 /// expressions (Jinja2's "soft" frames), and run-time errors inside them.
-pub fn check_names(body: &[Stmt], is_filter: &dyn Fn(&str) -> bool, is_test: &dyn Fn(&str) -> bool) -> Result<()> {
-    let mut c = NameCheck { is_filter, is_test };
-    c.stmts(body, false)
+pub fn check_names(body: &[Stmt]) -> Result<()> {
+    NameCheck.stmts(body, false)
 }
 
-struct NameCheck<'f> {
-    is_filter: &'f dyn Fn(&str) -> bool,
-    is_test: &'f dyn Fn(&str) -> bool,
-}
+struct NameCheck;
 
-impl NameCheck<'_> {
+impl NameCheck {
     fn stmts(&mut self, body: &[Stmt], soft: bool) -> Result<()> {
         body.iter().try_for_each(|s| self.stmt(s, soft))
     }
@@ -1499,15 +1510,19 @@ impl NameCheck<'_> {
                 if let Some(v) = v {
                     self.expr(v, soft)?;
                 }
-                if !soft && !(self.is_filter)(name) {
-                    return Err(err!(TemplateAssertionError, "No filter named '{name}'.").at(e.pos.line, e.pos.col));
+                if !soft && name.index.is_none() {
+                    return Err(
+                        err!(TemplateAssertionError, "No filter named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
+                    );
                 }
                 self.args(args, soft)
             }
             ExprKind::Test(v, name, args) => {
                 self.expr(v, soft)?;
-                if !soft && !(self.is_test)(name) {
-                    return Err(err!(TemplateAssertionError, "No test named '{name}'.").at(e.pos.line, e.pos.col));
+                if !soft && name.index.is_none() {
+                    return Err(
+                        err!(TemplateAssertionError, "No test named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
+                    );
                 }
                 self.args(args, soft)
             }
@@ -1524,6 +1539,15 @@ impl NameCheck<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+/// The member `name` of `obj.name`: on a JSON object, the item `name` unless the name is private
+/// (`_x`) or a `dict` method.
+fn member(name: &str) -> Member {
+    Member {
+        data_key: !name.starts_with('_') && !is_dict_method(name),
+        name: name.into(),
     }
 }
 

@@ -3,23 +3,8 @@
 //! to the output when all of them are plain strings — the common shape of chat templates
 //! (`'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>'`).
 
-use super::ast::{Args, BinOp, Expr, ExprKind};
-
-/// Filters without side effects whose result depends only on their input and arguments.
-const PURE_FILTERS: &[&str] = &[
-    "trim",
-    "upper",
-    "lower",
-    "capitalize",
-    "title",
-    "string",
-    "tojson",
-    "replace",
-    "default",
-    "d",
-    "join",
-    "indent",
-];
+use crate::ast::{Args, BinOp, Expr, ExprKind};
+use crate::builtins::table::FILTERS;
 
 /// The operands of `e` in print order, when `e` is a concatenation (or a single operand) whose
 /// operands can be evaluated again without changing anything.
@@ -46,7 +31,9 @@ fn pure(e: &Expr) -> bool {
         ExprKind::Const(_) | ExprKind::Name(_) => true,
         ExprKind::GetAttr(obj, _) => pure(obj),
         ExprKind::GetItem(obj, key) => pure(obj) && matches!(key.kind, ExprKind::Const(_)),
-        ExprKind::Filter(Some(inner), name, args) => PURE_FILTERS.contains(&&**name) && pure(inner) && pure_args(args),
+        ExprKind::Filter(Some(inner), name, args) => {
+            name.index.and_then(|i| FILTERS.get(i)).is_some_and(|f| f.pure) && pure(inner) && pure_args(args)
+        }
         _ => false,
     }
 }

@@ -77,7 +77,7 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
             state.write_u8(4);
             state.write_usize(items.len());
             for item in items.iter() {
-                crate::eval::grow_stack(|| hash_value(item, state));
+                crate::limits::grow_stack(|| hash_value(item, state));
             }
         }
         Value::Iter(items) => {

@@ -2,10 +2,13 @@
 
 mod dict;
 pub(crate) mod ops;
+pub(crate) mod percent;
+
+pub(crate) use ops::compare;
 pub(crate) mod repr;
 
+use crate::ast::{ForLoop, MacroDef};
 use crate::error::{err, Error, ErrorKind, Result};
-use crate::syntax::ast::{ForLoop, MacroDef};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -37,9 +40,8 @@ fn check_char_list(s: &str) -> Result<()> {
 #[inline]
 pub fn json_map_get<'j>(map: &'j serde_json::Map<String, Json>, key: &str) -> Option<&'j Json> {
     if map.len() <= 8 {
-        map.iter().find_map(|(k, v)| {
-            (k.len() == key.len() && crate::eval::short_eq(k.as_bytes(), key.as_bytes())).then_some(v)
-        })
+        map.iter()
+            .find_map(|(k, v)| (k.len() == key.len() && short_eq(k.as_bytes(), key.as_bytes())).then_some(v))
     } else {
         map.get(key)
     }
@@ -91,8 +93,9 @@ pub enum Object<'a> {
     Loop(LoopValue<'a>),
     /// A global function (`range`, `dict`, `namespace`, `raise_exception`, ...).
     Function(&'static str),
-    /// A method bound to its receiver (`s.strip` before the call).
-    Method(Value<'a>, &'a str),
+    /// A method bound to its receiver (`s.strip` before the call); `true` when written in Python
+    /// (a `Markup` override, whose repr names the class).
+    Method(Value<'a>, &'a str, bool),
     Cycler(Vec<Value<'a>>, Cell<usize>),
     Joiner(Value<'a>, Cell<bool>),
     /// `range(start, stop, step)`, its bounds as wide as Python code can make them here.
@@ -100,9 +103,9 @@ pub enum Object<'a> {
     /// A `groupby` result: a named tuple `(grouper, list)`.
     Group(Value<'a>, Value<'a>),
     /// The template reference `self`, with the template's blocks.
-    SelfRef(Vec<(&'a str, &'a [crate::syntax::ast::Stmt])>),
+    SelfRef(Vec<(&'a str, &'a [crate::ast::Stmt])>),
     /// A block of the template, callable as `self.name()`.
-    Block(&'a [crate::syntax::ast::Stmt]),
+    Block(&'a [crate::ast::Stmt]),
     /// A dict view (`dict_items`, `dict_keys`, `dict_values`): its kind, its dict, its items.
     View(&'static str, Value<'a>, Rc<Vec<Value<'a>>>),
     /// A `bytes` value (`str.encode`, `int.to_bytes`).
@@ -141,12 +144,12 @@ impl<'a> Object<'a> {
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
             Object::Function(name) => out.push_str(&format!("<function {name}>")),
-            Object::Method(recv @ Value::Safe(_), name) if crate::builtins::method_sig::is_markup_override(name) => {
+            Object::Method(recv, name, true) => {
                 out.push_str(&format!("<bound method Markup.{name} of "));
                 recv.write_repr(out);
                 out.push('>');
             }
-            Object::Method(recv, name) => out.push_str(&format!(
+            Object::Method(recv, name, false) => out.push_str(&format!(
                 "<built-in method {name} of {} object at 0x0>",
                 recv.type_name()
             )),
@@ -514,6 +517,41 @@ pub fn range_len(a: i128, b: i128, step: i128) -> usize {
 pub fn range_items(a: i128, b: i128, step: i128) -> impl Iterator<Item = i128> {
     let n = range_len(a, b, step);
     (0..n).map(move |i| a + step * i as i128)
+}
+
+/// Byte equality of two equally long slices, inline (names and keys are short: a `memcmp` call
+/// costs more than the comparison).
+#[inline]
+pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Fails when putting `items` into a new container would nest values deeper than the limit.
+pub(crate) fn check_nesting<'v, 'a: 'v>(items: impl IntoIterator<Item = &'v Value<'a>>) -> Result<()> {
+    for item in items {
+        if nesting(item, crate::limits::MAX_VALUE_NESTING) >= crate::limits::MAX_VALUE_NESTING {
+            return Err(err!(
+                LimitExceeded,
+                "values nested deeper than {} levels",
+                crate::limits::MAX_VALUE_NESTING
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How deeply `v` nests containers, counting no further than `limit`.
+fn nesting(v: &Value, limit: usize) -> usize {
+    if limit == 0 {
+        return 0;
+    }
+    match v {
+        Value::List(items) | Value::Tuple(items) | Value::Iter(items) => {
+            1 + items.iter().map(|i| nesting(i, limit - 1)).max().unwrap_or(0)
+        }
+        Value::Dict(d) => 1 + d.values().map(|i| nesting(i, limit - 1)).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! Python operators on values: equality, ordering, arithmetic, membership, subscripts and slices.
 
 use super::{Dict, Object, UndefInfo, Value};
-use crate::builtins::format::py_err;
+use crate::ast::{BinOp, CmpOp};
+use crate::error::py_err;
 use crate::error::{err, Result};
 use crate::pystr::{self, PyNumber, MAX_INT_BITS};
-use crate::syntax::ast::BinOp;
 use num_bigint::BigInt;
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -98,7 +98,7 @@ impl<'a> Value<'a> {
         if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
             return a == b;
         }
-        crate::eval::grow_stack(|| self.py_eq_inner(other))
+        crate::limits::grow_stack(|| self.py_eq_inner(other))
     }
 
     fn py_eq_inner(&self, other: &Value<'a>) -> bool {
@@ -155,7 +155,7 @@ impl<'a> Value<'a> {
         if let (Value::Int(a), Value::Int(b)) = (self, other) {
             return Ok(a.cmp(b));
         }
-        crate::eval::grow_stack(|| self.py_cmp_inner(other, op))
+        crate::limits::grow_stack(|| self.py_cmp_inner(other, op))
     }
 
     fn py_cmp_inner(&self, other: &Value<'a>, op: &str) -> Result<Ordering> {
@@ -545,7 +545,7 @@ impl<'a> Value<'a> {
 
 /// `str % args`, charged for the string it builds.
 fn percent<'a>(s: &Value<'a>, args: &Value<'a>) -> Result<Value<'a>> {
-    let out = crate::builtins::format::percent_format(s.as_str().unwrap_or(""), args)?;
+    let out = crate::value::percent::percent_format(s.as_str().unwrap_or(""), args)?;
     crate::limits::charge_bytes(out.len())?;
     Ok(Value::string(out))
 }
@@ -665,7 +665,7 @@ fn markup_concat<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<Value<'a>> {
             Value::Safe(s) => Some(s.to_string()),
             v if v.is_str() => {
                 let mut out = String::new();
-                crate::builtins::filters::escape_into(v.as_str().unwrap_or(""), &mut out);
+                crate::pystr::escape_into(v.as_str().unwrap_or(""), &mut out);
                 Some(out)
             }
             _ => None,
@@ -676,4 +676,36 @@ fn markup_concat<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<Value<'a>> {
     }
     let (x, y) = (escaped(a)?, escaped(b)?);
     Some(Value::Safe(format!("{x}{y}").into()))
+}
+
+/// Python comparison operators.
+pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        CmpOp::Eq => a.py_eq(b),
+        CmpOp::Ne => !a.py_eq(b),
+        CmpOp::In => b.contains(a)?,
+        CmpOp::NotIn => !b.contains(a)?,
+        CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {
+            let sym = match op {
+                CmpOp::Lt => "<",
+                CmpOp::Le => "<=",
+                CmpOp::Gt => ">",
+                _ => ">=",
+            };
+            if let (Value::Float(x), _) | (_, Value::Float(x)) = (a, b) {
+                if x.is_nan() {
+                    a.py_cmp(b, sym)?;
+                    return Ok(false);
+                }
+            }
+            let o = a.py_cmp(b, sym)?;
+            match op {
+                CmpOp::Lt => o == Less,
+                CmpOp::Le => o != Greater,
+                CmpOp::Gt => o == Greater,
+                _ => o != Less,
+            }
+        }
+    })
 }

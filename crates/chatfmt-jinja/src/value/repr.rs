@@ -63,7 +63,7 @@ impl Value<'_> {
 
     /// Appends Python's `repr(self)`.
     pub fn write_repr(&self, out: &mut String) {
-        crate::eval::grow_stack(|| self.write_repr_inner(out))
+        crate::limits::grow_stack(|| self.write_repr_inner(out))
     }
 
     fn write_repr_inner(&self, out: &mut String) {

@@ -10,6 +10,63 @@ pub struct CallArgs<'a> {
     pub kw: Vec<(&'a str, Value<'a>)>,
 }
 
+/// A parameter's default value, as a Python literal.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamDefault {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(&'static str),
+}
+
+impl ParamDefault {
+    /// The value the parameter takes when the call leaves it out.
+    pub fn value<'a>(self) -> Value<'a> {
+        match self {
+            ParamDefault::None => Value::None,
+            ParamDefault::Bool(b) => Value::Bool(b),
+            ParamDefault::Int(i) => Value::Int(i),
+            ParamDefault::Float(f) => Value::Float(f),
+            ParamDefault::Str(s) => Value::Str(s),
+        }
+    }
+
+    /// The default as Python writes it.
+    pub fn repr(self) -> String {
+        match self {
+            ParamDefault::None => "None".to_string(),
+            ParamDefault::Bool(true) => "True".to_string(),
+            ParamDefault::Bool(false) => "False".to_string(),
+            ParamDefault::Int(i) => i.to_string(),
+            ParamDefault::Float(f) => crate::pystr::float_repr(f),
+            ParamDefault::Str(s) => {
+                let mut out = String::new();
+                crate::pystr::str_repr(s, &mut out);
+                out
+            }
+        }
+    }
+}
+
+/// How a callable words the errors of a bad call.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Style {
+    /// A function written in Python (CPython's binding of `def f(...)`).
+    Python,
+    /// A C function taking exactly one argument (`METH_O`: `len`, `abs`, `callable`).
+    OneArg,
+    /// A C function of the `operator` module taking exactly two positional arguments.
+    Operator,
+    /// Checked by the function itself (`dict(...)`, `namespace(...)`): everything is collected.
+    Own,
+}
+
 /// How a callable takes its arguments, so that calls bind (and fail) as CPython binds them.
 #[derive(Clone, Copy)]
 pub struct Signature {
@@ -17,6 +74,8 @@ pub struct Signature {
     pub func: &'static str,
     /// The parameter names, the leading `hidden` ones included.
     pub params: &'static [&'static str],
+    /// The defaults of the parameters after the `required` ones, in order.
+    pub defaults: &'static [ParamDefault],
     /// Leading parameters the caller passes itself (the context, the filtered value, `self`).
     pub hidden: usize,
     /// How many leading parameters have no default.
@@ -27,31 +86,54 @@ pub struct Signature {
     pub varargs: bool,
     /// Whether extra keyword arguments are collected (`**kwargs`).
     pub varkw: bool,
-    /// A C function taking exactly one argument (`METH_O`: `len`, `abs`, `callable`).
-    pub one_arg: bool,
+    /// How errors are worded.
+    pub style: Style,
 }
 
 impl Signature {
-    /// `def func(params...)` whose first `hidden` parameters the caller passes and whose first
-    /// `required` parameters have no default.
-    pub const fn def(func: &'static str, params: &'static [&'static str], hidden: usize, required: usize) -> Self {
+    /// `def func(params...)` whose first `hidden` parameters the caller passes, the others after
+    /// the first `required` ones taking `defaults`.
+    pub const fn def(
+        func: &'static str,
+        params: &'static [&'static str],
+        hidden: usize,
+        required: usize,
+        defaults: &'static [ParamDefault],
+    ) -> Self {
         Signature {
             func,
             params,
+            defaults,
             hidden,
             required,
             posonly: 0,
             varargs: false,
             varkw: false,
-            one_arg: false,
+            style: Style::Python,
         }
     }
 
     /// A C function of exactly one argument, passed by the caller.
     pub const fn one_arg(func: &'static str) -> Self {
         Signature {
-            one_arg: true,
-            ..Signature::def(func, &[], 1, 1)
+            style: Style::OneArg,
+            ..Signature::def(func, &[], 1, 1, &[])
+        }
+    }
+
+    /// A C function of the `operator` module: the value and one more positional argument.
+    pub const fn operator(func: &'static str) -> Self {
+        Signature {
+            style: Style::Operator,
+            ..Signature::def(func, &["a", "b"], 1, 2, &[])
+        }
+    }
+
+    /// A function that checks its arguments itself (`*args, **kwargs`, no error from binding).
+    pub const fn own(func: &'static str) -> Self {
+        Signature {
+            style: Style::Own,
+            ..Signature::def(func, &[], 0, 0, &[]).variadic()
         }
     }
 
@@ -73,9 +155,41 @@ impl Signature {
     pub const fn star(self) -> Self {
         Signature { varargs: true, ..self }
     }
+
+    /// The parameters as Python declares them, the hidden ones left out
+    /// (`width=80, first=False, *args, **kwargs`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match self.style {
+            Style::OneArg | Style::Own if self.params.is_empty() => {}
+            Style::Operator => parts.push("b, /".to_string()),
+            _ => {}
+        }
+        if self.style != Style::Operator {
+            for (j, p) in self.params.iter().enumerate().skip(self.hidden) {
+                let mut s = p.to_string();
+                if let Some(d) = j.checked_sub(self.required).and_then(|i| self.defaults.get(i)) {
+                    s.push('=');
+                    s.push_str(&d.repr());
+                }
+                parts.push(s);
+                if j + 1 == self.posonly {
+                    parts.push("/".to_string());
+                }
+            }
+        }
+        if self.varargs {
+            parts.push("*args".to_string());
+        }
+        if self.varkw {
+            parts.push("**kwargs".to_string());
+        }
+        parts.join(", ")
+    }
 }
 
 /// Arguments bound to a [`Signature`].
+#[derive(Default)]
 pub struct Bound<'a> {
     /// The parameters after the hidden ones; `None` where the default applies.
     pub args: Vec<Option<Value<'a>>>,
@@ -143,19 +257,41 @@ impl<'a> CallArgs<'a> {
     /// the missing parameters, each failure with CPython's message.
     pub fn bind_sig(&self, sig: &Signature) -> Result<Bound<'a>> {
         let func = sig.func;
-        if sig.one_arg {
-            if !self.kw.is_empty() {
-                return Err(err!(TypeError, "{func}() takes no keyword arguments"));
+        match sig.style {
+            Style::Python => {}
+            Style::OneArg => {
+                if !self.kw.is_empty() {
+                    return Err(err!(TypeError, "{func}() takes no keyword arguments"));
+                }
+                let given = sig.hidden + self.pos.len();
+                if given != 1 {
+                    return Err(err!(TypeError, "{func}() takes exactly one argument ({given} given)"));
+                }
+                return Ok(Bound::default());
             }
-            let given = sig.hidden + self.pos.len();
-            if given != 1 {
-                return Err(err!(TypeError, "{func}() takes exactly one argument ({given} given)"));
+            Style::Operator => {
+                if !self.kw.is_empty() {
+                    return Err(err!(TypeError, "_operator.{func}() takes no keyword arguments"));
+                }
+                if self.pos.len() != 1 {
+                    return Err(err!(
+                        TypeError,
+                        "{func} expected 2 arguments, got {}",
+                        self.pos.len() + 1
+                    ));
+                }
+                return Ok(Bound {
+                    args: self.pos.iter().cloned().map(Some).collect(),
+                    ..Bound::default()
+                });
             }
-            return Ok(Bound {
-                args: Vec::new(),
-                rest: Vec::new(),
-                kwrest: Vec::new(),
-            });
+            Style::Own => {
+                return Ok(Bound {
+                    args: Vec::new(),
+                    rest: self.pos.clone(),
+                    kwrest: self.kw.clone(),
+                })
+            }
         }
         let total = sig.params.len();
         let given = sig.hidden + self.pos.len();
@@ -224,6 +360,14 @@ impl<'a> CallArgs<'a> {
                 plural(n),
                 name_list(&missing)
             ));
+        }
+        for (i, slot) in args.iter_mut().enumerate() {
+            if slot.is_none() {
+                let j = i + sig.hidden;
+                if let Some(d) = j.checked_sub(sig.required).and_then(|k| sig.defaults.get(k)) {
+                    *slot = Some(d.value());
+                }
+            }
         }
         Ok(Bound { args, rest, kwrest })
     }

@@ -85,8 +85,8 @@ pub enum ExprKind {
     Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
     Call(Box<Expr>, Box<Args>),
     /// A filter applied to a value (`None` for the body of a filter block).
-    Filter(Option<Box<Expr>>, Box<str>, Box<Args>),
-    Test(Box<Expr>, Box<str>, Box<Args>),
+    Filter(Option<Box<Expr>>, Box<Named>, Box<Args>),
+    Test(Box<Expr>, Box<Named>, Box<Args>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     And(Box<Expr>, Box<Expr>),
@@ -96,6 +96,23 @@ pub enum ExprKind {
     Cond(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
 }
 
+/// A filter or test name, resolved when the template compiles (boxed in the tree, which keeps
+/// every expression node as small as before).
+#[derive(Debug, Clone)]
+pub struct Named {
+    pub name: Box<str>,
+    /// Its index in the environment's table of filters (or tests); `None` when there is no such
+    /// filter (or test), which fails when the expression runs.
+    pub index: Option<usize>,
+}
+
+impl std::ops::Deref for Named {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
 /// The name in `obj.name`, with what the parser knows about it.
 #[derive(Debug, Clone)]
 pub struct Member {
@@ -103,16 +120,6 @@ pub struct Member {
     /// On a JSON object, `obj.name` is the item `name` (or missing): the name is neither private
     /// (`_x`) nor a `dict` method.
     pub data_key: bool,
-}
-
-impl Member {
-    /// The member `name`.
-    pub fn new(name: &str) -> Self {
-        Member {
-            data_key: !name.starts_with('_') && !crate::builtins::methods::is_dict_method(name),
-            name: name.into(),
-        }
-    }
 }
 
 impl std::ops::Deref for Member {
@@ -185,4 +192,14 @@ pub struct ForLoop {
     pub recursive: bool,
     /// The body mentions `loop` (so the loop object must exist).
     pub uses_loop: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every node of a template's expressions has this size: rendering walks them, so a larger
+    /// variant (say, an unboxed name) costs time on every template.
+    #[test]
+    fn expression_nodes_stay_small() {
+        assert_eq!(std::mem::size_of::<super::Expr>(), 48);
+    }
 }
