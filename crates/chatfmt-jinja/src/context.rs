@@ -93,7 +93,7 @@ pub enum Origin {
 
 /// A half-open range `(start, end)` of byte offsets into a rendered UTF-8 text, both on character
 /// boundaries: the one unit of spans inside the libraries. Outputs that promise Python string
-/// indices convert with [`CodePoints::span`](crate::CodePoints::span).
+/// indices convert with `CodePoints::span`.
 pub type ByteSpan = (usize, usize);
 
 /// A span of the rendered text, in byte offsets (see [`ByteSpan`]), and its origin.
