@@ -21,8 +21,8 @@ smoke=false
 command -v wrk >/dev/null || { echo "bench_server.sh: wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 [[ -f "$model/tokenizer.json" ]] || { echo "bench_server.sh: no Qwen3 tokenizer at $model" >&2; exit 1; }
 
-cargo build --release --quiet -p chatfmt-cli
-cargo build --release --quiet -p chatfmt-server --example http_floor
+# One build of both, so that the features of their shared dependencies are unified once.
+cargo build --release --quiet -p chatfmt-cli -p chatfmt-server --bin chatfmt --example http_floor
 work="$(mktemp -d)"
 pids=()
 cleanup() {

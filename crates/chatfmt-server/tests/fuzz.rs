@@ -9,9 +9,9 @@ mod support;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::time::Duration;
 use support::{app, call, check_error, fixture, qwen3};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A small seeded generator (xorshift).
 struct Rng(u64);
@@ -216,15 +216,12 @@ async fn malformed_requests_never_get_a_5xx() {
     }
 }
 
-/// One request over a fresh connection: the status and the JSON body.
-async fn send(
-    address: std::net::SocketAddr,
-    method: &str,
-    path: &str,
-    ct: Option<&str>,
-    body: &[u8],
-) -> (StatusCode, Value) {
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+/// One request over a fresh connection (blocking, with socket timeouts): the status and the JSON
+/// body.
+fn send(address: std::net::SocketAddr, method: &str, path: &str, ct: Option<&str>, body: &[u8]) -> (StatusCode, Value) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -233,10 +230,10 @@ async fn send(
         head.push_str(&format!("Content-Type: {ct}\r\n"));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body).await.unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
     let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
+    stream.read_to_end(&mut answer).unwrap();
     let text = String::from_utf8_lossy(&answer);
     let status = StatusCode::from_u16(text[9..12].parse().unwrap()).unwrap();
     let (_, body) = text.split_once("\r\n\r\n").unwrap();
@@ -262,10 +259,12 @@ async fn malformed_requests_over_loopback_never_get_a_5xx() {
             let (method, path, valid) = &routes[rng.below(routes.len())];
             let body = mutate(&mut rng, valid);
             let ct = CONTENT_TYPES[rng.below(CONTENT_TYPES.len())];
-            let one = send(address, method, path, ct, &body);
-            let (s, v) = tokio::time::timeout(Duration::from_secs(10), one)
+            let (method, path, ct, sent) = (method.clone(), path.clone(), ct.map(str::to_string), body.clone());
+            let one = tokio::task::spawn_blocking(move || send(address, &method, &path, ct.as_deref(), &sent));
+            let (s, v) = tokio::time::timeout(Duration::from_secs(15), one)
                 .await
-                .expect("an answer in time");
+                .expect("an answer in time")
+                .unwrap();
             check(s, &v, &body, &dir);
         }
     };
