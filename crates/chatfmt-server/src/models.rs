@@ -30,6 +30,8 @@ pub struct Model {
     pub generation_defaults: Map<String, Json>,
     /// The strings that end the model's turn.
     pub stop: Vec<String>,
+    /// The tokens of `generation_config.json`'s `eos_token_id`, spelled (read once, not per request).
+    pub eos_id_markers: Vec<String>,
     /// When it was loaded (Unix seconds).
     pub created: u64,
 }
@@ -76,7 +78,9 @@ impl Model {
             .special_tokens()
             .get("eos_token")
             .and_then(Json::as_str);
-        let stop = stop_markers(dir.as_deref(), eos, &[]).map_err(|e| fail("stop strings", &e).with_source(e))?;
+        let eos_id_markers =
+            stop_markers(dir.as_deref(), None, &[]).map_err(|e| fail("stop strings", &e).with_source(e))?;
+        let stop = stop_markers(None, eos, &eos_id_markers).map_err(|e| fail("stop strings", &e).with_source(e))?;
         let max_model_len = max_model_len.unwrap_or_else(|| derived_length(dir.as_deref()));
         let tokenizer_max_length = dir
             .as_deref()
@@ -94,6 +98,7 @@ impl Model {
             tokenizer_max_length,
             generation_defaults,
             stop,
+            eos_id_markers,
             created,
         })
     }

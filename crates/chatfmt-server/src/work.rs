@@ -6,7 +6,7 @@ use crate::body::Fields;
 use crate::cache::TemplateCache;
 use crate::models::Model;
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, ModelSource, SpanOptions, TemplateInfo};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions, TemplateInfo};
 use chatfmt_tokenize::chat::{message_spans_json, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::EncodeOptions;
 use serde_json::{json, Map, Value as Json};
@@ -210,14 +210,12 @@ impl Prepared {
             MaskMode::Auto if tagged => MaskSource::Tags,
             MaskMode::Auto => MaskSource::Provenance,
         };
-        let dir = match &self.model.resolved.model {
-            Some(ModelSource::Dir(d)) => Some(d.as_path()),
-            _ => None,
-        };
         let eos = (self.opts.kwargs.get("eos_token"))
             .or_else(|| self.template().special_tokens().get("eos_token"))
             .and_then(Json::as_str);
-        let stop_markers = stop_markers(dir, eos, &[]).map_err(|e| ApiError::chat(&e, false))?;
+        // The folder's part was read at load; this is `stop_markers(folder, eos, [])`.
+        let stop_markers =
+            stop_markers(None, eos, &self.model.eos_id_markers).map_err(|e| ApiError::chat(&e, false))?;
         Ok(SpanOptions {
             source,
             stop_markers,

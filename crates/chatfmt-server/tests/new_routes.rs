@@ -33,7 +33,7 @@ fn qwen3_with_generation_config(kit: &Path) -> PathBuf {
     std::fs::write(dir.join("config.json"), r#"{"max_position_embeddings": 4096}"#).unwrap();
     std::fs::write(
         dir.join("generation_config.json"),
-        r#"{"temperature": 0.6, "top_p": 0.95, "top_k": 20, "max_new_tokens": 100, "do_sample": true}"#,
+        r#"{"temperature": 0.6, "top_p": 0.95, "top_k": 20, "max_new_tokens": 100, "eos_token_id": [151643]}"#,
     )
     .unwrap();
     dir
@@ -151,6 +151,14 @@ async fn sampling_defaults_come_from_generation_config() {
         (json!(0.2), json!(0.95), json!(20))
     );
     assert_eq!(p["max_tokens"], 100);
+    // Its eos ids are stop strings too.
+    let (s, r) = post(&app, "/v1/render", json!({"messages": three_turns()})).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert!(
+        r["stop"].as_array().unwrap().contains(&json!("<|endoftext|>")),
+        "{}",
+        r["stop"]
+    );
     // The context is the smaller of config.json's and tokenizer_config.json's lengths.
     let (_, t) = post(&app, "/tokenize", json!({"prompt": "x"})).await;
     assert_eq!(t["max_model_len"], 4096);
