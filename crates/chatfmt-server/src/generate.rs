@@ -206,6 +206,74 @@ fn tools_dump(tools: &[Json]) -> Result<Vec<Json>, ApiError> {
         .collect()
 }
 
+/// `tool_choice` as vLLM's `check_tool_usage` validates and defaults it: `"auto"` when tools are
+/// given without it, else `"none"`; a named tool must be one of `tools`.
+fn tool_choice(given: Option<Json>, tools: Option<&[Json]>) -> Result<Json, ApiError> {
+    let bad = |message: String, param: &str| Err(ApiError::bad(message, Some(param)));
+    if tools.is_some_and(<[Json]>::is_empty) {
+        return bad(
+            "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely."
+                .to_string(),
+            "tools",
+        );
+    }
+    let choice = match given {
+        None if tools.is_some() => return Ok(json!("auto")),
+        None => return Ok(json!("none")),
+        Some(c) => c,
+    };
+    if choice == "none" || choice.is_null() {
+        return Ok(choice);
+    }
+    let Some(tools) = tools else {
+        return bad(
+            "When using `tool_choice`, `tools` must be set.".to_string(),
+            "tool_choice",
+        );
+    };
+    if choice == "auto" || choice == "required" {
+        return Ok(choice);
+    }
+    let correct = r#"Correct usage: `{"type": "function", "function": {"name": "my_function"}}`"#;
+    let Json::Object(named) = &choice else {
+        return bad(
+            format!(
+                "Invalid value for `tool_choice`: {}! Only named tools, \"none\", \"auto\" or \"required\" are supported.",
+                choice.as_str().map_or_else(|| choice.to_string(), str::to_string)
+            ),
+            "tool_choice",
+        );
+    };
+    let Some(Json::Object(function)) = named.get("function") else {
+        return bad(
+            format!("Invalid value for `function` in `tool_choice`! {correct}"),
+            "tool_choice.function",
+        );
+    };
+    let Some(name) = function.get("name") else {
+        return bad(
+            format!("Expected field `name` in `function` in `tool_choice`! {correct}"),
+            "tool_choice.function.name",
+        );
+    };
+    match name.as_str() {
+        Some(n) if !n.is_empty() => {
+            if tools.iter().any(|t| t["function"]["name"] == *n) {
+                Ok(json!({"function": {"name": n}, "type": "function"}))
+            } else {
+                bad(
+                    "The tool specified in `tool_choice` does not match any of the specified `tools`".to_string(),
+                    "tool_choice",
+                )
+            }
+        }
+        _ => bad(
+            format!("Invalid `name` in `function`: `{name}` in `tool_choice`! {correct}"),
+            "tool_choice.function.name",
+        ),
+    }
+}
+
 /// `POST /v1/chat/completions/render`: the `GenerateRequest` vLLM's render server returns.
 pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
     let parsed = read(&shared, body).await?;
@@ -216,10 +284,7 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     let common = Common::read(&mut f, sampling.stream)?;
     let model = model_of(&shared, &common)?;
     let tools_out = chat.tools.as_deref().map(tools_dump).transpose()?;
-    let tool_choice = match f.0.remove("tool_choice") {
-        None => json!("none"),
-        Some(v) => v,
-    };
+    let tool_choice = tool_choice(f.0.remove("tool_choice"), chat.tools.as_deref())?;
     let parallel_tool_calls = match f.0.remove("parallel_tool_calls") {
         None => json!(true),
         Some(v @ (Json::Bool(_) | Json::Null)) => v,

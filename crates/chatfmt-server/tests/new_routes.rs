@@ -131,6 +131,27 @@ async fn chat_render_is_vllms_generate_request() {
     )
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    // Tools default tool_choice to "auto"; a named tool must be one of them.
+    let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]);
+    let (_, g) = post(
+        &app,
+        "/v1/chat/completions/render",
+        json!({"messages": messages, "tools": tools}),
+    )
+    .await;
+    assert_eq!(g["parse_context"]["tool_choice"], "auto", "{g}");
+    assert_eq!(
+        g["parse_context"]["tools"],
+        json!([{"type": "function", "function": {"name": "f", "description": null, "parameters": {"type": "object"}}}])
+    );
+    let named = json!({"type": "function", "function": {"name": "g"}});
+    let body = json!({"messages": messages, "tools": tools, "tool_choice": named});
+    let (s, v) = post(&app, "/v1/chat/completions/render", body).await;
+    assert_eq!(
+        (s, v["error"]["param"].clone()),
+        (StatusCode::BAD_REQUEST, json!("tool_choice")),
+        "{v}"
+    );
 }
 
 #[tokio::test]
