@@ -129,6 +129,48 @@ fn the_server_answers_what_the_cli_prints() {
 }
 
 #[test]
+fn the_render_and_tokenizer_routes_answer_what_the_cli_prints() {
+    let Some(qwen) = kits::kit_for_test("tokens/tokenizers/qwen3") else {
+        return;
+    };
+    let qwen = qwen.display().to_string();
+    let (mut child, address) = start(&[&qwen]);
+    let messages = json!([
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Bye"}
+    ]);
+    let printed: Value = serde_json::from_str(&cli(
+        &["tokenize", "--model", &qwen, "--add-generation-prompt"],
+        &messages,
+    ))
+    .unwrap();
+    let ids = &printed["input_ids"];
+    assert!(ids.as_array().is_some_and(|a| !a.is_empty()), "{printed}");
+    // vLLM's chat render, SGLang's /v1/tokenize and TGI's /chat_tokenize give tokenize's ids.
+    let (status, generate) = request(&address, "/v1/chat/completions/render", &json!({"messages": messages}));
+    assert_eq!(status, 200, "{generate}");
+    assert_eq!(&generate["token_ids"], ids);
+    let (status, sglang) = request(&address, "/v1/tokenize", &json!({"messages": messages}));
+    assert_eq!(status, 200, "{sglang}");
+    assert_eq!(&sglang["tokens"], ids);
+    let (status, tgi) = request(&address, "/chat_tokenize", &json!({"messages": messages}));
+    assert_eq!(status, 200, "{tgi}");
+    let tgi_ids: Vec<Value> = (tgi["tokenize_response"].as_array().unwrap().iter())
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(&Value::Array(tgi_ids), ids);
+    // TGI's templated text is render --add-generation-prompt.
+    assert_eq!(
+        tgi["templated_text"],
+        cli(&["render", "--model", &qwen, "--add-generation-prompt"], &messages)
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
 fn sigterm_finishes_requests_in_flight_and_exits_0() {
     let chatml = format!("{ROOT}/examples/chatml-model");
     let (mut child, address) = start(&[&chatml]);

@@ -8,9 +8,9 @@ use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 use crate::models::Models;
 use crate::pool::Pool;
-use crate::routes;
+use crate::{generate, routes, sglang_tgi};
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -66,6 +66,11 @@ impl App {
             .route("/v1/models", get(routes::models))
             .route("/apply-template", post(routes::apply_template))
             .route("/v1/render", post(routes::render))
+            .route("/v1/chat/completions/render", post(generate::chat))
+            .route("/v1/completions/render", post(generate::completion))
+            .route("/v1/tokenize", post(sglang_tgi::tokenize))
+            .route("/v1/detokenize", post(sglang_tgi::detokenize))
+            .route("/chat_tokenize", post(sglang_tgi::chat_tokenize))
             .route("/health", get(routes::health))
             .route("/metrics", get(routes::metrics))
             .merge(crate::playground::routes())
@@ -77,15 +82,22 @@ impl App {
     }
 }
 
-/// vLLM's `--api-key`: paths under `/v1` need `Authorization: Bearer KEY`.
+/// The path prefixes vLLM's `--api-key` guards.
+const GUARDED: [&str; 4] = ["/v1", "/v2", "/inference", "/cohere"];
+
+/// vLLM's `--api-key`: paths under [`GUARDED`] need `Authorization: Bearer KEY` (the scheme in any
+/// case); `OPTIONS` requests pass.
 async fn authenticate(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     if let Some(key) = &shared.config.api_key {
         let given = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if request.uri().path().starts_with("/v1") && given != Some(key.as_str()) {
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token);
+        let guarded = GUARDED.iter().any(|p| request.uri().path().starts_with(p));
+        if guarded && request.method() != Method::OPTIONS && given != Some(key.as_str()) {
             return ApiError::new(StatusCode::UNAUTHORIZED, "authentication_error", "Unauthorized").into_response();
         }
     }

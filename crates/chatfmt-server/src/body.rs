@@ -29,7 +29,8 @@ pub fn is_json(headers: &HeaderMap) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let media = value.split(';').next().unwrap_or("").trim();
+    // As vLLM's and SGLang's `validate_json_request`: the part before `;`, in any case, untrimmed.
+    let media = value.split(';').next().unwrap_or("");
     media.eq_ignore_ascii_case("application/json")
 }
 
@@ -67,7 +68,7 @@ fn param(name: &str) -> String {
     format!("body.{name}")
 }
 
-fn wrong(name: &str, expected: &str) -> ApiError {
+pub fn wrong(name: &str, expected: &str) -> ApiError {
     ApiError::bad(format!("Input should be {expected}"), Some(&param(name)))
 }
 
@@ -128,23 +129,68 @@ impl Fields {
         }
     }
 
+    /// A number, or nothing when absent or `null` (an integer is read as a float, as pydantic does).
+    pub fn opt_f64(&mut self, name: &str) -> Result<Option<f64>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Number(n)) => n.as_f64().map(Some).ok_or_else(|| wrong(name, "a valid number")),
+            Some(_) => Err(wrong(name, "a valid number")),
+        }
+    }
+
+    /// An integer, or nothing when absent or `null` (a float without a fraction is accepted, as
+    /// pydantic does).
+    pub fn opt_i64(&mut self, name: &str) -> Result<Option<i64>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => as_int(&v).map(Some).ok_or_else(|| wrong(name, "a valid integer")),
+        }
+    }
+
+    /// A boolean, or nothing when absent or `null`.
+    pub fn opt_bool(&mut self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Bool(b)) => Ok(Some(b)),
+            Some(_) => Err(wrong(name, "a valid boolean")),
+        }
+    }
+
+    /// A list of strings, or nothing when absent or `null`; a single string when `one` allows it.
+    pub fn opt_strs(&mut self, name: &str, one: bool) -> Result<Option<Vec<String>>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::String(s)) if one => Ok(Some(vec![s])),
+            Some(Json::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Json::String(s) => Ok(s),
+                    _ => Err(wrong(&format!("{name}.{i}"), "a valid string")),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(wrong(name, "a valid list")),
+        }
+    }
+
+    /// A list of token ids, or nothing when absent or `null`.
+    pub fn opt_token_ids(&mut self, name: &str) -> Result<Option<Vec<u32>>, ApiError> {
+        match self.0.get(name) {
+            None | Some(Json::Null) => {
+                self.0.remove(name);
+                Ok(None)
+            }
+            Some(_) => self.token_ids(name).map(Some),
+        }
+    }
+
     /// A list of token ids.
     pub fn token_ids(&mut self, name: &str) -> Result<Vec<u32>, ApiError> {
         let Json::Array(items) = self.required(name)? else {
             return Err(wrong(name, "a valid list"));
         };
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
-                    wrong(
-                        &format!("{name}.{i}"),
-                        "a valid token id (an integer from 0 to 4294967295)",
-                    )
-                })
-            })
-            .collect()
+        ids_of(name, &items)
     }
 
     /// Chat messages: a list of objects, each with a string `role`.
@@ -177,4 +223,32 @@ impl Fields {
             None => Ok(()),
         }
     }
+}
+
+/// An integer of JSON: an integer, or a float without a fraction.
+pub fn as_int(v: &Json) -> Option<i64> {
+    match v {
+        Json::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+                .map(|f| f as i64)
+        }),
+        _ => None,
+    }
+}
+
+/// The token ids of a list at field `name`, each a 400 naming its index when it is not one.
+pub fn ids_of(name: &str, items: &[Json]) -> Result<Vec<u32>, ApiError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+                wrong(
+                    &format!("{name}.{i}"),
+                    "a valid token id (an integer from 0 to 4294967295)",
+                )
+            })
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
 //! chatfmt-server: chatfmt's rendering and tokenizing over HTTP, with the routes of vLLM's
-//! tokenizer endpoints and of llama.cpp's server beside chatfmt's own `/v1/render`.
+//! tokenizer and render endpoints, llama.cpp's, SGLang's and TGI's beside chatfmt's own `/v1/render`.
 //!
 //! [`App::load`] loads every model of a [`Config`] once; [`App::router`] is the service (usable
 //! in-process with `tower::ServiceExt`), and [`serve`] runs it on a listener until a shutdown signal,
@@ -14,11 +14,14 @@ mod body;
 mod cache;
 mod config;
 mod error;
+mod generate;
 mod metrics;
 mod models;
 mod playground;
 mod pool;
 mod routes;
+mod sampling;
+mod sglang_tgi;
 mod work;
 
 pub use app::{serve, App};

@@ -1,5 +1,5 @@
 //! The models a server serves, loaded once at start: template, tokenizer (when the folder has
-//! `tokenizer.json`), `max_model_len` and stop strings.
+//! `tokenizer.json`), `max_model_len`, sampling defaults and stop strings.
 
 use crate::api::ApiError;
 use crate::config::ModelSpec;
@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ModelSource, Resolved, TemplateRequest};
 use chatfmt_tokenize::ChatTokenizer;
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -21,15 +21,35 @@ pub struct Model {
     pub source: String,
     pub resolved: Resolved,
     pub tokenizer: Option<ChatTokenizer>,
-    pub max_model_len: Option<u64>,
+    /// The context length, as vLLM derives it (see [`derived_length`]).
+    pub max_model_len: u64,
+    /// `model_max_length` of `tokenizer_config.json` when it is an integer below 2^64 (SGLang's
+    /// `max_model_len`), else `max_model_len`.
+    pub tokenizer_max_length: u64,
+    /// The sampling defaults of `generation_config.json` (vLLM's `get_diff_sampling_param`).
+    pub generation_defaults: Map<String, Json>,
     /// The strings that end the model's turn.
     pub stop: Vec<String>,
+    /// The tokens of `generation_config.json`'s `eos_token_id`, spelled (read once, not per request).
+    pub eos_id_markers: Vec<String>,
     /// When it was loaded (Unix seconds).
     pub created: u64,
 }
 
-/// `model_max_length` values at or above this mean "no limit" (transformers' huge sentinel).
-const NO_LIMIT: u64 = 1_000_000_000_000;
+/// vLLM's context length when no config key gives one.
+const DEFAULT_LENGTH: u64 = 2048;
+
+/// The keys of `config.json` vLLM reads a context length from, in its order.
+const LENGTH_KEYS: [&str; 8] = [
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+];
 
 impl Model {
     fn load(spec: &ModelSpec, max_model_len: Option<u64>) -> Result<Model, Error> {
@@ -58,8 +78,16 @@ impl Model {
             .special_tokens()
             .get("eos_token")
             .and_then(Json::as_str);
-        let stop = stop_markers(dir.as_deref(), eos, &[]).map_err(|e| fail("stop strings", &e).with_source(e))?;
-        let max_model_len = max_model_len.or_else(|| dir.as_deref().and_then(configured_length));
+        let eos_id_markers =
+            stop_markers(dir.as_deref(), None, &[]).map_err(|e| fail("stop strings", &e).with_source(e))?;
+        let stop = stop_markers(None, eos, &eos_id_markers).map_err(|e| fail("stop strings", &e).with_source(e))?;
+        let max_model_len = max_model_len.unwrap_or_else(|| derived_length(dir.as_deref()));
+        let tokenizer_max_length = dir
+            .as_deref()
+            .and_then(|d| read_json(d, "tokenizer_config.json"))
+            .and_then(|c| c["model_max_length"].as_u64())
+            .unwrap_or(max_model_len);
+        let generation_defaults = dir.as_deref().map(generation_defaults).unwrap_or_default();
         let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         Ok(Model {
             name: spec.name.clone(),
@@ -67,7 +95,10 @@ impl Model {
             resolved,
             tokenizer,
             max_model_len,
+            tokenizer_max_length,
+            generation_defaults,
             stop,
+            eos_id_markers,
             created,
         })
     }
@@ -86,19 +117,47 @@ impl Model {
     }
 }
 
-/// `config.json`'s `max_position_embeddings`, else `tokenizer_config.json`'s `model_max_length` when
-/// it is a real limit.
-fn configured_length(dir: &Path) -> Option<u64> {
-    let read = |name: &str| -> Option<Json> {
-        let text = std::fs::read_to_string(dir.join(name)).ok()?;
-        serde_json::from_str(&text).ok()
-    };
-    if let Some(n) = read("config.json").and_then(|c| c["max_position_embeddings"].as_u64()) {
-        return Some(n);
+fn read_json(dir: &Path, name: &str) -> Option<Json> {
+    let text = std::fs::read_to_string(dir.join(name)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// vLLM's `max_model_len`: the smallest of `config.json`'s length keys and `tokenizer_config.json`'s
+/// `model_max_length`, else 2048.
+fn derived_length(dir: Option<&Path>) -> u64 {
+    let Some(dir) = dir else { return DEFAULT_LENGTH };
+    let config = read_json(dir, "config.json").unwrap_or(Json::Null);
+    let from_config = LENGTH_KEYS.iter().filter_map(|k| config[*k].as_f64()).reduce(f64::min);
+    let from_tokenizer = read_json(dir, "tokenizer_config.json").and_then(|c| c["model_max_length"].as_f64());
+    match [from_config, from_tokenizer].into_iter().flatten().reduce(f64::min) {
+        Some(n) if n.is_finite() && n >= 0.0 && n < u64::MAX as f64 => n as u64,
+        _ => DEFAULT_LENGTH,
     }
-    let config = read("tokenizer_config.json")?;
-    let n = config["model_max_length"].as_f64()?;
-    (n >= 0.0 && n < NO_LIMIT as f64).then_some(n as u64)
+}
+
+/// The sampling fields of `generation_config.json` that vLLM uses as defaults (`max_new_tokens` as
+/// `max_tokens`).
+fn generation_defaults(dir: &Path) -> Map<String, Json> {
+    let Some(Json::Object(config)) = read_json(dir, "generation_config.json") else {
+        return Map::new();
+    };
+    let mut out = Map::new();
+    for (key, name) in [
+        ("repetition_penalty", "repetition_penalty"),
+        ("presence_penalty", "presence_penalty"),
+        ("frequency_penalty", "frequency_penalty"),
+        ("temperature", "temperature"),
+        ("top_k", "top_k"),
+        ("top_p", "top_p"),
+        ("min_p", "min_p"),
+        ("max_new_tokens", "max_tokens"),
+        ("skip_special_tokens", "skip_special_tokens"),
+    ] {
+        if let Some(v) = config.get(key).filter(|v| !v.is_null()) {
+            out.insert(name.to_string(), v.clone());
+        }
+    }
+    out
 }
 
 /// Every served model, by name.

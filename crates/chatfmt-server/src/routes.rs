@@ -6,7 +6,7 @@ use crate::api::ApiError;
 use crate::app::Shared;
 use crate::body::{self, Fields};
 use crate::models::Model;
-use crate::work::{Chat, MaskMode, Prepared};
+use crate::work::{Chat, ChatFields, MaskMode, Prepared};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -14,19 +14,19 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
-type Answer = Result<axum::Json<Json>, ApiError>;
+pub(crate) type Answer = Result<axum::Json<Json>, ApiError>;
 
 /// The work of vLLM's `/tokenize`: ids, and their strings when asked.
 type TokenizeJob = Box<dyn FnOnce() -> Result<(Vec<u32>, Option<Vec<String>>), ApiError> + Send>;
 
 /// The body, and whether it parsed as an object (routes shared by vLLM and llama.cpp look at its
 /// fields before deciding on the `Content-Type`).
-async fn read(shared: &Shared, body: Body) -> Result<Result<Fields, ApiError>, ApiError> {
+pub(crate) async fn read(shared: &Shared, body: Body) -> Result<Result<Fields, ApiError>, ApiError> {
     let bytes = body::read(body, shared.config.max_body_bytes).await?;
     Ok(body::object(&bytes))
 }
 
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     if body::is_json(headers) {
         Ok(())
     } else {
@@ -55,33 +55,10 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     let return_token_strs = f.bool("return_token_strs", false, true)?;
     let max_model_len = model.max_model_len;
     let job: TokenizeJob = if f.has("messages") {
-        let messages = f.messages()?;
-        let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
-        let continue_final_message = f.bool("continue_final_message", false, false)?;
-        if add_generation_prompt && continue_final_message {
-            return Err(ApiError::bad(
-                "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
-                Some("body"),
-            ));
-        }
-        let add_special_tokens = f.bool("add_special_tokens", false, false)?;
-        let chat_template = f.opt_str("chat_template")?;
-        let template_kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
-        let tools = f.opt_list("tools")?.map(Json::Array);
+        let chat = ChatFields::read(&mut f, false)?;
         let shared = Arc::clone(&shared);
         Box::new(move || {
-            let mut kwargs = model.tokenizer()?.special_tokens().clone();
-            kwargs.extend(template_kwargs);
-            let chat = Chat {
-                messages,
-                tools,
-                documents: None,
-                add_generation_prompt,
-                continue_final_message: continue_final_message.then(|| "content".to_string()),
-                chat_template,
-                kwargs,
-            };
-            let ids = Prepared::new(Arc::clone(&model), &shared.cache, chat).token_ids(add_special_tokens)?;
+            let ids = chat.token_ids(Arc::clone(&model), &shared.cache)?;
             let strs = return_token_strs.then(|| token_strs(&model, &ids)).transpose()?;
             Ok((ids, strs))
         })

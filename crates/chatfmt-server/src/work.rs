@@ -2,10 +2,11 @@
 //! request template from the cache), render, tokenize, find masks, and shape the answers.
 
 use crate::api::ApiError;
+use crate::body::Fields;
 use crate::cache::TemplateCache;
 use crate::models::Model;
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, ModelSource, SpanOptions, TemplateInfo};
+use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions, TemplateInfo};
 use chatfmt_tokenize::chat::{message_spans_json, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::EncodeOptions;
 use serde_json::{json, Map, Value as Json};
@@ -22,6 +23,73 @@ pub struct Chat {
     pub chat_template: Option<String>,
     /// Template variables; they override special tokens.
     pub kwargs: Map<String, Json>,
+}
+
+/// The rendering fields of a chat request, as vLLM names them.
+pub struct ChatFields {
+    pub messages: Vec<Json>,
+    pub tools: Option<Vec<Json>>,
+    pub documents: Option<Json>,
+    pub add_generation_prompt: bool,
+    pub continue_final_message: bool,
+    /// Whether the tokenizer adds its special tokens on top of the template's.
+    pub add_special_tokens: bool,
+    pub chat_template: Option<String>,
+    pub template_kwargs: Map<String, Json>,
+}
+
+impl ChatFields {
+    /// vLLM's fields and defaults (`documents` only where its request model has them); both
+    /// `add_generation_prompt` and `continue_final_message` is a 400.
+    pub fn read(f: &mut Fields, with_documents: bool) -> Result<ChatFields, ApiError> {
+        let messages = f.messages()?;
+        let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
+        let continue_final_message = f.bool("continue_final_message", false, false)?;
+        if add_generation_prompt && continue_final_message {
+            return Err(ApiError::bad(
+                "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+                Some("body"),
+            ));
+        }
+        let documents = if with_documents {
+            f.opt_list("documents")?.map(Json::Array)
+        } else {
+            None
+        };
+        Ok(ChatFields {
+            messages,
+            add_generation_prompt,
+            continue_final_message,
+            add_special_tokens: f.bool("add_special_tokens", false, false)?,
+            chat_template: f.opt_str("chat_template")?,
+            template_kwargs: f.opt_object("chat_template_kwargs")?.unwrap_or_default(),
+            tools: f.opt_list("tools")?,
+            documents,
+        })
+    }
+
+    /// The template and options to render with: the model's special tokens, then the request's
+    /// template variables.
+    pub fn prepare(self, model: Arc<Model>, cache: &TemplateCache) -> Result<Prepared, ApiError> {
+        let mut kwargs = model.tokenizer()?.special_tokens().clone();
+        kwargs.extend(self.template_kwargs);
+        let chat = Chat {
+            messages: self.messages,
+            tools: self.tools.map(Json::Array),
+            documents: self.documents,
+            add_generation_prompt: self.add_generation_prompt,
+            continue_final_message: self.continue_final_message.then(|| "content".to_string()),
+            chat_template: self.chat_template,
+            kwargs,
+        };
+        Ok(Prepared::new(model, cache, chat))
+    }
+
+    /// The prompt's ids, as `chatfmt tokenize`.
+    pub fn token_ids(self, model: Arc<Model>, cache: &TemplateCache) -> Result<Vec<u32>, ApiError> {
+        let add_special_tokens = self.add_special_tokens;
+        self.prepare(model, cache)?.token_ids(add_special_tokens)
+    }
 }
 
 /// Where assistant masks come from (`masks` of `/v1/render`).
@@ -142,14 +210,12 @@ impl Prepared {
             MaskMode::Auto if tagged => MaskSource::Tags,
             MaskMode::Auto => MaskSource::Provenance,
         };
-        let dir = match &self.model.resolved.model {
-            Some(ModelSource::Dir(d)) => Some(d.as_path()),
-            _ => None,
-        };
         let eos = (self.opts.kwargs.get("eos_token"))
             .or_else(|| self.template().special_tokens().get("eos_token"))
             .and_then(Json::as_str);
-        let stop_markers = stop_markers(dir, eos, &[]).map_err(|e| ApiError::chat(&e, false))?;
+        // The folder's part was read at load; this is `stop_markers(folder, eos, [])`.
+        let stop_markers =
+            stop_markers(None, eos, &self.model.eos_id_markers).map_err(|e| ApiError::chat(&e, false))?;
         Ok(SpanOptions {
             source,
             stop_markers,

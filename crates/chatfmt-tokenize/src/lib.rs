@@ -148,6 +148,14 @@ impl ChatTokenizer {
             .decode(ids, false)
             .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
     }
+
+    /// The byte offsets in `text` of each of its tokens `ids` (as [`ChatTokenizer::encode_text`]
+    /// returns them), as the `tokenizers` crate's `Encoding::get_offsets` reports them.
+    pub fn byte_offsets(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, Error> {
+        let mut ranges = self.token_ranges(text, ids, self.normalization_changes(text))?;
+        self.pieces.trim_offsets(text, ids, &mut ranges);
+        Ok(ranges)
+    }
 }
 
 #[cfg(test)]

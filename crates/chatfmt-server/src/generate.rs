@@ -1,0 +1,409 @@
+//! vLLM's GPU-free render endpoints: `POST /v1/chat/completions/render` (one `GenerateRequest`)
+//! and `POST /v1/completions/render` (a list of them, one per prompt). The token ids are those of
+//! `/tokenize`; `sampling_params` is [`crate::sampling`]'s. Fields of vLLM's requests that need
+//! its engine-side machinery (structured outputs, multimodal inputs, truncation, transfer params)
+//! are refused rather than ignored.
+
+use crate::api::ApiError;
+use crate::app::Shared;
+use crate::body::{self, Fields};
+use crate::models::Model;
+use crate::routes::{read, require_json, Answer};
+use crate::sampling::{Kind, Sampling};
+use crate::work::ChatFields;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use serde_json::{json, Map, Value as Json};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+
+/// Fields of vLLM's requests whose effect is not reproduced here.
+const UNSUPPORTED: [&str; 12] = [
+    "response_format",
+    "structured_outputs",
+    "truncate_prompt_tokens",
+    "return_token_offsets",
+    "vllm_xargs",
+    "kv_transfer_params",
+    "ec_transfer_params",
+    "logprob_token_ids",
+    "thinking_token_budget",
+    "repetition_detection",
+    "mm_processor_kwargs",
+    "reasoning_effort",
+];
+
+/// The fields every `GenerateRequest` shares, read from the request.
+struct Common {
+    model: Option<String>,
+    request_id: Option<String>,
+    stream_options: Option<Map<String, Json>>,
+    cache_salt: Option<String>,
+    priority: i64,
+    return_token_ids: Option<bool>,
+}
+
+impl Common {
+    fn read(f: &mut Fields, stream: bool) -> Result<Common, ApiError> {
+        for name in UNSUPPORTED {
+            if f.0.get(name).is_some_and(|v| !v.is_null()) {
+                return Err(ApiError::bad(
+                    format!("'{name}' is not supported by this server's render endpoints"),
+                    Some(&format!("body.{name}")),
+                ));
+            }
+        }
+        if f.bool("use_beam_search", false, false)? {
+            return Err(ApiError::bad(
+                "Beam search is not supported by the render endpoint",
+                None,
+            ));
+        }
+        let stream_options = f.opt_object("stream_options")?;
+        if stream_options.as_ref().is_some_and(|o| !o.is_empty()) && !stream {
+            return Err(ApiError::bad(
+                "Stream options can only be defined when `stream=True`.",
+                Some("stream_options"),
+            ));
+        }
+        // StreamOptions: two optional booleans, false by default.
+        let stream_options = match stream_options {
+            None => None,
+            Some(o) => {
+                let mut out = Map::new();
+                for key in ["include_usage", "continuous_usage_stats"] {
+                    let value = match o.get(key) {
+                        None => json!(false),
+                        Some(v @ (Json::Bool(_) | Json::Null)) => v.clone(),
+                        Some(_) => return Err(body::wrong(&format!("stream_options.{key}"), "a valid boolean")),
+                    };
+                    out.insert(key.to_string(), value);
+                }
+                Some(out)
+            }
+        };
+        let cache_salt = f.opt_str("cache_salt")?;
+        if cache_salt.as_deref().is_some_and(str::is_empty) {
+            return Err(ApiError::bad(
+                "Parameter 'cache_salt' must be a non-empty string if provided.",
+                Some("cache_salt"),
+            ));
+        }
+        Ok(Common {
+            model: f.opt_str("model")?,
+            request_id: f.opt_str("request_id")?,
+            stream_options,
+            cache_salt,
+            priority: f.opt_i64("priority")?.unwrap_or(0),
+            return_token_ids: f.opt_bool("return_token_ids")?,
+        })
+    }
+
+    /// `PREFIX-` and the `X-Request-Id` header, else the request's `request_id`, else a random id.
+    fn request_id(&self, prefix: &str, headers: &HeaderMap) -> String {
+        let header = headers.get("x-request-id").and_then(|v| v.to_str().ok());
+        let id = header
+            .map(str::to_string)
+            .or_else(|| self.request_id.clone())
+            .unwrap_or_else(random_uuid);
+        format!("{prefix}-{id}")
+    }
+
+    /// A `GenerateRequest` with every key of vLLM's model.
+    fn generate_request(
+        &self,
+        request_id: String,
+        token_ids: Vec<u32>,
+        sampling: &Sampling,
+        params: Map<String, Json>,
+    ) -> Map<String, Json> {
+        let stream_options = if sampling.stream {
+            self.stream_options.clone().map(Json::Object).unwrap_or(Json::Null)
+        } else {
+            Json::Null
+        };
+        let value = json!({
+            "request_id": request_id,
+            "token_ids": token_ids,
+            "token_offsets": null,
+            "features": null,
+            "content_parts": null,
+            "sampling_params": params,
+            "model": self.model,
+            "reasoning_ended": null,
+            "reasoning_parser_kwargs": null,
+            "return_token_ids": self.return_token_ids,
+            "output_mode": "tokens",
+            "parse_context": null,
+            "stream": sampling.stream,
+            "stream_options": stream_options,
+            "cache_salt": self.cache_salt,
+            "priority": self.priority,
+            "kv_transfer_params": null,
+            "ec_transfer_params": null,
+        });
+        match value {
+            Json::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// 32 random hex digits shaped as a version-4 UUID (`uuid.uuid4().hex`).
+fn random_uuid() -> String {
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    };
+    let bits = (u128::from(word()) << 64) | u128::from(word());
+    let bits = (bits & !(0xf_u128 << 76) & !(0x3_u128 << 62)) | (0x4_u128 << 76) | (0x2_u128 << 62);
+    format!("{bits:032x}")
+}
+
+/// The model a request names, and its tokenizer's presence checked.
+fn model_of(shared: &Shared, common: &Common) -> Result<Arc<Model>, ApiError> {
+    let model = shared.models.get(common.model.as_deref())?;
+    model.tokenizer()?;
+    Ok(model)
+}
+
+/// A tool list as vLLM's `ChatCompletionToolsParam` writes it back.
+fn tools_dump(tools: &[Json]) -> Result<Vec<Json>, ApiError> {
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let here = |k: &str| format!("body.tools.{i}.{k}");
+            let function = t["function"]
+                .as_object()
+                .ok_or_else(|| ApiError::bad("Field required", Some(&here("function"))))?;
+            let name = function
+                .get("name")
+                .and_then(Json::as_str)
+                .ok_or_else(|| ApiError::bad("Field required", Some(&here("function.name"))))?;
+            let mut f = json!({
+                "name": name,
+                "description": function.get("description").cloned().unwrap_or(Json::Null),
+                "parameters": function.get("parameters").cloned().unwrap_or(Json::Null),
+            });
+            for key in ["strict", "defer_loading"] {
+                if let Some(v) = function.get(key).filter(|v| !v.is_null()) {
+                    f[key] = v.clone();
+                }
+            }
+            let mut out = json!({"type": "function", "function": f});
+            if let Some(v) = t.get("defer_loading").filter(|v| !v.is_null()) {
+                out["defer_loading"] = v.clone();
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
+/// `tool_choice` as vLLM's `check_tool_usage` validates and defaults it: `"auto"` when tools are
+/// given without it, else `"none"`; a named tool must be one of `tools`.
+fn tool_choice(given: Option<Json>, tools: Option<&[Json]>) -> Result<Json, ApiError> {
+    let bad = |message: String, param: &str| Err(ApiError::bad(message, Some(param)));
+    if tools.is_some_and(<[Json]>::is_empty) {
+        return bad(
+            "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely."
+                .to_string(),
+            "tools",
+        );
+    }
+    let choice = match given {
+        None if tools.is_some() => return Ok(json!("auto")),
+        None => return Ok(json!("none")),
+        Some(c) => c,
+    };
+    if choice == "none" || choice.is_null() {
+        return Ok(choice);
+    }
+    let Some(tools) = tools else {
+        return bad(
+            "When using `tool_choice`, `tools` must be set.".to_string(),
+            "tool_choice",
+        );
+    };
+    if choice == "auto" || choice == "required" {
+        return Ok(choice);
+    }
+    let correct = r#"Correct usage: `{"type": "function", "function": {"name": "my_function"}}`"#;
+    let Json::Object(named) = &choice else {
+        return bad(
+            format!(
+                "Invalid value for `tool_choice`: {}! Only named tools, \"none\", \"auto\" or \"required\" are supported.",
+                choice.as_str().map_or_else(|| choice.to_string(), str::to_string)
+            ),
+            "tool_choice",
+        );
+    };
+    let Some(Json::Object(function)) = named.get("function") else {
+        return bad(
+            format!("Invalid value for `function` in `tool_choice`! {correct}"),
+            "tool_choice.function",
+        );
+    };
+    let Some(name) = function.get("name") else {
+        return bad(
+            format!("Expected field `name` in `function` in `tool_choice`! {correct}"),
+            "tool_choice.function.name",
+        );
+    };
+    match name.as_str() {
+        Some(n) if !n.is_empty() => {
+            if tools.iter().any(|t| t["function"]["name"] == *n) {
+                Ok(json!({"function": {"name": n}, "type": "function"}))
+            } else {
+                bad(
+                    "The tool specified in `tool_choice` does not match any of the specified `tools`".to_string(),
+                    "tool_choice",
+                )
+            }
+        }
+        _ => bad(
+            format!("Invalid `name` in `function`: `{name}` in `tool_choice`! {correct}"),
+            "tool_choice.function.name",
+        ),
+    }
+}
+
+/// `POST /v1/chat/completions/render`: the `GenerateRequest` vLLM's render server returns.
+pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+    let parsed = read(&shared, body).await?;
+    require_json(&headers)?;
+    let mut f = parsed?;
+    let chat = ChatFields::read(&mut f, true)?;
+    let sampling = Sampling::read(&mut f, Kind::Chat)?;
+    let common = Common::read(&mut f, sampling.stream)?;
+    let model = model_of(&shared, &common)?;
+    let tools_out = chat.tools.as_deref().map(tools_dump).transpose()?;
+    let tool_choice = tool_choice(f.0.remove("tool_choice"), chat.tools.as_deref())?;
+    let parallel_tool_calls = match f.0.remove("parallel_tool_calls") {
+        None => json!(true),
+        Some(v @ (Json::Bool(_) | Json::Null)) => v,
+        Some(_) => return Err(body::wrong("parallel_tool_calls", "a valid boolean")),
+    };
+    let include_reasoning = f.bool("include_reasoning", true, false)?;
+    let history_tool_calls: usize = (chat.messages.iter())
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["tool_calls"].as_array().map_or(0, Vec::len))
+        .sum();
+    let mut context_kwargs = chat.template_kwargs.clone();
+    context_kwargs.insert("add_generation_prompt".into(), json!(chat.add_generation_prompt));
+    context_kwargs.insert("continue_final_message".into(), json!(chat.continue_final_message));
+    let request_id = common.request_id("chatcmpl", &headers);
+    let job_shared = Arc::clone(&shared);
+    let job_model = Arc::clone(&model);
+    let ids = shared
+        .pool
+        .run(move || chat.token_ids(job_model, &job_shared.cache))
+        .await?;
+    if ids.is_empty() {
+        return Err(ApiError::bad("No token_ids rendered", None));
+    }
+    let max_tokens = sampling.max_tokens(model.max_model_len, ids.len(), &model.generation_defaults)?;
+    let params = sampling.params(max_tokens, &model.generation_defaults)?;
+    let mut out = common.generate_request(request_id, ids, &sampling, params);
+    out.insert(
+        "reasoning_ended".into(),
+        if include_reasoning { Json::Null } else { json!(true) },
+    );
+    let parse_context = json!({
+        "tools": tools_out,
+        "tool_choice": tool_choice,
+        "parallel_tool_calls": parallel_tool_calls,
+        "include_reasoning": include_reasoning,
+        "chat_template_kwargs": context_kwargs,
+        "history_tool_call_cnt": history_tool_calls,
+    });
+    out.insert("parse_context".into(), parse_context);
+    Ok(axum::Json(Json::Object(out)))
+}
+
+/// The prompts of a completion request: a string, strings, token ids, or lists of token ids.
+enum Prompt {
+    Text(String),
+    Ids(Vec<u32>),
+}
+
+fn prompts(f: &mut Fields) -> Result<Vec<Prompt>, ApiError> {
+    let wrong = || body::wrong("prompt", "a valid string, list of strings, or list of token ids");
+    match f.0.remove("prompt") {
+        None | Some(Json::Null) => Err(ApiError::bad(
+            "Either prompt or prompt_embeds must be provided and non-empty.",
+            None,
+        )),
+        Some(Json::String(s)) => Ok(vec![Prompt::Text(s)]),
+        Some(Json::Array(items)) if items.is_empty() => Err(ApiError::bad(
+            "Either prompt or prompt_embeds must be provided and non-empty.",
+            None,
+        )),
+        Some(Json::Array(items)) => match &items[0] {
+            Json::String(_) => items
+                .into_iter()
+                .map(|v| match v {
+                    Json::String(s) => Ok(Prompt::Text(s)),
+                    _ => Err(wrong()),
+                })
+                .collect(),
+            Json::Array(_) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Json::Array(ids) => body::ids_of(&format!("prompt.{i}"), ids).map(Prompt::Ids),
+                    _ => Err(wrong()),
+                })
+                .collect(),
+            _ => body::ids_of("prompt", &items).map(|ids| vec![Prompt::Ids(ids)]),
+        },
+        Some(_) => Err(wrong()),
+    }
+}
+
+/// `POST /v1/completions/render`: one `GenerateRequest` per prompt.
+pub async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+    let parsed = read(&shared, body).await?;
+    require_json(&headers)?;
+    let mut f = parsed?;
+    let prompts = prompts(&mut f)?;
+    let sampling = Sampling::read(&mut f, Kind::Completion)?;
+    let common = Common::read(&mut f, sampling.stream)?;
+    let model = model_of(&shared, &common)?;
+    let add_special_tokens = f.bool("add_special_tokens", true, false)?;
+    let base = common.request_id("cmpl", &headers);
+    let job_model = Arc::clone(&model);
+    let all_ids = shared
+        .pool
+        .run(move || {
+            let tokenizer = job_model.tokenizer()?;
+            prompts
+                .into_iter()
+                .map(|p| match p {
+                    Prompt::Ids(ids) => Ok(ids),
+                    Prompt::Text(text) => tokenizer
+                        .encode_text(&text, add_special_tokens, false)
+                        .map_err(|e| ApiError::tokenize(&e, false)),
+                })
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await?;
+    let several = all_ids.len() > 1;
+    let mut out = Vec::with_capacity(all_ids.len());
+    for (i, ids) in all_ids.into_iter().enumerate() {
+        if ids.is_empty() {
+            return Err(ApiError::bad("No token_ids rendered", None));
+        }
+        let max_tokens = sampling.max_tokens(model.max_model_len, ids.len(), &model.generation_defaults)?;
+        let params = sampling.params(max_tokens, &model.generation_defaults)?;
+        let id = if several { format!("{base}-{i}") } else { base.clone() };
+        out.push(Json::Object(common.generate_request(id, ids, &sampling, params)));
+    }
+    Ok(axum::Json(Json::Array(out)))
+}
