@@ -136,6 +136,11 @@ impl TokenizerJson {
         self.vocab.clone().map(|r| &self.text[r])
     }
 
+    /// The text of `model.merges`, when every merge is already a `[a, b]` pair.
+    pub fn merges_text(&self) -> Option<&str> {
+        self.merges.clone().map(|r| &self.text[r])
+    }
+
     /// Upgrades the tree to the canonical 1.0 format (the raw tables need no upgrade).
     pub fn canonicalize(&mut self) -> Result<(), Error> {
         tokenizers::canonicalize_value(&mut self.tree)
