@@ -70,7 +70,13 @@ impl ChatTokenizer {
         let replace: &[(&str, Json)] = if nfc_only { &[("normalizer", Json::Null)] } else { &[] };
         // The piece table reads the vocabulary while `tokenizers` builds the model.
         let (pipeline, pieces) = crate::pipeline::build(&json, replace, || piece_source.build(json.vocab_text()))
-            .map_err(|e| fail(Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e)))?;
+            .map_err(|e| {
+                // The tables' own errors (malformed JSON) are reported as such.
+                fail(match e.downcast::<Error>() {
+                    Ok(e) => *e,
+                    Err(e) => Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e),
+                })
+            })?;
         let pieces = pieces
             .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")))
             .map_err(fail)?;

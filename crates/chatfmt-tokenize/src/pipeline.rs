@@ -104,7 +104,9 @@ impl<'a> Direct<'a> {
                 .map(|()| vocab)
             });
             let merges = s.spawn(|| match self.merges {
-                Some(text) => serde_json::from_str::<Merges>(text).map_err(tokenizers::Error::from),
+                Some(text) => {
+                    serde_json::from_str::<Merges>(text).map_err(|e| tokenizers::Error::from(crate::Error::json(&e)))
+                }
                 None => tree_merges(&model["merges"]),
             });
             let rest = tokenizers::from_json(&skeleton.to_string()).and_then(|skeleton| {
