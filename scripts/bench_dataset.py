@@ -2,6 +2,7 @@
 """Benchmark `chatfmt dataset --tokenize` against the Python reference, in the same run.
 
     python3 scripts/bench_dataset.py [--rows 20000] [--sample 1000] [--memory-rows 200000] [--rounds 3]
+                                     [--chatfmt target/release/chatfmt] [--baseline OTHER_CHATFMT]
 
 What it does (everything under target/bench/, nothing in the repository):
   1. creates a venv with transformers 5.23.0, tokenizers 0.23.3, jinja2 3.1.6, datasets, pyarrow;
@@ -39,6 +40,7 @@ BENCH = os.path.join(ROOT, "target", "bench")
 VENV = os.path.join(BENCH, "venv")
 PY = os.path.join(VENV, "bin", "python")
 CHATFMT = os.path.join(ROOT, "target", "release", "chatfmt")
+CHATFMT_BIN = [CHATFMT]  # --chatfmt
 KITS = os.environ.get("CHATFMT_KITS") or os.path.join(ROOT, "..", "shared", "conformance")
 MODEL = os.path.join(KITS, "tokens", "tokenizers", "qwen3")
 PACKAGES = ["transformers==5.23.0", "tokenizers==0.23.3", "jinja2==3.1.6", "datasets", "pyarrow"]
@@ -83,22 +85,30 @@ def conversation(rng):
     return msgs
 
 
-def build_dataset(path, rows, seed=1234):
-    """Writes the dataset with the venv's pyarrow (in row groups, so 200k rows stay cheap)."""
+def conversation_of(rng, messages):
+    """A conversation of exactly `messages` messages of 20-60 words: system, then user and assistant in turn."""
+    roles = ["system"] + [("user", "assistant")[i % 2] for i in range(messages - 1)]
+    return [{"role": r, "content": sentence(rng, rng.randint(20, 60))} for r in roles]
+
+
+def build_dataset(path, rows, seed=1234, messages=None):
+    """Writes the dataset with the venv's pyarrow (in row groups, so 200k rows stay cheap): `conversation`s, or
+    with `messages`, conversations of that many messages."""
     if os.path.exists(path):
         return
+    make = "conversation(rng)" if messages is None else f"conversation_of(rng, {messages})"
     code = f"""
 import json, random, sys
 import pyarrow as pa, pyarrow.parquet as pq
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-from bench_dataset import conversation
+from bench_dataset import conversation, conversation_of
 rng = random.Random({seed})
 schema = pa.schema([("messages", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())])))])
 with pq.ParquetWriter({path!r}, schema) as w:
     left = {rows}
     while left:
         n = min(left, 10000)
-        w.write_table(pa.table({{"messages": [conversation(rng) for _ in range(n)]}}, schema=schema))
+        w.write_table(pa.table({{"messages": [{make} for _ in range(n)]}}, schema=schema))
         left -= n
 """
     subprocess.run([PY, "-c", code], check=True)
@@ -131,7 +141,7 @@ print(json.dumps({{"rows": len(res), "seconds": secs, "e2e_seconds": e2e, "token
 
 def run_chatfmt(data, out, jobs):
     """Runs chatfmt; returns its JSON summary plus max RSS (KiB) of that process."""
-    args = [CHATFMT, "dataset", data, "--model", MODEL, "--template", os.path.join(BENCH, "chatml_generation.jinja"),
+    args = [CHATFMT_BIN[0], "dataset", data, "--model", MODEL, "--template", os.path.join(BENCH, "chatml_generation.jinja"),
             "--tokenize", "--output", out, "--json"]
     if jobs:
         args += ["--jobs", str(jobs)]
@@ -180,8 +190,11 @@ def main():
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--memory-rows", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--chatfmt", default=CHATFMT, help="the chatfmt binary (default: target/release/chatfmt)")
+    ap.add_argument("--baseline", help="another chatfmt binary, timed (2 jobs) in the same rounds for comparison")
     args = ap.parse_args()
-    if not os.path.exists(CHATFMT):
+    CHATFMT_BIN[0] = args.chatfmt
+    if not os.path.exists(args.chatfmt):
         sys.exit("build first: cargo build --release -p chatfmt-cli")
     os.makedirs(BENCH, exist_ok=True)
     ensure_venv()
@@ -191,13 +204,21 @@ def main():
     data = os.path.join(BENCH, f"chats-{args.rows}.parquet")
     build_dataset(data, args.rows)
 
-    py_runs, cf_runs, cf1_runs = [], [], []
+    py_runs, cf_runs, cf1_runs, base_runs = [], [], [], []
+    print(f"load average: {os.getloadavg()[0]:.2f}", flush=True)
     for r in range(args.rounds):
         py_runs.append(run_python_reference(data, os.path.join(BENCH, "python-out.parquet"), cores))
         cf_runs.append(run_chatfmt(data, os.path.join(BENCH, "chatfmt-out.parquet"), 0))
         cf1_runs.append(run_chatfmt(data, os.path.join(BENCH, "chatfmt-out-1.parquet"), 1))
+        base = ""
+        if args.baseline:
+            CHATFMT_BIN[0] = args.baseline
+            base_runs.append(run_chatfmt(data, os.path.join(BENCH, "chatfmt-out-base.parquet"), 0))
+            CHATFMT_BIN[0] = args.chatfmt
+            base = f", baseline {base_runs[-1]['wall_seconds']:.2f} s"
         print(f"round {r + 1}: python map {py_runs[-1]['seconds']:.2f} s, end to end {py_runs[-1]['e2e_seconds']:.2f} s; "
-              f"chatfmt {cf_runs[-1]['wall_seconds']:.2f} s, --jobs 1 {cf1_runs[-1]['wall_seconds']:.2f} s", flush=True)
+              f"chatfmt {cf_runs[-1]['wall_seconds']:.2f} s, --jobs 1 {cf1_runs[-1]['wall_seconds']:.2f} s{base}; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
     check = compare(os.path.join(BENCH, "python-out.parquet"), os.path.join(BENCH, "chatfmt-out.parquet"), args.sample)
 
     rows = args.rows
@@ -217,6 +238,10 @@ def main():
               f"  ratio {py_map / med:.1f}x (vs map), {py_e2e / med:.1f}x (end to end)"
               f"  max RSS {c['max_rss_mib']:.0f} MiB  {c['wall_seconds']:.2f} s wall, {c['cpu_seconds']:.2f} s CPU")
     print("per-round ratios vs map: " + ", ".join(f"{p['seconds'] / c['wall_seconds']:.1f}x" for p, c in zip(py_runs, cf_runs)))
+    if base_runs:
+        base_med = statistics.median(c["wall_seconds"] for c in base_runs)
+        print(f"baseline ({args.baseline}, --jobs {cores}): {rows / base_med:9.0f} conv/s  ratio {py_map / base_med:.1f}x (vs map)"
+              f"  per round: " + ", ".join(f"{p['seconds'] / c['wall_seconds']:.1f}x" for p, c in zip(py_runs, base_runs)))
     print(f"identical ids and masks: {check['compared_rows'] - len(set(i for _, i in check['first']))} / {check['compared_rows']} sampled rows"
           f" ({check['mismatches']} mismatching fields {check['first']}); all {check['all_rows']} rows identical: {check['all_equal']}")
     if args.memory_rows:

@@ -17,6 +17,7 @@ mod load;
 mod masks;
 mod nfc;
 mod pieces;
+mod pipeline;
 mod sanitize;
 mod tokenizer_json;
 mod vocab;

@@ -7,7 +7,6 @@ use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use serde_json::{Map, Value as Json};
 use std::path::Path;
 use std::sync::OnceLock;
-use tokenizers::pipeline::PipelineTokenizer;
 
 /// transformers' "unset" `model_max_length` (`VERY_LARGE_INTEGER`); anything above `LARGE_INTEGER`
 /// (1e20) means "no limit".
@@ -68,20 +67,19 @@ impl ChatTokenizer {
         json.canonicalize().map_err(fail)?;
         // A lone NFC normalizer is left out of the pipeline (see `nfc`).
         let nfc_only = json.tree().get("normalizer") == Some(&serde_json::json!({"type": "NFC"}));
-        let canonical = json.to_text(if nfc_only { &[("normalizer", Json::Null)] } else { &[] });
-        // The piece table reads the vocabulary while `tokenizers` builds its pipeline.
-        let (pipeline, pieces) = std::thread::scope(|s| {
-            let pieces = s.spawn(|| piece_source.build(json.vocab_text()));
-            let pipeline: Result<PipelineTokenizer, _> = tokenizers::from_json(&canonical);
-            let pieces = pieces
-                .join()
-                .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")));
-            (pipeline, pieces)
-        });
-        drop(canonical);
-        let pipeline =
-            pipeline.map_err(|e| fail(Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e)))?;
-        let pieces = pieces.map_err(fail)?;
+        let replace: &[(&str, Json)] = if nfc_only { &[("normalizer", Json::Null)] } else { &[] };
+        // The piece table reads the vocabulary while `tokenizers` builds the model.
+        let (pipeline, pieces) = crate::pipeline::build(&json, replace, || piece_source.build(json.vocab_text()))
+            .map_err(|e| {
+                // The tables' own errors (malformed JSON) are reported as such.
+                fail(match e.downcast::<Error>() {
+                    Ok(e) => *e,
+                    Err(e) => Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e),
+                })
+            })?;
+        let pieces = pieces
+            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")))
+            .map_err(fail)?;
 
         let special_tokens = chatfmt::template::special_tokens(&config);
         let side = |key: &str, default: Side| -> Result<Side, Error> {

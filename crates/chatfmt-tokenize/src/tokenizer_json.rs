@@ -45,26 +45,158 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
     }
 }
 
-/// Whether every element of a JSON array is itself an array (merges written as pairs).
-struct AllArrays(bool);
+/// Structural reading of a tokenizer.json: values are delimited by matching brackets and skipping
+/// strings, in one quick pass that neither checks nor decodes them. The vocabulary and merges are
+/// most of the file; they are checked when they are read (each table by the parser that reads it),
+/// and every other member is parsed by serde_json. Text the scan cannot follow is left to
+/// serde_json, which reports what is wrong with it.
+mod scan {
+    fn skip_ws(b: &[u8], mut i: usize) -> usize {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    }
 
-impl<'de> Deserialize<'de> for AllArrays {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AllArrays;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON array")
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                let mut all = true;
-                while let Some(item) = seq.next_element::<&'de RawValue>()? {
-                    all &= item.get().starts_with('[');
-                }
-                Ok(AllArrays(all))
+    /// The end of the string whose opening quote is at `i`.
+    fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+        i += 1;
+        loop {
+            i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+            match b[i] {
+                b'"' => return Some(i + 1),
+                _ => i += 2,
             }
         }
-        d.deserialize_seq(V)
+    }
+
+    /// The end of the value starting at `i`, and whether it is an array whose every element is an
+    /// array.
+    fn value_end(b: &[u8], i: usize) -> Option<(usize, bool)> {
+        match *b.get(i)? {
+            b'"' => Some((string_end(b, i)?, false)),
+            open @ (b'{' | b'[') => {
+                let (mut depth, mut j, mut arrays) = (0usize, i, open == b'[');
+                loop {
+                    if arrays && depth == 1 {
+                        let c = *b.get(j)?;
+                        if !matches!(c, b'[' | b']' | b',') && !c.is_ascii_whitespace() {
+                            arrays = false;
+                        }
+                    } else {
+                        // Numbers, separators and whitespace need no look.
+                        j += b
+                            .get(j..)?
+                            .iter()
+                            .position(|&c| matches!(c, b'"' | b'{' | b'}' | b'[' | b']'))?;
+                    }
+                    let c = b[j];
+                    match c {
+                        b'"' => j = string_end(b, j)?,
+                        b'{' | b'[' => {
+                            depth += 1;
+                            j += 1;
+                        }
+                        b'}' | b']' => {
+                            depth = depth.checked_sub(1)?;
+                            j += 1;
+                            if depth == 0 {
+                                return Some((j, arrays));
+                            }
+                        }
+                        _ => j += 1,
+                    }
+                }
+            }
+            _ => {
+                let len = b[i..]
+                    .iter()
+                    .position(|&c| matches!(c, b',' | b'}' | b']') || c.is_ascii_whitespace());
+                Some((len.map_or(b.len(), |n| i + n), false))
+            }
+        }
+    }
+
+    /// A member's value: its text, whether it is an array of arrays, and for the `model` object of
+    /// the document, its members.
+    pub(super) struct Value<'a> {
+        pub text: &'a str,
+        pub arrays: bool,
+        pub members: Option<Vec<(String, Value<'a>)>>,
+    }
+
+    impl Value<'_> {
+        /// The value whose text (valid JSON) is `text`.
+        pub fn of(text: &str) -> Value<'_> {
+            let arrays = value_end(text.as_bytes(), 0).is_some_and(|(_, arrays)| arrays);
+            Value {
+                text,
+                arrays,
+                members: None,
+            }
+        }
+    }
+
+    /// The members of the object starting at `start` (keys decoded) and its end, reading the
+    /// members of its member `descend` too.
+    fn object<'a>(text: &'a str, start: usize, descend: Option<&str>) -> Option<(Vec<(String, Value<'a>)>, usize)> {
+        let b = text.as_bytes();
+        if b.get(start) != Some(&b'{') {
+            return None;
+        }
+        let mut i = skip_ws(b, start + 1);
+        let mut out = Vec::new();
+        if b.get(i) == Some(&b'}') {
+            return Some((out, i + 1));
+        }
+        loop {
+            let end = string_end(b, i)?;
+            let raw = text.get(i..end)?;
+            let key: String = match raw.contains('\\') {
+                true => serde_json::from_str(raw).ok()?,
+                false => raw.get(1..raw.len() - 1)?.to_string(),
+            };
+            i = skip_ws(b, end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+            let (end, value) = match descend == Some(key.as_str()) && b.get(i) == Some(&b'{') {
+                true => {
+                    let (members, end) = object(text, i, None)?;
+                    let value = Value {
+                        text: text.get(i..end)?,
+                        arrays: false,
+                        members: Some(members),
+                    };
+                    (end, value)
+                }
+                false => {
+                    let (end, arrays) = value_end(b, i)?;
+                    let value = Value {
+                        text: text.get(i..end)?,
+                        arrays,
+                        members: None,
+                    };
+                    (end, value)
+                }
+            };
+            out.push((key, value));
+            i = skip_ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = skip_ws(b, i + 1),
+                Some(b'}') => return Some((out, i + 1)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The members of the JSON document `text` (an object), with those of its `model` member;
+    /// `None` when the scan cannot follow the text.
+    pub(super) fn members(text: &str) -> Option<Vec<(String, Value<'_>)>> {
+        let b = text.as_bytes();
+        let (members, end) = object(text, skip_ws(b, 0), Some("model"))?;
+        (skip_ws(b, end) == b.len()).then_some(members)
     }
 }
 
@@ -74,27 +206,42 @@ fn range_in(whole: &str, part: &str) -> Range<usize> {
     start..start + part.len()
 }
 
+/// The members of a JSON object by serde_json (which reports what is wrong with the text).
+fn serde_members(text: &str) -> Result<Vec<(String, scan::Value<'_>)>, Error> {
+    let Members(members) = serde_json::from_str(text).map_err(|e| Error::json(&e))?;
+    Ok(members
+        .into_iter()
+        .map(|(k, v)| {
+            let text = v.get();
+            (k, scan::Value::of(text))
+        })
+        .collect())
+}
+
 impl TokenizerJson {
     /// Parses the text of a `tokenizer.json`.
     pub fn parse(text: String) -> Result<TokenizerJson, Error> {
         let json_error = |e: serde_json::Error| Error::json(&e);
         let (tree, vocab, merges) = {
-            let top: Members = serde_json::from_str(&text).map_err(json_error)?;
+            let top = match scan::members(&text) {
+                Some(members) => members,
+                None => serde_members(&text)?,
+            };
             let (mut vocab, mut merges) = (None, None);
             let mut tree = Map::new();
-            for (key, raw) in top.0 {
-                let value = if key == "model" && raw.get().starts_with('{') {
-                    let model: Members = serde_json::from_str(raw.get()).map_err(json_error)?;
+            for (key, raw) in top {
+                let value = if key == "model" && raw.text.starts_with('{') {
+                    let model = match raw.members {
+                        Some(members) => members,
+                        None => serde_members(raw.text)?,
+                    };
                     let mut fields = Map::new();
-                    for (k, v) in model.0 {
-                        let s = v.get();
+                    for (k, v) in model {
+                        let s = v.text;
                         let kept = match k.as_str() {
                             "vocab" if s.starts_with('{') => Some((&mut vocab, Json::Object(Map::new()))),
                             "vocab" if s.starts_with('[') => Some((&mut vocab, Json::Array(Vec::new()))),
-                            "merges" if s.starts_with('[') => {
-                                let AllArrays(pairs) = serde_json::from_str(s).map_err(json_error)?;
-                                pairs.then(|| (&mut merges, Json::Array(Vec::new())))
-                            }
+                            "merges" if v.arrays => Some((&mut merges, Json::Array(Vec::new()))),
                             _ => None,
                         };
                         let field = match kept {
@@ -108,7 +255,7 @@ impl TokenizerJson {
                     }
                     Json::Object(fields)
                 } else {
-                    serde_json::from_str(raw.get()).map_err(json_error)?
+                    serde_json::from_str(raw.text).map_err(json_error)?
                 };
                 tree.insert(key, value);
             }
@@ -134,6 +281,11 @@ impl TokenizerJson {
     /// The text of `model.vocab`, when it is an object or an array.
     pub fn vocab_text(&self) -> Option<&str> {
         self.vocab.clone().map(|r| &self.text[r])
+    }
+
+    /// The text of `model.merges`, when every merge is already a `[a, b]` pair.
+    pub fn merges_text(&self) -> Option<&str> {
+        self.merges.clone().map(|r| &self.text[r])
     }
 
     /// Upgrades the tree to the canonical 1.0 format (the raw tables need no upgrade).
@@ -268,6 +420,54 @@ mod tests {
             let plain: Json = serde_json::from_str(&t.to_text(&[("added_tokens", serde_json::json!([]))])).unwrap();
             assert_eq!(plain["added_tokens"], serde_json::json!([]));
         }
+    }
+
+    /// The quick scan of `model` finds the tables and members serde_json finds, whatever the spacing,
+    /// escapes and brackets inside strings.
+    #[test]
+    fn model_members_are_found_as_serde_json_finds_them() {
+        let file = r#"{"version":"1.0",
+            "model" : { "type" : "BPE" , "voc\u0061b" : { "[{\"" : 0 , "a]}\\" : 1, "x" :2 } ,
+              "merges" : [ [ "[{\"", "a]}\\" ] ,["x","x"] ], "dropout" : null, "n": -1.5e3, "t": true,
+              "k": {"a": [1, {"b": "}"}]} } }"#;
+        let t = TokenizerJson::parse(file.to_string()).unwrap();
+        let whole: Json = serde_json::from_str(file).unwrap();
+        let model_text = &file[file.find("{ \"type").unwrap()..file.rfind('}').unwrap()];
+        let scanned: Vec<(String, &str, bool)> = (scan::members(file).unwrap().into_iter())
+            .find(|(k, _)| k == "model")
+            .and_then(|(_, v)| v.members)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k, v.text, v.arrays))
+            .collect();
+        let parsed: Vec<(String, &str, bool)> = (serde_members(model_text).unwrap().into_iter())
+            .map(|(k, v)| (k, v.text, v.arrays))
+            .collect();
+        assert_eq!(scanned, parsed);
+        assert_eq!(scanned.iter().filter(|m| m.2).count(), 1, "{scanned:?}");
+        // Text the scan cannot follow is reported by serde_json.
+        for bad in [&file[..file.len() - 1], &format!("{file} x"), "[1]", r#"{"a" 1}"#] {
+            assert!(scan::members(bad).is_none(), "{bad}");
+            assert!(TokenizerJson::parse(bad.to_string()).is_err(), "{bad}");
+        }
+        assert_eq!(
+            serde_json::from_str::<Json>(t.vocab_text().unwrap()).unwrap(),
+            whole["model"]["vocab"]
+        );
+        assert_eq!(
+            serde_json::from_str::<Json>(t.merges_text().unwrap()).unwrap(),
+            whole["model"]["merges"]
+        );
+        let mut model = whole["model"].clone();
+        model["vocab"] = serde_json::json!({});
+        model["merges"] = serde_json::json!([]);
+        assert_eq!(t.tree()["model"], model);
+        // Merges that are not all pairs stay in the tree.
+        let mixed = file.replace(r#"["x","x"]"#, r#""x x""#);
+        let t = TokenizerJson::parse(mixed.clone()).unwrap();
+        assert!(t.merges_text().is_none());
+        let whole: Json = serde_json::from_str(&mixed).unwrap();
+        assert_eq!(t.tree()["model"]["merges"], whole["model"]["merges"]);
     }
 
     #[test]
