@@ -58,30 +58,40 @@ impl SpanRecorder {
 
     /// Resolves addresses to JSON paths of `vars`.
     pub(crate) fn resolve(self, ctx: &Context) -> Vec<Span> {
-        let mut index = Vec::new();
+        let mut index = ValueIndex::default();
         for (k, v) in &ctx.vars {
-            index_values(v, k.clone(), &mut index);
+            let root = index.node(None, Step::Name(k));
+            index.add(v, root);
         }
         for layer in &ctx.layers {
             match layer {
-                Layer::Var(name, Borrowed::Json(v)) => index_values(v, name.to_string(), &mut index),
+                Layer::Var(name, Borrowed::Json(v)) => {
+                    let root = index.node(None, Step::Name(name));
+                    index.add(v, root);
+                }
                 Layer::Var(name, Borrowed::List(items)) => {
+                    let root = index.node(None, Step::Name(name));
                     for (i, item) in items.iter().enumerate() {
-                        index_values(item, format!("{name}[{i}]"), &mut index);
+                        let at = index.node(Some(root), Step::Index(i));
+                        index.add(item, at);
                     }
                 }
                 Layer::Map(m) => {
                     for (k, v) in *m {
-                        index_values(v, k.clone(), &mut index);
+                        let root = index.node(None, Step::Name(k));
+                        index.add(v, root);
                     }
                 }
             }
         }
-        index.sort_by_key(|(start, _, _)| *start);
-        let path_of = |addr: usize| {
-            let at = index.partition_point(|(s, _, _)| *s <= addr);
-            match at.checked_sub(1).map(|i| &index[i]) {
-                Some((s, len, path)) if addr < s + len.max(&1) => Some(path),
+        index.places.sort_by_key(|&(start, _, _)| start);
+        let mut names: Vec<Option<String>> = vec![None; index.nodes.len()];
+        let mut path_of = |addr: usize| -> Option<String> {
+            let at = index.places.partition_point(|&(s, _, _)| s <= addr);
+            match at.checked_sub(1).map(|i| index.places[i]) {
+                Some((s, len, node)) if addr < s + len.max(1) => {
+                    Some(names[node].get_or_insert_with(|| index.path(node)).clone())
+                }
                 _ => None,
             }
         };
@@ -92,13 +102,13 @@ impl SpanRecorder {
                     RawOrigin::Template => Origin::Template,
                     RawOrigin::Computed(from, to) => {
                         let mut paths: Vec<String> = (self.reads.get(from..to).unwrap_or_default().iter())
-                            .filter_map(|&addr| path_of(addr).cloned())
+                            .filter_map(|&addr| path_of(addr))
                             .collect();
                         paths.sort_unstable();
                         paths.dedup();
                         Origin::Computed(paths)
                     }
-                    RawOrigin::Borrowed(addr) => path_of(addr).map_or(Origin::Template, |p| Origin::Input(p.clone())),
+                    RawOrigin::Borrowed(addr) => path_of(addr).map_or(Origin::Template, Origin::Input),
                 };
                 Span { start, end, origin }
             })
@@ -106,25 +116,77 @@ impl SpanRecorder {
     }
 }
 
-/// Every string, array and object of a JSON value: (address, byte length, path). A string is found
-/// by the address of its text, an array or object by its own (how the evaluator sees each).
-fn index_values(v: &Json, path: String, out: &mut Vec<(usize, usize, String)>) {
-    let node = (v as *const Json as usize, std::mem::size_of::<Json>());
-    match v {
-        Json::String(s) => out.push((s.as_ptr() as usize, s.len(), path)),
-        Json::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                index_values(item, format!("{path}[{i}]"), out);
+/// One step of a JSON path: a variable or key name, or a list index.
+#[derive(Clone, Copy)]
+enum Step<'c> {
+    Name(&'c str),
+    Index(usize),
+}
+
+/// Every string, array and object of the render context, found by address, with its JSON path
+/// kept as a chain of steps: a path is spelled out only for the values a span names.
+#[derive(Default)]
+struct ValueIndex<'c> {
+    /// (parent, step) of each path.
+    nodes: Vec<(Option<usize>, Step<'c>)>,
+    /// (address, byte length, node) of each value: a string by the address of its text, an array
+    /// or object by its own (how the evaluator sees each).
+    places: Vec<(usize, usize, usize)>,
+}
+
+impl<'c> ValueIndex<'c> {
+    fn node(&mut self, parent: Option<usize>, step: Step<'c>) -> usize {
+        self.nodes.push((parent, step));
+        self.nodes.len() - 1
+    }
+
+    fn add(&mut self, v: &'c Json, node: usize) {
+        match v {
+            Json::String(s) => self.places.push((s.as_ptr() as usize, s.len(), node)),
+            Json::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let at = self.node(Some(node), Step::Index(i));
+                    self.add(item, at);
+                }
+                self.places
+                    .push((v as *const Json as usize, std::mem::size_of::<Json>(), node));
             }
-            out.push((node.0, node.1, path));
-        }
-        Json::Object(m) => {
-            for (k, item) in m {
-                index_values(item, format!("{path}.{k}"), out);
+            Json::Object(m) => {
+                for (k, item) in m {
+                    let at = self.node(Some(node), Step::Name(k));
+                    self.add(item, at);
+                }
+                self.places
+                    .push((v as *const Json as usize, std::mem::size_of::<Json>(), node));
             }
-            out.push((node.0, node.1, path));
+            _ => {}
         }
-        _ => {}
+    }
+
+    /// The path of `node`, such as `messages[2].content`.
+    fn path(&self, node: usize) -> String {
+        let mut steps = Vec::new();
+        let mut at = Some(node);
+        while let Some(n) = at {
+            steps.push(self.nodes[n].1);
+            at = self.nodes[n].0;
+        }
+        let mut out = String::new();
+        for (i, step) in steps.iter().rev().enumerate() {
+            match step {
+                Step::Name(name) if i == 0 => out.push_str(name),
+                Step::Name(name) => {
+                    out.push('.');
+                    out.push_str(name);
+                }
+                Step::Index(k) => {
+                    out.push('[');
+                    out.push_str(itoa::Buffer::new().format(*k));
+                    out.push(']');
+                }
+            }
+        }
+        out
     }
 }
 
