@@ -171,57 +171,188 @@ fn mentions(e: &Expr, names: &BTreeSet<String>) -> bool {
 }
 
 fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
+    visit_exprs(e, &mut |x| {
+        if let ExprKind::Name(n) = &x.kind {
+            f(n)
+        }
+    })
+}
+
+/// Calls `f` on `e` and on every expression nested in it.
+fn visit_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
     match &e.kind {
-        ExprKind::Name(n) => f(n),
-        ExprKind::Const(_) => {}
+        ExprKind::Name(_) | ExprKind::Const(_) => {}
         ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
-            items.iter().for_each(|i| visit_names(i, f))
+            items.iter().for_each(|i| visit_exprs(i, f))
         }
         ExprKind::Dict(items) => items.iter().for_each(|(k, v)| {
-            visit_names(k, f);
-            visit_names(v, f)
+            visit_exprs(k, f);
+            visit_exprs(v, f)
         }),
-        ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => visit_names(o, f),
+        ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => visit_exprs(o, f),
         ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
-            visit_names(a, f);
-            visit_names(b, f)
+            visit_exprs(a, f);
+            visit_exprs(b, f)
         }
-        ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| visit_names(x, f)),
+        ExprKind::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| visit_exprs(x, f)),
         ExprKind::Call(callee, args) => {
-            visit_names(callee, f);
-            visit_arg_names(args, f)
+            visit_exprs(callee, f);
+            visit_arg_exprs(args, f)
         }
         ExprKind::Filter(v, _, args) => {
             if let Some(v) = v {
-                visit_names(v, f);
+                visit_exprs(v, f);
             }
-            visit_arg_names(args, f)
+            visit_arg_exprs(args, f)
         }
         ExprKind::Test(v, _, args) => {
-            visit_names(v, f);
-            visit_arg_names(args, f)
+            visit_exprs(v, f);
+            visit_arg_exprs(args, f)
         }
         ExprKind::Compare(a, rest) => {
-            visit_names(a, f);
-            rest.iter().for_each(|(_, e)| visit_names(e, f))
+            visit_exprs(a, f);
+            rest.iter().for_each(|(_, e)| visit_exprs(e, f))
         }
         ExprKind::Cond(a, b, c) => {
-            visit_names(a, f);
-            visit_names(b, f);
+            visit_exprs(a, f);
+            visit_exprs(b, f);
             if let Some(c) = c {
-                visit_names(c, f)
+                visit_exprs(c, f)
             }
         }
     }
 }
 
-fn visit_arg_names(a: &Args, f: &mut dyn FnMut(&str)) {
+fn visit_arg_exprs(a: &Args, f: &mut dyn FnMut(&Expr)) {
     for e in a.pos.iter().chain(a.kw.iter().map(|(_, e)| e)) {
-        visit_names(e, f);
+        visit_exprs(e, f);
     }
     for e in [&a.star, &a.dstar].into_iter().flatten() {
-        visit_names(e, f);
+        visit_exprs(e, f);
     }
+}
+
+/// The expressions a statement evaluates itself (not those of the statements nested in it).
+fn own_exprs(s: &Stmt) -> Vec<&Expr> {
+    fn defaults(m: &MacroDef) -> impl Iterator<Item = &Expr> {
+        m.params.iter().filter_map(|(_, d)| d.as_ref())
+    }
+    match &s.kind {
+        StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Generation(_) | StmtKind::Block(..) => {
+            Vec::new()
+        }
+        StmtKind::Print(e, _)
+        | StmtKind::Set(_, e)
+        | StmtKind::NeedsLoader(e)
+        | StmtKind::FilterBlock(e, _)
+        | StmtKind::Autoescape(e, _) => vec![e],
+        StmtKind::If(branches, _) => branches.iter().map(|(c, _)| c).collect(),
+        StmtKind::For(f) => std::iter::once(&f.iter).chain(f.cond.as_ref()).collect(),
+        StmtKind::SetBlock(_, filter, _) => filter.iter().collect(),
+        StmtKind::Macro(m) => defaults(m).collect(),
+        StmtKind::CallBlock(call, m) => std::iter::once(call).chain(defaults(m)).collect(),
+        StmtKind::With(assigns, _) => assigns.iter().map(|(_, e)| e).collect(),
+    }
+}
+
+/// Calls `f` on every statement of `body`, nested ones included.
+fn visit_stmts<'s>(body: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
+    for s in body {
+        f(s);
+        for child in children(s) {
+            visit_stmts(child, f);
+        }
+    }
+}
+
+/// Globals and implicit names whose call changes no object made before it.
+const FORK_SAFE_CALLS: &[&str] = &[
+    "range",
+    "raise_exception",
+    "strftime_now",
+    "namespace",
+    "dict",
+    "lipsum",
+    "cycler",
+    "joiner",
+    "caller",
+    "loop",
+];
+
+/// Where a render can fork on the variable `var`: the first top-level statement that mentions
+/// `var` (or `self`, through which a block may read it), when running the statements from there
+/// again, from the top-level scope the statements before it left, gives what a whole render with
+/// another value of `var` gives. That holds unless the template needs a loader, or something run
+/// from there on (those statements, or any macro or call block) changes an object made before:
+/// a namespace attribute, a cycler or a joiner. `None` when it does not hold.
+pub(crate) fn fork_point(body: &[Stmt], var: &str) -> Option<usize> {
+    let names_var = |s: &Stmt| {
+        let mut found = false;
+        visit_stmts(std::slice::from_ref(s), &mut |s| {
+            if let StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) = &s.kind {
+                let mut targets = BTreeSet::new();
+                target_names(t, &mut targets);
+                found |= targets.contains(var);
+            }
+            for e in own_exprs(s) {
+                visit_names(e, &mut |n| found |= n == var || n == "self");
+            }
+        });
+        found
+    };
+    let fork = body.iter().position(names_var).unwrap_or(body.len());
+    let mut macros = BTreeSet::new();
+    collect_macro_names(body, &mut macros);
+    let mut assigned = BTreeSet::new();
+    collect_assigned(body, &mut assigned);
+    let mut forkable = true;
+    let mut check = |s: &Stmt| {
+        match &s.kind {
+            StmtKind::NeedsLoader(_) => forkable = false,
+            StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) if sets_attribute(t) => forkable = false,
+            _ => {}
+        }
+        for e in own_exprs(s) {
+            visit_exprs(e, &mut |x| {
+                let ExprKind::Call(callee, _) = &x.kind else { return };
+                forkable &= match &callee.kind {
+                    ExprKind::Name(n) => {
+                        !assigned.contains(&**n) && (macros.contains(&**n) || FORK_SAFE_CALLS.contains(&&**n))
+                    }
+                    ExprKind::GetAttr(_, method) => !matches!(&**method, "next" | "reset"),
+                    _ => false,
+                };
+            });
+        }
+    };
+    visit_stmts(&body[fork..], &mut check);
+    visit_stmts(body, &mut |s| match &s.kind {
+        StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => visit_stmts(&m.body, &mut check),
+        StmtKind::NeedsLoader(_) => check(s),
+        _ => {}
+    });
+    forkable.then_some(fork)
+}
+
+/// Whether an assignment target sets an attribute (`ns.x`).
+fn sets_attribute(t: &Target) -> bool {
+    match t {
+        Target::Name(_) => false,
+        Target::Tuple(ts) => ts.iter().any(sets_attribute),
+        Target::Attr(..) => true,
+    }
+}
+
+/// Every name the template assigns with `set`, `for` or `with`, or binds as a macro parameter.
+fn collect_assigned(body: &[Stmt], out: &mut BTreeSet<String>) {
+    visit_stmts(body, &mut |s| match &s.kind {
+        StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) => target_names(t, out),
+        StmtKind::For(f) => target_names(&f.target, out),
+        StmtKind::With(assigns, _) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
+        StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => out.extend(m.params.iter().map(|(p, _)| p.to_string())),
+        _ => {}
+    });
 }
 
 /// The variables that hold messages or lists of them: `messages`, and (to a fixpoint) every name

@@ -228,6 +228,11 @@ impl BudgetScope {
     pub(crate) fn used(&self) -> u64 {
         BUDGET.with(|b| b.used.get())
     }
+
+    /// Sets the steps used back to `used` (a count [`used`](Self::used) gave earlier in this scope).
+    pub(crate) fn rewind(&self, used: u64) {
+        BUDGET.with(|b| b.used.set(used))
+    }
 }
 
 impl Drop for BudgetScope {

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::eval::Evaluator;
 pub use crate::limits::Limits;
 use crate::syntax::{lexer, parser};
+use std::sync::OnceLock;
 
 /// A template compiled once and rendered many times.
 #[derive(Debug)]
@@ -13,6 +14,9 @@ pub struct Template {
     name: String,
     source: String,
     body: Vec<Stmt>,
+    /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
+    /// fork point.
+    fork: OnceLock<(Box<str>, Option<usize>)>,
 }
 
 /// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a
@@ -43,6 +47,7 @@ impl Template {
             name: name.to_string(),
             source: normalized,
             body,
+            fork: OnceLock::new(),
         })
     }
 
@@ -71,6 +76,50 @@ impl Template {
         let mut out = Rendered::default();
         self.render_into(ctx, &mut out)?;
         Ok(out)
+    }
+
+    /// Where [`render_pair`](Self::render_pair) forks on `var`: the index of the top-level statement
+    /// from which it renders twice (what comes before runs once), or `None` when it renders both
+    /// whole.
+    pub fn fork_point(&self, var: &str) -> Option<usize> {
+        match self
+            .fork
+            .get_or_init(|| (var.into(), crate::analysis::fork_point(&self.body, var)))
+        {
+            (name, fork) if **name == *var => *fork,
+            _ => crate::analysis::fork_point(&self.body, var),
+        }
+    }
+
+    /// Renders with `ctx` into `out` and with `alt` into `alt_out`, where `alt` is `ctx` with another
+    /// value of the variable `var`: what runs before the template first mentions `var` runs once,
+    /// when the template allows it (see `analysis::fork_point`), else both render whole. Gives the
+    /// first render's result and, when it succeeded, the second's: each exactly what
+    /// [`render_into`](Self::render_into) gives. Spans are not tracked.
+    pub fn render_pair(
+        &self,
+        ctx: &Context,
+        alt: &Context,
+        var: &str,
+        out: &mut Rendered,
+        alt_out: &mut Rendered,
+    ) -> Result<Result<()>> {
+        let fork = self.fork_point(var);
+        let Some(fork) = fork.filter(|_| !ctx.track_spans && !alt.track_spans) else {
+            self.render_into(ctx, out)?;
+            return Ok(self.render_into(alt, alt_out));
+        };
+        for r in [&mut *out, &mut *alt_out] {
+            r.generation_spans.clear();
+            r.spans.clear();
+        }
+        let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
+        let mut text = std::mem::take(&mut out.text);
+        text.clear();
+        Evaluator::new(&self.body, ctx, text)
+            .run_forked(fork, alt, out, alt_out)
+            .map(|alt_result| alt_result.map_err(in_template))
+            .map_err(in_template)
     }
 
     /// Renders into `out`, reusing its buffers (the text keeps its capacity from render to render).

@@ -261,6 +261,8 @@ struct Rule<'r> {
     prefixes: Vec<Option<usize>>,
     /// P_i's text, when it rendered (for g_i).
     prefix_texts: Vec<Option<String>>,
+    /// G_i's text for each assistant message i before the last, when P_i and G_i rendered.
+    with_prompt: Vec<Option<String>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
     /// The byte length of the template text that closes each message (see `Rule::new`).
@@ -292,9 +294,16 @@ impl<'r> Rule<'r> {
         // P_n is R itself unless R ends with a generation prompt.
         let full_is_last = continued || !opts.add_generation_prompt;
         let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
+        // G_i for each assistant message i, rendered with P_i (see `generation_prompt`).
+        let mut with_prompt: Vec<Option<String>> = vec![None; n];
         for i in 1..=n {
             prefix_texts.push(if i == n && full_is_last {
                 Some(rendered.text.clone())
+            } else if i < n && is_assistant(&messages[i]) {
+                template.apply_pair(&messages[..i], &plain).ok().map(|(p, g)| {
+                    with_prompt[i] = g.ok().map(|g| g.text);
+                    p.text
+                })
             } else {
                 template.apply(&messages[..i], &plain).ok().map(|r| r.text)
             });
@@ -347,6 +356,7 @@ impl<'r> Rule<'r> {
             text,
             prefixes,
             prefix_texts,
+            with_prompt,
             last_char,
             trailers,
             content,
@@ -378,11 +388,16 @@ impl<'r> Rule<'r> {
         if i == 0 {
             return None;
         }
-        let with_prompt = ApplyOptions {
-            add_generation_prompt: true,
-            ..self.opts.clone()
+        let g = match self.with_prompt.get(i) {
+            Some(Some(g)) => g.clone(),
+            _ => {
+                let with_prompt = ApplyOptions {
+                    add_generation_prompt: true,
+                    ..self.opts.clone()
+                };
+                self.template.apply(&self.messages[..i], &with_prompt).ok()?.text
+            }
         };
-        let g = self.template.apply(&self.messages[..i], &with_prompt).ok()?.text;
         g.strip_prefix(p).map(str::to_string)
     }
 

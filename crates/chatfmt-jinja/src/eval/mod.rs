@@ -75,6 +75,16 @@ pub struct Evaluator<'a> {
     autoescape: bool,
 }
 
+/// The `Borrowed::List` layers of a context as values (by layer index).
+fn layer_lists<'a>(ctx: &'a Context<'a>) -> Vec<Option<Value<'a>>> {
+    (ctx.layers.iter())
+        .map(|layer| match layer {
+            Layer::Var(_, Borrowed::List(items)) => Some(Value::list(items.iter().map(Value::from_json).collect())),
+            _ => None,
+        })
+        .collect()
+}
+
 fn at(e: Error, pos: Pos) -> Error {
     if e.has_location() {
         e
@@ -86,17 +96,9 @@ fn at(e: Error, pos: Pos) -> Error {
 impl<'a> Evaluator<'a> {
     /// A fresh evaluator for the template `body` with `ctx`.
     pub fn new(body: &'a [Stmt], ctx: &'a Context<'a>, out: String) -> Self {
-        let layer_lists = ctx
-            .layers
-            .iter()
-            .map(|layer| match layer {
-                Layer::Var(_, Borrowed::List(items)) => Some(Value::list(items.iter().map(Value::from_json).collect())),
-                _ => None,
-            })
-            .collect();
         Evaluator {
             ctx,
-            layer_lists,
+            layer_lists: layer_lists(ctx),
             stack_limit: stack_limit(),
             piece_buf: Vec::new(),
             live_frames: 1,
@@ -130,6 +132,44 @@ impl<'a> Evaluator<'a> {
         }
         result.text = self.out;
         Ok(())
+    }
+
+    /// Runs the template body for this evaluator's context into `result`, then runs the top-level
+    /// statements from `fork` on again with `alt` into `alt_result`, from the state the statements
+    /// before `fork` left (the fork point comes from `analysis::fork_point`, which makes that equal
+    /// to a whole render with `alt`). The outer error is the first render's; the inner the second's.
+    pub fn run_forked(
+        mut self,
+        fork: usize,
+        alt: &'a Context<'a>,
+        result: &mut Rendered,
+        alt_result: &mut Rendered,
+    ) -> Result<Result<()>> {
+        debug_assert!(self.spans.is_none() && !alt.track_spans);
+        let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
+        let (head, tail) = self.body.split_at(fork);
+        self.exec_block(head)?;
+        let (used, scope, out_len, generation_len) = (
+            budget.used(),
+            self.frames[0].vars.clone(),
+            self.out.len(),
+            self.generation_spans.len(),
+        );
+        self.exec_block(tail)?;
+        result.steps = budget.used();
+        result.generation_spans.clone_from(&self.generation_spans);
+        result.text.clone_from(&self.out);
+        self.ctx = alt;
+        self.layer_lists = layer_lists(alt);
+        self.frames[0].vars = scope;
+        self.out.truncate(out_len);
+        self.generation_spans.truncate(generation_len);
+        budget.rewind(used);
+        Ok(self.exec_block(tail).map(|_| {
+            alt_result.steps = budget.used();
+            alt_result.generation_spans = self.generation_spans;
+            alt_result.text = self.out;
+        }))
     }
 
     /// A top-level variable of the context: `vars`, then the borrowed layers.

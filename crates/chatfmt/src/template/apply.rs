@@ -1,6 +1,6 @@
 //! `apply`: messages, tools and options in, the prompt text out.
 
-use super::{value_error, ChatTemplate};
+use super::{value_error, ChatTemplate, Selected};
 use chatfmt_jinja::{Borrowed, Clock, Context, Error, Layer, Rendered};
 use serde_json::{Map, Value as Json};
 use std::sync::atomic::Ordering;
@@ -83,6 +83,45 @@ impl ChatTemplate {
     /// [`apply`](Self::apply) into `out`, reusing its buffers: a server or a training loop renders
     /// many conversations without allocating the output each time.
     pub fn apply_into(&self, messages: &[Json], opts: &ApplyOptions, out: &mut Rendered) -> Result<(), Error> {
+        let (selected, mut input) = self.input(messages, opts)?;
+        let template = selected.get()?;
+        let final_text = input.final_text.take();
+        let ctx = self.context(messages, opts, &mut input, opts.add_generation_prompt);
+        template.render_into(&ctx, out)?;
+        if let Some(final_text) = final_text {
+            cut_at_tag(out, &final_text)?;
+        }
+        self.last_len.store(out.text.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The render of `messages` without and with the generation prompt (`opts` without it and
+    /// without `continue_final_message`): what [`apply`](Self::apply) gives for each, the second
+    /// when the first succeeded. What the template writes before it first reads
+    /// `add_generation_prompt` is rendered once when the template allows it.
+    pub fn apply_pair(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+    ) -> Result<(Rendered, Result<Rendered, Error>), Error> {
+        let plain = ApplyOptions {
+            add_generation_prompt: false,
+            continue_final_message: None,
+            ..opts.clone()
+        };
+        let (selected, mut input) = self.input(messages, &plain)?;
+        let template = selected.get()?;
+        let mut second = input.clone();
+        let ctx = self.context(messages, &plain, &mut input, false);
+        let alt = self.context(messages, &plain, &mut second, true);
+        let (mut out, mut alt_out) = (Rendered::default(), Rendered::default());
+        let second = template.render_pair(&ctx, &alt, "add_generation_prompt", &mut out, &mut alt_out)?;
+        Ok((out, second.map(|()| alt_out)))
+    }
+
+    /// Checks the conversation and options as transformers does and prepares what the template
+    /// reads: the selected template and the [`Input`].
+    fn input(&self, messages: &[Json], opts: &ApplyOptions) -> Result<(Selected<'_>, Input), Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
         if messages.is_empty() {
             return Err(value_error(
@@ -100,6 +139,30 @@ impl ChatTemplate {
             prepare |= needs_preparation(m)?;
         }
         // The caller's messages are read in place unless transformers' preparation changes them.
+        let mut input = Input {
+            chat: None,
+            tools,
+            documents,
+            final_text: None,
+        };
+        if prepare || opts.continue_final_message.is_some() {
+            let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
+            if let Some(field) = &opts.continue_final_message {
+                input.final_text = Some(tag_final_message(&mut chat, field, template.source())?);
+            }
+            input.chat = Some(chat);
+        }
+        Ok((selected, input))
+    }
+
+    /// The render context of `input` (its prepared messages move into it).
+    fn context<'c>(
+        &'c self,
+        messages: &'c [Json],
+        opts: &'c ApplyOptions,
+        input: &'c mut Input,
+        add_generation_prompt: bool,
+    ) -> Context<'c> {
         let mut ctx = Context {
             layers: Vec::with_capacity(6),
             clock: opts.clock.clone(),
@@ -107,40 +170,42 @@ impl ChatTemplate {
             limits: self.limits.clone(),
             ..Context::default()
         };
-        let mut final_text = None;
-        if prepare || opts.continue_final_message.is_some() {
-            let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
-            if let Some(field) = &opts.continue_final_message {
-                final_text = Some(tag_final_message(&mut chat, field, template.source())?);
+        match input.chat.take() {
+            Some(chat) => {
+                ctx.vars.insert("messages".to_string(), Json::Array(chat));
             }
-            ctx.vars.insert("messages".to_string(), Json::Array(chat));
-        } else {
-            ctx.layers.push(Layer::Var("messages", Borrowed::List(messages)));
+            None => ctx.layers.push(Layer::Var("messages", Borrowed::List(messages))),
         }
         ctx.layers.extend([
             Layer::Var(
                 "tools",
-                Borrowed::Json(tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL)),
+                Borrowed::Json(input.tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL)),
             ),
             Layer::Var(
                 "documents",
-                Borrowed::Json(documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL)),
+                Borrowed::Json(input.documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL)),
             ),
             Layer::Var(
                 "add_generation_prompt",
-                Borrowed::Json(if opts.add_generation_prompt { &TRUE } else { &FALSE }),
+                Borrowed::Json(if add_generation_prompt { &TRUE } else { &FALSE }),
             ),
             // Extra variables override special tokens.
             Layer::Map(&opts.kwargs),
             Layer::Map(&self.special_tokens),
         ]);
-        template.render_into(&ctx, out)?;
-        if let Some(final_text) = final_text {
-            cut_at_tag(out, &final_text)?;
-        }
-        self.last_len.store(out.text.len(), Ordering::Relaxed);
-        Ok(())
+        ctx
     }
+}
+
+/// What a render reads besides the options: the messages when transformers' preparation changed
+/// them, `tools` and `documents` when its checks changed them, and the final message's text when
+/// `continue_final_message` tagged it.
+#[derive(Clone)]
+struct Input {
+    chat: Option<Vec<Json>>,
+    tools: Option<Json>,
+    documents: Option<Json>,
+    final_text: Option<String>,
 }
 
 /// transformers' checks of `tools` (each must be a dict: `ValueError`) and `documents` (each must be
