@@ -279,6 +279,7 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     let chat = ChatFields::read(&mut f, true)?;
     let sampling = Sampling::read(&mut f, Kind::Chat)?;
     let common = Common::read(&mut f, sampling.stream)?;
@@ -303,7 +304,7 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     let job_model = Arc::clone(&model);
     let ids = shared
         .pool
-        .run(move || chat.token_ids(job_model, &job_shared.cache))
+        .run(light, move || chat.token_ids(job_model, &job_shared.cache))
         .await?;
     if ids.is_empty() {
         return Err(ApiError::bad("No token_ids rendered", None));
@@ -372,6 +373,7 @@ pub async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     let prompts = prompts(&mut f)?;
     let sampling = Sampling::read(&mut f, Kind::Completion)?;
     let common = Common::read(&mut f, sampling.stream)?;
@@ -381,7 +383,7 @@ pub async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let job_model = Arc::clone(&model);
     let all_ids = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let tokenizer = job_model.tokenizer()?;
             prompts
                 .into_iter()

@@ -4,8 +4,10 @@
 //! [`App::load`] loads every model of a [`Config`] once; [`App::router`] is the service (usable
 //! in-process with `tower::ServiceExt`), and [`serve`] runs it on a listener until a shutdown signal,
 //! then lets requests in flight finish within [`Config::shutdown_timeout`]. Rendering and tokenizing
-//! run on a pool of worker threads with a bounded queue, never on the async runtime; a template sent
-//! with a request renders under [`Config::request_limits`]. `/` is a playground page built into the
+//! run on a pool of worker threads with a bounded queue, except for light requests (a body of at
+//! most 8 KiB using the model's own template), which take less time than the hand-off to a worker
+//! and run in place; a template sent with a request renders under [`Config::request_limits`], on a
+//! worker. `/` is a playground page built into the
 //! binary that renders through the same routes.
 
 mod api;

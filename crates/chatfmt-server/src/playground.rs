@@ -89,7 +89,7 @@ async fn tokens(
     f.deny_rest()?;
     let out = shared
         .pool
-        .run(move || {
+        .run(false, move || {
             let tokenizer = model.tokenizer()?;
             let found = tokenizer
                 .encode_with_offsets(&text)

@@ -27,16 +27,20 @@ impl Pool {
         Ok(Pool { sender })
     }
 
-    /// Runs `f` on a worker and waits for its result; a full queue is a 503.
+    /// Runs `f` and gives its result: on a worker, waiting for it, or at once on the calling thread
+    /// when the request is `light` (its work takes less than the hand-off to a worker and back).
+    /// A full queue is a 503.
     pub async fn run<T: Send + 'static>(
         &self,
+        light: bool,
         f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
+        if light {
+            return guarded(f);
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move || {
-            let result = catch_unwind(AssertUnwindSafe(f))
-                .unwrap_or_else(|_| Err(ApiError::bad("the request could not be processed", None)));
-            let _ = tx.send(result);
+            let _ = tx.send(guarded(f));
         });
         match self.sender.try_send(job) {
             Ok(()) => {}
@@ -44,6 +48,11 @@ impl Pool {
         }
         rx.await.unwrap_or_else(|_| Err(ApiError::busy()))
     }
+}
+
+/// Runs `f`; a panic is an error answer, not a lost connection.
+fn guarded<T>(f: impl FnOnce() -> Result<T, ApiError>) -> Result<T, ApiError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(ApiError::bad("the request could not be processed", None)))
 }
 
 /// A worker: takes jobs until the pool is dropped.
@@ -78,7 +87,7 @@ mod tests {
             let (release_tx, release_rx) = channel::<()>();
             let p = Arc::clone(&pool);
             let job = tokio::spawn(async move {
-                p.run(move || {
+                p.run(false, move || {
                     let _ = started_tx.send(());
                     let _ = release_rx.recv();
                     Ok(1)
@@ -90,9 +99,13 @@ mod tests {
             }
             assert!(job.await.unwrap().is_err());
         };
-        let refused = pool.run(|| Ok(2)).await.unwrap_err().into_response();
+        let refused = pool.run(false, || Ok(2)).await.unwrap_err().into_response();
         assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+        // A light job runs in place, busy workers or not; its panic is an error answer.
+        assert_eq!(pool.run(true, || Ok(3)).await.unwrap(), 3);
+        let panicked = pool.run(true, || -> Result<(), ApiError> { panic!("a bug") }).await;
+        assert_eq!(panicked.unwrap_err().into_response().status(), StatusCode::BAD_REQUEST);
         release.send(()).unwrap();
         assert_eq!(first.await.unwrap().unwrap(), 1);
     }

@@ -51,6 +51,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     }
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let return_token_strs = f.bool("return_token_strs", false, true)?;
     let max_model_len = model.max_model_len;
@@ -73,7 +74,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
             Ok((ids, strs))
         })
     };
-    let (ids, strs) = shared.pool.run(job).await?;
+    let (ids, strs) = shared.pool.run(light, job).await?;
     Ok(axum::Json(json!({
         "count": ids.len(),
         "max_model_len": max_model_len,
@@ -84,6 +85,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
 
 /// llama.cpp's `POST /tokenize {content, add_special, parse_special, with_pieces}`.
 async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
+    let light = f.1;
     let content = f.str("content")?;
     let add_special = f.bool("add_special", false, false)?;
     let parse_special = f.bool("parse_special", true, false)?;
@@ -91,7 +93,7 @@ async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
     let model = shared.models.get(None)?;
     let tokens = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let tokenizer = model.tokenizer()?;
             let ids = tokenizer
                 .encode_text(&content, add_special, !parse_special)
@@ -156,11 +158,12 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         require_json(&headers)?;
     }
     let mut f = parsed?;
+    let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let tokens = f.token_ids("tokens")?;
     let text = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             (model.tokenizer()?)
                 .decode(&tokens)
                 .map_err(|e| ApiError::tokenize(&e, false))
@@ -207,6 +210,7 @@ pub async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
 /// assistant messages are refused.
 pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> Answer {
     let mut f = read(&shared, body).await??;
+    let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let mut messages = f.messages()?;
     let mut add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
@@ -228,7 +232,7 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
     let shared2 = Arc::clone(&shared);
     let prompt = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let chat = Chat {
                 messages,
                 tools,
@@ -275,6 +279,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     if let Some(k) = f.0.keys().find(|k| !RENDER_FIELDS.contains(&k.as_str())) {
         return Err(ApiError::bad(
             format!(
@@ -312,7 +317,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let shared2 = Arc::clone(&shared);
     let out = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let mut kwargs = Map::new();
             if tokenize {
                 kwargs = model.tokenizer()?.special_tokens().clone();

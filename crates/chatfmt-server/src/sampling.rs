@@ -467,7 +467,7 @@ mod tests {
 
     fn params(request: Json, kind: Kind, max_tokens: i64) -> Result<Json, ApiError> {
         let Json::Object(map) = request else { unreachable!() };
-        let mut f = Fields(map);
+        let mut f = Fields(map, true);
         let s = Sampling::read(&mut f, kind)?;
         s.params(max_tokens, &Map::new()).map(Json::Object)
     }

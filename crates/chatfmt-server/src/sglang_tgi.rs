@@ -34,6 +34,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     let model = sglang_model(&shared, &mut f)?;
     let prompt = match f.0.remove("prompt") {
         None | Some(Json::Null) => None,
@@ -64,7 +65,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
         Some(prompt) => {
             shared
                 .pool
-                .run(move || {
+                .run(light, move || {
                     let tokenizer = model.tokenizer()?;
                     let encode = |t: &str| {
                         tokenizer
@@ -113,7 +114,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
             let cache = Arc::clone(&shared);
             shared
                 .pool
-                .run(move || {
+                .run(light, move || {
                     let ids = chat.token_ids(model, &cache.cache)?;
                     let n = ids.len();
                     Ok((json!(ids), json!(n)))
@@ -132,6 +133,7 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
+    let light = f.1;
     let model = sglang_model(&shared, &mut f)?;
     let tokens = f.required("tokens")?;
     let skip = f.bool("skip_special_tokens", true, false)?;
@@ -151,7 +153,7 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     };
     let texts = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let tokenizer = model.tokenizer()?;
             (lists.iter())
                 .map(|ids| {
@@ -178,6 +180,7 @@ pub async fn chat_tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f: Fields = parsed?;
+    let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let messages = f.messages()?;
     let chat = ChatFields {
@@ -193,7 +196,7 @@ pub async fn chat_tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap
     let cache = Arc::clone(&shared);
     let out = shared
         .pool
-        .run(move || {
+        .run(light, move || {
             let tokenizer = model.tokenizer()?;
             let text = chat.prepare(Arc::clone(&model), &cache.cache)?.render()?;
             let ids = (tokenizer.encode_text(&text, false, false)).map_err(|e| ApiError::tokenize(&e, false))?;
