@@ -2,7 +2,7 @@
 """Benchmark `chatfmt dataset --tokenize` against the Python reference, in the same run.
 
     python3 scripts/bench_dataset.py [--rows 20000] [--sample 1000] [--memory-rows 200000] [--rounds 3]
-                                     [--chatfmt target/release/chatfmt] [--baseline OTHER_CHATFMT]
+                                     [--chatfmt target/release/chatfmt] [--baseline OTHER_CHATFMT] [--provenance]
 
 What it does (everything under target/bench/, nothing in the repository):
   1. creates a venv with transformers 5.23.0, tokenizers 0.23.3, jinja2 3.1.6, datasets, pyarrow;
@@ -139,10 +139,12 @@ print(json.dumps({{"rows": len(res), "seconds": secs, "e2e_seconds": e2e, "token
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def run_chatfmt(data, out, jobs):
+def run_chatfmt(data, out, jobs, masks=None):
     """Runs chatfmt; returns its JSON summary plus max RSS (KiB) of that process."""
     args = [CHATFMT_BIN[0], "dataset", data, "--model", MODEL, "--template", os.path.join(BENCH, "chatml_generation.jinja"),
             "--tokenize", "--output", out, "--json"]
+    if masks:
+        args += ["--masks", masks]
     if jobs:
         args += ["--jobs", str(jobs)]
     t = time.perf_counter()
@@ -192,6 +194,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--chatfmt", default=CHATFMT, help="the chatfmt binary (default: target/release/chatfmt)")
     ap.add_argument("--baseline", help="another chatfmt binary, timed (2 jobs) in the same rounds for comparison")
+    ap.add_argument("--provenance", action="store_true",
+                    help="also time --masks provenance (2 jobs) in each round, against the template's tags")
     args = ap.parse_args()
     CHATFMT_BIN[0] = args.chatfmt
     if not os.path.exists(args.chatfmt):
@@ -204,7 +208,7 @@ def main():
     data = os.path.join(BENCH, f"chats-{args.rows}.parquet")
     build_dataset(data, args.rows)
 
-    py_runs, cf_runs, cf1_runs, base_runs = [], [], [], []
+    py_runs, cf_runs, cf1_runs, base_runs, prov_runs = [], [], [], [], []
     print(f"load average: {os.getloadavg()[0]:.2f}", flush=True)
     for r in range(args.rounds):
         py_runs.append(run_python_reference(data, os.path.join(BENCH, "python-out.parquet"), cores))
@@ -216,10 +220,17 @@ def main():
             base_runs.append(run_chatfmt(data, os.path.join(BENCH, "chatfmt-out-base.parquet"), 0))
             CHATFMT_BIN[0] = args.chatfmt
             base = f", baseline {base_runs[-1]['wall_seconds']:.2f} s"
+        if args.provenance:
+            prov_runs.append(run_chatfmt(data, os.path.join(BENCH, "chatfmt-out-provenance.parquet"), 0, "provenance"))
+            base += f", provenance masks {prov_runs[-1]['wall_seconds']:.2f} s"
         print(f"round {r + 1}: python map {py_runs[-1]['seconds']:.2f} s, end to end {py_runs[-1]['e2e_seconds']:.2f} s; "
               f"chatfmt {cf_runs[-1]['wall_seconds']:.2f} s, --jobs 1 {cf1_runs[-1]['wall_seconds']:.2f} s{base}; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
     check = compare(os.path.join(BENCH, "python-out.parquet"), os.path.join(BENCH, "chatfmt-out.parquet"), args.sample)
+    checks = [check]
+    if args.provenance:
+        checks.append(compare(os.path.join(BENCH, "python-out.parquet"),
+                              os.path.join(BENCH, "chatfmt-out-provenance.parquet"), args.sample))
 
     rows = args.rows
     py_map = statistics.median(p["seconds"] for p in py_runs)
@@ -242,8 +253,13 @@ def main():
         base_med = statistics.median(c["wall_seconds"] for c in base_runs)
         print(f"baseline ({args.baseline}, --jobs {cores}): {rows / base_med:9.0f} conv/s  ratio {py_map / base_med:.1f}x (vs map)"
               f"  per round: " + ", ".join(f"{p['seconds'] / c['wall_seconds']:.1f}x" for p, c in zip(py_runs, base_runs)))
-    print(f"identical ids and masks: {check['compared_rows'] - len(set(i for _, i in check['first']))} / {check['compared_rows']} sampled rows"
-          f" ({check['mismatches']} mismatching fields {check['first']}); all {check['all_rows']} rows identical: {check['all_equal']}")
+    if prov_runs:
+        prov_med = statistics.median(c["wall_seconds"] for c in prov_runs)
+        print(f"provenance masks (--jobs {cores}): {rows / prov_med:9.0f} conv/s, {prov_med / cf_med:.3f}x the tag masks' time"
+              f"  per round: " + ", ".join(f"{p['wall_seconds'] / c['wall_seconds']:.3f}x" for p, c in zip(prov_runs, cf_runs)))
+    for label, c in zip(("tag masks", "provenance masks"), checks):
+        print(f"{label}: identical ids and masks: {c['compared_rows'] - len(set(i for _, i in c['first']))} / {c['compared_rows']} "
+              f"sampled rows ({c['mismatches']} mismatching fields {c['first']}); all {c['all_rows']} rows identical: {c['all_equal']}")
     if args.memory_rows:
         big = os.path.join(BENCH, f"chats-{args.memory_rows}.parquet")
         build_dataset(big, args.memory_rows, seed=99)
@@ -251,7 +267,7 @@ def main():
         print(f"memory: {args.rows} conversations max RSS {max(c['max_rss_mib'] for c in cf_runs):.0f} MiB (highest of {args.rounds} runs); "
               f"{args.memory_rows} conversations max RSS {m['max_rss_mib']:.0f} MiB "
               f"({m['rows_in'] / m['wall_seconds']:.0f} conv/s)")
-    sys.exit(1 if check["mismatches"] or not check["all_equal"] else 0)
+    sys.exit(1 if any(c["mismatches"] or not c["all_equal"] for c in checks) else 0)
 
 
 if __name__ == "__main__":
