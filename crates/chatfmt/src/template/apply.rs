@@ -114,7 +114,11 @@ impl ChatTemplate {
         let mut second = input.clone();
         let ctx = self.context(messages, &plain, &mut input, false);
         let alt = self.context(messages, &plain, &mut second, true);
-        let (mut out, mut alt_out) = (Rendered::default(), Rendered::default());
+        let mut out = Rendered {
+            text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
+            ..Rendered::default()
+        };
+        let mut alt_out = Rendered::default();
         let second = template.render_pair(&ctx, &alt, "add_generation_prompt", &mut out, &mut alt_out)?;
         Ok((out, second.map(|()| alt_out)))
     }
