@@ -165,13 +165,13 @@ impl<'c> ValueIndex<'c> {
 
     /// The path of `node`, such as `messages[2].content`.
     fn path(&self, node: usize) -> String {
-        let mut steps = Vec::new();
+        let mut steps = Vec::with_capacity(4);
         let mut at = Some(node);
         while let Some(n) = at {
             steps.push(self.nodes[n].1);
             at = self.nodes[n].0;
         }
-        let mut out = String::new();
+        let mut out = String::with_capacity(32);
         for (i, step) in steps.iter().rev().enumerate() {
             match step {
                 Step::Name(name) if i == 0 => out.push_str(name),

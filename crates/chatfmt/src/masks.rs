@@ -136,10 +136,17 @@ fn message_of(path: &str) -> Option<usize> {
     rest[..close].parse().ok()
 }
 
+/// What follows `messages[i]` in a context path (`None` when it is not in message `i`).
+fn in_message(path: &str, i: usize) -> Option<&str> {
+    let rest = path.strip_prefix("messages[")?;
+    let close = rest.find(']')?;
+    (rest[..close].parse() == Ok(i)).then(|| &rest[close + 1..])
+}
+
 /// Whether a context path is message `i`'s content (or a part of it).
 fn is_content_of(path: &str, i: usize) -> bool {
-    let prefix = format!("messages[{i}].content");
-    path.strip_prefix(&prefix)
+    in_message(path, i)
+        .and_then(|rest| rest.strip_prefix(".content"))
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
 }
 
@@ -152,8 +159,9 @@ fn content_owner(origin: &Origin) -> Option<usize> {
             let i = paths
                 .iter()
                 .find_map(|p| message_of(p).filter(|&i| is_content_of(p, i)))?;
-            let node = format!("messages[{i}]");
-            paths.iter().all(|p| *p == node || is_content_of(p, i)).then_some(i)
+            (paths.iter())
+                .all(|p| in_message(p, i) == Some("") || is_content_of(p, i))
+                .then_some(i)
         }
         Origin::Template => None,
     }
