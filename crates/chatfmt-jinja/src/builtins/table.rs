@@ -792,16 +792,23 @@ impl Method {
         matches!(self.body, Body::Mutates)
     }
 
-    /// Messages name the type `owner` (a class or static method) or, for `None`, the bare name.
-    const fn named(self, owner: Option<&'static str>) -> Self {
-        let sig = match owner {
-            Some(t) => owned(self.sig.parse, t),
-            None => Sig {
+    /// A class or static method: messages name the type `owner`.
+    const fn of_type(self, owner: &'static str) -> Self {
+        Method {
+            sig: owned(self.sig.parse, owner),
+            ..self
+        }
+    }
+
+    /// Messages give the bare name.
+    const fn bare(self) -> Self {
+        Method {
+            sig: Sig {
                 parse: self.sig.parse,
                 owner: Owner::Bare,
             },
-        };
-        Method { sig, ..self }
+            ..self
+        }
     }
 
     /// Looks at the ends of the string only, or charges its own work.
@@ -939,7 +946,7 @@ const STR_METHODS: &[Method] = &[
         m::format_map,
         "`str.format` taking its fields from a mapping.",
     )
-    .named(None),
+    .bare(),
     str_m(
         "index",
         FINDS,
@@ -1039,7 +1046,7 @@ const STR_METHODS: &[Method] = &[
         m::maketrans,
         "A translation table for `translate`.",
     )
-    .named(Some("str")),
+    .of_type("str"),
     str_m(
         "partition",
         P::One,
@@ -1242,7 +1249,7 @@ const DICT_METHODS: &[Method] = &[
         m::fromkeys,
         "A new `dict` of the keys of `iterable`, each mapped to `value`.",
     )
-    .named(Some("dict")),
+    .of_type("dict"),
     entry(
         Receiver::Dict,
         "get",
@@ -1402,7 +1409,7 @@ const FLOAT_METHODS: &[Method] = &[
         n::fromhex,
         "The float a hexadecimal string writes.",
     )
-    .named(Some("float")),
+    .of_type("float"),
     entry(Receiver::Float, "hex", P::NoArgs, n::hex, "The number in hexadecimal."),
     entry(
         Receiver::Float,
@@ -1421,7 +1428,7 @@ const DICT_TYPE_METHODS: &[Method] = &[entry(
     m::fromkeys,
     "A new `dict` of the keys of `iterable`, each mapped to `value`.",
 )
-.named(Some("dict"))];
+.of_type("dict")];
 
 /// The methods of the `dict_keys` and `dict_items` views.
 const DICT_VIEW_METHODS: &[Method] = &[entry(
