@@ -26,3 +26,12 @@ fn an_inner_loop_mentioning_loop_and_an_outer_one_that_does_not() {
     let src = "{% for a in 'xy' %}{% for b in [1,2] %}{{ a }}{{ loop.index0 }}{% endfor %}{% endfor %}";
     assert_eq!(render(src), "x0x1y0y1");
 }
+
+#[test]
+fn attr_gives_the_methods_of_loop_and_the_other_helper_objects() {
+    let src = "{% for x in [1,2] %}{{ (loop|attr('cycle'))('a','b') }}{% endfor %}\
+               |{{ (cycler(1,2)|attr('next'))() }}\
+               |{{ ({'a':1}.keys()|attr('isdisjoint'))([2]) }}\
+               |{{ (dict|attr('fromkeys'))([2]) }}";
+    assert_eq!(render(src), "ab|1|True|{2: None}");
+}

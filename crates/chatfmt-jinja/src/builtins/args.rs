@@ -228,15 +228,22 @@ impl<'a> CallArgs<'a> {
     /// Binds to parameter names as Python would for `def f(p0, p1, ...)` where every parameter
     /// has a default; `func` names the callable in error messages.
     pub fn bind<const N: usize>(&self, func: &str, names: [&str; N]) -> Result<[Option<Value<'a>>; N]> {
-        if self.pos.len() > N {
+        let mut out: [Option<Value<'a>>; N] = std::array::from_fn(|_| None);
+        self.bind_into(func, &names, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`CallArgs::bind`] into `out`, a slot for each of `names`.
+    pub fn bind_into(&self, func: &str, names: &[&str], out: &mut [Option<Value<'a>>]) -> Result<()> {
+        let n = names.len();
+        if self.pos.len() > n {
             return Err(err!(
                 TypeError,
-                "{func}() takes at most {N} positional argument{} ({} given)",
-                plural(N),
+                "{func}() takes at most {n} positional argument{} ({} given)",
+                plural(n),
                 self.pos.len()
             ));
         }
-        let mut out: [Option<Value<'a>>; N] = std::array::from_fn(|_| None);
         for (slot, v) in out.iter_mut().zip(self.pos.iter()) {
             *slot = Some(v.clone());
         }
@@ -249,7 +256,7 @@ impl<'a> CallArgs<'a> {
             }
             out[i] = Some(v.clone());
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Binds as CPython binds a call to `sig`, the hidden parameters being passed by the caller:

@@ -1,15 +1,14 @@
 //! `docs/BUILTINS.md`, written from the built-in tables.
 
-use super::method_sig;
-use super::table::{Builtin, FILTERS, GLOBALS, TESTS};
+use super::table::{Builtin, FILTERS, GLOBALS, METHODS, TESTS};
 use std::fmt::Write as _;
 
 /// The reference of every filter, test, global function and method, as Markdown.
 pub fn reference_markdown() -> String {
     let mut out = String::from(
         "# Built-ins\n\n\
-         Generated from the engine's tables (`crates/chatfmt-jinja/src/builtins/table.rs` and \
-         `crates/chatfmt-jinja/src/builtins/method_sig.rs`); do not edit. Regenerate with\n\
+         Generated from the engine's table (`crates/chatfmt-jinja/src/builtins/table.rs`); do not \
+         edit. Regenerate with\n\
          `CHATFMT_BLESS=1 cargo test --release -p chatfmt-jinja --test builtins_doc`.\n\n\
          Parameters are those of the Python function behind each name (Jinja2 3.1, transformers, \
          CPython 3.11, MarkupSafe): arguments bind to them, and fail, as CPython binds them. \
@@ -27,12 +26,25 @@ pub fn reference_markdown() -> String {
     section(&mut out, "Global functions", "`name(...)`.", GLOBALS);
     out.push_str(
         "\n## Methods\n\n`value.name(...)`, by the value's type; methods that mutate their receiver \
-         are listed but refused by the sandbox. `[...]`: optional positional arguments.\n",
+         are listed but refused by the sandbox (*refused*). `[...]`: optional positional arguments. \
+         A `Markup` override runs the `str` method's body, escaping what it inserts.\n",
     );
-    for (ty, methods) in method_sig::TYPES {
-        let _ = write!(out, "\n### `{ty}`\n\n| method | parameters |\n|---|---|\n");
-        for (name, sig) in methods.iter() {
-            let _ = writeln!(out, "| `{name}` | `({})` |", sig.parse.describe());
+    for methods in METHODS {
+        let Some(first) = methods.first() else { continue };
+        let _ = write!(
+            out,
+            "\n### {}\n\n| method | parameters | does |\n|---|---|---|\n",
+            first.on.title()
+        );
+        for m in methods.iter() {
+            let refused = if m.mutates() { " *refused*" } else { "" };
+            let _ = writeln!(
+                out,
+                "| `{}` | `({})` | {}{refused} |",
+                m.name,
+                m.sig.parse.describe(),
+                m.summary
+            );
         }
     }
     out

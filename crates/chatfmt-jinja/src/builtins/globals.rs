@@ -1,7 +1,9 @@
-//! Global functions (`range`, `dict`, `namespace`, `raise_exception`, `strftime_now`, ...) and the
-//! `loop` object's attributes and methods.
+//! Global functions (`range`, `dict`, `namespace`, `raise_exception`, `strftime_now`, ...), the
+//! `loop` object's attributes, and the bodies of the methods of `loop` and `cycler`.
 
 use super::args::{Bound, CallArgs, Signature};
+use super::methods::wrong_receiver;
+use super::table::MethodCall;
 use crate::context::Clock;
 use crate::error::{err, Error, ErrorKind, Result};
 use crate::value::{range_len, Dict, LoopValue, Object, UndefInfo, Value};
@@ -377,7 +379,7 @@ pub(super) fn lipsum<'a>(_: &Clock, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 /// The attributes of `loop`.
-pub fn loop_attribute<'a>(obj: &Value<'a>, l: &LoopValue<'a>, name: &'a str) -> Option<Value<'a>> {
+pub fn loop_attribute<'a>(l: &LoopValue<'a>, name: &'a str) -> Option<Value<'a>> {
     let i = l.index0.get();
     let n = l.items.len();
     Some(match name {
@@ -404,30 +406,67 @@ pub fn loop_attribute<'a>(obj: &Value<'a>, l: &LoopValue<'a>, name: &'a str) -> 
                 ErrorKind::UndefinedError,
             )))),
         },
-        "cycle" | "changed" => Value::Object(Rc::new(Object::Method(obj.clone(), name, false))),
         _ => return None,
     })
 }
 
-/// The methods of `loop`: `cycle(...)` and `changed(...)`.
-pub fn loop_method<'a>(l: &LoopValue<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    match name {
-        "cycle" => {
-            if args.pos.is_empty() {
-                return Err(err!(TypeError, "no items for cycling given"));
-            }
-            Ok(args.pos[l.index0.get() % args.pos.len()].clone())
-        }
-        _ => {
-            let mut last = l.changed_last.borrow_mut();
-            let same = last.as_ref().is_some_and(|prev| {
-                prev.len() == args.pos.len() && prev.iter().zip(args.pos.iter()).all(|(a, b)| a.py_eq(b))
-            });
-            if same {
-                return Ok(Value::Bool(false));
-            }
-            *last = Some(args.pos);
-            Ok(Value::Bool(true))
-        }
+/// The `loop` a method of it is called on.
+fn the_loop<'r, 'a>(recv: &'r Value<'a>, c: &MethodCall<'a>) -> Result<&'r LoopValue<'a>> {
+    match recv {
+        Value::Object(o) => match &**o {
+            Object::Loop(l) => Ok(l),
+            _ => Err(wrong_receiver(c, recv)),
+        },
+        _ => Err(wrong_receiver(c, recv)),
     }
+}
+
+/// `loop.cycle(*args)`: the argument at the loop's index, cycling.
+pub fn loop_cycle<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let l = the_loop(recv, &c)?;
+    let args = &c.given.pos;
+    if args.is_empty() {
+        return Err(err!(TypeError, "no items for cycling given"));
+    }
+    Ok(args[l.index0.get() % args.len()].clone())
+}
+
+/// `loop.changed(*value)`: whether the arguments differ from the last call's.
+pub fn loop_changed<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let l = the_loop(recv, &c)?;
+    let mut last = l.changed_last.borrow_mut();
+    let args = c.given.pos;
+    let same = last
+        .as_ref()
+        .is_some_and(|prev| prev.len() == args.len() && prev.iter().zip(args.iter()).all(|(a, b)| a.py_eq(b)));
+    if same {
+        return Ok(Value::Bool(false));
+    }
+    *last = Some(args);
+    Ok(Value::Bool(true))
+}
+
+/// The items and position of the cycler a method of it is called on.
+fn the_cycler<'r, 'a>(recv: &'r Value<'a>, c: &MethodCall<'a>) -> Result<(&'r [Value<'a>], &'r Cell<usize>)> {
+    match recv {
+        Value::Object(o) => match &**o {
+            Object::Cycler(items, pos) => Ok((items, pos)),
+            _ => Err(wrong_receiver(c, recv)),
+        },
+        _ => Err(wrong_receiver(c, recv)),
+    }
+}
+
+/// `cycler.next()`: the current item, moving on to the next.
+pub fn cycler_next<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let (items, pos) = the_cycler(recv, &c)?;
+    let v = items.get(pos.get()).cloned().unwrap_or(Value::None);
+    pos.set((pos.get() + 1) % items.len().max(1));
+    Ok(v)
+}
+
+/// `cycler.reset()`: back to the first item.
+pub fn cycler_reset<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    the_cycler(recv, &c)?.1.set(0);
+    Ok(Value::None)
 }

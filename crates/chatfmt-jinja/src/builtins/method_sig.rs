@@ -1,5 +1,6 @@
-//! The signatures of the Python methods templates call, as CPython 3.11 and MarkupSafe declare
-//! them, and the binding of a call's arguments with the errors each way of parsing raises.
+//! How the Python methods templates call take their arguments, as CPython 3.11 and MarkupSafe
+//! declare them, and the binding of a call's arguments with the errors each way of parsing raises.
+//! Each method's signature is declared with it in [`super::table`].
 
 use crate::builtins::args::CallArgs;
 use crate::error::{err, Result};
@@ -22,8 +23,11 @@ pub(crate) enum Parse {
     /// A method written in Python: its parameters with `self`, how many of them are
     /// positional-only, how many are required.
     Python(&'static [&'static str], usize, usize),
-    /// Python `*args, **kwargs`: anything.
+    /// Python `*args, **kwargs`: anything; the body reads the arguments as given.
     Any,
+    /// Parameters bound by name, each optional, with the engine's plain binding
+    /// ([`CallArgs::bind`]): the methods of Jinja2's helper objects.
+    Named(&'static [&'static str]),
 }
 
 /// The type a method's messages name (`str.center()`).
@@ -44,14 +48,16 @@ pub(crate) struct Sig {
     pub owner: Owner,
 }
 
-const fn sig(parse: Parse) -> Sig {
+/// A bound method's signature: its messages name the receiver's type.
+pub(crate) const fn sig(parse: Parse) -> Sig {
     Sig {
         parse,
         owner: Owner::Receiver,
     }
 }
 
-const fn owned(parse: Parse, owner: &'static str) -> Sig {
+/// A class or static method's signature: its messages name the type `owner`.
+pub(crate) const fn owned(parse: Parse, owner: &'static str) -> Sig {
     Sig {
         parse,
         owner: Owner::Type(owner),
@@ -59,165 +65,6 @@ const fn owned(parse: Parse, owner: &'static str) -> Sig {
 }
 
 use Parse::*;
-
-const SPLIT: Parse = Keywords(&["sep", "maxsplit"], 0, 2);
-const FINDS: Parse = Tuple(1, 3);
-const PAD: Parse = Clinic(1, 2);
-const STRIP: Parse = Clinic(0, 1);
-const PY_PAD: Parse = Python(&["self", "width", "fillchar"], 3, 2);
-const PY_STRIP: Parse = Python(&["self", "chars"], 2, 1);
-const PY_NONE: Parse = Python(&["self"], 1, 1);
-const PY_SPLIT: Parse = Python(&["self", "sep", "maxsplit"], 1, 1);
-
-/// The methods of `str`.
-const STR: &[(&str, Sig)] = &[
-    ("capitalize", sig(NoArgs)),
-    ("casefold", sig(NoArgs)),
-    ("center", sig(PAD)),
-    ("count", sig(FINDS)),
-    ("encode", sig(Keywords(&["encoding", "errors"], 0, 2))),
-    ("endswith", sig(FINDS)),
-    ("expandtabs", sig(Keywords(&["tabsize"], 0, 1))),
-    ("find", sig(FINDS)),
-    ("format", sig(Any)),
-    (
-        "format_map",
-        Sig {
-            parse: One,
-            owner: Owner::Bare,
-        },
-    ),
-    ("index", sig(FINDS)),
-    ("isalnum", sig(NoArgs)),
-    ("isalpha", sig(NoArgs)),
-    ("isascii", sig(NoArgs)),
-    ("isdecimal", sig(NoArgs)),
-    ("isdigit", sig(NoArgs)),
-    ("isidentifier", sig(NoArgs)),
-    ("islower", sig(NoArgs)),
-    ("isnumeric", sig(NoArgs)),
-    ("isprintable", sig(NoArgs)),
-    ("isspace", sig(NoArgs)),
-    ("istitle", sig(NoArgs)),
-    ("isupper", sig(NoArgs)),
-    ("join", sig(One)),
-    ("ljust", sig(PAD)),
-    ("lower", sig(NoArgs)),
-    ("lstrip", sig(STRIP)),
-    ("maketrans", owned(Clinic(1, 3), "str")),
-    ("partition", sig(One)),
-    ("removeprefix", sig(One)),
-    ("removesuffix", sig(One)),
-    ("replace", sig(Clinic(2, 3))),
-    ("rfind", sig(FINDS)),
-    ("rindex", sig(FINDS)),
-    ("rjust", sig(PAD)),
-    ("rpartition", sig(One)),
-    ("rsplit", sig(SPLIT)),
-    ("rstrip", sig(STRIP)),
-    ("split", sig(SPLIT)),
-    ("splitlines", sig(Keywords(&["keepends"], 0, 1))),
-    ("startswith", sig(FINDS)),
-    ("strip", sig(STRIP)),
-    ("swapcase", sig(NoArgs)),
-    ("title", sig(NoArgs)),
-    ("translate", sig(One)),
-    ("upper", sig(NoArgs)),
-    ("zfill", sig(One)),
-];
-
-/// MarkupSafe's `Markup` overrides of `str` methods (written in Python).
-const MARKUP: &[(&str, Sig)] = &[
-    ("capitalize", sig(PY_NONE)),
-    ("casefold", sig(PY_NONE)),
-    ("center", sig(PY_PAD)),
-    ("expandtabs", sig(Python(&["self", "tabsize"], 1, 1))),
-    ("join", sig(Python(&["self", "iterable"], 2, 2))),
-    ("ljust", sig(PY_PAD)),
-    ("lower", sig(PY_NONE)),
-    ("lstrip", sig(PY_STRIP)),
-    ("partition", sig(Python(&["self", "sep"], 2, 2))),
-    ("removeprefix", sig(Python(&["self", "prefix"], 2, 2))),
-    ("removesuffix", sig(Python(&["self", "suffix"], 0, 2))),
-    ("replace", sig(Python(&["self", "old", "new", "count"], 4, 3))),
-    ("rjust", sig(PY_PAD)),
-    ("rpartition", sig(Python(&["self", "sep"], 2, 2))),
-    ("rsplit", sig(PY_SPLIT)),
-    ("rstrip", sig(PY_STRIP)),
-    ("split", sig(PY_SPLIT)),
-    ("splitlines", sig(Python(&["self", "keepends"], 1, 1))),
-    ("strip", sig(PY_STRIP)),
-    ("swapcase", sig(PY_NONE)),
-    ("title", sig(PY_NONE)),
-    ("translate", sig(Python(&["self", "table"], 2, 2))),
-    ("upper", sig(PY_NONE)),
-    ("zfill", sig(Python(&["self", "width"], 2, 2))),
-];
-
-/// The methods of `list` (those that mutate it are only listed: the sandbox refuses them).
-const LIST: &[(&str, Sig)] = &[
-    ("append", sig(One)),
-    ("clear", sig(NoArgs)),
-    ("copy", sig(NoArgs)),
-    ("count", sig(One)),
-    ("extend", sig(One)),
-    ("index", sig(Clinic(1, 3))),
-    ("insert", sig(Clinic(2, 2))),
-    ("pop", sig(Clinic(0, 1))),
-    ("remove", sig(One)),
-    ("reverse", sig(NoArgs)),
-    ("sort", sig(Keywords(&["key", "reverse"], 0, 0))),
-];
-
-/// The methods of `dict`.
-const DICT: &[(&str, Sig)] = &[
-    ("clear", sig(NoArgs)),
-    ("copy", sig(NoArgs)),
-    ("fromkeys", owned(Clinic(1, 2), "dict")),
-    ("get", sig(Clinic(1, 2))),
-    ("items", sig(NoArgs)),
-    ("keys", sig(NoArgs)),
-    ("pop", sig(Clinic(1, 2))),
-    ("popitem", sig(NoArgs)),
-    ("setdefault", sig(Clinic(1, 2))),
-    ("update", sig(Any)),
-    ("values", sig(NoArgs)),
-];
-
-/// The methods of `tuple` and `range`.
-const TUPLE: &[(&str, Sig)] = &[("count", sig(One)), ("index", sig(Clinic(1, 3)))];
-const RANGE: &[(&str, Sig)] = &[("count", sig(One)), ("index", sig(One))];
-
-/// The methods of `int` (and `bool`).
-const INT: &[(&str, Sig)] = &[
-    ("as_integer_ratio", sig(NoArgs)),
-    ("bit_count", sig(NoArgs)),
-    ("bit_length", sig(NoArgs)),
-    ("conjugate", sig(NoArgs)),
-    ("from_bytes", sig(Keywords(&["bytes", "byteorder", "signed"], 1, 2))),
-    ("to_bytes", sig(Keywords(&["length", "byteorder", "signed"], 0, 2))),
-];
-
-/// The methods of `float`.
-const FLOAT: &[(&str, Sig)] = &[
-    ("as_integer_ratio", sig(NoArgs)),
-    ("conjugate", sig(NoArgs)),
-    ("fromhex", owned(One, "float")),
-    ("hex", sig(NoArgs)),
-    ("is_integer", sig(NoArgs)),
-];
-
-/// Every method table with the type it belongs to, for the reference documentation.
-pub(crate) const TYPES: &[(&str, &[(&str, Sig)])] = &[
-    ("str", STR),
-    ("Markup", MARKUP),
-    ("list", LIST),
-    ("dict", DICT),
-    ("tuple", TUPLE),
-    ("range", RANGE),
-    ("int", INT),
-    ("float", FLOAT),
-];
 
 impl Parse {
     /// The parameters as the documentation shows them (`/` ends the positional-only ones; `[...]`
@@ -261,51 +108,9 @@ impl Parse {
                 parts.join(", ")
             }
             Any => "*args, **kwargs".to_string(),
+            Named(names) => names.join(", "),
         }
     }
-}
-
-fn find(table: &[(&str, Sig)], name: &str) -> Option<Sig> {
-    table.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
-}
-
-/// The signature tables of a receiver's type, most specific first.
-fn tables(recv: &Value) -> &'static [&'static [(&'static str, Sig)]] {
-    use crate::value::Object;
-    use serde_json::Value as Json;
-    match recv {
-        Value::Safe(_) => &[MARKUP, STR],
-        Value::Str(_) | Value::String(_) => &[STR],
-        Value::Json(Json::Array(_)) | Value::List(_) => &[LIST],
-        Value::Json(Json::Object(_)) | Value::Dict(_) => &[DICT],
-        Value::Tuple(_) => &[TUPLE],
-        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => &[INT],
-        Value::Float(_) => &[FLOAT],
-        Value::Object(o) if matches!(&**o, Object::Range(..)) => &[RANGE],
-        _ => &[],
-    }
-}
-
-/// The signature of the Python method `name` of `recv`, if it has one.
-pub(crate) fn lookup(recv: &Value, name: &str) -> Option<Sig> {
-    tables(recv).iter().find_map(|t| find(t, name))
-}
-
-/// The name of the Python method `name` of `recv` as the table spells it (a `'static` name).
-pub(crate) fn static_name(recv: &Value, name: &str) -> Option<&'static str> {
-    tables(recv)
-        .iter()
-        .find_map(|t| t.iter().find(|(n, _)| *n == name).map(|(n, _)| *n))
-}
-
-/// Whether `Markup` overrides the `str` method `name` with one written in Python.
-pub(crate) fn is_markup_override(name: &str) -> bool {
-    find(MARKUP, name).is_some()
-}
-
-/// The signature of `dict.fromkeys`, for the `dict` global too.
-pub(crate) fn fromkeys() -> Sig {
-    owned(Clinic(1, 2), "dict")
 }
 
 fn plural(n: usize) -> &'static str {
@@ -317,7 +122,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Binds a call of the method `name` of `recv` to its parameters, with CPython's errors; the
-/// result has one slot per parameter.
+/// result has one slot per parameter (none for [`Parse::Any`]).
 pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) -> Result<Vec<Option<Value<'a>>>> {
     let qual = match sig.owner {
         Owner::Receiver => format!("{}.{name}", recv.type_name()),
@@ -389,7 +194,12 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
         }
         Keywords(names, min, maxpos) => bind_keywords(name, names, min, maxpos, args),
         Python(names, posonly, required) => bind_python(&qual, names, posonly, required, args),
-        Any => Ok(positional(n)),
+        Any => Ok(Vec::new()),
+        Named(names) => {
+            let mut out = vec![None; names.len()];
+            args.bind_into(name, names, &mut out)?;
+            Ok(out)
+        }
     }
 }
 

@@ -1,61 +1,84 @@
-//! The Python methods of str (and MarkupSafe's `Markup`), dict, list and tuple that templates
-//! call, and the methods of Jinja2's helper objects (loop, cycler). Arguments are bound by the
-//! signature table of [`super::method_sig`]; int and float methods live in [`super::num_methods`].
+//! The bodies of the Python methods of str (and MarkupSafe's `Markup`), dict, list, tuple and
+//! range that templates call, and the dispatch of a method call: the entry of [`super::table`]
+//! for the receiver's type and the name, its arguments bound by its signature, its body run. The
+//! int and float bodies live in [`super::num_methods`], those of Jinja2's helper objects in
+//! [`super::globals`].
 
 use super::args::CallArgs;
-use super::method_sig::{self, Sig};
-use super::num_methods;
-use crate::error::{err, Error, Result};
-use crate::pystr;
+use super::method_sig;
+use super::table::{self, Body, Method, MethodCall};
+use crate::error::{err, py_err, Error, Result};
+use crate::pystr::{self, PyError};
 use crate::value::{Dict, Object, Value};
-use serde_json::Value as Json;
 use std::rc::Rc;
-
-const DICT_MUTATORS: &[&str] = &["clear", "pop", "popitem", "setdefault", "update"];
-const LIST_MUTATORS: &[&str] = &[
-    "append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort",
-];
 
 /// Whether `obj` has a Python method called `name`.
 pub fn has_method(obj: &Value, name: &str) -> bool {
-    if method_sig::lookup(obj, name).is_some() {
-        return true;
-    }
-    match obj {
-        Value::Object(o) => match &**o {
-            Object::Function("dict") => name == "fromkeys",
-            Object::Loop(_) => matches!(name, "cycle" | "changed"),
-            Object::Cycler(..) => matches!(name, "next" | "reset"),
-            Object::View(kind, ..) => *kind != "dict_values" && name == "isdisjoint",
-            _ => false,
-        },
-        _ => false,
-    }
+    table::method(obj, name).is_some()
 }
 
 /// Whether `name` is a method of `dict` (so `d.name` is the method, not the item).
 pub fn is_dict_method(name: &str) -> bool {
-    method_sig::lookup(&Value::Dict(Rc::default()), name).is_some()
+    table::dict_method(name).is_some()
 }
 
-/// Whether `name` is a list or dict method that mutates its receiver (none is a `str` method, so a
-/// call of such a name fails on any value that has it).
+/// Whether `name` is a method that mutates its receiver (none is a `str` method, so a call of
+/// such a name fails on any value that has it).
 pub(crate) fn is_mutator_name(name: &str) -> bool {
-    LIST_MUTATORS.contains(&name) || DICT_MUTATORS.contains(&name)
+    table::METHODS
+        .iter()
+        .any(|t| t.iter().any(|m| m.name == name && m.mutates()))
 }
 
-/// Whether the method mutates its receiver (the immutable sandbox refuses those).
-pub fn is_mutator(obj: &Value, name: &str) -> bool {
-    match obj {
-        Value::Json(Json::Object(_)) | Value::Dict(_) => DICT_MUTATORS.contains(&name),
-        Value::Json(Json::Array(_)) | Value::List(_) => LIST_MUTATORS.contains(&name),
-        _ => false,
+/// Calls the method `name` of `recv`.
+pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
+    match table::method(recv, name) {
+        Some(m) => call(m, recv, args),
+        None => Err(err!(
+            AttributeError,
+            "'{}' object has no attribute '{name}'",
+            recv.type_name()
+        )),
     }
 }
 
-/// The one argument of slot `i`, if given.
-pub(crate) fn arg<'a>(a: &[Option<Value<'a>>], i: usize) -> Option<Value<'a>> {
-    a.get(i).cloned().flatten()
+/// Calls the method `m` of `recv`: refused when it mutates its receiver, else its arguments bound
+/// by its signature and its body run.
+pub fn call<'a>(m: &'static Method, recv: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+    let Body::Runs(run) = m.body else {
+        return Err(unsafe_access(recv, m.name));
+    };
+    let bound = method_sig::bind(m.sig, recv, m.name, &args)?;
+    if m.scans {
+        crate::limits::charge_bytes(recv.as_str().map_or(0, str::len))?;
+    }
+    run(
+        recv,
+        MethodCall {
+            method: m,
+            args: bound,
+            given: args,
+        },
+    )
+}
+
+/// The sandbox's refusal of the attribute `name` of `obj`.
+fn unsafe_access(obj: &Value, name: &str) -> Error {
+    err!(
+        SecurityError,
+        "access to attribute '{name}' of '{}' object is unsafe.",
+        obj.type_name()
+    )
+}
+
+/// A method body called on a receiver of another type (CPython's descriptor check).
+pub(crate) fn wrong_receiver(c: &MethodCall, recv: &Value) -> Error {
+    err!(
+        TypeError,
+        "descriptor '{}' doesn't apply to a '{}' object",
+        c.name(),
+        recv.type_name()
+    )
 }
 
 /// The type name CPython's `_PyArg_BadArgument` prints (`None` for `None`).
@@ -141,366 +164,346 @@ fn sub<'a>(recv: &Value<'a>, whole: &str, part: &str) -> Value<'a> {
     recv.substr(start, start + part.len())
 }
 
-/// Calls the method `name` of `recv`.
-pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    if let Value::Object(o) = recv {
-        match &**o {
-            Object::Function("dict") => return fromkeys(recv, args),
-            Object::View(_, _, items) => {
-                let [other] = args.bind("isdisjoint", ["other"])?;
-                let other = other.unwrap_or(Value::Undefined(None)).iterate()?;
-                crate::limits::charge((items.len() as u64).saturating_mul(other.len() as u64))?;
-                return Ok(Value::Bool(!items.iter().any(|i| other.iter().any(|o| o.py_eq(i)))));
-            }
-            Object::Loop(l) => return super::globals::loop_method(l, name, args),
-            Object::Cycler(items, pos) => {
-                return Ok(match name {
-                    "next" => {
-                        let v = items.get(pos.get()).cloned().unwrap_or(Value::None);
-                        pos.set((pos.get() + 1) % items.len().max(1));
-                        v
-                    }
-                    _ => {
-                        pos.set(0);
-                        Value::None
-                    }
-                })
-            }
-            _ => {}
-        }
-    }
-    let Some(sig) = method_sig::lookup(recv, name) else {
-        return Err(err!(
-            AttributeError,
-            "'{}' object has no attribute '{name}'",
-            recv.type_name()
-        ));
-    };
-    if recv.is_str() {
-        return str_method(recv, sig, name, args);
-    }
-    let a = method_sig::bind(sig, recv, name, &args)?;
-    match recv {
-        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => num_methods::int_method(recv, name, &a),
-        Value::Float(f) => num_methods::float_method(*f, name, &a),
-        _ if recv.is_mapping() => dict_method(recv, name, &a, args),
-        _ => sequence_method(recv, name, &a),
+/// The text of a string receiver.
+fn text_of<'s>(recv: &'s Value) -> &'s str {
+    recv.as_str().unwrap_or("")
+}
+
+/// A string result, markup when the receiver is.
+fn text<'a>(recv: &Value<'a>, t: String) -> Value<'a> {
+    if matches!(recv, Value::Safe(_)) {
+        Value::Safe(t.into())
+    } else {
+        Value::string(t)
     }
 }
 
+/// An argument inserted into the result: escaped first when the receiver is markup (Markup's
+/// overrides escape what they insert).
+fn inserted<'a>(recv: &Value<'a>, v: Option<Value<'a>>) -> Option<Value<'a>> {
+    match recv {
+        Value::Safe(_) => v.as_ref().map(escape),
+        _ => v,
+    }
+}
+
+/// The case mappings (`upper`, `lower`, `title`, ...).
+pub(crate) fn case<'a>(recv: &Value<'a>, f: impl Fn(&str) -> String) -> Result<Value<'a>> {
+    Ok(text(recv, f(text_of(recv))))
+}
+
+/// The character class tests (`isdigit`, `isspace`, ...).
+pub(crate) fn test<'a>(recv: &Value<'a>, f: impl Fn(&str) -> bool) -> Result<Value<'a>> {
+    Ok(Value::Bool(f(text_of(recv))))
+}
+
+/// `strip`, `lstrip`, `rstrip`.
+pub(crate) fn trim<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl for<'s> Fn(&'s str, Option<&str>) -> &'s str,
+) -> Result<Value<'a>> {
+    let chars = match c.arg(0) {
+        None | Some(Value::None) => None,
+        Some(v) if v.is_str() => Some(v),
+        Some(_) => return Err(err!(TypeError, "{} arg must be None or str", c.name())),
+    };
+    let s = text_of(recv);
+    Ok(sub(recv, s, f(s, chars.as_ref().and_then(|v| v.as_str()))))
+}
+
+/// `split`, `rsplit`.
+pub(crate) fn split<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl for<'s> Fn(&'s str, Option<&str>, i64) -> std::result::Result<Vec<&'s str>, PyError>,
+) -> Result<Value<'a>> {
+    let max = c.arg(1).map_or(Ok(-1), |m| ssize(&m))?;
+    let sep = match c.arg(0) {
+        None | Some(Value::None) => None,
+        Some(v) if v.is_str() => Some(v),
+        Some(v) => return Err(err!(TypeError, "must be str or None, not {}", v.type_name())),
+    };
+    let s = text_of(recv);
+    let parts = f(s, sep.as_ref().and_then(|v| v.as_str()), max).map_err(py_err)?;
+    Ok(Value::list(parts.into_iter().map(|p| sub(recv, s, p)).collect()))
+}
+
+/// `splitlines`.
+pub(crate) fn splitlines<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let keep = c.arg(0).map_or(Ok(0), |k| c_int(&k))? != 0;
+    let s = text_of(recv);
+    Ok(Value::list(
+        pystr::splitlines(s, keep)
+            .into_iter()
+            .map(|p| sub(recv, s, p))
+            .collect(),
+    ))
+}
+
+/// `startswith`, `endswith`: a string or a tuple of them, within `[start:end]`.
+pub(crate) fn affix<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl Fn(&str, &str, Option<i64>, Option<i64>) -> bool,
+) -> Result<Value<'a>> {
+    let (start, end) = (slice_index(c.arg(1), true)?, slice_index(c.arg(2), true)?);
+    let s = text_of(recv);
+    let name = c.name();
+    match c.arg(0).unwrap_or(Value::None) {
+        p if p.is_str() => Ok(Value::Bool(f(s, p.as_str().unwrap_or(""), start, end))),
+        Value::Tuple(items) => {
+            for i in items.iter() {
+                match i.as_str() {
+                    Some(p) if f(s, p, start, end) => return Ok(Value::Bool(true)),
+                    Some(_) => {}
+                    None => {
+                        return Err(err!(
+                            TypeError,
+                            "tuple for {name} must only contain str, not {}",
+                            i.type_name()
+                        ))
+                    }
+                }
+            }
+            Ok(Value::Bool(false))
+        }
+        p => Err(err!(
+            TypeError,
+            "{name} first arg must be str or a tuple of str, not {}",
+            p.type_name()
+        )),
+    }
+}
+
+/// `replace`.
+pub(crate) fn replace<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let old = c.arg(0).unwrap_or(Value::None);
+    let new = inserted(recv, c.arg(1)).unwrap_or(Value::None);
+    let o = old
+        .as_str()
+        .ok_or_else(|| bad_argument("replace", "argument 1", "str", &old))?;
+    let n = new
+        .as_str()
+        .ok_or_else(|| bad_argument("replace", "argument 2", "str", &new))?;
+    let count = c.arg(2).map_or(Ok(-1), |c| ssize(&c))?;
+    let s = text_of(recv);
+    let len = pystr::replaced_len(s, o, n, count);
+    crate::limits::check_value_size(len)?;
+    Ok(text(recv, pystr::replace_sized(s, o, n, count, len).map_err(py_err)?))
+}
+
+/// `find`, `rfind`, `index`, `rindex`, `count`: `sub` within `[start:end]`.
+pub(crate) fn search<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl Fn(&str, &str, Option<i64>, Option<i64>) -> std::result::Result<i64, PyError>,
+) -> Result<Value<'a>> {
+    let (start, end) = (slice_index(c.arg(1), true)?, slice_index(c.arg(2), true)?);
+    let needle = c.arg(0).unwrap_or(Value::None);
+    let n = needle
+        .as_str()
+        .ok_or_else(|| err!(TypeError, "must be str, not {}", needle.type_name()))?;
+    Ok(Value::Int(f(text_of(recv), n, start, end).map_err(py_err)?))
+}
+
+/// `partition`, `rpartition`.
+pub(crate) fn partition<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl for<'s> Fn(&'s str, &str) -> std::result::Result<(&'s str, &'s str, &'s str), PyError>,
+) -> Result<Value<'a>> {
+    let sep = c.arg(0).unwrap_or(Value::None);
+    let sep = sep
+        .as_str()
+        .ok_or_else(|| err!(TypeError, "must be str, not {}", sep.type_name()))?;
+    let s = text_of(recv);
+    let (l, m, r) = f(s, sep).map_err(py_err)?;
+    let piece = |p: &str| {
+        if p.is_empty() {
+            recv.substr(0, 0)
+        } else {
+            sub(recv, s, p)
+        }
+    };
+    let mid = if m.is_empty() {
+        recv.substr(0, 0)
+    } else {
+        text(recv, m.to_string())
+    };
+    Ok(Value::Tuple(Rc::new(vec![piece(l), mid, piece(r)])))
+}
+
+/// `removeprefix`, `removesuffix`.
+pub(crate) fn remove_affix<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl for<'s> Fn(&'s str, &str) -> &'s str,
+) -> Result<Value<'a>> {
+    let affix = c.arg(0).unwrap_or(Value::None);
+    let x = affix
+        .as_str()
+        .ok_or_else(|| bad_argument(c.name(), "argument", "str", &affix))?;
+    let s = text_of(recv);
+    Ok(sub(recv, s, f(s, x)))
+}
+
+/// `zfill`.
+pub(crate) fn zfill<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let width = ssize(&c.arg(0).unwrap_or(Value::None))?;
+    Ok(text(recv, pystr::zfill(text_of(recv), width).map_err(py_err)?))
+}
+
+/// `center`, `ljust`, `rjust`.
+pub(crate) fn pad<'a>(
+    recv: &Value<'a>,
+    c: MethodCall<'a>,
+    f: impl Fn(&str, i64, Option<&str>) -> std::result::Result<String, PyError>,
+) -> Result<Value<'a>> {
+    let fill = inserted(recv, c.arg(1));
+    let w = ssize(&c.arg(0).unwrap_or(Value::None))?;
+    let fill_s = match &fill {
+        None => None,
+        Some(f) if f.is_str() => f.as_str(),
+        Some(f) => {
+            return Err(err!(
+                TypeError,
+                "The fill character must be a unicode character, not {}",
+                f.type_name()
+            ))
+        }
+    };
+    Ok(text(recv, f(text_of(recv), w, fill_s).map_err(py_err)?))
+}
+
+/// `expandtabs`.
+pub(crate) fn expandtabs<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let tab = c.arg(0).map_or(Ok(8), |t| c_int(&t))?;
+    Ok(text(recv, pystr::expandtabs(text_of(recv), tab).map_err(py_err)?))
+}
+
+/// `join`.
+pub(crate) fn join<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let markup = matches!(recv, Value::Safe(_));
+    let joined = join_items(text_of(recv), &c.arg(0).unwrap_or(Value::None), markup)?;
+    Ok(text(recv, joined))
+}
+
+/// `format`.
+pub(crate) fn format<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    super::format::str_format_value(recv, c.given)
+}
+
+/// `format_map`.
+pub(crate) fn format_map<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    super::format::str_format_map(recv, c.arg(0).unwrap_or(Value::None))
+}
+
+/// `encode`.
+pub(crate) fn encode<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let bytes = super::num_methods::encode(text_of(recv), c.arg(0), c.arg(1))?;
+    Ok(super::num_methods::bytes_value(bytes))
+}
+
+/// `translate`.
+pub(crate) fn translate<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let table = c.arg(0).unwrap_or(Value::None);
+    Ok(text(recv, translate_text(text_of(recv), &table)?))
+}
+
+/// The items of a dict as a view of kind `kind`, each pair made an item by `item`.
+pub(crate) fn dict_view<'a>(
+    recv: &Value<'a>,
+    kind: &'static str,
+    item: impl Fn(Value<'a>, Value<'a>) -> Value<'a>,
+) -> Result<Value<'a>> {
+    crate::limits::charge_items(recv.py_len()?)?;
+    let mut out = Vec::new();
+    recv.for_each_pair(|k, v| out.push(item(k, v)));
+    Ok(Value::view(kind, recv, out))
+}
+
+/// `dict.copy`.
+pub(crate) fn dict_copy<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    crate::limits::charge_items(recv.py_len()?)?;
+    let mut pairs = Vec::new();
+    recv.for_each_pair(|k, v| pairs.push((k, v)));
+    crate::value::ops::dict_from(pairs)
+}
+
+/// `dict.get`.
+pub(crate) fn dict_get<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let key = c.arg(0).unwrap_or(Value::None);
+    super::filters::check_hashable(&key)?;
+    Ok(recv.get_item_opt(&key).unwrap_or(c.arg(1).unwrap_or(Value::None)))
+}
+
 /// `dict.fromkeys(iterable, value=None)`.
-fn fromkeys<'a>(recv: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    method_sig::bind(method_sig::fromkeys(), recv, "fromkeys", &args)?;
+pub(crate) fn fromkeys<'a>(_: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
     super::globals::dict_fromkeys(CallArgs {
-        pos: args.pos,
+        pos: c.given.pos,
         kw: Vec::new(),
     })
 }
 
-fn dict_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>], args: CallArgs<'a>) -> Result<Value<'a>> {
-    if matches!(name, "items" | "keys" | "values" | "copy") {
-        crate::limits::charge_items(recv.py_len()?)?;
-    }
-    Ok(match name {
-        "items" => {
-            let mut out = Vec::new();
-            recv.for_each_pair(|k, v| out.push(Value::Tuple(Rc::new(vec![k, v]))));
-            Value::view("dict_items", recv, out)
-        }
-        "keys" => {
-            let mut out = Vec::new();
-            recv.for_each_pair(|k, _| out.push(k));
-            Value::view("dict_keys", recv, out)
-        }
-        "values" => {
-            let mut out = Vec::new();
-            recv.for_each_pair(|_, v| out.push(v));
-            Value::view("dict_values", recv, out)
-        }
-        "get" => {
-            let key = arg(a, 0).unwrap_or(Value::None);
-            super::filters::check_hashable(&key)?;
-            recv.get_item_opt(&key).unwrap_or(arg(a, 1).unwrap_or(Value::None))
-        }
-        "fromkeys" => fromkeys(recv, args)?,
-        _ => {
-            let mut pairs = Vec::new();
-            recv.for_each_pair(|k, v| pairs.push((k, v)));
-            crate::value::ops::dict_from(pairs)?
-        }
-    })
+/// `isdisjoint` of a dict view.
+pub(crate) fn isdisjoint<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let items = match recv {
+        Value::Object(o) => match &**o {
+            Object::View(_, _, items) => items,
+            _ => return Err(wrong_receiver(&c, recv)),
+        },
+        _ => return Err(wrong_receiver(&c, recv)),
+    };
+    let other = c.arg(0).unwrap_or(Value::Undefined(None)).iterate()?;
+    crate::limits::charge((items.len() as u64).saturating_mul(other.len() as u64))?;
+    Ok(Value::Bool(!items.iter().any(|i| other.iter().any(|o| o.py_eq(i)))))
 }
 
-/// The methods of list, tuple and range.
-fn sequence_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
+/// `count` of a list, tuple or range.
+pub(crate) fn seq_count<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
     let items = recv.iterate()?;
     crate::limits::charge_items(items.len())?;
-    let x = arg(a, 0).unwrap_or(Value::None);
-    Ok(match name {
-        "count" => Value::Int(items.iter().filter(|i| i.py_eq(&x)).count() as i64),
-        "index" => {
-            let len = items.len() as i64;
-            let bound = |v: Option<i64>, default: i64| match v {
-                None => default,
-                Some(i) if i < 0 => (i + len).max(0),
-                Some(i) => i.min(len),
-            };
-            let start = bound(slice_index(arg(a, 1), false)?, 0);
-            let stop = bound(slice_index(arg(a, 2), false)?, len);
-            let found = (start..stop).find(|i| items[*i as usize].py_eq(&x));
-            match found {
-                Some(i) => Value::Int(i),
-                None => {
-                    let mut r = String::new();
-                    x.write_repr(&mut r);
-                    return Err(match recv {
-                        Value::Tuple(_) => err!(ValueError, "tuple.index(x): x not in tuple"),
-                        Value::Object(_) => err!(ValueError, "{r} is not in range"),
-                        _ => err!(ValueError, "{r} is not in list"),
-                    });
-                }
-            }
-        }
-        _ => Value::list(items.to_vec()),
-    })
+    let x = c.arg(0).unwrap_or(Value::None);
+    Ok(Value::Int(items.iter().filter(|i| i.py_eq(&x)).count() as i64))
 }
 
-/// The methods of str and Markup.
-fn str_method<'a>(recv: &Value<'a>, sig: Sig, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    use crate::error::py_err;
-    let markup = matches!(recv, Value::Safe(_));
-    if name == "format" {
-        return super::format::str_format_value(recv, args);
-    }
-    let mut a = method_sig::bind(sig, recv, name, &args)?;
-    if markup {
-        // Markup's overrides escape the text they insert.
-        let inserted = match name {
-            "center" | "ljust" | "rjust" | "replace" => Some(1),
-            _ => None,
-        };
-        if let Some(slot) = inserted.and_then(|i| a.get_mut(i)) {
-            *slot = slot.as_ref().map(escape);
-        }
-    }
-    let s = recv.as_str().unwrap_or("");
-    // Methods that scan the whole string (those that return a string of their own are charged
-    // for it by the evaluator; the prefix and affix methods look at the ends only).
-    if !matches!(
-        name,
-        "strip" | "lstrip" | "rstrip" | "startswith" | "endswith" | "removeprefix" | "removesuffix" | "join"
-    ) {
-        crate::limits::charge_bytes(s.len())?;
-    }
-    let text = |t: String| -> Value<'a> {
-        if markup {
-            Value::Safe(t.into())
-        } else {
-            Value::string(t)
-        }
+/// `index` of a list, tuple or range.
+pub(crate) fn seq_index<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let items = recv.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    let x = c.arg(0).unwrap_or(Value::None);
+    let len = items.len() as i64;
+    let bound = |v: Option<i64>, default: i64| match v {
+        None => default,
+        Some(i) if i < 0 => (i + len).max(0),
+        Some(i) => i.min(len),
     };
-    Ok(match name {
-        "strip" | "lstrip" | "rstrip" => {
-            let chars = match arg(&a, 0) {
-                None | Some(Value::None) => None,
-                Some(c) if c.is_str() => Some(c),
-                Some(_) => return Err(err!(TypeError, "{name} arg must be None or str")),
-            };
-            let cs = chars.as_ref().and_then(|c| c.as_str());
-            let r = match name {
-                "strip" => pystr::strip(s, cs),
-                "lstrip" => pystr::lstrip(s, cs),
-                _ => pystr::rstrip(s, cs),
-            };
-            sub(recv, s, r)
-        }
-        "split" | "rsplit" => {
-            let max = arg(&a, 1).map_or(Ok(-1), |m| ssize(&m))?;
-            let sep = match arg(&a, 0) {
-                None | Some(Value::None) => None,
-                Some(v) if v.is_str() => Some(v),
-                Some(v) => return Err(err!(TypeError, "must be str or None, not {}", v.type_name())),
-            };
-            let sep_s = sep.as_ref().and_then(|v| v.as_str());
-            let parts = if name == "split" {
-                pystr::split(s, sep_s, max)
-            } else {
-                pystr::rsplit(s, sep_s, max)
-            };
-            Value::list(parts.map_err(py_err)?.into_iter().map(|p| sub(recv, s, p)).collect())
-        }
-        "splitlines" => {
-            let keep = arg(&a, 0).map_or(Ok(0), |k| c_int(&k))? != 0;
-            Value::list(
-                pystr::splitlines(s, keep)
-                    .into_iter()
-                    .map(|p| sub(recv, s, p))
-                    .collect(),
-            )
-        }
-        "startswith" | "endswith" => {
-            let (start, end) = (slice_index(arg(&a, 1), true)?, slice_index(arg(&a, 2), true)?);
-            let test = |p: &str| {
-                if name == "startswith" {
-                    pystr::startswith(s, p, start, end)
-                } else {
-                    pystr::endswith(s, p, start, end)
-                }
-            };
-            match arg(&a, 0).unwrap_or(Value::None) {
-                p if p.is_str() => Value::Bool(test(p.as_str().unwrap_or(""))),
-                Value::Tuple(items) => {
-                    for i in items.iter() {
-                        match i.as_str() {
-                            Some(p) if test(p) => return Ok(Value::Bool(true)),
-                            Some(_) => {}
-                            None => {
-                                return Err(err!(
-                                    TypeError,
-                                    "tuple for {name} must only contain str, not {}",
-                                    i.type_name()
-                                ))
-                            }
-                        }
-                    }
-                    Value::Bool(false)
-                }
-                p => {
-                    return Err(err!(
-                        TypeError,
-                        "{name} first arg must be str or a tuple of str, not {}",
-                        p.type_name()
-                    ))
-                }
-            }
-        }
-        "replace" => {
-            let (old, new) = (arg(&a, 0).unwrap_or(Value::None), arg(&a, 1).unwrap_or(Value::None));
-            let o = old
-                .as_str()
-                .ok_or_else(|| bad_argument(name, "argument 1", "str", &old))?;
-            let n = new
-                .as_str()
-                .ok_or_else(|| bad_argument(name, "argument 2", "str", &new))?;
-            let count = arg(&a, 2).map_or(Ok(-1), |c| ssize(&c))?;
-            let len = pystr::replaced_len(s, o, n, count);
-            crate::limits::check_value_size(len)?;
-            text(pystr::replace_sized(s, o, n, count, len).map_err(py_err)?)
-        }
-        "find" | "rfind" | "index" | "rindex" | "count" => {
-            let (start, end) = (slice_index(arg(&a, 1), true)?, slice_index(arg(&a, 2), true)?);
-            let needle = arg(&a, 0).unwrap_or(Value::None);
-            let n = needle
-                .as_str()
-                .ok_or_else(|| err!(TypeError, "must be str, not {}", needle.type_name()))?;
-            Value::Int(match name {
-                "find" => pystr::find(s, n, start, end),
-                "rfind" => pystr::rfind(s, n, start, end),
-                "index" => pystr::index(s, n, start, end).map_err(py_err)?,
-                "rindex" => pystr::rindex(s, n, start, end).map_err(py_err)?,
-                _ => pystr::count(s, n, start, end),
+    let start = bound(slice_index(c.arg(1), false)?, 0);
+    let stop = bound(slice_index(c.arg(2), false)?, len);
+    match (start..stop).find(|i| items[*i as usize].py_eq(&x)) {
+        Some(i) => Ok(Value::Int(i)),
+        None => {
+            let mut r = String::new();
+            x.write_repr(&mut r);
+            Err(match recv {
+                Value::Tuple(_) => err!(ValueError, "tuple.index(x): x not in tuple"),
+                Value::Object(_) => err!(ValueError, "{r} is not in range"),
+                _ => err!(ValueError, "{r} is not in list"),
             })
         }
-        "partition" | "rpartition" => {
-            let sep = arg(&a, 0).unwrap_or(Value::None);
-            let sep = sep
-                .as_str()
-                .ok_or_else(|| err!(TypeError, "must be str, not {}", sep.type_name()))?;
-            let (l, m, r) = if name == "partition" {
-                pystr::partition(s, sep)
-            } else {
-                pystr::rpartition(s, sep)
-            }
-            .map_err(py_err)?;
-            let piece = |p: &str| {
-                if p.is_empty() {
-                    recv.substr(0, 0)
-                } else {
-                    sub(recv, s, p)
-                }
-            };
-            let mid = if m.is_empty() {
-                recv.substr(0, 0)
-            } else {
-                text(m.to_string())
-            };
-            Value::Tuple(Rc::new(vec![piece(l), mid, piece(r)]))
-        }
-        "removeprefix" | "removesuffix" => {
-            let affix = arg(&a, 0).unwrap_or(Value::None);
-            let x = affix
-                .as_str()
-                .ok_or_else(|| bad_argument(name, "argument", "str", &affix))?;
-            let r = if name == "removeprefix" {
-                pystr::removeprefix(s, x)
-            } else {
-                pystr::removesuffix(s, x)
-            };
-            sub(recv, s, r)
-        }
-        "zfill" => text(pystr::zfill(s, ssize(&arg(&a, 0).unwrap_or(Value::None))?).map_err(py_err)?),
-        "center" | "ljust" | "rjust" => {
-            let w = ssize(&arg(&a, 0).unwrap_or(Value::None))?;
-            let fill = arg(&a, 1);
-            let fill_s = match &fill {
-                None => None,
-                Some(f) if f.is_str() => f.as_str(),
-                Some(f) => {
-                    return Err(err!(
-                        TypeError,
-                        "The fill character must be a unicode character, not {}",
-                        f.type_name()
-                    ))
-                }
-            };
-            let r = match name {
-                "center" => pystr::center(s, w, fill_s),
-                "ljust" => pystr::ljust(s, w, fill_s),
-                _ => pystr::rjust(s, w, fill_s),
-            };
-            text(r.map_err(py_err)?)
-        }
-        "expandtabs" => {
-            let tab = arg(&a, 0).map_or(Ok(8), |t| c_int(&t))?;
-            text(pystr::expandtabs(s, tab).map_err(py_err)?)
-        }
-        "upper" | "lower" | "casefold" | "capitalize" | "title" | "swapcase" => text(match name {
-            "upper" => pystr::upper(s),
-            "lower" => pystr::lower(s),
-            "casefold" => pystr::casefold(s),
-            "capitalize" => pystr::capitalize(s),
-            "title" => pystr::title(s),
-            _ => pystr::swapcase(s),
-        }),
-        "isalnum" | "isalpha" | "isascii" | "isdecimal" | "isdigit" | "isidentifier" | "islower" | "isnumeric"
-        | "isprintable" | "isspace" | "istitle" | "isupper" => Value::Bool(match name {
-            "isalnum" => pystr::isalnum(s),
-            "isalpha" => pystr::isalpha(s),
-            "isascii" => pystr::isascii(s),
-            "isdecimal" => pystr::isdecimal(s),
-            "isdigit" => pystr::isdigit(s),
-            "isidentifier" => pystr::isidentifier(s),
-            "islower" => pystr::islower(s),
-            "isnumeric" => pystr::isnumeric(s),
-            "isprintable" => pystr::isprintable(s),
-            "isspace" => pystr::isspace(s),
-            "istitle" => pystr::istitle(s),
-            _ => pystr::isupper(s),
-        }),
-        "join" => text(join(s, &arg(&a, 0).unwrap_or(Value::None), markup)?),
-        "format_map" => {
-            let mapping = arg(&a, 0).unwrap_or(Value::None);
-            super::format::str_format_map(recv, mapping)?
-        }
-        "encode" => num_methods::bytes_value(num_methods::encode(s, arg(&a, 0), arg(&a, 1))?),
-        "translate" => text(translate(s, &arg(&a, 0).unwrap_or(Value::None))?),
-        "maketrans" => maketrans(&a)?,
-        _ => return Err(err!(AttributeError, "'str' object has no attribute '{name}'")),
-    })
+    }
+}
+
+/// `list.copy`.
+pub(crate) fn list_copy<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    let items = recv.iterate()?;
+    crate::limits::charge_items(items.len())?;
+    Ok(Value::list(items.to_vec()))
 }
 
 /// `sep.join(iterable)`; Markup's escapes every item first.
-fn join(sep: &str, items: &Value, markup: bool) -> Result<String> {
+fn join_items(sep: &str, items: &Value, markup: bool) -> Result<String> {
     let items = match items.iterate() {
         Ok(items) => items,
         Err(e) if markup => return Err(e),
@@ -529,7 +532,7 @@ fn join(sep: &str, items: &Value, markup: bool) -> Result<String> {
 }
 
 /// `str.translate(table)`: each character's code looked up in `table`; a missing entry keeps it.
-fn translate(s: &str, table: &Value) -> Result<String> {
+fn translate_text(s: &str, table: &Value) -> Result<String> {
     crate::limits::charge_items(s.len())?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -569,8 +572,8 @@ fn translate(s: &str, table: &Value) -> Result<String> {
 }
 
 /// `str.maketrans(x, y=None, z=None)`.
-fn maketrans<'a>(a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
-    let (x, y, z) = (arg(a, 0).unwrap_or(Value::None), arg(a, 1), arg(a, 2));
+pub(crate) fn maketrans<'a>(_: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let (x, y, z) = (c.arg(0).unwrap_or(Value::None), c.arg(1), c.arg(2));
     for (v, which) in [(&y, "argument 2"), (&z, "argument 3")] {
         if let Some(v) = v {
             if !v.is_str() {

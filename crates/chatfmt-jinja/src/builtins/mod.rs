@@ -153,11 +153,8 @@ pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
     if name.starts_with('_') {
         return is_dunder(name).then(|| UndefInfo::unsafe_attr(name, obj));
     }
-    if methods::has_method(obj, name) {
-        return match method_sig::static_name(obj, name) {
-            Some(n) => attribute(obj, n),
-            None => Some(Value::missing_member(obj, Value::string(name))),
-        };
+    if let Some(m) = table::method(obj, name) {
+        return attribute(obj, m.name);
     }
     let owned: &'static str = match name {
         "real" => "real",
@@ -183,11 +180,11 @@ pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
 
 /// The Python attribute `name` of `obj` (methods and data attributes), if it has one.
 fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
-    if methods::has_method(obj, name) {
-        if methods::is_mutator(obj, name) {
+    if let Some(m) = table::method(obj, name) {
+        if m.mutates() {
             return Some(UndefInfo::unsafe_attr(name, obj));
         }
-        let markup = matches!(obj, Value::Safe(_)) && method_sig::is_markup_override(name);
+        let markup = m.on == table::Receiver::Markup;
         return Some(Value::Object(Rc::new(Object::Method(obj.clone(), name, markup))));
     }
     match obj {
@@ -216,7 +213,7 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
         },
         Value::Object(o) => match &**o {
             Object::Namespace(d) => d.borrow().get(&Value::Str(name)).cloned(),
-            Object::Loop(l) => globals::loop_attribute(obj, l, name),
+            Object::Loop(l) => globals::loop_attribute(l, name),
             Object::Macro(m) => match name {
                 "name" => Some(Value::Str(&m.def.name)),
                 "arguments" => Some(Value::Tuple(Rc::new(

@@ -1,7 +1,8 @@
-//! The Python methods of int and float, and `str.encode`: the methods whose results are numbers
-//! or `bytes`.
+//! The bodies of the Python methods of int and float, and `str.encode`: the methods whose results
+//! are numbers or `bytes`.
 
-use super::methods::{arg, bad_argument, ssize};
+use super::methods::{bad_argument, ssize, wrong_receiver};
+use super::table::MethodCall;
 use crate::error::{err, Error, Result};
 use crate::value::{Object, Value};
 use num_bigint::{BigInt, BigUint, Sign};
@@ -44,49 +45,63 @@ fn little_endian(order: Option<Value>) -> Result<bool> {
     }
 }
 
-/// The methods of int (and bool).
-pub(crate) fn int_method<'a>(recv: &Value<'a>, name: &str, a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
-    Ok(match name {
-        "as_integer_ratio" => Value::Tuple(Rc::new(vec![as_int(recv), Value::Int(1)])),
-        "bit_count" => Value::Int(big(recv).magnitude().count_ones() as i64),
-        "bit_length" => Value::Int(big(recv).bits() as i64),
-        "to_bytes" => {
-            let length = arg(a, 0).map_or(Ok(1), |l| ssize(&l))?;
-            let order = byteorder("to_bytes", arg(a, 1))?;
-            let signed = arg(a, 2).is_some_and(|s| s.truthy());
-            let little = little_endian(order)?;
-            if length < 0 {
-                return Err(err!(ValueError, "length argument must be non-negative"));
-            }
-            crate::limits::check_value_size(length as usize)?;
-            bytes_value(to_bytes(&big(recv), length as usize, little, signed)?)
-        }
-        "from_bytes" => {
-            let data = arg(a, 0).unwrap_or(Value::None);
-            let order = byteorder("from_bytes", arg(a, 1))?;
-            let signed = arg(a, 2).is_some_and(|s| s.truthy());
-            let little = little_endian(order)?;
-            let mut bytes = to_byte_vec(&data)?;
-            if little {
-                bytes.reverse();
-            }
-            let n = if signed {
-                BigInt::from_signed_bytes_be(&bytes)
-            } else {
-                BigInt::from_bytes_be(Sign::Plus, &bytes)
-            };
-            match recv {
-                // `bool.from_bytes` converts its result with `bool()`.
-                Value::Bool(_) => Value::Bool(n.sign() != Sign::NoSign),
-                _ => Value::from_bigint(n),
-            }
-        }
-        _ => as_int(recv),
+/// `int.as_integer_ratio`.
+pub(crate) fn int_ratio<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(Value::Tuple(Rc::new(vec![as_int(recv), Value::Int(1)])))
+}
+
+/// `int.bit_count`.
+pub(crate) fn bit_count<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(Value::Int(big(recv).magnitude().count_ones() as i64))
+}
+
+/// `int.bit_length`.
+pub(crate) fn bit_length<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(Value::Int(big(recv).bits() as i64))
+}
+
+/// `int.conjugate`: the number as a plain `int`.
+pub(crate) fn int_itself<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(as_int(recv))
+}
+
+/// `int.to_bytes`.
+pub(crate) fn to_bytes<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let length = c.arg(0).map_or(Ok(1), |l| ssize(&l))?;
+    let order = byteorder("to_bytes", c.arg(1))?;
+    let signed = c.arg(2).is_some_and(|s| s.truthy());
+    let little = little_endian(order)?;
+    if length < 0 {
+        return Err(err!(ValueError, "length argument must be non-negative"));
+    }
+    crate::limits::check_value_size(length as usize)?;
+    Ok(bytes_value(int_bytes(&big(recv), length as usize, little, signed)?))
+}
+
+/// `int.from_bytes`.
+pub(crate) fn from_bytes<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let data = c.arg(0).unwrap_or(Value::None);
+    let order = byteorder("from_bytes", c.arg(1))?;
+    let signed = c.arg(2).is_some_and(|s| s.truthy());
+    let little = little_endian(order)?;
+    let mut bytes = to_byte_vec(&data)?;
+    if little {
+        bytes.reverse();
+    }
+    let n = if signed {
+        BigInt::from_signed_bytes_be(&bytes)
+    } else {
+        BigInt::from_bytes_be(Sign::Plus, &bytes)
+    };
+    Ok(match recv {
+        // `bool.from_bytes` converts its result with `bool()`.
+        Value::Bool(_) => Value::Bool(n.sign() != Sign::NoSign),
+        _ => Value::from_bigint(n),
     })
 }
 
 /// `int.to_bytes`: two's complement when `signed`, padded to `length` bytes.
-fn to_bytes(n: &BigInt, length: usize, little: bool, signed: bool) -> Result<Vec<u8>> {
+fn int_bytes(n: &BigInt, length: usize, little: bool, signed: bool) -> Result<Vec<u8>> {
     let negative = n.sign() == Sign::Minus;
     if negative && !signed {
         return Err(err!(OverflowError, "can't convert negative int to unsigned"));
@@ -133,21 +148,45 @@ fn to_byte_vec(v: &Value) -> Result<Vec<u8>> {
         .collect()
 }
 
-/// The methods of float.
-pub(crate) fn float_method<'a>(f: f64, name: &str, a: &[Option<Value<'a>>]) -> Result<Value<'a>> {
-    Ok(match name {
-        "is_integer" => Value::Bool(f.is_finite() && f.fract() == 0.0),
-        "hex" => Value::string(float_hex(f)),
-        "as_integer_ratio" => {
-            let (n, d) = integer_ratio(f)?;
-            Value::Tuple(Rc::new(vec![Value::from_bigint(n), Value::from_bigint(d)]))
-        }
-        "fromhex" => match arg(a, 0) {
-            Some(s) if s.is_str() => Value::Float(float_fromhex(s.as_str().unwrap_or(""))?),
-            _ => return Err(err!(TypeError, "bad argument type for built-in operation")),
-        },
-        _ => Value::Float(f),
-    })
+/// The number of a `float` receiver.
+fn float_of(recv: &Value, c: &MethodCall) -> Result<f64> {
+    match recv {
+        Value::Float(f) => Ok(*f),
+        _ => Err(wrong_receiver(c, recv)),
+    }
+}
+
+/// `float.is_integer`.
+pub(crate) fn is_integer<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let f = float_of(recv, &c)?;
+    Ok(Value::Bool(f.is_finite() && f.fract() == 0.0))
+}
+
+/// `float.hex`.
+pub(crate) fn hex<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(Value::string(float_hex(float_of(recv, &c)?)))
+}
+
+/// `float.as_integer_ratio`.
+pub(crate) fn float_ratio<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    let (n, d) = integer_ratio(float_of(recv, &c)?)?;
+    Ok(Value::Tuple(Rc::new(vec![
+        Value::from_bigint(n),
+        Value::from_bigint(d),
+    ])))
+}
+
+/// `float.fromhex`.
+pub(crate) fn fromhex<'a>(_: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    match c.arg(0) {
+        Some(s) if s.is_str() => Ok(Value::Float(float_fromhex(s.as_str().unwrap_or(""))?)),
+        _ => Err(err!(TypeError, "bad argument type for built-in operation")),
+    }
+}
+
+/// `float.conjugate`.
+pub(crate) fn float_itself<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
+    Ok(Value::Float(float_of(recv, &c)?))
 }
 
 /// `float.as_integer_ratio()`: the exact fraction in lowest terms.
@@ -516,11 +555,11 @@ mod tests {
             ("3602879701896397".into(), "36028797018963968".into())
         );
         assert_eq!(
-            to_bytes(&BigInt::from(-129), 2, true, true).ok(),
+            int_bytes(&BigInt::from(-129), 2, true, true).ok(),
             Some(vec![0x7f, 0xff])
         );
-        assert!(to_bytes(&BigInt::from(128), 1, false, true).is_err());
-        assert_eq!(to_bytes(&BigInt::from(0), 0, false, false).ok(), Some(Vec::new()));
+        assert!(int_bytes(&BigInt::from(128), 1, false, true).is_err());
+        assert_eq!(int_bytes(&BigInt::from(0), 0, false, false).ok(), Some(Vec::new()));
     }
 
     #[test]

@@ -1,13 +1,18 @@
-//! The one declaration of the environment's filters, tests and global functions: each entry's name,
-//! its parameters as Jinja2 (or transformers) declares them, the function that runs it and a line
-//! saying what it does. Argument binding, the compile-time name checks, the analysis, `check` and
+//! The one declaration of the environment's filters, tests and global functions, and of the Python
+//! methods templates call: each entry's name, its parameters as Jinja2, transformers, CPython or
+//! MarkupSafe declare them, the function that runs it and a line saying what it does. Argument
+//! binding, method dispatch, the compile-time name checks, the analysis, `check` and
 //! `docs/BUILTINS.md` all read these tables.
 
-use super::args::{Bound, ParamDefault as D, Signature as S};
-use super::{filters as f, globals as g, tests as t};
+use super::args::{Bound, CallArgs, ParamDefault as D, Signature as S};
+use super::method_sig::{owned, sig, Owner, Parse as P, Sig};
+use super::{filters as f, globals as g, methods as m, num_methods as n, tests as t};
 use crate::context::Clock;
 use crate::error::Result;
-use crate::value::Value;
+use crate::pystr;
+use crate::value::{Object, Value};
+use serde_json::Value as Json;
+use std::rc::Rc;
 
 /// A filter: the filtered value and the bound arguments in, the result out.
 pub type FilterFn = for<'a> fn(Value<'a>, Bound<'a>) -> Result<Value<'a>>;
@@ -678,4 +683,844 @@ pub fn test_index(name: &str) -> Option<usize> {
 /// The global function `name`.
 pub fn global(name: &str) -> Option<&'static Builtin<GlobalFn>> {
     GLOBALS.iter().find(|b| b.name == name)
+}
+
+/// A method: the receiver and the call in, the result out.
+pub type MethodFn = for<'a> fn(&Value<'a>, MethodCall<'a>) -> Result<Value<'a>>;
+
+/// A call of a method, its arguments bound to the method's parameters.
+pub struct MethodCall<'a> {
+    /// The method's entry (its name is the one error messages give).
+    pub method: &'static Method,
+    /// The bound arguments, a slot per parameter (`None` where left out; none for `*args`).
+    pub args: Vec<Option<Value<'a>>>,
+    /// The arguments as given (what a method taking `*args, **kwargs` reads).
+    pub given: CallArgs<'a>,
+}
+
+impl<'a> MethodCall<'a> {
+    /// The argument bound to parameter `i`, if given.
+    pub fn arg(&self, i: usize) -> Option<Value<'a>> {
+        self.args.get(i).cloned().flatten()
+    }
+
+    /// The method's name.
+    pub fn name(&self) -> &'static str {
+        self.method.name
+    }
+}
+
+/// The type whose method an entry is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Receiver {
+    /// `str`.
+    Str,
+    /// MarkupSafe's `Markup`, whose overrides come before the `str` methods.
+    Markup,
+    /// `list`.
+    List,
+    /// `dict`.
+    Dict,
+    /// `tuple`.
+    Tuple,
+    /// `range`.
+    Range,
+    /// `int` (and `bool`).
+    Int,
+    /// `float`.
+    Float,
+    /// The `dict` global, the type itself.
+    DictType,
+    /// The `dict_keys` and `dict_items` views.
+    DictView,
+    /// Jinja2's `loop`.
+    Loop,
+    /// Jinja2's `cycler(...)`.
+    Cycler,
+}
+
+impl Receiver {
+    /// The type as the documentation names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Receiver::Str => "`str`",
+            Receiver::Markup => "`Markup`",
+            Receiver::List => "`list`",
+            Receiver::Dict => "`dict`",
+            Receiver::Tuple => "`tuple`",
+            Receiver::Range => "`range`",
+            Receiver::Int => "`int`",
+            Receiver::Float => "`float`",
+            Receiver::DictType => "the `dict` global (the type)",
+            Receiver::DictView => "`dict_keys`, `dict_items`",
+            Receiver::Loop => "`loop`",
+            Receiver::Cycler => "`cycler(...)`",
+        }
+    }
+}
+
+/// What a method does when called.
+#[derive(Clone, Copy)]
+pub enum Body {
+    /// Runs this function.
+    Runs(MethodFn),
+    /// Mutates its receiver: declared (so the name is a method) but refused by the immutable
+    /// sandbox.
+    Mutates,
+}
+
+/// One method.
+pub struct Method {
+    /// The type it belongs to.
+    pub on: Receiver,
+    /// The name templates call.
+    pub name: &'static str,
+    /// How it takes its arguments, and the type its messages name.
+    pub(crate) sig: Sig,
+    /// What it does.
+    pub body: Body,
+    /// A `str` method that reads the whole string: charged its length before it runs (the others
+    /// look at the ends only, or charge as they go).
+    pub scans: bool,
+    /// What it does, in one line.
+    pub summary: &'static str,
+}
+
+impl Method {
+    /// Whether it mutates its receiver (the sandbox refuses it).
+    pub fn mutates(&self) -> bool {
+        matches!(self.body, Body::Mutates)
+    }
+
+    /// A class or static method: messages name the type `owner`.
+    const fn of_type(self, owner: &'static str) -> Self {
+        Method {
+            sig: owned(self.sig.parse, owner),
+            ..self
+        }
+    }
+
+    /// Messages give the bare name.
+    const fn bare(self) -> Self {
+        Method {
+            sig: Sig {
+                parse: self.sig.parse,
+                owner: Owner::Bare,
+            },
+            ..self
+        }
+    }
+
+    /// Looks at the ends of the string only, or charges its own work.
+    const fn ends_only(self) -> Self {
+        Method { scans: false, ..self }
+    }
+}
+
+const fn entry(on: Receiver, name: &'static str, parse: P, run: MethodFn, summary: &'static str) -> Method {
+    Method {
+        on,
+        name,
+        sig: sig(parse),
+        body: Body::Runs(run),
+        scans: matches!(on, Receiver::Str),
+        summary,
+    }
+}
+
+const fn mutator(on: Receiver, name: &'static str, parse: P, summary: &'static str) -> Method {
+    Method {
+        on,
+        name,
+        sig: sig(parse),
+        body: Body::Mutates,
+        scans: false,
+        summary,
+    }
+}
+
+const fn str_m(name: &'static str, parse: P, run: MethodFn, summary: &'static str) -> Method {
+    entry(Receiver::Str, name, parse, run, summary)
+}
+
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A `Markup` override of the `str` method `name`: the same body (which escapes what it inserts
+/// into markup), MarkupSafe's Python signature.
+const fn markup(name: &'static str, parse: P) -> Method {
+    let mut i = 0;
+    while !same_name(STR_METHODS[i].name, name) {
+        i += 1;
+    }
+    Method {
+        on: Receiver::Markup,
+        sig: sig(parse),
+        ..STR_METHODS[i]
+    }
+}
+
+const SPLIT: P = P::Keywords(&["sep", "maxsplit"], 0, 2);
+const FINDS: P = P::Tuple(1, 3);
+const PAD: P = P::Clinic(1, 2);
+const STRIP: P = P::Clinic(0, 1);
+const PY_PAD: P = P::Python(&["self", "width", "fillchar"], 3, 2);
+const PY_STRIP: P = P::Python(&["self", "chars"], 2, 1);
+const PY_NONE: P = P::Python(&["self"], 1, 1);
+const PY_SPLIT: P = P::Python(&["self", "sep", "maxsplit"], 1, 1);
+const FROMKEYS: P = P::Clinic(1, 2);
+
+/// The methods of `str`.
+const STR_METHODS: &[Method] = &[
+    str_m(
+        "capitalize",
+        P::NoArgs,
+        |r, _| m::case(r, pystr::capitalize),
+        "The first character upper case, the rest lower case.",
+    ),
+    str_m(
+        "casefold",
+        P::NoArgs,
+        |r, _| m::case(r, pystr::casefold),
+        "Folded for caseless comparison.",
+    ),
+    str_m(
+        "center",
+        PAD,
+        |r, c| m::pad(r, c, pystr::center),
+        "Centred in a field of `width` characters.",
+    ),
+    str_m(
+        "count",
+        FINDS,
+        |r, c| m::search(r, c, |s, x, a, b| Ok(pystr::count(s, x, a, b))),
+        "The number of non-overlapping occurrences of `sub`.",
+    ),
+    str_m(
+        "encode",
+        P::Keywords(&["encoding", "errors"], 0, 2),
+        m::encode,
+        "The text as `bytes` in `encoding`.",
+    ),
+    str_m(
+        "endswith",
+        FINDS,
+        |r, c| m::affix(r, c, pystr::endswith),
+        "Ends with the suffix (or one of a tuple of them).",
+    )
+    .ends_only(),
+    str_m(
+        "expandtabs",
+        P::Keywords(&["tabsize"], 0, 1),
+        m::expandtabs,
+        "Tabs replaced by spaces up to the next multiple of `tabsize`.",
+    ),
+    str_m(
+        "find",
+        FINDS,
+        |r, c| m::search(r, c, |s, x, a, b| Ok(pystr::find(s, x, a, b))),
+        "The lowest index of `sub`, or -1.",
+    ),
+    str_m(
+        "format",
+        P::Any,
+        m::format,
+        "`str.format` in the sandbox (no attribute of a private name).",
+    )
+    .ends_only(),
+    str_m(
+        "format_map",
+        P::One,
+        m::format_map,
+        "`str.format` taking its fields from a mapping.",
+    )
+    .bare(),
+    str_m(
+        "index",
+        FINDS,
+        |r, c| m::search(r, c, pystr::index),
+        "The lowest index of `sub`; `ValueError` when missing.",
+    ),
+    str_m(
+        "isalnum",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isalnum),
+        "Alphanumeric and not empty.",
+    ),
+    str_m(
+        "isalpha",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isalpha),
+        "Alphabetic and not empty.",
+    ),
+    str_m(
+        "isascii",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isascii),
+        "ASCII only (or empty).",
+    ),
+    str_m(
+        "isdecimal",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isdecimal),
+        "Decimal digits and not empty.",
+    ),
+    str_m(
+        "isdigit",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isdigit),
+        "Digits and not empty.",
+    ),
+    str_m(
+        "isidentifier",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isidentifier),
+        "A valid Python identifier.",
+    ),
+    str_m(
+        "islower",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::islower),
+        "Has cased characters, all lower case.",
+    ),
+    str_m(
+        "isnumeric",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isnumeric),
+        "Numeric and not empty.",
+    ),
+    str_m(
+        "isprintable",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isprintable),
+        "Printable only (or empty).",
+    ),
+    str_m(
+        "isspace",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isspace),
+        "Whitespace and not empty.",
+    ),
+    str_m(
+        "istitle",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::istitle),
+        "Title case: upper case only after uncased characters.",
+    ),
+    str_m(
+        "isupper",
+        P::NoArgs,
+        |r, _| m::test(r, pystr::isupper),
+        "Has cased characters, all upper case.",
+    ),
+    str_m("join", P::One, m::join, "The strings of `iterable` joined by this one.").ends_only(),
+    str_m(
+        "ljust",
+        PAD,
+        |r, c| m::pad(r, c, pystr::ljust),
+        "Left-aligned in a field of `width` characters.",
+    ),
+    str_m("lower", P::NoArgs, |r, _| m::case(r, pystr::lower), "Lower case."),
+    str_m(
+        "lstrip",
+        STRIP,
+        |r, c| m::trim(r, c, pystr::lstrip),
+        "Leading whitespace (or `chars`) removed.",
+    )
+    .ends_only(),
+    str_m(
+        "maketrans",
+        P::Clinic(1, 3),
+        m::maketrans,
+        "A translation table for `translate`.",
+    )
+    .of_type("str"),
+    str_m(
+        "partition",
+        P::One,
+        |r, c| m::partition(r, c, pystr::partition),
+        "(before, `sep`, after) around the first `sep`.",
+    ),
+    str_m(
+        "removeprefix",
+        P::One,
+        |r, c| m::remove_affix(r, c, pystr::removeprefix),
+        "Without the prefix, when it starts with it.",
+    )
+    .ends_only(),
+    str_m(
+        "removesuffix",
+        P::One,
+        |r, c| m::remove_affix(r, c, pystr::removesuffix),
+        "Without the suffix, when it ends with it.",
+    )
+    .ends_only(),
+    str_m(
+        "replace",
+        P::Clinic(2, 3),
+        m::replace,
+        "Occurrences of `old` replaced by `new` (the first `count` of them).",
+    ),
+    str_m(
+        "rfind",
+        FINDS,
+        |r, c| m::search(r, c, |s, x, a, b| Ok(pystr::rfind(s, x, a, b))),
+        "The highest index of `sub`, or -1.",
+    ),
+    str_m(
+        "rindex",
+        FINDS,
+        |r, c| m::search(r, c, pystr::rindex),
+        "The highest index of `sub`; `ValueError` when missing.",
+    ),
+    str_m(
+        "rjust",
+        PAD,
+        |r, c| m::pad(r, c, pystr::rjust),
+        "Right-aligned in a field of `width` characters.",
+    ),
+    str_m(
+        "rpartition",
+        P::One,
+        |r, c| m::partition(r, c, pystr::rpartition),
+        "(before, `sep`, after) around the last `sep`.",
+    ),
+    str_m(
+        "rsplit",
+        SPLIT,
+        |r, c| m::split(r, c, pystr::rsplit),
+        "The words, split from the right at most `maxsplit` times.",
+    ),
+    str_m(
+        "rstrip",
+        STRIP,
+        |r, c| m::trim(r, c, pystr::rstrip),
+        "Trailing whitespace (or `chars`) removed.",
+    )
+    .ends_only(),
+    str_m(
+        "split",
+        SPLIT,
+        |r, c| m::split(r, c, pystr::split),
+        "The words, split at `sep` (runs of whitespace by default).",
+    ),
+    str_m(
+        "splitlines",
+        P::Keywords(&["keepends"], 0, 1),
+        m::splitlines,
+        "The lines, split at line boundaries.",
+    ),
+    str_m(
+        "startswith",
+        FINDS,
+        |r, c| m::affix(r, c, pystr::startswith),
+        "Starts with the prefix (or one of a tuple of them).",
+    )
+    .ends_only(),
+    str_m(
+        "strip",
+        STRIP,
+        |r, c| m::trim(r, c, pystr::strip),
+        "Leading and trailing whitespace (or `chars`) removed.",
+    )
+    .ends_only(),
+    str_m(
+        "swapcase",
+        P::NoArgs,
+        |r, _| m::case(r, pystr::swapcase),
+        "Upper case made lower and lower case upper.",
+    ),
+    str_m(
+        "title",
+        P::NoArgs,
+        |r, _| m::case(r, pystr::title),
+        "Each word capitalized.",
+    ),
+    str_m(
+        "translate",
+        P::One,
+        m::translate,
+        "Each character mapped through `table`.",
+    ),
+    str_m("upper", P::NoArgs, |r, _| m::case(r, pystr::upper), "Upper case."),
+    str_m(
+        "zfill",
+        P::One,
+        m::zfill,
+        "Padded with zeros on the left to `width`, after any sign.",
+    ),
+];
+
+/// MarkupSafe's `Markup` overrides of `str` methods (written in Python).
+const MARKUP_METHODS: &[Method] = &[
+    markup("capitalize", PY_NONE),
+    markup("casefold", PY_NONE),
+    markup("center", PY_PAD),
+    markup("expandtabs", P::Python(&["self", "tabsize"], 1, 1)),
+    markup("join", P::Python(&["self", "iterable"], 2, 2)),
+    markup("ljust", PY_PAD),
+    markup("lower", PY_NONE),
+    markup("lstrip", PY_STRIP),
+    markup("partition", P::Python(&["self", "sep"], 2, 2)),
+    markup("removeprefix", P::Python(&["self", "prefix"], 2, 2)),
+    markup("removesuffix", P::Python(&["self", "suffix"], 0, 2)),
+    markup("replace", P::Python(&["self", "old", "new", "count"], 4, 3)),
+    markup("rjust", PY_PAD),
+    markup("rpartition", P::Python(&["self", "sep"], 2, 2)),
+    markup("rsplit", PY_SPLIT),
+    markup("rstrip", PY_STRIP),
+    markup("split", PY_SPLIT),
+    markup("splitlines", P::Python(&["self", "keepends"], 1, 1)),
+    markup("strip", PY_STRIP),
+    markup("swapcase", PY_NONE),
+    markup("title", PY_NONE),
+    markup("translate", P::Python(&["self", "table"], 2, 2)),
+    markup("upper", PY_NONE),
+    markup("zfill", P::Python(&["self", "width"], 2, 2)),
+];
+
+/// The methods of `list`.
+const LIST_METHODS: &[Method] = &[
+    mutator(Receiver::List, "append", P::One, "Adds an item at the end."),
+    mutator(Receiver::List, "clear", P::NoArgs, "Removes every item."),
+    entry(Receiver::List, "copy", P::NoArgs, m::list_copy, "A shallow copy."),
+    entry(
+        Receiver::List,
+        "count",
+        P::One,
+        m::seq_count,
+        "The number of items equal to the argument.",
+    ),
+    mutator(
+        Receiver::List,
+        "extend",
+        P::One,
+        "Adds the items of an iterable at the end.",
+    ),
+    entry(
+        Receiver::List,
+        "index",
+        P::Clinic(1, 3),
+        m::seq_index,
+        "The index of the first item equal to the argument; `ValueError` when none is.",
+    ),
+    mutator(
+        Receiver::List,
+        "insert",
+        P::Clinic(2, 2),
+        "Inserts an item before an index.",
+    ),
+    mutator(Receiver::List, "pop", P::Clinic(0, 1), "Removes and returns an item."),
+    mutator(
+        Receiver::List,
+        "remove",
+        P::One,
+        "Removes the first item equal to the argument.",
+    ),
+    mutator(Receiver::List, "reverse", P::NoArgs, "Reverses the items in place."),
+    mutator(
+        Receiver::List,
+        "sort",
+        P::Keywords(&["key", "reverse"], 0, 0),
+        "Sorts the items in place.",
+    ),
+];
+
+/// The methods of `dict`.
+const DICT_METHODS: &[Method] = &[
+    mutator(Receiver::Dict, "clear", P::NoArgs, "Removes every item."),
+    entry(Receiver::Dict, "copy", P::NoArgs, m::dict_copy, "A shallow copy."),
+    entry(
+        Receiver::Dict,
+        "fromkeys",
+        FROMKEYS,
+        m::fromkeys,
+        "A new `dict` of the keys of `iterable`, each mapped to `value`.",
+    )
+    .of_type("dict"),
+    entry(
+        Receiver::Dict,
+        "get",
+        P::Clinic(1, 2),
+        m::dict_get,
+        "The value of `key`, else `default` (`None`).",
+    ),
+    entry(
+        Receiver::Dict,
+        "items",
+        P::NoArgs,
+        |r, _| m::dict_view(r, "dict_items", |k, v| Value::Tuple(Rc::new(vec![k, v]))),
+        "A view of the (key, value) pairs.",
+    ),
+    entry(
+        Receiver::Dict,
+        "keys",
+        P::NoArgs,
+        |r, _| m::dict_view(r, "dict_keys", |k, _| k),
+        "A view of the keys.",
+    ),
+    mutator(
+        Receiver::Dict,
+        "pop",
+        P::Clinic(1, 2),
+        "Removes a key and returns its value.",
+    ),
+    mutator(
+        Receiver::Dict,
+        "popitem",
+        P::NoArgs,
+        "Removes and returns the last pair.",
+    ),
+    mutator(
+        Receiver::Dict,
+        "setdefault",
+        P::Clinic(1, 2),
+        "The value of a key, set to `default` when missing.",
+    ),
+    mutator(
+        Receiver::Dict,
+        "update",
+        P::Any,
+        "Adds the pairs of a mapping or iterable.",
+    ),
+    entry(
+        Receiver::Dict,
+        "values",
+        P::NoArgs,
+        |r, _| m::dict_view(r, "dict_values", |_, v| v),
+        "A view of the values.",
+    ),
+];
+
+/// The methods of `tuple`.
+const TUPLE_METHODS: &[Method] = &[
+    entry(
+        Receiver::Tuple,
+        "count",
+        P::One,
+        m::seq_count,
+        "The number of items equal to the argument.",
+    ),
+    entry(
+        Receiver::Tuple,
+        "index",
+        P::Clinic(1, 3),
+        m::seq_index,
+        "The index of the first item equal to the argument; `ValueError` when none is.",
+    ),
+];
+
+/// The methods of `range`.
+const RANGE_METHODS: &[Method] = &[
+    entry(
+        Receiver::Range,
+        "count",
+        P::One,
+        m::seq_count,
+        "The number of items equal to the argument.",
+    ),
+    entry(
+        Receiver::Range,
+        "index",
+        P::One,
+        m::seq_index,
+        "The index of the argument; `ValueError` when it is not in the range.",
+    ),
+];
+
+/// The methods of `int` (and `bool`).
+const INT_METHODS: &[Method] = &[
+    entry(
+        Receiver::Int,
+        "as_integer_ratio",
+        P::NoArgs,
+        n::int_ratio,
+        "The pair (the number, 1).",
+    ),
+    entry(
+        Receiver::Int,
+        "bit_count",
+        P::NoArgs,
+        n::bit_count,
+        "The number of ones in the binary absolute value.",
+    ),
+    entry(
+        Receiver::Int,
+        "bit_length",
+        P::NoArgs,
+        n::bit_length,
+        "The number of bits of the absolute value.",
+    ),
+    entry(
+        Receiver::Int,
+        "conjugate",
+        P::NoArgs,
+        n::int_itself,
+        "The number itself (an `int`).",
+    ),
+    entry(
+        Receiver::Int,
+        "from_bytes",
+        P::Keywords(&["bytes", "byteorder", "signed"], 1, 2),
+        n::from_bytes,
+        "The integer that `bytes` represent.",
+    ),
+    entry(
+        Receiver::Int,
+        "to_bytes",
+        P::Keywords(&["length", "byteorder", "signed"], 0, 2),
+        n::to_bytes,
+        "The integer as `length` bytes.",
+    ),
+];
+
+/// The methods of `float`.
+const FLOAT_METHODS: &[Method] = &[
+    entry(
+        Receiver::Float,
+        "as_integer_ratio",
+        P::NoArgs,
+        n::float_ratio,
+        "The exact fraction, in lowest terms, as a pair of integers.",
+    ),
+    entry(
+        Receiver::Float,
+        "conjugate",
+        P::NoArgs,
+        n::float_itself,
+        "The number itself.",
+    ),
+    entry(
+        Receiver::Float,
+        "fromhex",
+        P::One,
+        n::fromhex,
+        "The float a hexadecimal string writes.",
+    )
+    .of_type("float"),
+    entry(Receiver::Float, "hex", P::NoArgs, n::hex, "The number in hexadecimal."),
+    entry(
+        Receiver::Float,
+        "is_integer",
+        P::NoArgs,
+        n::is_integer,
+        "Finite with no fractional part.",
+    ),
+];
+
+/// The methods of the `dict` global (the type).
+const DICT_TYPE_METHODS: &[Method] = &[entry(
+    Receiver::DictType,
+    "fromkeys",
+    FROMKEYS,
+    m::fromkeys,
+    "A new `dict` of the keys of `iterable`, each mapped to `value`.",
+)
+.of_type("dict")];
+
+/// The methods of the `dict_keys` and `dict_items` views.
+const DICT_VIEW_METHODS: &[Method] = &[entry(
+    Receiver::DictView,
+    "isdisjoint",
+    P::Named(&["other"]),
+    m::isdisjoint,
+    "No item in common with `other`.",
+)];
+
+/// The methods of `loop`.
+const LOOP_METHODS: &[Method] = &[
+    entry(
+        Receiver::Loop,
+        "changed",
+        P::Any,
+        g::loop_changed,
+        "Whether the arguments differ from the last call's (true on the first).",
+    ),
+    entry(
+        Receiver::Loop,
+        "cycle",
+        P::Any,
+        g::loop_cycle,
+        "The argument at the loop's index, cycling through them.",
+    ),
+];
+
+/// The methods of a `cycler`.
+const CYCLER_METHODS: &[Method] = &[
+    entry(
+        Receiver::Cycler,
+        "next",
+        P::Any,
+        g::cycler_next,
+        "The current item; the cycler moves on to the next.",
+    ),
+    entry(
+        Receiver::Cycler,
+        "reset",
+        P::Any,
+        g::cycler_reset,
+        "Back to the first item.",
+    ),
+];
+
+/// Every type's methods, as the documentation lists them.
+pub static METHODS: &[&[Method]] = &[
+    STR_METHODS,
+    MARKUP_METHODS,
+    LIST_METHODS,
+    DICT_METHODS,
+    TUPLE_METHODS,
+    RANGE_METHODS,
+    INT_METHODS,
+    FLOAT_METHODS,
+    DICT_TYPE_METHODS,
+    DICT_VIEW_METHODS,
+    LOOP_METHODS,
+    CYCLER_METHODS,
+];
+
+/// The method tables of a receiver, most specific first.
+fn method_tables(recv: &Value) -> &'static [&'static [Method]] {
+    match recv {
+        Value::Safe(_) => &[MARKUP_METHODS, STR_METHODS],
+        Value::Str(_) | Value::String(_) => &[STR_METHODS],
+        Value::Json(Json::Array(_)) | Value::List(_) => &[LIST_METHODS],
+        Value::Json(Json::Object(_)) | Value::Dict(_) => &[DICT_METHODS],
+        Value::Tuple(_) => &[TUPLE_METHODS],
+        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => &[INT_METHODS],
+        Value::Float(_) => &[FLOAT_METHODS],
+        Value::Object(o) => match &**o {
+            Object::Range(..) => &[RANGE_METHODS],
+            Object::Function("dict") => &[DICT_TYPE_METHODS],
+            Object::View(kind, ..) if *kind != "dict_values" => &[DICT_VIEW_METHODS],
+            Object::Loop(_) => &[LOOP_METHODS],
+            Object::Cycler(..) => &[CYCLER_METHODS],
+            _ => &[],
+        },
+        _ => &[],
+    }
+}
+
+/// The method `name` of `recv`, if it has one.
+pub fn method(recv: &Value, name: &str) -> Option<&'static Method> {
+    method_tables(recv)
+        .iter()
+        .find_map(|t| t.iter().find(|m| m.name == name))
+}
+
+/// The method `name` of `dict`, if there is one.
+pub fn dict_method(name: &str) -> Option<&'static Method> {
+    DICT_METHODS.iter().find(|m| m.name == name)
 }

@@ -645,7 +645,7 @@ impl<'a> Evaluator<'a> {
                         Value::Object(obj) => {
                             if let Object::Loop(l) = &**obj {
                                 if !builtins::methods::has_method(&o, member) {
-                                    if let Some(v) = builtins::globals::loop_attribute(&o, l, member) {
+                                    if let Some(v) = builtins::globals::loop_attribute(l, member) {
                                         return Ok(v);
                                     }
                                 }
@@ -1058,15 +1058,10 @@ impl<'a> Evaluator<'a> {
         if obj.is_undefined() {
             return Err(obj.undefined_error());
         }
-        if builtins::methods::has_method(obj, name) && !name.starts_with('_') {
-            if builtins::methods::is_mutator(obj, name) {
-                return Err(err!(
-                    SecurityError,
-                    "access to attribute '{name}' of '{}' object is unsafe.",
-                    obj.type_name()
-                ));
+        if !name.starts_with('_') {
+            if let Some(m) = builtins::table::method(obj, name) {
+                return builtins::methods::call(m, obj, args);
             }
-            return builtins::methods::call_method(obj, name, args);
         }
         let f = builtins::getattr(obj, name)?;
         self.call_value(&f, args)
