@@ -103,7 +103,7 @@ fn finding(name: &str, pos: Pos) -> Finding {
 
 fn target_names(t: &Target, out: &mut BTreeSet<String>) {
     match t {
-        Target::Name(n) => {
+        Target::Name(n, _) => {
             out.insert(n.to_string());
         }
         Target::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
@@ -117,7 +117,7 @@ fn collect_bound(body: &[Stmt], out: &mut BTreeSet<String>) {
         match &s.kind {
             StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) => target_names(t, out),
             StmtKind::For(f) => target_names(&f.target, out),
-            StmtKind::With(assigns, _) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
+            StmtKind::With(assigns, ..) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
             StmtKind::Macro(m) => {
                 out.insert(m.name.to_string());
                 out.extend(m.params.iter().map(|(p, _)| p.to_string()));
@@ -154,7 +154,7 @@ fn children(s: &Stmt) -> Vec<&[Stmt]> {
         StmtKind::For(f) => vec![&f.body, &f.else_body],
         StmtKind::SetBlock(_, _, b)
         | StmtKind::FilterBlock(_, b)
-        | StmtKind::With(_, b)
+        | StmtKind::With(_, b, _)
         | StmtKind::Generation(b)
         | StmtKind::Block(_, b)
         | StmtKind::Autoescape(_, b) => vec![b],
@@ -172,7 +172,7 @@ fn mentions(e: &Expr, names: &BTreeSet<String>) -> bool {
 
 fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
     match &e.kind {
-        ExprKind::Name(n) => f(n),
+        ExprKind::Name(n, _) => f(n),
         ExprKind::Const(_) => {}
         ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
             items.iter().for_each(|i| visit_names(i, f))
@@ -245,7 +245,7 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
             StmtKind::For(f) if mentions(&f.iter, vars) && !is_scalar_expr(&f.iter) => {
                 target_names(&f.target, &mut add)
             }
-            StmtKind::With(assigns, _) => {
+            StmtKind::With(assigns, ..) => {
                 for (t, e) in assigns {
                     if mentions(e, vars) && !is_scalar_expr(e) {
                         target_names(t, &mut add);
@@ -342,7 +342,7 @@ impl Walker {
                 self.expr(e);
                 self.stmts(body)
             }
-            StmtKind::With(assigns, body) => {
+            StmtKind::With(assigns, body, _) => {
                 assigns.iter().for_each(|(_, e)| self.expr(e));
                 let outer = self.assigned.clone();
                 assigns.iter().for_each(|(t, _)| self.assign(t));
@@ -395,13 +395,13 @@ impl Walker {
     }
 
     fn is_message(&self, e: &Expr) -> bool {
-        matches!(&e.kind, ExprKind::Name(n) if self.message_vars.contains(&**n))
+        matches!(&e.kind, ExprKind::Name(n, _) if self.message_vars.contains(&**n))
     }
 
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Const(_) => {}
-            ExprKind::Name(n) => {
+            ExprKind::Name(n, _) => {
                 if !self.assigned.contains(&**n) {
                     self.free.insert(n.to_string());
                 }
@@ -483,7 +483,7 @@ impl Walker {
 
     fn call(&mut self, callee: &Expr, args: &Args, pos: Pos) {
         match &callee.kind {
-            ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
+            ExprKind::Name(n, _) if is_global(n) && !self.bound.contains(&**n) => {
                 self.out.globals_called.insert(n.to_string());
                 if &**n == "raise_exception" {
                     if let Some(ExprKind::Const(crate::ast::Const::Str(msg))) = args.pos.first().map(|a| &a.kind) {
@@ -491,7 +491,7 @@ impl Walker {
                     }
                 }
             }
-            ExprKind::Name(n) if !self.bound.contains(&**n) && !IMPLICIT_NAMES.contains(&&**n) => {
+            ExprKind::Name(n, _) if !self.bound.contains(&**n) && !IMPLICIT_NAMES.contains(&&**n) => {
                 self.out.unknown_functions.push(finding(n, pos));
             }
             ExprKind::GetAttr(o, method) => {
