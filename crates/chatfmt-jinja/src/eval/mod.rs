@@ -180,6 +180,10 @@ impl<'a> Evaluator<'a> {
     /// slot lists keep their capacity across loop iterations.
     fn push_frame(&mut self, parent: usize, scope: u32) -> usize {
         let id = self.live_frames;
+        // A macro or loop object kept past the frame it was made in names a frame that is gone
+        // (possibly this very one): its lookups continue at the template's frame instead, so every
+        // chain of parents ends.
+        let parent = if parent < id { parent } else { 0 };
         let n = self.layout(scope).len();
         if id < self.frames.len() {
             let frame = &mut self.frames[id];
