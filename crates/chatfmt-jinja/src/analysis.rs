@@ -103,7 +103,7 @@ fn finding(name: &str, pos: Pos) -> Finding {
 
 fn target_names(t: &Target, out: &mut BTreeSet<String>) {
     match t {
-        Target::Name(n) => {
+        Target::Name(n, _) => {
             out.insert(n.to_string());
         }
         Target::Tuple(ts) => ts.iter().for_each(|t| target_names(t, out)),
@@ -117,7 +117,7 @@ fn collect_bound(body: &[Stmt], out: &mut BTreeSet<String>) {
         match &s.kind {
             StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) => target_names(t, out),
             StmtKind::For(f) => target_names(&f.target, out),
-            StmtKind::With(assigns, _) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
+            StmtKind::With(assigns, ..) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
             StmtKind::Macro(m) => {
                 out.insert(m.name.to_string());
                 out.extend(m.params.iter().map(|(p, _)| p.to_string()));
@@ -154,7 +154,7 @@ fn children(s: &Stmt) -> Vec<&[Stmt]> {
         StmtKind::For(f) => vec![&f.body, &f.else_body],
         StmtKind::SetBlock(_, _, b)
         | StmtKind::FilterBlock(_, b)
-        | StmtKind::With(_, b)
+        | StmtKind::With(_, b, _)
         | StmtKind::Generation(b)
         | StmtKind::Block(_, b)
         | StmtKind::Autoescape(_, b) => vec![b],
@@ -172,7 +172,7 @@ fn mentions(e: &Expr, names: &BTreeSet<String>) -> bool {
 
 fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
     visit_exprs(e, &mut |x| {
-        if let ExprKind::Name(n) = &x.kind {
+        if let ExprKind::Name(n, _) = &x.kind {
             f(n)
         }
     })
@@ -182,7 +182,7 @@ fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
 fn visit_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Name(_) | ExprKind::Const(_) => {}
+        ExprKind::Name(..) | ExprKind::Const(_) => {}
         ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
             items.iter().for_each(|i| visit_exprs(i, f))
         }
@@ -252,7 +252,7 @@ fn own_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::SetBlock(_, filter, _) => filter.iter().collect(),
         StmtKind::Macro(m) => defaults(m).collect(),
         StmtKind::CallBlock(call, m) => std::iter::once(call).chain(defaults(m)).collect(),
-        StmtKind::With(assigns, _) => assigns.iter().map(|(_, e)| e).collect(),
+        StmtKind::With(assigns, ..) => assigns.iter().map(|(_, e)| e).collect(),
     }
 }
 
@@ -317,7 +317,7 @@ pub(crate) fn fork_point(body: &[Stmt], var: &str) -> Option<usize> {
             visit_exprs(e, &mut |x| {
                 let ExprKind::Call(callee, _) = &x.kind else { return };
                 forkable &= match &callee.kind {
-                    ExprKind::Name(n) => {
+                    ExprKind::Name(n, _) => {
                         !assigned.contains(&**n) && (macros.contains(&**n) || FORK_SAFE_CALLS.contains(&&**n))
                     }
                     ExprKind::GetAttr(_, method) => !matches!(&**method, "next" | "reset"),
@@ -338,7 +338,7 @@ pub(crate) fn fork_point(body: &[Stmt], var: &str) -> Option<usize> {
 /// Whether an assignment target sets an attribute (`ns.x`).
 fn sets_attribute(t: &Target) -> bool {
     match t {
-        Target::Name(_) => false,
+        Target::Name(..) => false,
         Target::Tuple(ts) => ts.iter().any(sets_attribute),
         Target::Attr(..) => true,
     }
@@ -349,7 +349,7 @@ fn collect_assigned(body: &[Stmt], out: &mut BTreeSet<String>) {
     visit_stmts(body, &mut |s| match &s.kind {
         StmtKind::Set(t, _) | StmtKind::SetBlock(t, ..) => target_names(t, out),
         StmtKind::For(f) => target_names(&f.target, out),
-        StmtKind::With(assigns, _) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
+        StmtKind::With(assigns, ..) => assigns.iter().for_each(|(t, _)| target_names(t, out)),
         StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => out.extend(m.params.iter().map(|(p, _)| p.to_string())),
         _ => {}
     });
@@ -376,7 +376,7 @@ fn grow_message_vars(body: &[Stmt], vars: &mut BTreeSet<String>) {
             StmtKind::For(f) if mentions(&f.iter, vars) && !is_scalar_expr(&f.iter) => {
                 target_names(&f.target, &mut add)
             }
-            StmtKind::With(assigns, _) => {
+            StmtKind::With(assigns, ..) => {
                 for (t, e) in assigns {
                     if mentions(e, vars) && !is_scalar_expr(e) {
                         target_names(t, &mut add);
@@ -473,7 +473,7 @@ impl Walker {
                 self.expr(e);
                 self.stmts(body)
             }
-            StmtKind::With(assigns, body) => {
+            StmtKind::With(assigns, body, _) => {
                 assigns.iter().for_each(|(_, e)| self.expr(e));
                 let outer = self.assigned.clone();
                 assigns.iter().for_each(|(t, _)| self.assign(t));
@@ -526,13 +526,13 @@ impl Walker {
     }
 
     fn is_message(&self, e: &Expr) -> bool {
-        matches!(&e.kind, ExprKind::Name(n) if self.message_vars.contains(&**n))
+        matches!(&e.kind, ExprKind::Name(n, _) if self.message_vars.contains(&**n))
     }
 
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Const(_) => {}
-            ExprKind::Name(n) => {
+            ExprKind::Name(n, _) => {
                 if !self.assigned.contains(&**n) {
                     self.free.insert(n.to_string());
                 }
@@ -614,7 +614,7 @@ impl Walker {
 
     fn call(&mut self, callee: &Expr, args: &Args, pos: Pos) {
         match &callee.kind {
-            ExprKind::Name(n) if is_global(n) && !self.bound.contains(&**n) => {
+            ExprKind::Name(n, _) if is_global(n) && !self.bound.contains(&**n) => {
                 self.out.globals_called.insert(n.to_string());
                 if &**n == "raise_exception" {
                     if let Some(ExprKind::Const(crate::ast::Const::Str(msg))) = args.pos.first().map(|a| &a.kind) {
@@ -622,7 +622,7 @@ impl Walker {
                     }
                 }
             }
-            ExprKind::Name(n) if !self.bound.contains(&**n) && !IMPLICIT_NAMES.contains(&&**n) => {
+            ExprKind::Name(n, _) if !self.bound.contains(&**n) && !IMPLICIT_NAMES.contains(&&**n) => {
                 self.out.unknown_functions.push(finding(n, pos));
             }
             ExprKind::GetAttr(o, method) => {

@@ -76,7 +76,8 @@ pub struct Expr {
 #[derive(Debug, Clone)]
 pub enum ExprKind {
     Const(Const),
-    Name(Ident),
+    /// A variable, with where it is found (set when the template compiles).
+    Name(Ident, VarRef),
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
     Dict(Vec<(Expr, Expr)>),
@@ -129,17 +130,62 @@ impl std::ops::Deref for Member {
     }
 }
 
+/// Where an assignment stores a name: a slot of the frames of one scope (see [`Scopes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bind {
+    /// The scope whose frames hold the name.
+    pub scope: u32,
+    /// The name's slot in those frames.
+    pub slot: u32,
+}
+
 /// An assignment target.
 #[derive(Debug, Clone)]
 pub enum Target {
-    Name(Ident),
+    Name(Ident, Bind),
     Tuple(Vec<Target>),
-    /// `ns.attr` (namespace attribute).
-    Attr(Ident, Box<str>),
+    /// `ns.attr` (namespace attribute), with where `ns` is found.
+    Attr(Ident, VarRef, Box<str>),
+}
+
+/// Where a variable reference is found: its resolution in [`Scopes::names`], with the innermost
+/// scope that binds the name copied here so the commonest lookup reads no table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarRef {
+    /// The index of its resolution in [`Scopes::names`].
+    pub res: u32,
+    /// The name's index in [`Scopes::outer`], used when no scope has it bound.
+    pub outer: u32,
+    /// The innermost enclosing scope that binds the name ([`VarRef::NO_SCOPE`] when none does).
+    pub scope: u32,
+    /// The name's slot in that scope's frames.
+    pub slot: u16,
+    /// How many frames up from the current one that frame is.
+    pub up: u8,
+    /// Whether the resolution lists scopes not copied here (see [`NameRes::scopes`]).
+    pub more: bool,
+}
+
+impl VarRef {
+    /// The `scope` of a reference no enclosing scope binds (or one too far out to copy here).
+    pub const NO_SCOPE: u32 = u32::MAX;
+}
+
+impl Default for VarRef {
+    fn default() -> Self {
+        VarRef {
+            res: 0,
+            outer: 0,
+            scope: VarRef::NO_SCOPE,
+            slot: 0,
+            up: 0,
+            more: false,
+        }
+    }
 }
 
 /// A macro definition (also used for `{% call %}` bodies).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MacroDef {
     pub name: Ident,
     pub params: Vec<(Ident, Option<Expr>)>,
@@ -147,6 +193,8 @@ pub struct MacroDef {
     pub uses_caller: bool,
     pub uses_varargs: bool,
     pub uses_kwargs: bool,
+    /// The scope of the body's frame (see [`Scopes`]).
+    pub scope: u32,
 }
 
 /// A statement node.
@@ -170,7 +218,8 @@ pub enum StmtKind {
     Macro(Arc<MacroDef>),
     CallBlock(Expr, Arc<MacroDef>),
     FilterBlock(Expr, Vec<Stmt>),
-    With(Vec<(Target, Expr)>, Vec<Stmt>),
+    /// Assignments, the body, and the scope of the body's frame.
+    With(Vec<(Target, Expr)>, Vec<Stmt>, u32),
     Break,
     Continue,
     Generation(Vec<Stmt>),
@@ -192,6 +241,48 @@ pub struct ForLoop {
     pub recursive: bool,
     /// The body mentions `loop` (so the loop object must exist).
     pub uses_loop: bool,
+    /// The scope of the body's frame (see [`Scopes`]).
+    pub scope: u32,
+    /// The slot of `loop` in that frame (when `uses_loop`).
+    pub loop_slot: u32,
+}
+
+/// How a template's variables are found, decided when it compiles.
+///
+/// Each construct that runs in a frame of its own (the template, a `for` body, a `with` body, a
+/// macro or call-block body) is a scope: the names it binds (its own `set`s, loop targets,
+/// parameters, `loop`, `caller`, ...) each get a slot in its frames. A variable reference lists
+/// the enclosing scopes that bind its name, innermost first, so a lookup reads those slots and
+/// then the render's context; only a frame chain that differs from the template's nesting (a
+/// block called as `self.name()`, a macro or loop object used outside the frame it was made in)
+/// falls back to a search by name.
+#[derive(Debug, Default)]
+pub struct Scopes {
+    /// The names of each scope's slots, by scope (0 is the template).
+    pub layouts: Vec<Box<[Ident]>>,
+    /// The resolution of every variable reference.
+    pub names: Vec<NameRes>,
+    /// The names read outside every scope (context variables and globals), by index: the global
+    /// function each name is, if it is one.
+    pub outer: Vec<Option<&'static str>>,
+}
+
+/// Where a variable reference finds its value.
+#[derive(Debug, Default)]
+pub struct NameRes {
+    /// The enclosing scopes that bind the name, innermost first.
+    pub scopes: Box<[ScopeSlot]>,
+}
+
+/// A slot of an enclosing frame.
+#[derive(Debug, Clone, Copy)]
+pub struct ScopeSlot {
+    /// How many frames up from the current one.
+    pub up: u32,
+    /// The scope the frame must belong to.
+    pub scope: u32,
+    /// The slot in that frame.
+    pub slot: u32,
 }
 
 #[cfg(test)]

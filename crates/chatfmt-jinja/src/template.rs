@@ -1,6 +1,6 @@
 //! Compiled templates, render contexts and render results.
 
-use crate::ast::Stmt;
+use crate::ast::{Scopes, Stmt};
 pub use crate::context::{Borrowed, Clock, Context, Layer, Rendered};
 use crate::error::{Error, Result};
 use crate::eval::Evaluator;
@@ -14,6 +14,7 @@ pub struct Template {
     name: String,
     source: String,
     body: Vec<Stmt>,
+    scopes: Scopes,
     /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
     /// fork point.
     fork: OnceLock<(Box<str>, Option<usize>)>,
@@ -37,16 +38,18 @@ impl Template {
     /// Parses `source` (named `name` in errors) into a template ready to render.
     pub fn new(name: &str, source: &str) -> Result<Template> {
         let normalized = lexer::normalize_source(source);
-        let body = parse_lazily(&normalized)
+        let mut body = parse_lazily(&normalized)
             .and_then(|body| {
                 parser::check_names(&body)?;
                 Ok(body)
             })
             .map_err(|e| e.in_template(name, &normalized))?;
+        let scopes = crate::syntax::scopes::resolve(&mut body);
         Ok(Template {
             name: name.to_string(),
             source: normalized,
             body,
+            scopes,
             fork: OnceLock::new(),
         })
     }
@@ -116,7 +119,7 @@ impl Template {
         let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
         let mut text = std::mem::take(&mut out.text);
         text.clear();
-        Evaluator::new(&self.body, ctx, text)
+        Evaluator::new(&self.body, &self.scopes, ctx, text)
             .run_forked(fork, alt, out, alt_out)
             .map(|alt_result| alt_result.map_err(in_template))
             .map_err(in_template)
@@ -129,7 +132,7 @@ impl Template {
         out.spans.clear();
         let mut text = std::mem::take(&mut out.text);
         text.clear();
-        Evaluator::new(&self.body, ctx, text)
+        Evaluator::new(&self.body, &self.scopes, ctx, text)
             .run(&self.body, out)
             .map_err(|e| e.in_template(&self.name, &self.source))
     }

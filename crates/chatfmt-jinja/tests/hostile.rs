@@ -29,6 +29,13 @@ fn infinite_macro_recursion_is_a_recursion_error() {
 }
 
 #[test]
+fn a_macro_kept_past_its_loop_still_renders() {
+    let src = "{% set ns = namespace() %}{% for i in [7] %}{% macro m() %}{{ i }}{% endmacro %}\
+               {% set ns.m = m %}{% endfor %}{{ ns.m() }}{{ ns.m() }}";
+    assert!(render(src).is_ok());
+}
+
+#[test]
 fn infinite_recursive_loop_is_a_recursion_error() {
     let (kind, _) = kind_of("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}");
     assert_eq!(kind, ErrorKind::RecursionError);

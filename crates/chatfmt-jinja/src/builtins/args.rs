@@ -302,8 +302,12 @@ impl<'a> CallArgs<'a> {
         }
         let total = sig.params.len();
         let given = sig.hidden + self.pos.len();
-        // Slots of all parameters: filled by the hidden ones and the positional arguments.
-        let mut filled: Vec<bool> = (0..total).map(|i| i < given).collect();
+        // Slots of all parameters: filled by the hidden ones and the positional arguments (and,
+        // only when there are keyword arguments, kept in a list).
+        let mut filled: Vec<bool> = match self.kw.is_empty() {
+            true => Vec::new(),
+            false => (0..total).map(|i| i < given).collect(),
+        };
         let mut args: Vec<Option<Value<'a>>> = vec![None; total.saturating_sub(sig.hidden)];
         for (i, v) in self.pos.iter().enumerate() {
             if let Some(slot) = args.get_mut(i) {
@@ -355,9 +359,9 @@ impl<'a> CallArgs<'a> {
         }
         let missing: Vec<String> = sig.params[..sig.required.min(total)]
             .iter()
-            .zip(filled.iter())
-            .filter(|(_, f)| !**f)
-            .map(|(n, _)| format!("'{n}'"))
+            .enumerate()
+            .filter(|(i, _)| !filled.get(*i).copied().unwrap_or(*i < given))
+            .map(|(_, n)| format!("'{n}'"))
             .collect();
         if !missing.is_empty() {
             let n = missing.len();

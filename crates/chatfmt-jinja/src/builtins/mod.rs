@@ -37,11 +37,6 @@ pub fn is_global(name: &str) -> bool {
     table::global(name).is_some()
 }
 
-/// The global of that name, if there is one.
-pub fn global<'a>(name: &str) -> Option<Value<'a>> {
-    table::global(name).map(|g| Value::Object(Rc::new(Object::Function(g.name))))
-}
-
 /// Applies the filter `f` to `v`, its arguments bound as Python binds them to Jinja2's function.
 pub fn call_filter<'a>(f: &Builtin<FilterFn>, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
     let b = args.bind_sig(&f.sig)?;

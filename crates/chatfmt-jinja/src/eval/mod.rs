@@ -45,16 +45,30 @@ fn stack_limit() -> usize {
     }
 }
 
+/// How many names read outside every scope a render caches the context's values of (in the
+/// evaluator itself: no allocation per render).
+const OUTER_CACHED: usize = 16;
+
+/// The scope of frames that bind names by name only (a block called as `self.name()`).
+const BY_NAME: u32 = u32::MAX;
+
+/// The variables of one run of a scope: a slot per name the scope binds (see [`Scopes`]), plus
+/// names bound where the frame chain differs from the template's nesting.
 struct Frame<'a> {
-    vars: Vec<(&'a str, Value<'a>)>,
+    slots: Vec<Option<Value<'a>>>,
+    extra: Vec<(&'a str, Value<'a>)>,
     parent: usize,
+    scope: u32,
 }
 
 /// Renders one template once.
 pub struct Evaluator<'a> {
     ctx: &'a Context<'a>,
-    /// `Borrowed::List` layers of the context as values, built once per render (by layer index).
-    layer_lists: Vec<Option<Value<'a>>>,
+    scopes: &'a Scopes,
+    /// The context variables of the first [`OUTER_CACHED`] names of [`Scopes::outer`], each
+    /// filled when the name is first read (with an undefined value when the context does not have
+    /// it), so a `Borrowed::List` layer becomes a list value once.
+    outer: [Option<Value<'a>>; OUTER_CACHED],
     /// The stack address below which the next nesting level runs on a new stack segment
     /// (see [`Evaluator::nested`]).
     stack_limit: usize,
@@ -75,16 +89,6 @@ pub struct Evaluator<'a> {
     autoescape: bool,
 }
 
-/// The `Borrowed::List` layers of a context as values (by layer index).
-fn layer_lists<'a>(ctx: &'a Context<'a>) -> Vec<Option<Value<'a>>> {
-    (ctx.layers.iter())
-        .map(|layer| match layer {
-            Layer::Var(_, Borrowed::List(items)) => Some(Value::list(items.iter().map(Value::from_json).collect())),
-            _ => None,
-        })
-        .collect()
-}
-
 fn at(e: Error, pos: Pos) -> Error {
     if e.has_location() {
         e
@@ -95,18 +99,22 @@ fn at(e: Error, pos: Pos) -> Error {
 
 impl<'a> Evaluator<'a> {
     /// A fresh evaluator for the template `body` with `ctx`.
-    pub fn new(body: &'a [Stmt], ctx: &'a Context<'a>, out: String) -> Self {
+    pub fn new(body: &'a [Stmt], scopes: &'a Scopes, ctx: &'a Context<'a>, out: String) -> Self {
+        let root_slots = scopes.layouts.first().map_or(0, |l| l.len());
         Evaluator {
             ctx,
-            layer_lists: layer_lists(ctx),
+            scopes,
+            outer: Default::default(),
             stack_limit: stack_limit(),
             piece_buf: Vec::new(),
             live_frames: 1,
             frames: {
                 let mut frames = Vec::with_capacity(4);
                 frames.push(Frame {
-                    vars: Vec::new(),
+                    slots: (0..root_slots).map(|_| None).collect(),
+                    extra: Vec::new(),
                     parent: NO_PARENT,
+                    scope: 0,
                 });
                 frames
             },
@@ -151,7 +159,7 @@ impl<'a> Evaluator<'a> {
         self.exec_block(head)?;
         let (used, scope, out_len, generation_len) = (
             budget.used(),
-            self.frames[0].vars.clone(),
+            (self.frames[0].slots.clone(), self.frames[0].extra.clone()),
             self.out.len(),
             self.generation_spans.len(),
         );
@@ -160,8 +168,10 @@ impl<'a> Evaluator<'a> {
         result.generation_spans.clone_from(&self.generation_spans);
         result.text.clone_from(&self.out);
         self.ctx = alt;
-        self.layer_lists = layer_lists(alt);
-        self.frames[0].vars = scope;
+        // Context values read so far are the same in `alt`, except what the fork is on, which
+        // was not read before the fork point; the cache is emptied all the same.
+        self.outer = Default::default();
+        (self.frames[0].slots, self.frames[0].extra) = scope;
         self.out.truncate(out_len);
         self.generation_spans.truncate(generation_len);
         budget.rewind(used);
@@ -172,19 +182,20 @@ impl<'a> Evaluator<'a> {
         }))
     }
 
-    /// A top-level variable of the context: `vars`, then the borrowed layers.
+    /// A top-level variable of the context: `vars`, then the borrowed layers (read once per render
+    /// and name, see `outer`).
     fn context_var(&self, name: &str) -> Option<Value<'a>> {
         if !self.ctx.vars.is_empty() {
             if let Some(v) = self.ctx.vars.get(name) {
                 return Some(Value::from_json(v));
             }
         }
-        for (i, layer) in self.ctx.layers.iter().enumerate() {
+        for layer in &self.ctx.layers {
             match layer {
                 Layer::Var(n, v) if same_name(n, name) => {
                     return Some(match v {
                         Borrowed::Json(j) => Value::from_json(j),
-                        Borrowed::List(_) => self.layer_lists[i].clone().unwrap_or(Value::None),
+                        Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
                     });
                 }
                 Layer::Var(..) => {}
@@ -200,16 +211,35 @@ impl<'a> Evaluator<'a> {
 
     // ---- scopes ---------------------------------------------------------------------------
 
-    /// Opens a scope whose lookups continue in `parent`. Frames are reused, so their variable
-    /// lists keep their capacity across loop iterations.
-    fn push_frame(&mut self, parent: usize) -> usize {
+    /// The names of a scope's slots (none for [`BY_NAME`]).
+    fn layout(&self, scope: u32) -> &'a [Ident] {
+        self.scopes.layouts.get(scope as usize).map_or(&[], |l| l)
+    }
+
+    /// Opens a frame of `scope` whose lookups continue in `parent`. Frames are reused, so their
+    /// slot lists keep their capacity across loop iterations.
+    fn push_frame(&mut self, parent: usize, scope: u32) -> usize {
         let id = self.live_frames;
+        // A macro or loop object kept past the frame it was made in names a frame that is gone
+        // (possibly this very one): its lookups continue at the template's frame instead, so every
+        // chain of parents ends.
+        let parent = if parent < id { parent } else { 0 };
+        let n = self.layout(scope).len();
         if id < self.frames.len() {
-            self.frames[id].parent = parent;
+            let frame = &mut self.frames[id];
+            frame.parent = parent;
+            // A frame popped from the same scope keeps its (emptied) slots.
+            if frame.scope != scope || frame.slots.len() != n {
+                frame.slots.clear();
+                frame.slots.extend((0..n).map(|_| None));
+            }
+            frame.scope = scope;
         } else {
             self.frames.push(Frame {
-                vars: Vec::with_capacity(4),
+                slots: (0..n).map(|_| None).collect(),
+                extra: Vec::new(),
                 parent,
+                scope,
             });
         }
         self.live_frames += 1;
@@ -219,40 +249,128 @@ impl<'a> Evaluator<'a> {
 
     fn pop_frame(&mut self, id: usize, restore: usize) {
         for frame in &mut self.frames[id..self.live_frames] {
-            frame.vars.clear();
+            frame.slots.iter_mut().for_each(|slot| *slot = None);
+            frame.extra.clear();
         }
         self.live_frames = id;
         self.current = restore;
     }
 
-    fn bind(&mut self, name: &'a str, v: Value<'a>) {
+    /// Binds a name in the current frame, in the slot resolution gave it.
+    #[inline]
+    fn bind(&mut self, name: &'a str, at: Bind, v: Value<'a>) {
         let frame = &mut self.frames[self.current];
-        match frame.vars.iter_mut().find(|(n, _)| same_name(n, name)) {
+        if frame.scope == at.scope {
+            if let Some(slot) = frame.slots.get_mut(at.slot as usize) {
+                *slot = Some(v);
+                return;
+            }
+        }
+        self.bind_by_name(name, v);
+    }
+
+    /// Binds a name in the current frame by name: its slot if its scope has one, otherwise an
+    /// extra variable of the frame.
+    fn bind_by_name(&mut self, name: &'a str, v: Value<'a>) {
+        let frame = &mut self.frames[self.current];
+        let layout = self.scopes.layouts.get(frame.scope as usize).map_or(&[][..], |l| l);
+        if let Some(i) = layout.iter().position(|n| same_name(n, name)) {
+            frame.slots[i] = Some(v);
+            return;
+        }
+        match frame.extra.iter_mut().find(|(n, _)| same_name(n, name)) {
             Some(slot) => slot.1 = v,
-            None => frame.vars.push((name, v)),
+            None => frame.extra.push((name, v)),
         }
     }
 
-    /// Resolves a name: scopes, then context variables, then globals.
-    pub fn lookup(&self, name: &'a str) -> Value<'a> {
-        self.find(name)
+    /// Resolves a variable reference: scopes, then context variables, then globals.
+    fn lookup(&mut self, name: &'a str, var: VarRef) -> Value<'a> {
+        self.find(name, var)
             .unwrap_or_else(|| Value::Undefined(Some(Rc::new(UndefInfo::Name(name)))))
     }
 
-    /// The value of a name, if it has one.
-    fn find(&self, name: &'a str) -> Option<Value<'a>> {
-        match self.find_in_scopes(name) {
+    /// The value of a variable reference, if it has one.
+    fn find(&mut self, name: &'a str, var: VarRef) -> Option<Value<'a>> {
+        match self.find_in_scopes(name, var) {
             Some(v) => Some(v.clone()),
-            None => self.find_outside_scopes(name),
+            None => self.find_outside_scopes(name, var.outer),
         }
     }
 
-    /// The value a template scope binds to a name.
-    fn find_in_scopes(&self, name: &'a str) -> Option<&Value<'a>> {
+    /// The value a template scope binds to a variable reference: the slots resolution found for
+    /// it, or a search by name when the frames are not those of the template's nesting.
+    #[inline(always)]
+    fn find_in_scopes(&self, name: &'a str, var: VarRef) -> Option<&Value<'a>> {
+        if var.scope == VarRef::NO_SCOPE {
+            return match var.more {
+                true => self.find_more(name, var.res, 0),
+                false => None,
+            };
+        }
+        let mut f = self.current;
+        for _ in 0..var.up {
+            f = self.frames[f].parent;
+            if f == NO_PARENT {
+                return self.find_by_name(name);
+            }
+        }
+        let frame = &self.frames[f];
+        if frame.scope != var.scope {
+            return self.find_by_name(name);
+        }
+        if let Some(Some(v)) = frame.slots.get(usize::from(var.slot)) {
+            return Some(v);
+        }
+        if var.more {
+            return self.find_more(name, var.res, 1);
+        }
+        None
+    }
+
+    /// [`find_in_scopes`](Self::find_in_scopes) through the resolution's list of scopes, from the
+    /// `skip`-th on.
+    #[inline(never)]
+    fn find_more(&self, name: &'a str, res: u32, skip: usize) -> Option<&Value<'a>> {
+        let Some(res) = self.scopes.names.get(res as usize) else {
+            return self.find_by_name(name);
+        };
+        let mut f = self.current;
+        let mut up = 0;
+        for at in res.scopes.iter().skip(skip) {
+            while up < at.up {
+                f = self.frames[f].parent;
+                if f == NO_PARENT {
+                    return self.find_by_name(name);
+                }
+                up += 1;
+            }
+            let frame = &self.frames[f];
+            if frame.scope != at.scope {
+                return self.find_by_name(name);
+            }
+            if let Some(Some(v)) = frame.slots.get(at.slot as usize) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// The value the frames bind to a name, searched by name from the current frame up.
+    #[cold]
+    fn find_by_name(&self, name: &str) -> Option<&Value<'a>> {
         let mut f = self.current;
         while f != NO_PARENT {
             let frame = &self.frames[f];
-            if let Some((_, v)) = frame.vars.iter().rev().find(|(n, _)| same_name(n, name)) {
+            if let Some((_, v)) = frame.extra.iter().rev().find(|(n, _)| same_name(n, name)) {
+                return Some(v);
+            }
+            let layout = self.layout(frame.scope);
+            if let Some(Some(v)) = layout
+                .iter()
+                .position(|n| same_name(n, name))
+                .and_then(|i| frame.slots.get(i))
+            {
                 return Some(v);
             }
             f = frame.parent;
@@ -260,19 +378,37 @@ impl<'a> Evaluator<'a> {
         None
     }
 
-    /// The value of a name no template scope binds: `self`, the context, the globals.
-    fn find_outside_scopes(&self, name: &'a str) -> Option<Value<'a>> {
+    /// The value of a name no template scope binds: `self`, the context (read once per render and
+    /// name), the globals.
+    #[inline(never)]
+    fn find_outside_scopes(&mut self, name: &'a str, outer: u32) -> Option<Value<'a>> {
         if name == "self" {
             let mut blocks = Vec::new();
             collect_blocks(self.body, &mut blocks);
             return Some(Value::Object(Rc::new(Object::SelfRef(blocks))));
         }
-        self.context_var(name).or_else(|| builtins::global(name))
+        let outer = outer as usize;
+        match self.outer.get(outer) {
+            Some(Some(Value::Undefined(None))) => {}
+            Some(Some(v)) => return Some(v.clone()),
+            _ => {
+                let found = self.context_var(name);
+                if let Some(cached) = self.outer.get_mut(outer) {
+                    // Context values are never undefined: this marks a name the context lacks.
+                    *cached = Some(found.clone().unwrap_or(Value::Undefined(None)));
+                }
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        let global = self.scopes.outer.get(outer).copied().flatten();
+        global.map(|g| Value::Object(Rc::new(Object::Function(g))))
     }
 
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
     /// and the key.
-    fn json_member(&self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
+    fn json_member(&mut self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
         let (obj, key) = match &e.kind {
             ExprKind::GetItem(obj, key) => match &key.kind {
                 ExprKind::Const(Const::Str(k)) => (obj, &**k),
@@ -281,20 +417,20 @@ impl<'a> Evaluator<'a> {
             ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
             _ => return None,
         };
-        let ExprKind::Name(name) = &obj.kind else {
+        let ExprKind::Name(name, var) = &obj.kind else {
             return None;
         };
-        match self.find_json(name)? {
+        match self.find_json(name, *var)? {
             Json::Object(m) => Some((m, key)),
             _ => None,
         }
     }
 
     /// The JSON array or object a name holds, if it holds one.
-    fn find_json(&self, name: &'a str) -> Option<&'a Json> {
-        match self.find_in_scopes(name) {
+    fn find_json(&mut self, name: &'a str, var: VarRef) -> Option<&'a Json> {
+        match self.find_in_scopes(name, var) {
             Some(v) => v.as_json(),
-            None => self.find_outside_scopes(name).and_then(|v| v.as_json()),
+            None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
         }
     }
 
@@ -439,7 +575,7 @@ impl<'a> Evaluator<'a> {
                     def,
                     scope: self.current,
                 })));
-                self.bind(&def.name, m);
+                self.bind_by_name(&def.name, m);
             }
             StmtKind::CallBlock(call, def) => {
                 let caller = Value::Object(Rc::new(Object::Macro(MacroValue {
@@ -468,10 +604,10 @@ impl<'a> Evaluator<'a> {
                 }
                 self.write_value(&v);
             }
-            StmtKind::With(assigns, body) => {
+            StmtKind::With(assigns, body, scope) => {
                 let values = assigns.iter().map(|(_, e)| self.eval(e)).collect::<Result<Vec<_>>>()?;
                 let restore = self.current;
-                let id = self.push_frame(restore);
+                let id = self.push_frame(restore, *scope);
                 for ((t, _), v) in assigns.iter().zip(values) {
                     self.assign(t, v)?;
                 }
@@ -506,15 +642,15 @@ impl<'a> Evaluator<'a> {
 
     fn assign(&mut self, target: &'a Target, v: Value<'a>) -> Result<()> {
         match target {
-            Target::Name(n) => self.bind(n, v),
+            Target::Name(n, at) => self.bind(n, *at, v),
             Target::Tuple(names) => {
                 let items = unpack(&v, names.len())?;
                 for (t, item) in names.iter().zip(items) {
                     self.assign(t, item)?;
                 }
             }
-            Target::Attr(ns, attr) => {
-                let target = self.lookup(ns);
+            Target::Attr(ns, var, attr) => {
+                let target = self.lookup(ns, *var);
                 match &target {
                     Value::Object(o) => match &**o {
                         Object::Namespace(d) => {
@@ -548,7 +684,7 @@ impl<'a> Evaluator<'a> {
             Some(cond) => {
                 let mut kept = Vec::new();
                 for item in items.iter() {
-                    let id = self.push_frame(restore);
+                    let id = self.push_frame(restore, f.scope);
                     let r = self
                         .assign(&f.target, item.clone())
                         .and_then(|_| self.eval_truthy(cond));
@@ -576,10 +712,14 @@ impl<'a> Evaluator<'a> {
             if let Some(Object::Loop(l)) = lp.as_deref() {
                 l.index0.set(i);
             }
-            let id = self.push_frame(restore);
+            let id = self.push_frame(restore, f.scope);
             let r = self.assign(&f.target, item.clone()).and_then(|_| {
                 if let Some(lp) = &lp {
-                    self.bind("loop", Value::Object(lp.clone()));
+                    let at = Bind {
+                        scope: f.scope,
+                        slot: f.loop_slot,
+                    };
+                    self.bind("loop", at, Value::Object(lp.clone()));
                 }
                 self.exec_block(&f.body)
             });
@@ -613,7 +753,7 @@ impl<'a> Evaluator<'a> {
         // Leaves neither recurse nor fail: no stack check, no error location.
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
-            ExprKind::Name(n) => Ok(self.lookup(n)),
+            ExprKind::Name(n, var) => Ok(self.lookup(n, *var)),
             // The commonest expression of chat templates, `message['role']`, read in place.
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => {
                 if let Some(j) = self
@@ -631,7 +771,7 @@ impl<'a> Evaluator<'a> {
     fn eval_inner(&mut self, e: &'a Expr) -> Result<Value<'a>> {
         Ok(match &e.kind {
             ExprKind::Const(c) => const_value(c),
-            ExprKind::Name(n) => self.lookup(n),
+            ExprKind::Name(n, var) => self.lookup(n, *var),
             ExprKind::GetAttr(obj, member) => {
                 let o = self.eval(obj)?;
                 if member.data_key {
@@ -836,7 +976,7 @@ impl<'a> Evaluator<'a> {
                 && args.dstar.is_none() =>
             {
                 let defined = match &v.kind {
-                    ExprKind::Name(n) => self.find(n).is_some_and(|x| !x.is_undefined()),
+                    ExprKind::Name(n, var) => self.find(n, *var).is_some_and(|x| !x.is_undefined()),
                     // A key of a JSON object: present or not, without an undefined marker.
                     ExprKind::GetAttr(obj, k) if k.data_key => match self.eval(obj)? {
                         Value::Json(Json::Object(m)) => crate::value::json_map_get(m, k).is_some(),
@@ -1080,7 +1220,7 @@ impl<'a> Evaluator<'a> {
                     args.none("block")?;
                     self.enter()?;
                     let restore = self.current;
-                    let id = self.push_frame(0);
+                    let id = self.push_frame(0, BY_NAME);
                     let r = self.capture(|me| me.exec_block(body));
                     self.pop_frame(id, restore);
                     self.depth -= 1;
@@ -1122,6 +1262,13 @@ impl<'a> Evaluator<'a> {
         Ok(Value::string(r?))
     }
 
+    /// Binds the macro parameter `i` in the macro's frame (parameters are its first slots).
+    fn bind_param(&mut self, i: usize, v: Value<'a>) {
+        if let Some(slot) = self.frames[self.current].slots.get_mut(i) {
+            *slot = Some(v);
+        }
+    }
+
     fn call_macro(&mut self, m: &MacroValue<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
         let def = m.def;
         let mut kw = args.kw;
@@ -1140,21 +1287,20 @@ impl<'a> Evaluator<'a> {
                 nparams
             ));
         }
+        let args_pos = args.pos.len();
         self.enter()?;
         let restore = self.current;
-        let id = self.push_frame(m.scope);
+        let id = self.push_frame(m.scope, def.scope);
         let r = (|| -> Result<String> {
             let mut varargs = Vec::new();
             for (i, v) in args.pos.into_iter().enumerate() {
                 if i < nparams {
-                    self.bind(&def.params[i].0, v);
+                    self.bind_param(i, v);
                 } else {
                     varargs.push(v);
                 }
             }
-            let given = varargs.is_empty();
-            let _ = given;
-            let npos = self.frames[id].vars.len();
+            let npos = nparams.min(args_pos);
             let mut extra_kw = Vec::new();
             for (k, v) in kw {
                 match def.params.iter().position(|(n, _)| &**n == k) {
@@ -1165,15 +1311,15 @@ impl<'a> Evaluator<'a> {
                             def.name
                         ));
                     }
-                    Some(_) => self.bind(k, v),
+                    Some(i) => self.bind_param(i, v),
                     None if def.uses_kwargs => extra_kw.push((Value::Str(k), v)),
                     None => {
                         return Err(err!(TypeError, "macro '{}' takes no keyword argument '{k}'", def.name));
                     }
                 }
             }
-            for (name, default) in &def.params {
-                if self.frames[id].vars.iter().any(|(n, _)| *n == &**name) {
+            for (i, (name, default)) in def.params.iter().enumerate() {
+                if matches!(self.frames[id].slots.get(i), Some(Some(_))) {
                     continue;
                 }
                 let v = match default {
@@ -1184,13 +1330,13 @@ impl<'a> Evaluator<'a> {
                         crate::error::ErrorKind::UndefinedError,
                     )))),
                 };
-                self.bind(name, v);
+                self.bind_param(i, v);
             }
             if def.uses_varargs {
-                self.bind("varargs", Value::Tuple(Rc::new(varargs)));
+                self.bind_by_name("varargs", Value::Tuple(Rc::new(varargs)));
             }
             if def.uses_kwargs {
-                self.bind("kwargs", crate::value::ops::dict_from(extra_kw)?);
+                self.bind_by_name("kwargs", crate::value::ops::dict_from(extra_kw)?);
             }
             if def.uses_caller {
                 let c = caller.clone().unwrap_or_else(|| {
@@ -1199,7 +1345,7 @@ impl<'a> Evaluator<'a> {
                         crate::error::ErrorKind::UndefinedError,
                     ))))
                 });
-                self.bind("caller", c);
+                self.bind_by_name("caller", c);
             }
             self.capture(|me| me.exec_block(&def.body))
         })();
@@ -1258,7 +1404,7 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
             }
             StmtKind::SetBlock(_, _, b)
             | StmtKind::FilterBlock(_, b)
-            | StmtKind::With(_, b)
+            | StmtKind::With(_, b, _)
             | StmtKind::Generation(b)
             | StmtKind::Autoescape(_, b) => collect_blocks(b, out),
             _ => {}

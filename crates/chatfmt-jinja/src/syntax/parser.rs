@@ -409,6 +409,8 @@ impl<'s> Parser<'s> {
             else_body,
             recursive,
             uses_loop: uses.loop_var || recursive,
+            scope: 0,
+            loop_slot: 0,
         })))
     }
 
@@ -474,6 +476,7 @@ impl<'s> Parser<'s> {
             uses_caller: uses.caller,
             uses_varargs: uses.varargs,
             uses_kwargs: uses.kwargs,
+            scope: 0,
         })
     }
 
@@ -524,7 +527,7 @@ impl<'s> Parser<'s> {
             assigns.push((target, self.parse_expression(true)?));
         }
         let body = self.parse_statements(&["endwith"], true)?;
-        Ok(StmtKind::With(assigns, body))
+        Ok(StmtKind::With(assigns, body, 0))
     }
 
     fn parse_block(&mut self) -> Result<StmtKind> {
@@ -639,7 +642,7 @@ impl<'s> Parser<'s> {
             let ns = self.expect_name()?;
             self.next();
             let attr = self.expect_name()?;
-            return Ok(Target::Attr(self.ident(ns), attr.into()));
+            return Ok(Target::Attr(self.ident(ns), VarRef::default(), attr.into()));
         }
         let e = self.parse_primary()?;
         to_target(&e).ok_or_else(|| {
@@ -907,7 +910,7 @@ impl<'s> Parser<'s> {
                     "true" | "True" => ExprKind::Const(Const::Bool(true)),
                     "false" | "False" => ExprKind::Const(Const::Bool(false)),
                     "none" | "None" => ExprKind::Const(Const::None),
-                    _ => ExprKind::Name(self.ident(n)),
+                    _ => ExprKind::Name(self.ident(n), VarRef::default()),
                 }
             }
             Tok::Str(s) => {
@@ -1212,7 +1215,7 @@ impl<'s> Parser<'s> {
 /// The plain names a target binds.
 fn target_names(t: &Target) -> Vec<&str> {
     match t {
-        Target::Name(n) => vec![&**n],
+        Target::Name(n, _) => vec![&**n],
         Target::Tuple(items) => items.iter().flat_map(target_names).collect(),
         Target::Attr(..) => Vec::new(),
     }
@@ -1220,7 +1223,7 @@ fn target_names(t: &Target) -> Vec<&str> {
 
 fn to_target(e: &Expr) -> Option<Target> {
     match &e.kind {
-        ExprKind::Name(n) => Some(Target::Name(n.clone())),
+        ExprKind::Name(n, _) => Some(Target::Name(n.clone(), Bind::default())),
         ExprKind::Tuple(items) => items
             .iter()
             .map(to_target)
@@ -1297,7 +1300,7 @@ impl UsedNames {
                 self.expr(f);
                 self.stmts(body);
             }
-            StmtKind::With(assigns, body) => {
+            StmtKind::With(assigns, body, _) => {
                 for (_, e) in assigns {
                     self.expr(e);
                 }
@@ -1325,7 +1328,7 @@ impl UsedNames {
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Const(_) => {}
-            ExprKind::Name(n) => match &**n {
+            ExprKind::Name(n, _) => match &**n {
                 "caller" => self.caller = true,
                 "varargs" => self.varargs = true,
                 "kwargs" => self.kwargs = true,
@@ -1459,7 +1462,7 @@ impl NameCheck {
                 self.expr(e, soft)?;
                 self.stmts(body, soft)
             }
-            StmtKind::With(assigns, body) => {
+            StmtKind::With(assigns, body, _) => {
                 for (_, e) in assigns {
                     self.expr(e, soft)?;
                 }
@@ -1481,7 +1484,7 @@ impl NameCheck {
 
     fn expr(&mut self, e: &Expr, soft: bool) -> Result<()> {
         match &e.kind {
-            ExprKind::Const(_) | ExprKind::Name(_) => Ok(()),
+            ExprKind::Const(_) | ExprKind::Name(..) => Ok(()),
             ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
                 items.iter().try_for_each(|i| self.expr(i, soft))
             }

@@ -28,7 +28,7 @@ fn collect(e: &Expr, out: &mut Vec<Expr>) -> bool {
 /// Whether evaluating `e` twice gives the same value and does nothing else.
 fn pure(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Const(_) | ExprKind::Name(_) => true,
+        ExprKind::Const(_) | ExprKind::Name(..) => true,
         ExprKind::GetAttr(obj, _) => pure(obj),
         ExprKind::GetItem(obj, key) => pure(obj) && matches!(key.kind, ExprKind::Const(_)),
         ExprKind::Filter(Some(inner), name, args) => {

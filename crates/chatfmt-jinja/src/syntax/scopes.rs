@@ -1,0 +1,303 @@
+//! Resolves every variable of a parsed template to slots (see [`Scopes`]): which scopes bind
+//! which names, where each assignment stores, and where each reference looks.
+
+use crate::ast::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Resolves `body` in place and returns its scopes.
+pub(crate) fn resolve(body: &mut [Stmt]) -> Scopes {
+    let mut r = Resolver::default();
+    let mut layout = Vec::new();
+    binds(body, &mut layout);
+    r.scope(layout, |r| r.stmts(body));
+    Scopes {
+        layouts: r.layouts,
+        names: r.names,
+        outer: r.outer,
+    }
+}
+
+fn add(layout: &mut Vec<Ident>, name: &Ident) {
+    if !layout.iter().any(|n| **n == **name) {
+        layout.push(name.clone());
+    }
+}
+
+fn target_binds(t: &Target, layout: &mut Vec<Ident>) {
+    match t {
+        Target::Name(n, _) => add(layout, n),
+        Target::Tuple(items) => items.iter().for_each(|t| target_binds(t, layout)),
+        Target::Attr(..) => {}
+    }
+}
+
+/// The names a body binds in the frame it runs in (not in the frames of nested loops, `with`
+/// blocks and macros).
+fn binds(body: &[Stmt], layout: &mut Vec<Ident>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Set(t, _) => target_binds(t, layout),
+            StmtKind::SetBlock(t, _, b) => {
+                binds(b, layout);
+                target_binds(t, layout);
+            }
+            StmtKind::Macro(m) => add(layout, &m.name),
+            StmtKind::If(branches, else_body) => {
+                branches.iter().for_each(|(_, b)| binds(b, layout));
+                binds(else_body, layout);
+            }
+            // The `else` of a loop runs in the loop's enclosing frame.
+            StmtKind::For(f) => binds(&f.else_body, layout),
+            StmtKind::FilterBlock(_, b)
+            | StmtKind::Generation(b)
+            | StmtKind::Block(_, b)
+            | StmtKind::Autoescape(_, b) => binds(b, layout),
+            StmtKind::Text(_)
+            | StmtKind::Print(..)
+            | StmtKind::CallBlock(..)
+            | StmtKind::With(..)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::NeedsLoader(_) => {}
+        }
+    }
+}
+
+#[derive(Default)]
+struct Resolver {
+    layouts: Vec<Box<[Ident]>>,
+    names: Vec<NameRes>,
+    outer: Vec<Option<&'static str>>,
+    outer_index: HashMap<Ident, u32>,
+    /// The enclosing scopes, innermost last.
+    chain: Vec<u32>,
+}
+
+impl Resolver {
+    /// Runs `f` inside a new scope with these slots, and returns the scope.
+    fn scope(&mut self, layout: Vec<Ident>, f: impl FnOnce(&mut Self)) -> u32 {
+        let id = self.layouts.len() as u32;
+        self.layouts.push(layout.into());
+        self.chain.push(id);
+        f(self);
+        self.chain.pop();
+        id
+    }
+
+    fn current(&self) -> u32 {
+        self.chain.last().copied().unwrap_or(0)
+    }
+
+    fn slot_in(&self, scope: u32, name: &str) -> Option<u32> {
+        self.layouts[scope as usize]
+            .iter()
+            .position(|n| **n == *name)
+            .map(|i| i as u32)
+    }
+
+    /// Where a reference to `name` here is found.
+    fn reference(&mut self, name: &Ident) -> VarRef {
+        let scopes: Box<[ScopeSlot]> = self
+            .chain
+            .iter()
+            .rev()
+            .enumerate()
+            .filter_map(|(up, &scope)| {
+                self.slot_in(scope, name).map(|slot| ScopeSlot {
+                    up: up as u32,
+                    scope,
+                    slot,
+                })
+            })
+            .collect();
+        let next = self.outer.len() as u32;
+        let outer = *self.outer_index.entry(name.clone()).or_insert(next);
+        if outer == next {
+            self.outer.push(crate::builtins::table::global(name).map(|g| g.name));
+        }
+        let mut var = VarRef {
+            res: self.names.len() as u32,
+            outer,
+            more: !scopes.is_empty(),
+            ..VarRef::default()
+        };
+        if let Some(first) = scopes.first() {
+            if let (Ok(slot), Ok(up)) = (u16::try_from(first.slot), u8::try_from(first.up)) {
+                var.scope = first.scope;
+                var.slot = slot;
+                var.up = up;
+                var.more = scopes.len() > 1;
+            }
+        }
+        self.names.push(NameRes { scopes });
+        var
+    }
+
+    fn target(&mut self, t: &mut Target) {
+        let scope = self.current();
+        match t {
+            Target::Name(n, bind) => {
+                *bind = Bind {
+                    scope,
+                    slot: self.slot_in(scope, n).unwrap_or(0),
+                };
+            }
+            Target::Tuple(items) => items.iter_mut().for_each(|t| self.target(t)),
+            Target::Attr(ns, res, _) => *res = self.reference(ns),
+        }
+    }
+
+    fn stmts(&mut self, body: &mut [Stmt]) {
+        body.iter_mut().for_each(|s| self.stmt(s));
+    }
+
+    fn stmt(&mut self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Print(e, leaves) => {
+                self.expr(e);
+                leaves.iter_mut().flat_map(|l| l.iter_mut()).for_each(|e| self.expr(e));
+            }
+            StmtKind::NeedsLoader(e) => self.expr(e),
+            StmtKind::Set(t, e) => {
+                self.expr(e);
+                self.target(t);
+            }
+            StmtKind::SetBlock(t, filter, body) => {
+                self.stmts(body);
+                if let Some(f) = filter {
+                    self.expr(f);
+                }
+                self.target(t);
+            }
+            StmtKind::If(branches, else_body) => {
+                for (test, body) in branches {
+                    self.expr(test);
+                    self.stmts(body);
+                }
+                self.stmts(else_body);
+            }
+            StmtKind::For(f) => self.for_loop(f),
+            StmtKind::Macro(m) => self.macro_def(m),
+            StmtKind::CallBlock(call, m) => {
+                self.expr(call);
+                self.macro_def(m);
+            }
+            StmtKind::FilterBlock(f, body) | StmtKind::Autoescape(f, body) => {
+                self.expr(f);
+                self.stmts(body);
+            }
+            StmtKind::With(assigns, body, scope) => {
+                assigns.iter_mut().for_each(|(_, e)| self.expr(e));
+                let mut layout = Vec::new();
+                assigns.iter().for_each(|(t, _)| target_binds(t, &mut layout));
+                binds(body, &mut layout);
+                *scope = self.scope(layout, |r| {
+                    assigns.iter_mut().for_each(|(t, _)| r.target(t));
+                    r.stmts(body);
+                });
+            }
+            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body),
+        }
+    }
+
+    fn for_loop(&mut self, f: &mut ForLoop) {
+        self.expr(&mut f.iter);
+        let mut layout = Vec::new();
+        target_binds(&f.target, &mut layout);
+        if f.uses_loop {
+            add(&mut layout, &Ident::from("loop"));
+        }
+        binds(&f.body, &mut layout);
+        let loop_slot = layout.iter().position(|n| &**n == "loop").unwrap_or(0) as u32;
+        f.loop_slot = loop_slot;
+        f.scope = self.scope(layout, |r| {
+            r.target(&mut f.target);
+            if let Some(c) = &mut f.cond {
+                r.expr(c);
+            }
+            r.stmts(&mut f.body);
+        });
+        self.stmts(&mut f.else_body);
+    }
+
+    fn macro_def(&mut self, m: &mut Arc<MacroDef>) {
+        let m = Arc::make_mut(m);
+        let mut layout: Vec<Ident> = m.params.iter().map(|(n, _)| n.clone()).collect();
+        for (used, name) in [
+            (m.uses_varargs, "varargs"),
+            (m.uses_kwargs, "kwargs"),
+            (m.uses_caller, "caller"),
+        ] {
+            if used {
+                add(&mut layout, &Ident::from(name));
+            }
+        }
+        binds(&m.body, &mut layout);
+        m.scope = self.scope(layout, |r| {
+            m.params
+                .iter_mut()
+                .filter_map(|(_, d)| d.as_mut())
+                .for_each(|d| r.expr(d));
+            r.stmts(&mut m.body);
+        });
+    }
+
+    fn args(&mut self, a: &mut Args) {
+        a.pos.iter_mut().for_each(|e| self.expr(e));
+        a.kw.iter_mut().for_each(|(_, e)| self.expr(e));
+        for e in [&mut a.star, &mut a.dstar].into_iter().flatten() {
+            self.expr(e);
+        }
+    }
+
+    fn expr(&mut self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Const(_) => {}
+            ExprKind::Name(n, res) => *res = self.reference(n),
+            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
+                items.iter_mut().for_each(|i| self.expr(i))
+            }
+            ExprKind::Dict(items) => items.iter_mut().for_each(|(k, v)| {
+                self.expr(k);
+                self.expr(v);
+            }),
+            ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o),
+            ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Slice(a, b, c) => {
+                for x in [a, b, c].into_iter().flatten() {
+                    self.expr(x);
+                }
+            }
+            ExprKind::Call(callee, args) => {
+                self.expr(callee);
+                self.args(args);
+            }
+            ExprKind::Filter(inner, _, args) => {
+                if let Some(inner) = inner {
+                    self.expr(inner);
+                }
+                self.args(args);
+            }
+            ExprKind::Test(x, _, args) => {
+                self.expr(x);
+                self.args(args);
+            }
+            ExprKind::Compare(first, rest) => {
+                self.expr(first);
+                rest.iter_mut().for_each(|(_, e)| self.expr(e));
+            }
+            ExprKind::Cond(test, then, otherwise) => {
+                self.expr(test);
+                self.expr(then);
+                if let Some(o) = otherwise {
+                    self.expr(o);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Variables resolve to frame slots when a template compiles; Jinja2's scoping still decides what
+//! each name reads. The expected results are Jinja2 3.1.6's.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use chatfmt_jinja::{Context, Template};
+use serde_json::json;
+
+fn render(src: &str) -> String {
+    let t = Template::new("t", src).unwrap();
+    let ctx = Context::from_json(json!({"x": 1, "messages": [1, 2, 3]})).unwrap();
+    t.render(&ctx).unwrap().text
+}
+
+#[test]
+fn loop_bodies_shadow_without_leaking() {
+    assert_eq!(
+        render("{% set a = 1 %}{% for i in [1, 2] %}{{ a }}{% set a = i * 10 %}{{ a }}{% endfor %}{{ a }}"),
+        "1101201"
+    );
+    assert_eq!(
+        render(
+            "{% for i in [1] %}{% for j in [2] %}{{ i }}{{ j }}{% set i = 9 %}{{ i }}{% endfor %}{{ i }}{% endfor %}"
+        ),
+        "1291"
+    );
+    assert_eq!(
+        render("{% for i in range(5) if i is odd %}{{ i }}{{ loop.index }}{% endfor %}"),
+        "1132"
+    );
+    assert_eq!(
+        render("{% for i in [[1, [2]], [3]] recursive %}{% if i is iterable %}{{ loop(i) }}{% else %}{{ i }}{{ loop.depth }}{% endif %}{% endfor %}"),
+        "122332"
+    );
+}
+
+#[test]
+fn context_variables_until_assigned() {
+    assert_eq!(render("{{ x }}{% set x = 2 %}{{ x }}"), "12");
+    assert_eq!(render("{% set messages = messages[1:] %}{{ messages | length }}"), "2");
+    assert_eq!(render("{{ y is defined }}{{ range(2) | list }}"), "False[0, 1]");
+}
+
+#[test]
+fn namespaces_with_blocks_and_macros() {
+    assert_eq!(
+        render("{% set ns = namespace(n=0) %}{% for i in [1, 2, 3] %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}"),
+        "6"
+    );
+    assert_eq!(
+        render("{% with a = 5 %}{% set b = a + 1 %}{{ b }}{% endwith %}{{ b is defined }}"),
+        "6False"
+    );
+    assert_eq!(
+        render("{% macro m() %}{{ v }}{% endmacro %}{% set v = 3 %}{{ m() }}"),
+        "3"
+    );
+    assert_eq!(
+        render("{% macro m(x) %}[{{ caller(x) }}]{% endmacro %}{% call(y) m(4) %}{{ y * 2 }}{% endcall %}"),
+        "[8]"
+    );
+    assert_eq!(
+        render(
+            "{% macro m(a, b=a) %}{{ a }}{{ b }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(1) }}{{ m(1, 2, 3, k=4) }}"
+        ),
+        "11(){}12(3,){'k': 4}"
+    );
+}
+
+#[test]
+fn blocks_called_through_self_search_by_name() {
+    assert_eq!(
+        render("{% set x = 1 %}{% block b %}{% set y = 2 %}{{ x }}{{ y }}{% endblock %}|{{ self.b() }}"),
+        "12|12"
+    );
+}
