@@ -33,7 +33,7 @@ pub struct ChatTemplate {
 
 #[derive(Debug)]
 enum Templates {
-    Single(Entry),
+    Single(Box<Entry>),
     Named(BTreeMap<String, Entry>),
 }
 
@@ -76,7 +76,7 @@ impl ChatTemplate {
     /// One template from its source, read from `origin` (a file path: errors name it).
     pub fn from_origin(origin: &str, source: &str, special_tokens: Map<String, Json>) -> Self {
         ChatTemplate {
-            templates: Templates::Single(Entry::new(origin, source)),
+            templates: Templates::Single(Box::new(Entry::new(origin, source))),
             special_tokens,
             limits: Limits::default(),
             last_len: AtomicUsize::new(0),
