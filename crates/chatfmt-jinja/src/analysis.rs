@@ -266,6 +266,13 @@ fn visit_stmts<'s>(body: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
     }
 }
 
+/// Whether a `{% generation %}` block appears anywhere (macro bodies included).
+pub(crate) fn has_generation(body: &[Stmt]) -> bool {
+    let mut found = false;
+    visit_stmts(body, &mut |s| found |= matches!(s.kind, StmtKind::Generation(_)));
+    found
+}
+
 /// Globals and implicit names whose call changes no object made before it.
 const FORK_SAFE_CALLS: &[&str] = &[
     "range",

@@ -15,6 +15,8 @@ pub struct Template {
     source: String,
     body: Vec<Stmt>,
     scopes: Scopes,
+    /// Whether a `{% generation %}` block appears.
+    generation: bool,
     /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
     /// fork point.
     fork: OnceLock<(Box<str>, Option<usize>)>,
@@ -45,11 +47,13 @@ impl Template {
             })
             .map_err(|e| e.in_template(name, &normalized))?;
         let scopes = crate::syntax::scopes::resolve(&mut body);
+        let generation = crate::analysis::has_generation(&body);
         Ok(Template {
             name: name.to_string(),
             source: normalized,
             body,
             scopes,
+            generation,
             fork: OnceLock::new(),
         })
     }
@@ -57,6 +61,12 @@ impl Template {
     /// Analyses the template's syntax tree over every branch (see [`crate::analysis::Analysis`]).
     pub fn analyze(&self) -> crate::analysis::Analysis {
         crate::analysis::analyze(&self.body)
+    }
+
+    /// Whether a `{% generation %}` block appears (as [`analyze`](Self::analyze)'s `uses_generation`,
+    /// known since compilation).
+    pub fn has_generation_blocks(&self) -> bool {
+        self.generation
     }
 
     /// The template's name.

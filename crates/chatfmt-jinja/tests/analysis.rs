@@ -39,3 +39,23 @@ fn message_fields_are_keys_read_not_methods_called() {
     let fields: Vec<String> = t.analyze().message_fields.into_iter().collect();
     assert_eq!(fields, ["content", "reasoning_content", "role"]);
 }
+
+#[test]
+fn generation_blocks_are_known_from_compilation_as_the_analysis_finds_them() {
+    for (source, expected) in [
+        ("{% for m in messages %}{{ m.content }}{% endfor %}", false),
+        (
+            "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% endfor %}",
+            true,
+        ),
+        (
+            "{% macro a(m) %}{% if m %}{% generation %}{{ m }}{% endgeneration %}{% endif %}{% endmacro %}",
+            true,
+        ),
+        ("{% if false %}{% generation %}x{% endgeneration %}{% endif %}", true),
+    ] {
+        let t = Template::new("demo.jinja", source).expect("the template compiles");
+        assert_eq!(t.has_generation_blocks(), expected, "{source}");
+        assert_eq!(t.analyze().uses_generation, expected, "{source}");
+    }
+}

@@ -195,7 +195,7 @@ impl ChatTemplate {
     /// Whether the template `apply` would use with `opts` has `{% generation %}` blocks.
     pub fn has_generation_blocks(&self, opts: &ApplyOptions) -> Result<bool, chatfmt_jinja::Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
-        Ok(selected.get()?.analyze().uses_generation)
+        Ok(selected.get()?.has_generation_blocks())
     }
 
     /// The source `source` means for a render with `opts`: [`MaskSource::Auto`] becomes `Tags` or
