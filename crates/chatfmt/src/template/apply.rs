@@ -1,7 +1,7 @@
 //! `apply`: messages, tools and options in, the prompt text out.
 
 use super::{value_error, ChatTemplate, Selected};
-use chatfmt_jinja::{Borrowed, Clock, Context, Error, Layer, Rendered};
+use chatfmt_jinja::{Borrowed, Clock, Context, Error, Layer, Rendered, Template};
 use serde_json::{Map, Value as Json};
 use std::sync::atomic::Ordering;
 
@@ -83,8 +83,9 @@ impl ChatTemplate {
     /// [`apply`](Self::apply) into `out`, reusing its buffers: a server or a training loop renders
     /// many conversations without allocating the output each time.
     pub fn apply_into(&self, messages: &[Json], opts: &ApplyOptions, out: &mut Rendered) -> Result<(), Error> {
-        let (selected, mut input) = self.input(messages, opts)?;
-        let template = selected.get()?;
+        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+        let mut input = Input::default();
+        let template = self.input(messages, opts, &selected, &mut input)?;
         let final_text = input.final_text.take();
         let ctx = self.context(messages, opts, &mut input, opts.add_generation_prompt);
         template.render_into(&ctx, out)?;
@@ -109,8 +110,9 @@ impl ChatTemplate {
             continue_final_message: None,
             ..opts.clone()
         };
-        let (selected, mut input) = self.input(messages, &plain)?;
-        let template = selected.get()?;
+        let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
+        let mut input = Input::default();
+        let template = self.input(messages, &plain, &selected, &mut input)?;
         let mut second = input.clone();
         let ctx = self.context(messages, &plain, &mut input, false);
         let alt = self.context(messages, &plain, &mut second, true);
@@ -123,10 +125,16 @@ impl ChatTemplate {
         Ok((out, second.map(|()| alt_out)))
     }
 
-    /// Checks the conversation and options as transformers does and prepares what the template
-    /// reads: the selected template and the [`Input`].
-    fn input(&self, messages: &[Json], opts: &ApplyOptions) -> Result<(Selected<'_>, Input), Error> {
-        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+    /// Checks the conversation and options as transformers does, gives the `selected` template and
+    /// fills `input` with what the template reads (written in place: the caller's render is hot).
+    #[inline(always)]
+    fn input<'s>(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        selected: &'s Selected<'_>,
+        input: &mut Input,
+    ) -> Result<&'s Template, Error> {
         if messages.is_empty() {
             return Err(value_error(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
@@ -136,19 +144,13 @@ impl ChatTemplate {
             return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
         let template = selected.get()?;
-        let tools = iterated("tools", opts.tools.as_ref())?;
-        let documents = iterated("documents", opts.documents.as_ref())?;
+        input.tools = iterated("tools", opts.tools.as_ref())?;
+        input.documents = iterated("documents", opts.documents.as_ref())?;
         let mut prepare = false;
         for m in messages {
             prepare |= needs_preparation(m)?;
         }
         // The caller's messages are read in place unless transformers' preparation changes them.
-        let mut input = Input {
-            chat: None,
-            tools,
-            documents,
-            final_text: None,
-        };
         if prepare || opts.continue_final_message.is_some() {
             let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
             if let Some(field) = &opts.continue_final_message {
@@ -156,10 +158,11 @@ impl ChatTemplate {
             }
             input.chat = Some(chat);
         }
-        Ok((selected, input))
+        Ok(template)
     }
 
     /// The render context of `input` (its prepared messages move into it).
+    #[inline(always)]
     fn context<'c>(
         &'c self,
         messages: &'c [Json],
@@ -204,7 +207,7 @@ impl ChatTemplate {
 /// What a render reads besides the options: the messages when transformers' preparation changed
 /// them, `tools` and `documents` when its checks changed them, and the final message's text when
 /// `continue_final_message` tagged it.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Input {
     chat: Option<Vec<Json>>,
     tools: Option<Json>,
