@@ -170,7 +170,8 @@ fn mentions(e: &Expr, names: &BTreeSet<String>) -> bool {
     found
 }
 
-fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
+/// Calls `f` on every variable name `e` reads.
+pub(crate) fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
     visit_exprs(e, &mut |x| {
         if let ExprKind::Name(n, _) = &x.kind {
             f(n)

@@ -260,9 +260,7 @@ impl ChatTemplate {
 
 /// What the rule needs of one conversation: the full render, its prefixes and provenance.
 struct Rule<'r> {
-    template: &'r ChatTemplate,
     messages: &'r [Json],
-    opts: ApplyOptions,
     /// R's text.
     text: &'r str,
     /// Byte length of P_i when it is a prefix of R, for i in 0..=n.
@@ -358,9 +356,7 @@ impl<'r> Rule<'r> {
             }
         }
         Rule {
-            template,
             messages,
-            opts: plain,
             text,
             prefixes,
             prefix_texts,
@@ -391,22 +387,9 @@ impl<'r> Rule<'r> {
     }
 
     /// g_i: what the generation prompt adds to P_i, when P_i rendered and G_i starts with it.
-    fn generation_prompt(&self, i: usize) -> Option<String> {
+    fn generation_prompt(&self, i: usize) -> Option<&str> {
         let p = self.prefix_texts.get(i)?.as_deref()?;
-        if i == 0 {
-            return None;
-        }
-        let g = match self.with_prompt.get(i) {
-            Some(Some(g)) => g.clone(),
-            _ => {
-                let with_prompt = ApplyOptions {
-                    add_generation_prompt: true,
-                    ..self.opts.clone()
-                };
-                self.template.apply(&self.messages[..i], &with_prompt).ok()?.text
-            }
-        };
-        g.strip_prefix(p).map(str::to_string)
+        self.with_prompt.get(i)?.as_deref()?.strip_prefix(p)
     }
 
     fn assistant_spans(&self, turns: &[Option<ByteSpan>]) -> Vec<ByteSpan> {

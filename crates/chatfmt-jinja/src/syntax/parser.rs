@@ -1310,80 +1310,14 @@ impl UsedNames {
         }
     }
 
-    fn args(&mut self, a: &Args) {
-        for e in &a.pos {
-            self.expr(e);
-        }
-        for (_, e) in &a.kw {
-            self.expr(e);
-        }
-        if let Some(e) = &a.star {
-            self.expr(e);
-        }
-        if let Some(e) = &a.dstar {
-            self.expr(e);
-        }
-    }
-
     fn expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Const(_) => {}
-            ExprKind::Name(n, _) => match &**n {
-                "caller" => self.caller = true,
-                "varargs" => self.varargs = true,
-                "kwargs" => self.kwargs = true,
-                "loop" => self.loop_var = true,
-                _ => {}
-            },
-            ExprKind::List(items) | ExprKind::Tuple(items) | ExprKind::Concat(items) => {
-                for i in items {
-                    self.expr(i);
-                }
-            }
-            ExprKind::Dict(items) => {
-                for (k, v) in items {
-                    self.expr(k);
-                    self.expr(v);
-                }
-            }
-            ExprKind::GetAttr(o, _) | ExprKind::Unary(_, o) => self.expr(o),
-            ExprKind::GetItem(a, b) | ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Slice(a, b, c) => {
-                for x in [a, b, c].into_iter().flatten() {
-                    self.expr(x);
-                }
-            }
-            ExprKind::Call(f, args) => {
-                self.expr(f);
-                self.args(args);
-            }
-            ExprKind::Filter(v, _, args) => {
-                if let Some(v) = v {
-                    self.expr(v);
-                }
-                self.args(args);
-            }
-            ExprKind::Test(v, _, args) => {
-                self.expr(v);
-                self.args(args);
-            }
-            ExprKind::Compare(first, rest) => {
-                self.expr(first);
-                for (_, e) in rest {
-                    self.expr(e);
-                }
-            }
-            ExprKind::Cond(a, b, c) => {
-                self.expr(a);
-                self.expr(b);
-                if let Some(c) = c {
-                    self.expr(c);
-                }
-            }
-        }
+        crate::analysis::visit_names(e, &mut |n| match n {
+            "caller" => self.caller = true,
+            "varargs" => self.varargs = true,
+            "kwargs" => self.kwargs = true,
+            "loop" => self.loop_var = true,
+            _ => {}
+        });
     }
 }
 
