@@ -5,10 +5,12 @@
 
 use crate::convert::to_object;
 use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
+use crate::import;
 use crate::model::{clock_of, Model};
-use arrow_array::builder::{ArrayBuilder, Int32Builder, Int8Builder, ListBuilder, StringBuilder};
-use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
-use arrow_buffer::{NullBuffer, OffsetBuffer};
+use arrow_array::builder::{ArrayBuilder, Int32Builder, ListBuilder, StringBuilder};
+use arrow_array::types::{Int32Type, Int8Type};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, ListArray, PrimitiveArray, RecordBatch, StructArray};
+use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use chatfmt::jinja::CodePoints;
@@ -30,8 +32,8 @@ use std::sync::{Arc, Mutex};
 const EMPTY: &str = "Cannot apply chat template to an empty conversation. Provide at least one message.";
 const DOCUMENTS: &str = "Documents should be a list of dicts with 'title' and 'text' keys!";
 
-/// A row's ids, attention mask and (when asked) assistant mask.
-type Tokens = (Vec<i32>, Vec<i8>, Option<Vec<i8>>);
+/// A row's ids (each below 2^31), attention mask and (when asked) assistant mask.
+type Tokens = (Vec<u32>, Vec<u8>, Option<Vec<u8>>);
 
 /// One formatted row: its text, when tokenizing its tokens, and when asked its message spans.
 struct Formatted {
@@ -102,10 +104,6 @@ struct Kernel<'a> {
 /// The JSON value of `text`, a column's string.
 fn parse_json(column: &str, text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("ValueError: column `{column}` is a string but not JSON: {e}"))
-}
-
-fn flag(v: u8) -> i8 {
-    i8::from(v != 0)
 }
 
 impl Kernel<'_> {
@@ -184,16 +182,12 @@ impl Kernel<'_> {
             _ => None,
         };
         let e = chat.encoded;
-        let ids = e
-            .input_ids
-            .iter()
-            .map(|&id| i32::try_from(id).map_err(|_| format!("OverflowError: token id {id} does not fit in int32")))
-            .collect::<Result<Vec<_>, _>>()?;
-        let attention = e.attention_mask.into_iter().map(flag).collect();
-        let masks = e.assistant_masks.map(|m| m.into_iter().map(flag).collect());
+        if let Some(id) = e.input_ids.iter().find(|&&id| i32::try_from(id).is_err()) {
+            return Err(format!("OverflowError: token id {id} does not fit in int32"));
+        }
         Ok(Formatted {
             text: chat.text,
-            tokens: Some((ids, attention, masks)),
+            tokens: Some((e.input_ids, e.attention_mask, e.assistant_masks)),
             spans,
         })
     }
@@ -364,6 +358,64 @@ struct Columns {
     spans: bool,
 }
 
+/// A `list<T>` column built from each row's values in one pass, into buffers sized up front.
+struct ListColumn<T: ArrowPrimitiveType> {
+    offsets: Vec<i32>,
+    values: Vec<T::Native>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: ArrowPrimitiveType> ListColumn<T> {
+    fn with_capacity(rows: usize, values: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        ListColumn {
+            offsets,
+            values: Vec::with_capacity(values),
+            nulls: NullBufferBuilder::new(rows),
+        }
+    }
+
+    /// Appends a row: its values converted by `to`, or null.
+    fn push<S: Copy>(&mut self, row: Option<&[S]>, to: impl Fn(S) -> T::Native) -> Result<(), ArrowError> {
+        if let Some(row) = row {
+            self.values.extend(row.iter().map(|&v| to(v)));
+        }
+        let end = i32::try_from(self.values.len()).map_err(|_| {
+            ArrowError::ComputeError("a batch holds more than 2^31 - 1 list values; pass smaller batches".into())
+        })?;
+        self.offsets.push(end);
+        self.nulls.append(row.is_some());
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<ArrayRef, ArrowError> {
+        let values = PrimitiveArray::<T>::new(ScalarBuffer::from(self.values), None);
+        let field = Arc::new(Field::new_list_field(T::DATA_TYPE, true));
+        Ok(Arc::new(ListArray::try_new(
+            field,
+            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            Arc::new(values),
+            self.nulls.finish(),
+        )?))
+    }
+}
+
+/// Token ids, below 2^31 (checked per row), as int32.
+fn id32(id: u32) -> i32 {
+    id as i32
+}
+
+/// A row's tokens, when it formatted and was tokenized.
+fn tokens(row: &Outcome) -> Option<&Tokens> {
+    row.as_ref().ok().and_then(|f| f.tokens.as_ref())
+}
+
+/// A 0/1 mask value as int8.
+fn flag(v: u8) -> i8 {
+    i8::from(v != 0)
+}
+
 /// The new columns of one batch's rows.
 fn output(rows: Vec<Outcome>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
     let Columns {
@@ -372,49 +424,47 @@ fn output(rows: Vec<Outcome>, wanted: Columns) -> Result<RecordBatch, ArrowError
         text,
         spans,
     } = wanted;
+    let total: usize = rows.iter().filter_map(tokens).map(|(ids, _, _)| ids.len()).sum();
+    let n = rows.len();
     let mut message_spans = SpanColumn::new();
-    let mut ids = ListBuilder::new(Int32Builder::new());
-    let mut attention = ListBuilder::new(Int8Builder::new());
-    let mut assistant = ListBuilder::new(Int8Builder::new());
-    let mut texts = StringBuilder::new();
+    let mut ids = ListColumn::<Int32Type>::with_capacity(n, if tokenize { total } else { 0 });
+    let mut attention = ListColumn::<Int8Type>::with_capacity(n, if tokenize { total } else { 0 });
+    let mut assistant = ListColumn::<Int8Type>::with_capacity(n, if masks { total } else { 0 });
+    let text_bytes = if text {
+        rows.iter().flatten().map(|f| f.text.len()).sum()
+    } else {
+        0
+    };
+    let mut texts = StringBuilder::with_capacity(n, text_bytes);
     let mut errors = StringBuilder::new();
-    for row in rows {
+    for row in &rows {
         message_spans.push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
+        let t = tokens(row);
+        ids.push(t.map(|(i, _, _)| i.as_slice()), id32)?;
+        attention.push(t.map(|(_, a, _)| a.as_slice()), flag)?;
+        assistant.push(t.and_then(|(_, _, m)| m.as_deref()), flag)?;
         match row {
             Ok(f) => {
-                texts.append_value(&f.text);
-                errors.append_null();
-                match f.tokens {
-                    Some((i, a, m)) => {
-                        ids.append_value(i.into_iter().map(Some));
-                        attention.append_value(a.into_iter().map(Some));
-                        match m {
-                            Some(m) => assistant.append_value(m.into_iter().map(Some)),
-                            None => assistant.append_null(),
-                        }
-                    }
-                    None => {
-                        ids.append_null();
-                        attention.append_null();
-                        assistant.append_null();
-                    }
+                if text {
+                    texts.append_value(&f.text);
                 }
+                errors.append_null();
             }
             Err(e) => {
-                ids.append_null();
-                attention.append_null();
-                assistant.append_null();
-                texts.append_null();
+                if text {
+                    texts.append_null();
+                }
                 errors.append_value(e);
             }
         }
     }
+    drop(rows);
     let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
     if tokenize {
-        columns.push(("input_ids", Arc::new(ids.finish())));
-        columns.push(("attention_mask", Arc::new(attention.finish())));
+        columns.push(("input_ids", ids.finish()?));
+        columns.push(("attention_mask", attention.finish()?));
         if masks {
-            columns.push(("assistant_masks", Arc::new(assistant.finish())));
+            columns.push(("assistant_masks", assistant.finish()?));
         }
     }
     if text {
@@ -492,7 +542,7 @@ fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
 pub fn format_batch(
     py: Python<'_>,
     model: PyRef<'_, Model>,
-    batches: Vec<PyArrowType<RecordBatch>>,
+    batches: Vec<Bound<'_, PyAny>>,
     messages_column: String,
     tools_column: String,
     documents_column: Option<String>,
@@ -526,12 +576,9 @@ pub fn format_batch(
         ..Fields::default()
     };
     let mut read = Vec::new();
-    for PyArrowType(batch) in batches {
-        let indices = columns_read(batch.schema_ref(), &fields, documents_column.as_deref())?;
-        let projected = batch
-            .project(&indices)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        read.push(Arc::new(projected));
+    for batch in &batches {
+        let columns = |schema: &Schema| columns_read(schema, &fields, documents_column.as_deref());
+        read.push(Arc::new(import::batch(batch, columns)?));
     }
     let continues = continue_final_message.is_some();
     let apply = ApplyOptions {
@@ -604,13 +651,6 @@ pub fn format_batch(
         apply,
     };
     let pool = pool(num_threads.unwrap_or(0))?;
-    let rows: Vec<Vec<Outcome>> = py.detach(|| {
-        pool.install(|| {
-            read.par_iter()
-                .map(|b| (0..b.num_rows()).into_par_iter().map(|i| kernel.row(b, i)).collect())
-                .collect()
-        })
-    });
     let wanted = Columns {
         tokenize,
         masks: tokenize && masks.is_some(),
@@ -619,9 +659,16 @@ pub fn format_batch(
     };
     let out = py
         .detach(|| {
-            rows.into_iter()
-                .map(|r| output(r, wanted))
-                .collect::<Result<Vec<_>, _>>()
+            pool.install(|| {
+                read.par_iter()
+                    .map(|b| {
+                        output(
+                            (0..b.num_rows()).into_par_iter().map(|i| kernel.row(b, i)).collect(),
+                            wanted,
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(out.into_iter().map(PyArrowType).collect())

@@ -250,6 +250,36 @@ def test_bad_inputs_raise_clear_errors(kits):
         chatfmt.format_batch(batch.append_column("error", pa.array(["x"])), tok)
 
 
+def messages_with_raw_contents(contents):
+    """A list<struct<role, content>> column, one user message a row, whose content bytes are taken as
+    they are (pyarrow does not check them), and a column of the other columns it is read with."""
+    data = b"".join(contents)
+    offsets = [0]
+    for c in contents:
+        offsets.append(offsets[-1] + len(c))
+    content = pa.Array.from_buffers(
+        pa.string(), len(contents), [None, pa.py_buffer(pa.array(offsets, pa.int32()).buffers()[1]), pa.py_buffer(data)]
+    )
+    role = pa.array(["user"] * len(contents))
+    structs = pa.StructArray.from_arrays([role, content], names=["role", "content"])
+    lists = pa.ListArray.from_arrays(pa.array(range(len(contents) + 1), pa.int32()), structs)
+    return pa.table({"messages": lists, "other": pa.array([b"\xff"] * len(contents), pa.binary())})
+
+
+def test_invalid_arrow_data_is_refused_and_slices_check_only_their_rows(kits):
+    tok = kits["tok"]
+    table = messages_with_raw_contents([b"hello", b"bad \xff byte", b"world", b"again"])
+    with pytest.raises(ValueError, match="not valid Arrow data.*[Uu][Tt][Ff]"):
+        chatfmt.format_batch(table, tok)
+    # A slice of the table whose rows do not include the bad string formats: its list column still
+    # points into the whole table's strings, of which only its own rows are read and checked.
+    for rows in (table.slice(2, 2), table.slice(0, 1), pa.Table.from_batches(table.slice(3, 1).to_batches())):
+        got = outputs(chatfmt.format_batch(rows, tok, return_text=True))
+        want = [expected(tok, r, template=None) for r in rows.select(["messages"]).to_pylist()]
+        assert got == want
+        assert all(g["error"] is None for g in got)
+
+
 def test_tokenizer_pickles_by_its_files_and_deterministically(kits):
     tok = kits["tok"]
     copy = pickle.loads(pickle.dumps(tok))
