@@ -389,6 +389,14 @@ impl<T: ArrowPrimitiveType> ListColumn<T> {
         Ok(())
     }
 
+    /// Makes room for `total` values in all.
+    fn expect(&mut self, total: usize) {
+        if total > self.values.capacity() {
+            // A little over the estimate, so that a batch near it is not moved at its end.
+            self.values.reserve_exact(total + total / 16 - self.values.len());
+        }
+    }
+
     fn finish(mut self) -> Result<ArrayRef, ArrowError> {
         let values = PrimitiveArray::<T>::new(ScalarBuffer::from(self.values), None);
         let field = Arc::new(Field::new_list_field(T::DATA_TYPE, true));
@@ -416,65 +424,112 @@ fn flag(v: u8) -> i8 {
     i8::from(v != 0)
 }
 
-/// The new columns of one batch's rows.
-fn output(rows: Vec<Outcome>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
-    let Columns {
-        tokenize,
-        masks,
-        text,
-        spans,
-    } = wanted;
-    let total: usize = rows.iter().filter_map(tokens).map(|(ids, _, _)| ids.len()).sum();
-    let n = rows.len();
-    let mut message_spans = SpanColumn::new();
-    let mut ids = ListColumn::<Int32Type>::with_capacity(n, if tokenize { total } else { 0 });
-    let mut attention = ListColumn::<Int8Type>::with_capacity(n, if tokenize { total } else { 0 });
-    let mut assistant = ListColumn::<Int8Type>::with_capacity(n, if masks { total } else { 0 });
-    let text_bytes = if text {
-        rows.iter().flatten().map(|f| f.text.len()).sum()
-    } else {
-        0
-    };
-    let mut texts = StringBuilder::with_capacity(n, text_bytes);
-    let mut errors = StringBuilder::new();
-    for row in &rows {
-        message_spans.push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
-        let t = tokens(row);
-        ids.push(t.map(|(i, _, _)| i.as_slice()), id32)?;
-        attention.push(t.map(|(_, a, _)| a.as_slice()), flag)?;
-        assistant.push(t.and_then(|(_, _, m)| m.as_deref()), flag)?;
-        match row {
-            Ok(f) => {
-                if text {
-                    texts.append_value(&f.text);
-                }
-                errors.append_null();
-            }
-            Err(e) => {
-                if text {
-                    texts.append_null();
-                }
-                errors.append_value(e);
-            }
+/// Rows formatted at a time: their intermediate vectors are freed (and their memory reused) before
+/// the next rows start, so a batch holds its output columns and one chunk of rows.
+const CHUNK_ROWS: usize = 512;
+
+/// The new columns of one batch, appended to chunk by chunk.
+struct Output {
+    wanted: Columns,
+    rows: usize,
+    ids: ListColumn<Int32Type>,
+    attention: ListColumn<Int8Type>,
+    assistant: ListColumn<Int8Type>,
+    texts: StringBuilder,
+    errors: StringBuilder,
+    message_spans: SpanColumn,
+}
+
+impl Output {
+    fn new(wanted: Columns, rows: usize) -> Self {
+        Output {
+            wanted,
+            rows,
+            ids: ListColumn::with_capacity(rows, 0),
+            attention: ListColumn::with_capacity(rows, 0),
+            assistant: ListColumn::with_capacity(rows, 0),
+            texts: StringBuilder::with_capacity(if wanted.text { rows } else { 0 }, 0),
+            errors: StringBuilder::new(),
+            message_spans: SpanColumn::new(),
         }
     }
-    drop(rows);
-    let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
-    if tokenize {
-        columns.push(("input_ids", ids.finish()?));
-        columns.push(("attention_mask", attention.finish()?));
-        if masks {
-            columns.push(("assistant_masks", assistant.finish()?));
+
+    /// Appends the next rows. The token columns are first sized for the whole batch from the
+    /// tokens per row so far, so they are rarely moved as they grow.
+    fn append(&mut self, rows: Vec<Outcome>) -> Result<(), ArrowError> {
+        let Columns {
+            tokenize, masks, text, ..
+        } = self.wanted;
+        if tokenize {
+            let tokens: usize = rows.iter().filter_map(tokens).map(|(ids, _, _)| ids.len()).sum();
+            let done = self.errors.len() + rows.len();
+            let expected = (self.ids.values.len() + tokens) * self.rows.max(done) / done.max(1);
+            self.ids.expect(expected);
+            self.attention.expect(expected);
+            if masks {
+                self.assistant.expect(expected);
+            }
         }
+        for row in &rows {
+            self.message_spans
+                .push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
+            let t = tokens(row);
+            self.ids.push(t.map(|(i, _, _)| i.as_slice()), id32)?;
+            self.attention.push(t.map(|(_, a, _)| a.as_slice()), flag)?;
+            self.assistant.push(t.and_then(|(_, _, m)| m.as_deref()), flag)?;
+            match row {
+                Ok(f) => {
+                    if text {
+                        self.texts.append_value(&f.text);
+                    }
+                    self.errors.append_null();
+                }
+                Err(e) => {
+                    if text {
+                        self.texts.append_null();
+                    }
+                    self.errors.append_value(e);
+                }
+            }
+        }
+        Ok(())
     }
-    if text {
-        columns.push(("text", Arc::new(texts.finish())));
+
+    fn finish(mut self) -> Result<RecordBatch, ArrowError> {
+        let Columns {
+            tokenize,
+            masks,
+            text,
+            spans,
+        } = self.wanted;
+        let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
+        if tokenize {
+            columns.push(("input_ids", self.ids.finish()?));
+            columns.push(("attention_mask", self.attention.finish()?));
+            if masks {
+                columns.push(("assistant_masks", self.assistant.finish()?));
+            }
+        }
+        if text {
+            columns.push(("text", Arc::new(self.texts.finish())));
+        }
+        if spans {
+            columns.push(("message_spans", self.message_spans.finish(tokenize)?));
+        }
+        columns.push(("error", Arc::new(self.errors.finish())));
+        RecordBatch::try_from_iter(columns)
     }
-    if spans {
-        columns.push(("message_spans", message_spans.finish(tokenize)?));
+}
+
+/// Formats every row of `batch` (rows of a chunk in parallel); its new columns.
+fn format_rows(kernel: &Kernel<'_>, batch: &Arc<RecordBatch>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
+    let n = batch.num_rows();
+    let mut out = Output::new(wanted, n);
+    for start in (0..n).step_by(CHUNK_ROWS) {
+        let end = (start + CHUNK_ROWS).min(n);
+        out.append((start..end).into_par_iter().map(|i| kernel.row(batch, i)).collect())?;
     }
-    columns.push(("error", Arc::new(errors.finish())));
-    RecordBatch::try_from_iter(columns)
+    out.finish()
 }
 
 /// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
@@ -661,12 +716,7 @@ pub fn format_batch(
         .detach(|| {
             pool.install(|| {
                 read.par_iter()
-                    .map(|b| {
-                        output(
-                            (0..b.num_rows()).into_par_iter().map(|i| kernel.row(b, i)).collect(),
-                            wanted,
-                        )
-                    })
+                    .map(|b| format_rows(&kernel, b, wanted))
                     .collect::<Result<Vec<_>, _>>()
             })
         })

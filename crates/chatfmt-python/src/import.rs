@@ -9,7 +9,7 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayRef, OffsetSizeTrait, RecordBatch, StructArray};
-use arrow_array::{GenericListArray, RecordBatchOptions};
+use arrow_array::{GenericListArray, GenericStringArray, RecordBatchOptions};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::FromPyArrowUnchecked;
 use arrow_schema::{ArrowError, DataType, Schema};
@@ -44,6 +44,8 @@ fn checked(array: ArrayRef) -> Result<ArrayRef, ArrowError> {
     match array.data_type() {
         DataType::List(_) => list(array.as_list::<i32>()),
         DataType::LargeList(_) => list(array.as_list::<i64>()),
+        DataType::Utf8 => strings(array.as_string::<i32>()).map(|()| array),
+        DataType::LargeUtf8 => strings(array.as_string::<i64>()).map(|()| array),
         DataType::Struct(fields) => {
             let s = array.as_struct();
             let columns = s
@@ -65,24 +67,45 @@ fn checked(array: ArrayRef) -> Result<ArrayRef, ArrowError> {
     }
 }
 
+/// The offsets of `offsets` (of an array's own rows) rise and stay within `limit` values; the
+/// first and last.
+fn bounds<O: OffsetSizeTrait>(offsets: &[O], limit: usize) -> Result<(usize, usize), ArrowError> {
+    let invalid = || ArrowError::InvalidArgumentError("offsets out of order or out of bounds".to_string());
+    let first = offsets.first().copied().unwrap_or(O::usize_as(0));
+    let last = offsets.last().copied().unwrap_or(first);
+    if first < O::usize_as(0) || last.as_usize() > limit || offsets.windows(2).any(|w| w[0] > w[1]) {
+        return Err(invalid());
+    }
+    Ok((first.as_usize(), last.as_usize()))
+}
+
+/// Arrow's checks of a string array (offsets in order and in bounds, the bytes its rows span valid
+/// UTF-8, every offset on a character boundary), with the SIMD UTF-8 check.
+fn strings<O: OffsetSizeTrait>(array: &GenericStringArray<O>) -> Result<(), ArrowError> {
+    let offsets = array.value_offsets();
+    let (first, last) = bounds(offsets, array.values().len())?;
+    let span = simdutf8::basic::from_utf8(&array.values()[first..last])
+        .map_err(|_| ArrowError::InvalidArgumentError("invalid UTF-8 in a string column".to_string()))?;
+    if offsets.iter().any(|&o| !span.is_char_boundary(o.as_usize() - first)) {
+        return Err(ArrowError::InvalidArgumentError(
+            "a string of a string column is not whole UTF-8".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// A list array whose child holds only the values of its rows, offsets rebased to start at zero.
 fn list<O: OffsetSizeTrait>(list: &GenericListArray<O>) -> Result<ArrayRef, ArrowError> {
     let offsets = list.value_offsets();
-    let invalid = || ArrowError::InvalidArgumentError("list offsets out of order or out of bounds".to_string());
-    let first = offsets.first().copied().unwrap_or(O::usize_as(0));
-    if offsets.windows(2).any(|w| w[0] > w[1]) || first < O::usize_as(0) {
-        return Err(invalid());
-    }
-    let last = offsets.last().copied().unwrap_or(first);
-    let (start, end) = (first.as_usize(), last.as_usize());
-    if end > list.values().len() {
-        return Err(invalid());
-    }
+    let (start, end) = bounds(offsets, list.values().len())?;
     let values = checked(list.values().slice(start, end - start))?;
+    let first = O::usize_as(start);
     let rebased = OffsetBuffer::new(ScalarBuffer::from_iter(offsets.iter().map(|&o| o - first)));
     let field = match list.data_type() {
         DataType::List(f) | DataType::LargeList(f) => f.clone(),
-        _ => return Err(invalid()),
+        other => {
+            return Err(ArrowError::InvalidArgumentError(format!("{other} is not a list type")));
+        }
     };
     Ok(Arc::new(GenericListArray::<O>::try_new(
         field,

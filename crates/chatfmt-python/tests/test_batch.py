@@ -271,6 +271,9 @@ def test_invalid_arrow_data_is_refused_and_slices_check_only_their_rows(kits):
     table = messages_with_raw_contents([b"hello", b"bad \xff byte", b"world", b"again"])
     with pytest.raises(ValueError, match="not valid Arrow data.*[Uu][Tt][Ff]"):
         chatfmt.format_batch(table, tok)
+    # Valid UTF-8 as a whole, but a character split between two strings.
+    with pytest.raises(ValueError, match="not valid Arrow data.*not whole UTF-8"):
+        chatfmt.format_batch(messages_with_raw_contents([b"caf\xc3", b"\xa9"]), tok)
     # A slice of the table whose rows do not include the bad string formats: its list column still
     # points into the whole table's strings, of which only its own rows are read and checked.
     for rows in (table.slice(2, 2), table.slice(0, 1), pa.Table.from_batches(table.slice(3, 1).to_batches())):
