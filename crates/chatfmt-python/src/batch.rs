@@ -636,7 +636,7 @@ pub fn format_batch(
         read.push(Arc::new(import::batch(batch, columns)?));
     }
     let continues = continue_final_message.is_some();
-    let apply = ApplyOptions {
+    let mut apply = ApplyOptions {
         add_generation_prompt,
         continue_final_message,
         chat_template,
@@ -645,7 +645,7 @@ pub fn format_batch(
         ..ApplyOptions::default()
     };
     let mut scratch = None;
-    let template = model.template_for(apply.chat_template.as_deref(), &mut scratch)?;
+    let template = model.template_for(&mut apply, &mut scratch)?;
     let tokenizer = if tokenize { Some(model.tokenizer()?) } else { None };
     let options = |has_tools: bool| -> PyResult<Result<ChatTokenizeOptions, String>> {
         let apply = ApplyOptions {
