@@ -10,12 +10,6 @@ mod model;
 
 use pyo3::prelude::*;
 
-/// mimalloc for the extension's own allocations: a batch allocates and frees many row-sized
-/// buffers across worker threads, which it serves faster than the C library's allocator. The
-/// interpreter keeps its allocator; Arrow buffers handed to pyarrow are released through this one.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// `chatfmt._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
