@@ -245,6 +245,9 @@ pub struct ForLoop {
     pub scope: u32,
     /// The slot of `loop` in that frame (when `uses_loop`).
     pub loop_slot: u32,
+    /// The scope of the `else` body's frame: a child of the loop's enclosing frame, so what it
+    /// sets stays in it, as in Jinja2.
+    pub else_scope: u32,
 }
 
 /// How a template's variables are found, decided when it compiles.

@@ -73,3 +73,25 @@ fn blocks_called_through_self_search_by_name() {
         "12|12"
     );
 }
+
+#[test]
+fn a_loop_else_body_has_a_frame_of_its_own() {
+    // What the `else` of a `for` sets stays in it; it reads the loop's enclosing frame.
+    let cases = [
+        ("{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[]"),
+        ("{% set y = 0 %}{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[0]"),
+        ("{% set y = 1 %}{% for x in [] %}{% else %}{% set y = y + 1 %}{{ y }}{% endfor %}|{{ y }}", "2|1"),
+        ("{% for x in [] %}{% else %}{% macro m() %}M{% endmacro %}{{ m() }}{% endfor %}|{{ m is defined }}", "M|False"),
+        ("{% set x = 'o' %}{% for x in [] %}{% else %}{{ x }}{% endfor %}", "o"),
+        ("{% for x in [] %}{% else %}{% for z in [1,2] %}{% set w = z %}{{ w }}{% endfor %}{{ w is defined }}{% endfor %}", "12False"),
+        ("{% for x in [] %}{% else %}{{ loop is defined }}{% endfor %}", "False"),
+        ("{% for a in [1] %}{% for x in [] %}{% else %}{% set y = a %}{{ y }}{% endfor %}{{ y is defined }}{% endfor %}", "1False"),
+        ("{% set ns = namespace(c=0) %}{% for x in [] %}{% else %}{% set ns.c = ns.c + 5 %}{% endfor %}{{ ns.c }}", "5"),
+        ("{% for x in [] %}{% else %}{% set a, b = 1, 2 %}{{ a }}{{ b }}{% endfor %}[{{ a }}]", "12[]"),
+        ("{% for x in [] if x %}{% else %}{% set q = 1 %}{% endfor %}[{{ q }}]", "[]"),
+        ("{% macro mm() %}{% for x in [] %}{% else %}{% set q = 7 %}{{ q }}{% endfor %}[{{ q }}]{% endmacro %}{{ mm() }}", "7[]"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}

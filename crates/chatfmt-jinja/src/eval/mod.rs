@@ -730,8 +730,12 @@ impl<'a> Evaluator<'a> {
                 Flow::Normal => completed = true,
             }
         }
-        if !completed {
-            return self.exec_block(&f.else_body);
+        if !completed && !f.else_body.is_empty() {
+            let restore = self.current;
+            let id = self.push_frame(restore, f.else_scope);
+            let r = self.exec_block(&f.else_body);
+            self.pop_frame(id, restore);
+            return r;
         }
         Ok(Flow::Normal)
     }

@@ -47,8 +47,6 @@ fn binds(body: &[Stmt], layout: &mut Vec<Ident>) {
                 branches.iter().for_each(|(_, b)| binds(b, layout));
                 binds(else_body, layout);
             }
-            // The `else` of a loop runs in the loop's enclosing frame.
-            StmtKind::For(f) => binds(&f.else_body, layout),
             StmtKind::FilterBlock(_, b)
             | StmtKind::Generation(b)
             | StmtKind::Block(_, b)
@@ -56,6 +54,7 @@ fn binds(body: &[Stmt], layout: &mut Vec<Ident>) {
             StmtKind::Text(_)
             | StmtKind::Print(..)
             | StmtKind::CallBlock(..)
+            | StmtKind::For(_)
             | StmtKind::With(..)
             | StmtKind::Break
             | StmtKind::Continue
@@ -219,7 +218,10 @@ impl Resolver {
             }
             r.stmts(&mut f.body);
         });
-        self.stmts(&mut f.else_body);
+        // The `else` body runs in a frame of its own inside the loop's enclosing one.
+        let mut layout = Vec::new();
+        binds(&f.else_body, &mut layout);
+        f.else_scope = self.scope(layout, |r| r.stmts(&mut f.else_body));
     }
 
     fn macro_def(&mut self, m: &mut Arc<MacroDef>) {
