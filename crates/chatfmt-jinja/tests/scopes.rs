@@ -95,3 +95,74 @@ fn a_loop_else_body_has_a_frame_of_its_own() {
         assert_eq!(render(src), want, "{src}");
     }
 }
+
+#[test]
+fn a_block_runs_in_a_frame_of_its_own() {
+    // What a block sets stays in it; an unscoped block sees the template's top-level variables and
+    // the context, not the loops, `with` blocks and macros around it.
+    let cases = [
+        (
+            "{% macro m(a) %}{% block b %}[{{ a }}]{% endblock %}{% endmacro %}{{ m(1) }}",
+            "[]",
+        ),
+        ("{% block b %}[{{ a }}]{% endblock %}{% set a = 1 %}{{ a }}", "[]1"),
+        (
+            "{% block a %}{% set x = 1 %}{% block b %}[{{ x }}]{% endblock %}{% endblock %}",
+            "[1]",
+        ),
+        (
+            "{% block a %}{% set x = 1 %}{% block b scoped %}[{{ x }}]{% endblock %}{% endblock %}",
+            "[1]",
+        ),
+        (
+            "{% set ns = namespace(v=1) %}{% block b %}{% set ns.v = 2 %}{% endblock %}{{ ns.v }}",
+            "2",
+        ),
+        (
+            "{% with q = 3 %}{% block b %}[{{ q }}]{% endblock %}{% endwith %}",
+            "[]",
+        ),
+        (
+            "{% with q = 3 %}{% block b scoped %}[{{ q }}]{% set q = 4 %}{{ q }}{% endblock %}{{ q }}{% endwith %}",
+            "[3]43",
+        ),
+        (
+            "{% set x = 1 %}{% block b %}{% set y = 2 %}{{ x }}{{ y }}{% endblock %}|{{ self.b() }}|{{ y is defined }}",
+            "12|12|False",
+        ),
+        (
+            "{% if true %}{% set r = 9 %}{% endif %}{% block b %}[{{ r }}]{% endblock %}",
+            "[9]",
+        ),
+        (
+            "{% for i in [1] %}{% set r = 9 %}{% block b %}[{{ r }}]{% endblock %}{% endfor %}",
+            "[]",
+        ),
+        (
+            "{% block b %}{% for i in [1,2] %}{{ loop.index }}{% endfor %}{% endblock %}",
+            "12",
+        ),
+        ("{% block b %}{{ messages|length > 0 }}{% endblock %}", "True"),
+        ("{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[]"),
+        ("{% block b %}{% set y = 1 %}{% endblock %}[{{ y }}]", "[]"),
+        (
+            "{% for x in [5] %}{% block b %}[{{ x }}]{% endblock %}{% endfor %}",
+            "[1]",
+        ),
+        (
+            "{% for x in [5] %}{% block b scoped %}[{{ x }}]{% endblock %}{% endfor %}",
+            "[5]",
+        ),
+        (
+            "{% block b %}{% set a = 5 %}{% endblock %}{% block c %}[{{ a }}]{% endblock %}",
+            "[]",
+        ),
+        (
+            "{% if true %}{% block b %}{% set q = 1 %}{{ q }}{% endblock %}{% endif %}[{{ q }}]",
+            "1[]",
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}

@@ -543,7 +543,7 @@ impl<'s> Parser<'s> {
             .at(pos.line, pos.col));
         }
         self.blocks.push(name);
-        self.skip_name("scoped");
+        let scoped = self.skip_name("scoped");
         self.skip_name("required");
         if self.is_op("-") {
             return Err(self.fail(
@@ -552,7 +552,14 @@ impl<'s> Parser<'s> {
         }
         let body = self.parse_statements(&["endblock"], true)?;
         self.skip_name(name);
-        Ok(StmtKind::Block(name.into(), body))
+        Ok(StmtKind::Block(
+            name.into(),
+            body,
+            BlockScope {
+                scoped,
+                ..BlockScope::default()
+            },
+        ))
     }
 
     fn parse_import_context(&mut self) {
@@ -1307,7 +1314,7 @@ impl UsedNames {
                 }
                 self.stmts(body);
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body),
+            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body),
         }
     }
 
@@ -1403,7 +1410,7 @@ impl NameCheck {
                 }
                 self.stmts(body, false)
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body, soft),
+            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body, soft),
         }
     }
 
