@@ -478,13 +478,26 @@ impl<'a> Value<'a> {
                     ));
                 }
             }
+            // Python's sequence repetition: a str, list or tuple times an int (or bool), either
+            // way round; any other right-hand side of a sequence is "non-int", and no sequence at
+            // all (None, a dict, a range) is an unsupported operand pair.
             BinOp::Mul => {
-                let (seq, n) = match (int(self), int(other)) {
-                    (Some(n), None) => (other, n),
-                    (None, Some(n)) => (self, n),
-                    _ => (self, i64::MIN),
+                let is_seq = |v: &Value| v.is_str() || v.is_sequence_like();
+                let pair = if is_seq(self) {
+                    Some((self, other))
+                } else if is_seq(other) {
+                    Some((other, self))
+                } else {
+                    None
                 };
-                if n != i64::MIN {
+                if let Some((seq, times)) = pair {
+                    let Some(n) = int(times) else {
+                        return Err(err!(
+                            TypeError,
+                            "can't multiply sequence by non-int of type '{}'",
+                            times.type_name()
+                        ));
+                    };
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
                         crate::limits::check_value_size(s.len().saturating_mul(count))?;
@@ -503,29 +516,6 @@ impl<'a> Value<'a> {
                             _ => Value::list(out),
                         });
                     }
-                    if !matches!(seq, Value::Float(_)) {
-                        return Err(err!(
-                            TypeError,
-                            "can't multiply sequence by non-int of type '{}'",
-                            if int(self).is_some() {
-                                self.type_name()
-                            } else {
-                                other.type_name()
-                            }
-                        ));
-                    }
-                } else if (self.is_str() || self.is_sequence_like()) && !matches!(other, Value::Int(_)) {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        other.type_name()
-                    ));
-                } else if (other.is_str() || other.is_sequence_like()) && !matches!(self, Value::Int(_)) {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        self.type_name()
-                    ));
                 }
             }
             BinOp::Mod if self.is_str() => {

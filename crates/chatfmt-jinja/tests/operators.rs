@@ -1,0 +1,103 @@
+//! Python's `*` on the values templates see: sequence repetition and the two TypeErrors CPython
+//! words differently (a sequence times a non-int, and operand pairs with no sequence at all). The
+//! expected results are Jinja2 3.1.6's under transformers' environment.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use chatfmt_jinja::{Context, Template};
+use serde_json::json;
+
+/// The output, or `Class: message` of the error.
+fn run(expr: &str) -> String {
+    let t = Template::new("t", &format!("{{{{ {expr} }}}}")).unwrap();
+    let ctx = Context::from_json(json!({"messages": [{"role": "user", "content": "hi"}]})).unwrap();
+    match t.render(&ctx) {
+        Ok(r) => r.text,
+        Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
+    }
+}
+
+#[test]
+fn multiplication_repeats_sequences_and_words_errors_as_cpython() {
+    let cases = [
+        (
+            "none * 3",
+            "TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'",
+        ),
+        (
+            "3 * none",
+            "TypeError: unsupported operand type(s) for *: 'int' and 'NoneType'",
+        ),
+        (
+            "[1] * none",
+            "TypeError: can't multiply sequence by non-int of type 'NoneType'",
+        ),
+        (
+            "none * [1]",
+            "TypeError: can't multiply sequence by non-int of type 'NoneType'",
+        ),
+        (
+            "'a' * 2.5",
+            "TypeError: can't multiply sequence by non-int of type 'float'",
+        ),
+        (
+            "2.5 * 'a'",
+            "TypeError: can't multiply sequence by non-int of type 'float'",
+        ),
+        (
+            "true * range(3)",
+            "TypeError: unsupported operand type(s) for *: 'bool' and 'range'",
+        ),
+        (
+            "range(3) * 2",
+            "TypeError: unsupported operand type(s) for *: 'range' and 'int'",
+        ),
+        (
+            "{} * 2",
+            "TypeError: unsupported operand type(s) for *: 'dict' and 'int'",
+        ),
+        (
+            "[1] * [2]",
+            "TypeError: can't multiply sequence by non-int of type 'list'",
+        ),
+        (
+            "'a' * 'b'",
+            "TypeError: can't multiply sequence by non-int of type 'str'",
+        ),
+        (
+            "[1] * 'a'",
+            "TypeError: can't multiply sequence by non-int of type 'str'",
+        ),
+        ("'ab' * true", "ab"),
+        ("(1, 2) * 2", "(1, 2, 1, 2)"),
+        ("2 * (1,)", "(1, 1)"),
+        ("[1] * -1", "[]"),
+        ("'x' * 0", ""),
+        ("1.5 * 2", "3.0"),
+        ("true * false", "0"),
+        (
+            "none * none",
+            "TypeError: unsupported operand type(s) for *: 'NoneType' and 'NoneType'",
+        ),
+        (
+            "'a' * {}",
+            "TypeError: can't multiply sequence by non-int of type 'dict'",
+        ),
+        (
+            "messages * 2",
+            "[{'role': 'user', 'content': 'hi'}, {'role': 'user', 'content': 'hi'}]",
+        ),
+        (
+            "messages[0] * 2",
+            "TypeError: unsupported operand type(s) for *: 'dict' and 'int'",
+        ),
+        ("messages[0]['role'] * 2", "useruser"),
+        ("('<b>'|safe) * 2", "<b><b>"),
+        (
+            "[1] * 2.0",
+            "TypeError: can't multiply sequence by non-int of type 'float'",
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_eq!(run(expr), want, "{expr}");
+    }
+}
