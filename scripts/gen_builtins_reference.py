@@ -258,6 +258,11 @@ for name in sorted(DEFAULT_TESTS):
     case("test", name, "{{ nope is " + name + ("(1)" if params else "") + " }}" if name.isidentifier() else
          "{{ [nope]|select('" + name + "', 1)|list }}")
 
+# Generators whose body raises once iterated (lazy in Jinja2) are still iterable and print as generators.
+for e in ["(-4)|reject", "5|map('upper')", "5|select", "5|selectattr('a')", "none|map('upper')"]:
+    case("test", "iterable", "{{ " + e + " is iterable }}")
+    case("test", "iterable", "{{ " + e + " is sequence }}")
+
 # ---------------------------------------------------------------------------------------------------------------
 # Globals
 # ---------------------------------------------------------------------------------------------------------------
