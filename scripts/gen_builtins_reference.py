@@ -262,6 +262,9 @@ for name in sorted(DEFAULT_TESTS):
 for e in ["(-4)|reject", "5|map('upper')", "5|select", "5|selectattr('a')", "none|map('upper')"]:
     case("test", "iterable", "{{ " + e + " is iterable }}")
     case("test", "iterable", "{{ " + e + " is sequence }}")
+    case("test", "callable", "{{ " + e + " is callable }}")
+    case("filter", "urlencode", "{{ " + e + "|urlencode }}")
+case("filter", "urlencode", "{{ (-3)|items|urlencode }}")
 
 # ---------------------------------------------------------------------------------------------------------------
 # Globals

@@ -101,3 +101,67 @@ fn multiplication_repeats_sequences_and_words_errors_as_cpython() {
         assert_eq!(run(expr), want, "{expr}");
     }
 }
+
+#[test]
+fn markup_repeats_by_an_int_and_refuses_anything_else() {
+    // `Markup.__mul__` / `__rmul__` run before the other operand's repetition: `(x) is escaped`
+    // shows the result stays Markup.
+    let cases = [
+        (
+            "(1, 2) * ('x'|safe)",
+            "TypeError: 'tuple' object cannot be interpreted as an integer",
+        ),
+        (
+            "[1] * ('x'|safe)",
+            "TypeError: 'list' object cannot be interpreted as an integer",
+        ),
+        (
+            "('x'|safe) * [1]",
+            "TypeError: 'list' object cannot be interpreted as an integer",
+        ),
+        (
+            "('x'|safe) * 2.5",
+            "TypeError: 'float' object cannot be interpreted as an integer",
+        ),
+        (
+            "('x'|safe) * none",
+            "TypeError: 'NoneType' object cannot be interpreted as an integer",
+        ),
+        (
+            "none * ('x'|safe)",
+            "TypeError: 'NoneType' object cannot be interpreted as an integer",
+        ),
+        ("2 * ('x'|safe)", "True|xx"),
+        ("('x'|safe) * 2", "True|xx"),
+        (
+            "'a' * ('x'|safe)",
+            "TypeError: 'str' object cannot be interpreted as an integer",
+        ),
+        (
+            "('x'|safe) * 'a'",
+            "TypeError: 'str' object cannot be interpreted as an integer",
+        ),
+        (
+            "2.5 * ('x'|safe)",
+            "TypeError: 'float' object cannot be interpreted as an integer",
+        ),
+        (
+            "{} * ('x'|safe)",
+            "TypeError: 'dict' object cannot be interpreted as an integer",
+        ),
+        (
+            "('x'|safe) * ('y'|safe)",
+            "TypeError: 'Markup' object cannot be interpreted as an integer",
+        ),
+        ("true * ('x'|safe)", "True|x"),
+        ("('<'|safe) * 2", "True|<<"),
+    ];
+    for (expr, want) in cases {
+        let got = if want.starts_with("TypeError") {
+            run(expr)
+        } else {
+            run(&format!("({expr}) is escaped }}}}|{{{{ {expr}"))
+        };
+        assert_eq!(got, want, "{expr}");
+    }
+}

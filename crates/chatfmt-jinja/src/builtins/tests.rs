@@ -87,6 +87,7 @@ pub(super) fn callable(x: &Value, _: Bound) -> Result<bool> {
                 | Object::Group(..)
                 | Object::View(..)
                 | Object::SelfRef(_)
+                | Object::FailedGenerator(_)
         ),
         _ => false,
     })

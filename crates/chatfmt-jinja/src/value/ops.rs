@@ -482,6 +482,25 @@ impl<'a> Value<'a> {
             // way round; any other right-hand side of a sequence is "non-int", and no sequence at
             // all (None, a dict, a range) is an unsupported operand pair.
             BinOp::Mul => {
+                // `Markup` overrides `__mul__` and `__rmul__` (tried before any other operand's
+                // repetition): an int repeats it and stays Markup, anything else cannot be an index.
+                let markup = match (self, other) {
+                    (Value::Safe(s), n) | (n, Value::Safe(s)) => Some((s, n)),
+                    _ => None,
+                };
+                if let Some((s, n)) = markup {
+                    let Some(n) = int(n) else {
+                        return Err(err!(
+                            TypeError,
+                            "'{}' object cannot be interpreted as an integer",
+                            n.type_name()
+                        ));
+                    };
+                    let count = n.max(0) as usize;
+                    crate::limits::check_value_size(s.len().saturating_mul(count))?;
+                    crate::limits::charge_copy(s.len().saturating_mul(count))?;
+                    return Ok(Value::Safe(s.repeat(count).into()));
+                }
                 let is_seq = |v: &Value| v.is_str() || v.is_sequence_like();
                 let pair = if is_seq(self) {
                     Some((self, other))
