@@ -165,3 +165,43 @@ fn markup_repeats_by_an_int_and_refuses_anything_else() {
         assert_eq!(got, want, "{expr}");
     }
 }
+
+#[test]
+fn markup_addition_slicing_mappings_and_percent_with_a_range() {
+    // `Markup.__add__` declines non-strings; a mapping takes a slice as a key (unhashable in
+    // CPython 3.11); `%` takes whatever has `__getitem__` (a range) for a mapping.
+    let cases = [
+        (
+            "('x'|safe) + [1]",
+            "TypeError: unsupported operand type(s) for +: 'Markup' and 'list'",
+        ),
+        (
+            "('x'|safe) + 1",
+            "TypeError: unsupported operand type(s) for +: 'Markup' and 'int'",
+        ),
+        (
+            "('x'|safe) + none",
+            "TypeError: unsupported operand type(s) for +: 'Markup' and 'NoneType'",
+        ),
+        (
+            "[1] + ('x'|safe)",
+            "TypeError: can only concatenate list (not \"Markup\") to list",
+        ),
+        ("('x'|safe) + ('y'|safe)", "xy"),
+        ("'a' + ('<'|safe)", "a<"),
+        ("messages[0][1:]", "TypeError: unhashable type: 'slice'"),
+        (
+            "namespace(a=1)[1:]",
+            "TypeError: 'TemplateNamespace' object is not subscriptable",
+        ),
+        ("'abc' % range(3)", "abc"),
+        ("'a%sb' % range(3)", "arange(0, 3)b"),
+        (
+            "'x' % namespace(a=1)",
+            "TypeError: not all arguments converted during string formatting",
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_eq!(run(expr), want, "{expr}");
+    }
+}

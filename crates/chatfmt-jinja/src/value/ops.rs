@@ -342,6 +342,8 @@ impl<'a> Value<'a> {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
             _ if self.is_sequence_like() => self.py_len()? as i64,
             Value::Undefined(_) => return Err(self.undefined_error()),
+            // A mapping looks the slice up as a key, and CPython 3.11's slices are unhashable.
+            _ if self.is_mapping() => return Err(err!(TypeError, "unhashable type: 'slice'")),
             _ => return Err(err!(TypeError, "'{}' object is not subscriptable", self.type_name())),
         };
         let (first, stop, step, count) = pystr::slice_indices(len, start, stop, step).map_err(py_err)?;
@@ -461,7 +463,8 @@ impl<'a> Value<'a> {
                         _ => Value::list(items),
                     });
                 }
-                if self.is_str() {
+                // `Markup.__add__` declines what is not a string, leaving an unsupported pair.
+                if self.is_str() && !matches!(self, Value::Safe(_)) {
                     return Err(err!(
                         TypeError,
                         "can only concatenate str (not \"{}\") to str",
