@@ -1,5 +1,5 @@
-//! The new columns a formatted row gets after the input's: `input_ids` list<int32>, `attention_mask`
-//! and `assistant_masks` list<int8>, `text`, `message_spans`, `assistant_spans` and `error`. One
+//! The new columns a formatted row gets after the input's: `input_ids` `list<int32>`, `attention_mask`
+//! and `assistant_masks` `list<int8>`, `text`, `message_spans`, `assistant_spans` and `error`. One
 //! builder makes them for `chatfmt dataset` and `chatfmt.format_batch`, so both write one schema.
 //! A failed row has its `error` set and nulls elsewhere.
 
