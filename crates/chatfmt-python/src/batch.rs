@@ -7,15 +7,12 @@ use crate::convert::to_object;
 use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
 use crate::import;
 use crate::model::{clock_of, Model};
-use arrow_array::builder::{ArrayBuilder, Int32Builder, ListBuilder, StringBuilder};
-use arrow_array::types::{Int32Type, Int8Type};
-use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, ListArray, PrimitiveArray, RecordBatch, StructArray};
-use arrow_buffer::{NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
-use arrow_schema::{ArrowError, DataType, Field, Schema};
-use chatfmt::jinja::CodePoints;
+use arrow_schema::{ArrowError, DataType, Schema};
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt_dataset::columns::{self, check_ids, Columns, Formatted, NewColumns, Outcome, Overflow, Tokens};
 use chatfmt_dataset::input::{Payload, Row};
 use chatfmt_dataset::{Fields, Format};
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
@@ -32,61 +29,10 @@ use std::sync::{Arc, Mutex};
 const EMPTY: &str = "Cannot apply chat template to an empty conversation. Provide at least one message.";
 const DOCUMENTS: &str = "Documents should be a list of dicts with 'title' and 'text' keys!";
 
-/// A row's ids (each below 2^31), attention mask and (when asked) assistant mask.
-type Tokens = (Vec<u32>, Vec<u8>, Option<Vec<u8>>);
-
-/// One formatted row: its text, when tokenizing its tokens, and when asked its message spans.
-struct Formatted {
-    text: String,
-    tokens: Option<Tokens>,
-    spans: Option<Vec<Span>>,
+/// An int32 overflow as the `OverflowError` a row fails with.
+fn overflow(e: Overflow) -> String {
+    format!("OverflowError: {e}")
 }
-
-/// Where one message is: its turn and content as code-point ranges of the text (Python string
-/// indices) and, when tokenizing, as token ranges (the CLI's `message_spans`).
-struct Span {
-    index: i32,
-    role: Option<String>,
-    turn: Option<[i32; 2]>,
-    content: Vec<[i32; 2]>,
-    turn_tokens: Option<[i32; 2]>,
-    content_tokens: Vec<[i32; 2]>,
-}
-
-fn int32(n: usize) -> Result<i32, String> {
-    i32::try_from(n).map_err(|_| format!("OverflowError: {n} does not fit in int32"))
-}
-
-fn range32((s, e): (usize, usize)) -> Result<[i32; 2], String> {
-    Ok([int32(s)?, int32(e)?])
-}
-
-/// The message spans of `spans`; with `tokens` (the encoding's `span_tokens`), their token ranges
-/// too, dropping ranges truncation emptied.
-fn spans_of(spans: &ChatSpans, tokens: Option<&[Option<(usize, usize)>]>) -> Result<Vec<Span>, String> {
-    let mut tokens = tokens.map(|t| t.iter());
-    let mut next = || tokens.as_mut().and_then(|t| t.next().copied().flatten());
-    let text = CodePoints::new(&spans.rendered.text);
-    let mut out = Vec::with_capacity(spans.messages.len());
-    for m in &spans.messages {
-        let turn_tokens = next().filter(|_| m.turn.is_some());
-        let content_tokens: Vec<(usize, usize)> = m.content.iter().filter_map(|_| next()).collect();
-        out.push(Span {
-            index: int32(m.index)?,
-            role: m.role.clone(),
-            turn: m.turn.map(|t| range32(text.span(t))).transpose()?,
-            content: (m.content.iter())
-                .map(|&c| range32(text.span(c)))
-                .collect::<Result<_, _>>()?,
-            turn_tokens: turn_tokens.map(range32).transpose()?,
-            content_tokens: content_tokens.into_iter().map(range32).collect::<Result<_, _>>()?,
-        });
-    }
-    Ok(out)
-}
-
-/// A row's outcome; a failure is `Class: message` of the exception the per-conversation call raises.
-type Outcome = Result<Formatted, String>;
 
 /// What every row shares.
 struct Kernel<'a> {
@@ -155,9 +101,10 @@ impl Kernel<'_> {
                     .apply_with_spans(&conv.messages, apply, opts)
                     .map_err(|e| jinja_error_text(&e))?;
                 return Ok(Formatted {
-                    spans: Some(spans_of(&found, None)?),
+                    message_spans: Some(columns::message_spans(&found, None).map_err(overflow)?),
                     text: found.rendered.text,
                     tokens: None,
+                    assistant_spans: None,
                 });
             }
             let r = self
@@ -167,7 +114,8 @@ impl Kernel<'_> {
             return Ok(Formatted {
                 text: r.text,
                 tokens: None,
-                spans: None,
+                assistant_spans: None,
+                message_spans: None,
             });
         };
         let opts = options[usize::from(apply.tools.is_some())]
@@ -178,17 +126,22 @@ impl Kernel<'_> {
             .pop()
             .ok_or_else(|| "ValueError: no conversation was tokenized".to_string())?;
         let spans = match (&chat.spans, opts.spans.as_ref().is_some_and(|s| s.message_spans)) {
-            (Some(found), true) => Some(spans_of(found, Some(&chat.encoded.span_tokens))?),
+            (Some(found), true) => {
+                Some(columns::message_spans(found, Some(&chat.encoded.span_tokens)).map_err(overflow)?)
+            }
             _ => None,
         };
         let e = chat.encoded;
-        if let Some(id) = e.input_ids.iter().find(|&&id| i32::try_from(id).is_err()) {
-            return Err(format!("OverflowError: token id {id} does not fit in int32"));
-        }
+        check_ids(&e.input_ids).map_err(overflow)?;
         Ok(Formatted {
             text: chat.text,
-            tokens: Some((e.input_ids, e.attention_mask, e.assistant_masks)),
-            spans,
+            tokens: Some(Tokens {
+                input_ids: e.input_ids,
+                attention_mask: e.attention_mask,
+                assistant_masks: e.assistant_masks,
+            }),
+            assistant_spans: None,
+            message_spans: spans,
         })
     }
 }
@@ -264,270 +217,18 @@ fn columns_read(schema: &Schema, fields: &Fields, documents: Option<&str>) -> Py
     Ok(indices)
 }
 
-/// The new columns of one batch's rows.
-/// The `message_spans` column: list<struct<index, role, turn, content[, turn_tokens, content_tokens]>>,
-/// ranges as [start, end].
-struct SpanColumn {
-    offsets: Vec<i32>,
-    valid: Vec<bool>,
-    index: Int32Builder,
-    role: StringBuilder,
-    turn: ListBuilder<Int32Builder>,
-    content: ListBuilder<ListBuilder<Int32Builder>>,
-    turn_tokens: ListBuilder<Int32Builder>,
-    content_tokens: ListBuilder<ListBuilder<Int32Builder>>,
-}
-
-fn push_range(b: &mut ListBuilder<Int32Builder>, r: Option<[i32; 2]>) {
-    match r {
-        Some(r) => b.append_value(r.map(Some)),
-        None => b.append_null(),
-    }
-}
-
-fn push_ranges(b: &mut ListBuilder<ListBuilder<Int32Builder>>, rs: &[[i32; 2]]) {
-    for r in rs {
-        b.values().append_value(r.map(Some));
-    }
-    b.append(true);
-}
-
-impl SpanColumn {
-    fn new() -> SpanColumn {
-        SpanColumn {
-            offsets: vec![0],
-            valid: Vec::new(),
-            index: Int32Builder::new(),
-            role: StringBuilder::new(),
-            turn: ListBuilder::new(Int32Builder::new()),
-            content: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
-            turn_tokens: ListBuilder::new(Int32Builder::new()),
-            content_tokens: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
-        }
-    }
-
-    fn push(&mut self, spans: Option<&[Span]>) -> Result<(), ArrowError> {
-        for m in spans.unwrap_or_default() {
-            self.index.append_value(m.index);
-            self.role.append_option(m.role.as_deref());
-            push_range(&mut self.turn, m.turn);
-            push_ranges(&mut self.content, &m.content);
-            push_range(&mut self.turn_tokens, m.turn_tokens);
-            push_ranges(&mut self.content_tokens, &m.content_tokens);
-        }
-        let len = i32::try_from(self.index.len())
-            .map_err(|_| ArrowError::ComputeError("too many message spans in one batch".to_string()))?;
-        self.offsets.push(len);
-        self.valid.push(spans.is_some());
-        Ok(())
-    }
-
-    fn finish(mut self, tokens: bool) -> Result<ArrayRef, ArrowError> {
-        let mut columns: Vec<(&str, ArrayRef)> = vec![
-            ("index", Arc::new(self.index.finish())),
-            ("role", Arc::new(self.role.finish())),
-            ("turn", Arc::new(self.turn.finish())),
-            ("content", Arc::new(self.content.finish())),
-        ];
-        if tokens {
-            columns.push(("turn_tokens", Arc::new(self.turn_tokens.finish())));
-            columns.push(("content_tokens", Arc::new(self.content_tokens.finish())));
-        }
-        let fields: Vec<Field> = (columns.iter())
-            .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
-            .collect();
-        let arrays = columns.into_iter().map(|(_, a)| a).collect();
-        let entries = StructArray::try_new(fields.into(), arrays, None)?;
-        let item = Arc::new(Field::new("item", entries.data_type().clone(), true));
-        let list = ListArray::try_new(
-            item,
-            OffsetBuffer::new(self.offsets.into()),
-            Arc::new(entries),
-            Some(NullBuffer::from(self.valid)),
-        )?;
-        Ok(Arc::new(list))
-    }
-}
-
-/// Which columns a call makes.
-#[derive(Clone, Copy)]
-struct Columns {
-    tokenize: bool,
-    masks: bool,
-    text: bool,
-    spans: bool,
-}
-
-/// A `list<T>` column built from each row's values in one pass, into buffers sized up front.
-struct ListColumn<T: ArrowPrimitiveType> {
-    offsets: Vec<i32>,
-    values: Vec<T::Native>,
-    nulls: NullBufferBuilder,
-}
-
-impl<T: ArrowPrimitiveType> ListColumn<T> {
-    fn with_capacity(rows: usize, values: usize) -> Self {
-        let mut offsets = Vec::with_capacity(rows + 1);
-        offsets.push(0);
-        ListColumn {
-            offsets,
-            values: Vec::with_capacity(values),
-            nulls: NullBufferBuilder::new(rows),
-        }
-    }
-
-    /// Appends a row: its values converted by `to`, or null.
-    fn push<S: Copy>(&mut self, row: Option<&[S]>, to: impl Fn(S) -> T::Native) -> Result<(), ArrowError> {
-        if let Some(row) = row {
-            self.values.extend(row.iter().map(|&v| to(v)));
-        }
-        let end = i32::try_from(self.values.len()).map_err(|_| {
-            ArrowError::ComputeError("a batch holds more than 2^31 - 1 list values; pass smaller batches".into())
-        })?;
-        self.offsets.push(end);
-        self.nulls.append(row.is_some());
-        Ok(())
-    }
-
-    /// Makes room for `total` values in all.
-    fn expect(&mut self, total: usize) {
-        if total > self.values.capacity() {
-            // A little over the estimate, so that a batch near it is not moved at its end.
-            self.values.reserve_exact(total + total / 16 - self.values.len());
-        }
-    }
-
-    fn finish(mut self) -> Result<ArrayRef, ArrowError> {
-        let values = PrimitiveArray::<T>::new(ScalarBuffer::from(self.values), None);
-        let field = Arc::new(Field::new_list_field(T::DATA_TYPE, true));
-        Ok(Arc::new(ListArray::try_new(
-            field,
-            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
-            Arc::new(values),
-            self.nulls.finish(),
-        )?))
-    }
-}
-
-/// Token ids, below 2^31 (checked per row), as int32.
-fn id32(id: u32) -> i32 {
-    id as i32
-}
-
-/// A row's tokens, when it formatted and was tokenized.
-fn tokens(row: &Outcome) -> Option<&Tokens> {
-    row.as_ref().ok().and_then(|f| f.tokens.as_ref())
-}
-
-/// A 0/1 mask value as int8.
-fn flag(v: u8) -> i8 {
-    i8::from(v != 0)
-}
-
 /// Rows formatted at a time: their intermediate vectors are freed (and their memory reused) before
 /// the next rows start, so a batch holds its output columns and one chunk of rows.
 const CHUNK_ROWS: usize = 512;
 
-/// The new columns of one batch, appended to chunk by chunk.
-struct Output {
-    wanted: Columns,
-    rows: usize,
-    ids: ListColumn<Int32Type>,
-    attention: ListColumn<Int8Type>,
-    assistant: ListColumn<Int8Type>,
-    texts: StringBuilder,
-    errors: StringBuilder,
-    message_spans: SpanColumn,
-}
-
-impl Output {
-    fn new(wanted: Columns, rows: usize) -> Self {
-        Output {
-            wanted,
-            rows,
-            ids: ListColumn::with_capacity(rows, 0),
-            attention: ListColumn::with_capacity(rows, 0),
-            assistant: ListColumn::with_capacity(rows, 0),
-            texts: StringBuilder::with_capacity(if wanted.text { rows } else { 0 }, 0),
-            errors: StringBuilder::new(),
-            message_spans: SpanColumn::new(),
-        }
-    }
-
-    /// Appends the next rows. The token columns are first sized for the whole batch from the
-    /// tokens per row so far, so they are rarely moved as they grow.
-    fn append(&mut self, rows: Vec<Outcome>) -> Result<(), ArrowError> {
-        let Columns {
-            tokenize, masks, text, ..
-        } = self.wanted;
-        if tokenize {
-            let tokens: usize = rows.iter().filter_map(tokens).map(|(ids, _, _)| ids.len()).sum();
-            let done = self.errors.len() + rows.len();
-            let expected = (self.ids.values.len() + tokens) * self.rows.max(done) / done.max(1);
-            self.ids.expect(expected);
-            self.attention.expect(expected);
-            if masks {
-                self.assistant.expect(expected);
-            }
-        }
-        for row in &rows {
-            self.message_spans
-                .push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
-            let t = tokens(row);
-            self.ids.push(t.map(|(i, _, _)| i.as_slice()), id32)?;
-            self.attention.push(t.map(|(_, a, _)| a.as_slice()), flag)?;
-            self.assistant.push(t.and_then(|(_, _, m)| m.as_deref()), flag)?;
-            match row {
-                Ok(f) => {
-                    if text {
-                        self.texts.append_value(&f.text);
-                    }
-                    self.errors.append_null();
-                }
-                Err(e) => {
-                    if text {
-                        self.texts.append_null();
-                    }
-                    self.errors.append_value(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<RecordBatch, ArrowError> {
-        let Columns {
-            tokenize,
-            masks,
-            text,
-            spans,
-        } = self.wanted;
-        let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
-        if tokenize {
-            columns.push(("input_ids", self.ids.finish()?));
-            columns.push(("attention_mask", self.attention.finish()?));
-            if masks {
-                columns.push(("assistant_masks", self.assistant.finish()?));
-            }
-        }
-        if text {
-            columns.push(("text", Arc::new(self.texts.finish())));
-        }
-        if spans {
-            columns.push(("message_spans", self.message_spans.finish(tokenize)?));
-        }
-        columns.push(("error", Arc::new(self.errors.finish())));
-        RecordBatch::try_from_iter(columns)
-    }
-}
-
 /// Formats every row of `batch` (rows of a chunk in parallel); its new columns.
 fn format_rows(kernel: &Kernel<'_>, batch: &Arc<RecordBatch>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
     let n = batch.num_rows();
-    let mut out = Output::new(wanted, n);
+    let mut out = NewColumns::new(wanted, n);
     for start in (0..n).step_by(CHUNK_ROWS) {
         let end = (start + CHUNK_ROWS).min(n);
-        out.append((start..end).into_par_iter().map(|i| kernel.row(batch, i)).collect())?;
+        let rows: Vec<Outcome> = (start..end).into_par_iter().map(|i| kernel.row(batch, i)).collect();
+        out.append(&rows)?;
     }
     out.finish()
 }
@@ -710,7 +411,8 @@ pub fn format_batch(
         tokenize,
         masks: tokenize && masks.is_some(),
         text: return_text || !tokenize,
-        spans: message_spans,
+        message_spans,
+        assistant_spans: false,
     };
     let out = py
         .detach(|| {

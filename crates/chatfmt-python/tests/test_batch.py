@@ -1,15 +1,19 @@
 """``chatfmt.format_batch`` against the per-conversation API, row for row: the HF kit's scenarios with
 the tokens kit's qwen3 tokenizer, list<struct> and JSON-string columns, tables and record batches,
-failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``map``."""
+failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``map``; and the release
+``chatfmt dataset`` binary, whose Parquet output is ``format_batch``'s table."""
 
 import json
+import os
+import pathlib
 import pickle
+import subprocess
 
 import pyarrow as pa
 import pytest
 
 import chatfmt
-from conftest import kit_dir
+from conftest import REPO, kit_dir
 
 # Templates with {% generation %} blocks: the tokens kit pairs them with the qwen3 tokenizer.
 TAGGED = ("EssentialAI--rnj-1", "poolside--Laguna-S-2.1")
@@ -320,3 +324,68 @@ def test_datasets_map(kits, num_proc, tmp_path):
         assert {k: g[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")} == {
             k: w[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")
         }
+
+
+# ChatML with the assistant's reply in {% generation %}, refusing roles it does not know.
+GENERATION_CHATML = (
+    "{%- for m in messages %}"
+    "{%- if m['role'] not in ['system', 'user', 'assistant'] %}{{ raise_exception('unknown role: ' + m['role']) }}"
+    "{%- endif %}"
+    "{%- if m['role'] == 'assistant' %}{{- '<|im_start|>assistant\\n' }}{% generation %}"
+    "{{- m['content'] + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}"
+    "{%- else %}{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{%- endif %}"
+    "{%- endfor %}"
+)
+
+
+def release_binary() -> pathlib.Path:
+    """``chatfmt`` as ``cargo build --release -p chatfmt-cli`` (and ``cargo test --release``) leaves it."""
+    path = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "chatfmt"
+    if not path.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is missing (CI=true requires it; build it with cargo build --release -p chatfmt-cli)")
+        pytest.skip(f"{path} not found (build it with cargo build --release -p chatfmt-cli)")
+    return path
+
+
+def test_dataset_command_writes_format_batch_table(kits, tmp_path):
+    import pyarrow.parquet as pq
+
+    binary = release_binary()
+    tok = kits["tok"]
+    rows = [
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Café, 東京? 😀"},
+         {"role": "assistant", "content": "Oui 🦆."}],
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
+         {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Ciao."}],
+        [{"role": "user", "content": "Hi"}, {"role": "bot", "content": "beep"}],
+        [{"role": "user", "content": "A longer question " * 20}, {"role": "assistant", "content": "Sure."}],
+    ]
+    table = pa.table({
+        "id": pa.array([10, 11, 12, 13], pa.int64()),
+        "messages": rows,
+        "source": ["a", None, "c", "d"],
+    })
+    data = tmp_path / "in.parquet"
+    pq.write_table(table, data, row_group_size=3)
+    template = tmp_path / "t.jinja"
+    template.write_text(GENERATION_CHATML, encoding="utf-8")
+    out = tmp_path / "out.parquet"
+    model = kit_dir("tokens") / "tokenizers" / "qwen3"
+    run = subprocess.run(
+        [str(binary), "dataset", str(data), "--model", str(model), "--template", str(template), "--tokenize",
+         "--text", "--message-spans", "--window", "2", "--output", str(out), "--json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert run.returncode == 1, run.stderr  # the unknown role fails its row
+    summary = json.loads(run.stdout)
+    assert (summary["rows_in"], summary["rows_out"], summary["rows_rejected"]) == (4, 3, 1)
+    got = pq.read_table(out)
+    want = chatfmt.format_batch(table, tok, chat_template=GENERATION_CHATML, return_text=True, message_spans=True)
+    assert got.schema.equals(want.schema), f"{got.schema}\n!=\n{want.schema}"
+    # Every value but the failures' messages (the dataset's name the stage and the template's line).
+    assert got.drop_columns(["error"]).equals(want.drop_columns(["error"]))
+    kinds = [e and e.split(":")[0] for e in got.column("error").to_pylist()]
+    assert kinds == [e and e.split(":")[0] for e in want.column("error").to_pylist()]
+    assert kinds == [None, None, "TemplateError", None]
+    assert "unknown role: bot" in got.column("error")[2].as_py()
