@@ -265,6 +265,8 @@ for e in ["(-4)|reject", "5|map('upper')", "5|select", "5|selectattr('a')", "non
     case("test", "callable", "{{ " + e + " is callable }}")
     case("filter", "urlencode", "{{ " + e + "|urlencode }}")
 case("filter", "urlencode", "{{ (-3)|items|urlencode }}")
+for x in ["'i'", "2.0", "true", "5", "5.0", "none", "false", "1", "-1"]:
+    case("method", "range.index", "{{ range(3).index(" + x + ") }}")
 
 # ---------------------------------------------------------------------------------------------------------------
 # Globals
