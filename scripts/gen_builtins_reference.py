@@ -265,6 +265,14 @@ for e in ["(-4)|reject", "5|map('upper')", "5|select", "5|selectattr('a')", "non
     case("test", "callable", "{{ " + e + " is callable }}")
     case("filter", "urlencode", "{{ " + e + "|urlencode }}")
 case("filter", "urlencode", "{{ (-3)|items|urlencode }}")
+# round's floor and ceil methods compute `value * 10 ** precision` first, as Python does.
+for e in ["'abc'|round(2, 'floor')", "[1]|round(1, 'ceil')", "{}|round(2, 'floor')", "none|round(1, 'floor')", "nope|round(2, 'floor')",
+          "(1, 2)|round(0, 'ceil')", "'ab'|round('x', 'floor')", "1|round('x', 'floor')", "2.567|round(2.0, 'floor')", "1|round(400, 'floor')",
+          "1e300|round(1, 'ceil')", "(10**30)|round(-2, 'floor')", "2.5|round(none, 'floor')", "0.1|round(20, 'ceil')", "1|round(-400, 'ceil')",
+          "'abc'|round(-1, 'floor')", "true|round(1, 'floor')"]:
+    case("filter", "round", "{{ " + e + " }}")
+for e in ["'12' * 10**20", "10**20 * [1]", "('x'|safe) * 10**20"]:
+    case("filter", "safe", "{{ " + e + " }}")
 for x in ["'i'", "2.0", "true", "5", "5.0", "none", "false", "1", "-1"]:
     case("method", "range.index", "{{ range(3).index(" + x + ") }}")
 

@@ -1091,48 +1091,43 @@ pub(super) fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'
     let Some(method @ ("common" | "ceil" | "floor")) = method else {
         return Err(err!(FilterArgumentError, "method must be common, ceil or floor"));
     };
-    let number = matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_));
-    if !number {
+    let precision = precision.unwrap_or(Value::Int(0));
+    if method != "common" {
+        // `math.floor(value * 10 ** precision) / 10 ** precision` (or `ceil`), step by step.
+        use crate::ast::BinOp;
+        let scale = Value::Int(10).binary(BinOp::Pow, &precision)?;
+        let floored = match v.binary(BinOp::Mul, &scale)? {
+            n @ (Value::Int(_) | Value::BigInt(_)) => n,
+            Value::Bool(b) => Value::Int(i64::from(b)),
+            Value::Float(f) => float_to_int(if method == "ceil" { f.ceil() } else { f.floor() })?,
+            other => return Err(err!(TypeError, "must be real number, not {}", other.type_name())),
+        };
+        return floored.binary(BinOp::Div, &scale);
+    }
+    if !matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Float(_)) {
         return Err(err!(
             TypeError,
             "type {} doesn't define __round__ method",
             v.type_name()
         ));
     }
-    let precision = precision.unwrap_or(Value::Int(0));
-    if method == "common" {
-        // `round(x, None)` is `round(x)`: an integer.
-        let ndigits = match &precision {
-            Value::None => None,
-            // `__round__` clamps the digits to the range of a C `ssize_t`.
-            Value::BigInt(n) if n.sign() == num_bigint::Sign::Minus => Some(i64::MIN),
-            Value::BigInt(_) => Some(i64::MAX),
-            p => Some(index_arg(p, false)?),
-        };
-        return Ok(match (v, ndigits) {
-            (Value::Bool(b), _) => Value::Int(i64::from(b)),
-            (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(crate::error::py_err)?),
-            (Value::Int(i), None) => Value::Int(i),
-            (Value::BigInt(n), Some(d)) if d >= 0 => Value::BigInt(n),
-            (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(crate::error::py_err)?)?,
-            (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(crate::error::py_err)?),
-            (other, _) => other,
-        });
-    }
-    let p = index_arg(&precision, false)?;
-    let x = match v {
-        Value::Int(i) => i as f64,
-        Value::Bool(b) => i64::from(b) as f64,
-        Value::Float(f) => f,
-        other => big_to_float(&other)?,
+    // `round(x, None)` is `round(x)`: an integer.
+    let ndigits = match &precision {
+        Value::None => None,
+        // `__round__` clamps the digits to the range of a C `ssize_t`.
+        Value::BigInt(n) if n.sign() == num_bigint::Sign::Minus => Some(i64::MIN),
+        Value::BigInt(_) => Some(i64::MAX),
+        p => Some(index_arg(p, false)?),
     };
-    let scale = 10f64.powi(p.clamp(-400, 400) as i32);
-    let r = if method == "ceil" {
-        (x * scale).ceil()
-    } else {
-        (x * scale).floor()
-    };
-    Ok(Value::Float(r / scale))
+    Ok(match (v, ndigits) {
+        (Value::Bool(b), _) => Value::Int(i64::from(b)),
+        (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(crate::error::py_err)?),
+        (Value::Int(i), None) => Value::Int(i),
+        (Value::BigInt(n), Some(d)) if d >= 0 => Value::BigInt(n),
+        (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(crate::error::py_err)?)?,
+        (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(crate::error::py_err)?),
+        (other, _) => other,
+    })
 }
 
 /// `indent(width=4, first=False, blank=False)`.

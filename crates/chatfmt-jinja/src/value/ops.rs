@@ -492,6 +492,9 @@ impl<'a> Value<'a> {
                     _ => None,
                 };
                 if let Some((s, n)) = markup {
+                    if matches!(n, Value::BigInt(_)) {
+                        return Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer"));
+                    }
                     let Some(n) = int(n) else {
                         return Err(err!(
                             TypeError,
@@ -513,6 +516,9 @@ impl<'a> Value<'a> {
                     None
                 };
                 if let Some((seq, times)) = pair {
+                    if matches!(times, Value::BigInt(_)) {
+                        return Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer"));
+                    }
                     let Some(n) = int(times) else {
                         return Err(err!(
                             TypeError,
