@@ -185,28 +185,51 @@ impl<'a> Evaluator<'a> {
     /// A top-level variable of the context: `vars`, then the borrowed layers (read once per render
     /// and name, see `outer`).
     fn context_var(&self, name: &str) -> Option<Value<'a>> {
+        self.context_source(name).map(|v| match v {
+            Borrowed::Json(j) => Value::from_json(j),
+            Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
+        })
+    }
+
+    /// Where the context holds a top-level variable: `vars`, then the borrowed layers.
+    fn context_source(&self, name: &str) -> Option<Borrowed<'a>> {
         if !self.ctx.vars.is_empty() {
             if let Some(v) = self.ctx.vars.get(name) {
-                return Some(Value::from_json(v));
+                return Some(Borrowed::Json(v));
             }
         }
         for layer in &self.ctx.layers {
             match layer {
-                Layer::Var(n, v) if same_name(n, name) => {
-                    return Some(match v {
-                        Borrowed::Json(j) => Value::from_json(j),
-                        Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
-                    });
-                }
+                Layer::Var(n, v) if same_name(n, name) => return Some(*v),
                 Layer::Var(..) => {}
                 Layer::Map(m) => {
                     if let Some(v) = crate::value::json_map_get(m, name) {
-                        return Some(Value::from_json(v));
+                        return Some(Borrowed::Json(v));
                     }
                 }
             }
         }
         None
+    }
+
+    /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
+    /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
+    /// read in this render, and has no filter and no `loop` object (which hold the items) and no
+    /// spans to record.
+    fn borrowed_items(&self, f: &'a ForLoop) -> Option<&'a [Json]> {
+        if f.cond.is_some() || f.uses_loop || self.spans.is_some() {
+            return None;
+        }
+        let ExprKind::Name(name, var) = &f.iter.kind else {
+            return None;
+        };
+        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
+            return None;
+        }
+        match (self.outer.get(var.outer as usize), self.context_source(name)) {
+            (Some(None), Some(Borrowed::List(items))) => Some(items),
+            _ => None,
+        }
     }
 
     // ---- scopes ---------------------------------------------------------------------------
@@ -248,12 +271,25 @@ impl<'a> Evaluator<'a> {
     }
 
     fn pop_frame(&mut self, id: usize, restore: usize) {
+        self.empty_frames(id);
+        self.live_frames = id;
+        self.current = restore;
+    }
+
+    /// Makes the frame `id` current again with nothing bound, as popping it and pushing a frame of
+    /// the same scope and parent would (a loop's next iteration).
+    fn reenter_frame(&mut self, id: usize) {
+        self.empty_frames(id);
+        self.live_frames = id + 1;
+        self.current = id;
+    }
+
+    /// Unbinds every name of the frames from `id` up.
+    fn empty_frames(&mut self, id: usize) {
         for frame in &mut self.frames[id..self.live_frames] {
             frame.slots.iter_mut().for_each(|slot| *slot = None);
             frame.extra.clear();
         }
-        self.live_frames = id;
-        self.current = restore;
     }
 
     /// Binds a name in the current frame, in the slot resolution gave it.
@@ -555,6 +591,11 @@ impl<'a> Evaluator<'a> {
                 return self.exec_block(else_body);
             }
             StmtKind::For(f) => {
+                if let Some(items) = self.borrowed_items(f) {
+                    return self
+                        .run_loop(f, items.iter().map(Value::from_json), None)
+                        .map_err(|e| at(e, s.pos));
+                }
                 let iter = self.eval(&f.iter)?;
                 return self.exec_for(f, iter, 0).map_err(|e| at(e, s.pos));
             }
@@ -706,14 +747,38 @@ impl<'a> Evaluator<'a> {
                 scope: restore,
             }))
         });
+        self.run_loop(f, items.iter().cloned(), lp)
+    }
+
+    /// Runs a loop's body for each of `items` (in one frame, emptied between iterations), then
+    /// its `else` body when no iteration completed.
+    fn run_loop(
+        &mut self,
+        f: &'a ForLoop,
+        items: impl Iterator<Item = Value<'a>>,
+        lp: Option<Rc<Object<'a>>>,
+    ) -> Result<Flow> {
+        let restore = self.current;
         let mut completed = false;
-        for (i, item) in items.iter().enumerate() {
-            self.step()?;
+        let mut frame = None;
+        for (i, item) in items.enumerate() {
+            if let Err(e) = self.step() {
+                if let Some(id) = frame {
+                    self.pop_frame(id, restore);
+                }
+                return Err(e);
+            }
             if let Some(Object::Loop(l)) = lp.as_deref() {
                 l.index0.set(i);
             }
-            let id = self.push_frame(restore, f.scope);
-            let r = self.assign(&f.target, item.clone()).and_then(|_| {
+            let id = match frame {
+                Some(id) => {
+                    self.reenter_frame(id);
+                    id
+                }
+                None => *frame.insert(self.push_frame(restore, f.scope)),
+            };
+            let r = self.assign(&f.target, item).and_then(|_| {
                 if let Some(lp) = &lp {
                     let at = Bind {
                         scope: f.scope,
@@ -723,12 +788,21 @@ impl<'a> Evaluator<'a> {
                 }
                 self.exec_block(&f.body)
             });
-            self.pop_frame(id, restore);
-            match r? {
+            let flow = match r {
+                Ok(flow) => flow,
+                Err(e) => {
+                    self.pop_frame(id, restore);
+                    return Err(e);
+                }
+            };
+            match flow {
                 Flow::Break => break,
                 Flow::Continue => continue,
                 Flow::Normal => completed = true,
             }
+        }
+        if let Some(id) = frame {
+            self.pop_frame(id, restore);
         }
         if !completed {
             return self.exec_block(&f.else_body);
