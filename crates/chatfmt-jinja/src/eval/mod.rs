@@ -1090,7 +1090,37 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
+            ExprKind::Compare(first, rest) if self.spans.is_none() => match self.compare_in_place(first, rest) {
+                Some(t) => Ok(t),
+                None => Ok(self.eval(e)?.truthy()),
+            },
             _ => Ok(self.eval(e)?.truthy()),
+        }
+    }
+
+    /// The commonest comparisons of chat templates decided on the context's JSON in place, as
+    /// their values would decide them: `obj.key == 'text'` (or `!=`) where `obj` holds a JSON
+    /// object that has the key, and `'key' in obj` (or `not in`) where `obj` holds a JSON object.
+    /// `None` for any other comparison. Only for conditions without spans to record: nothing is
+    /// noted as read.
+    fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
+        let [(op, second)] = rest else {
+            return None;
+        };
+        match (op, &first.kind, &second.kind) {
+            (CmpOp::Eq | CmpOp::Ne, _, ExprKind::Const(Const::Str(lit))) => {
+                let (m, key) = self.json_member(first)?;
+                let value = crate::value::json_map_get(m, key)?;
+                let equal = matches!(value, Json::String(s) if *s == **lit);
+                Some(equal == (*op == CmpOp::Eq))
+            }
+            (CmpOp::In | CmpOp::NotIn, ExprKind::Const(Const::Str(key)), ExprKind::Name(name, var)) => {
+                match self.find_json(name, *var)? {
+                    Json::Object(m) => Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In)),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
