@@ -408,6 +408,11 @@ pub(super) fn do_string<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     Ok(soft_str(&v))
 }
 
+/// `s` without leading and trailing whitespace, as Python's `str.strip()` gives it.
+pub(super) fn trim_space(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
 pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [chars] = b.take();
     let chars = match chars {
@@ -419,7 +424,7 @@ pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let text = s.as_str().unwrap_or("");
     let r = match chars.as_ref().and_then(|c| c.as_str()) {
         Some(set) => text.trim_matches(|c| set.contains(c)),
-        None => text.trim_matches(is_py_space),
+        None => trim_space(text),
     };
     let start = r.as_ptr() as usize - text.as_ptr() as usize;
     Ok(s.substr(start, start + r.len()))

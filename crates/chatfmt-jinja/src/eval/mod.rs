@@ -1043,12 +1043,7 @@ impl<'a> Evaluator<'a> {
     fn eval_test(&mut self, v: &'a Expr, name: &'a Named, args: &'a Args) -> Result<Value<'a>> {
         Ok(match () {
             // `name is defined` needs no value (and no undefined marker) built for a missing name.
-            _ if matches!(&**name, "defined" | "undefined")
-                && args.pos.is_empty()
-                && args.kw.is_empty()
-                && args.star.is_none()
-                && args.dstar.is_none() =>
-            {
+            _ if matches!(&**name, "defined" | "undefined") && args.is_empty() => {
                 let defined = match &v.kind {
                     ExprKind::Name(n, var) => self.find(n, *var).is_some_and(|x| !x.is_undefined()),
                     // A key of a JSON object: present or not, without an undefined marker.
@@ -1283,8 +1278,14 @@ impl<'a> Evaluator<'a> {
             Some(inner) => self.eval(inner)?,
             None => input,
         };
+        let filter = name.index.and_then(|i| FILTERS.get(i));
+        // `text | trim`: the part of a borrowed string, charged as the call's result would be.
+        if let (Some(on_str), Value::Str(s), true) = (filter.and_then(|f| f.on_str), &v, args.is_empty()) {
+            crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
+            return Ok(Value::Str(on_str(s)));
+        }
         let a = self.eval_args(args)?;
-        let Some(filter) = name.index.and_then(|i| FILTERS.get(i)) else {
+        let Some(filter) = filter else {
             return Err(at(
                 err!(TemplateRuntimeError, "No filter named '{}' found.", &*name.name),
                 e.pos,
