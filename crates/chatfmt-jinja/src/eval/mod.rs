@@ -855,13 +855,11 @@ impl<'a> Evaluator<'a> {
                                 return Ok(Value::from_json(j));
                             }
                         }
-                        // `loop.index0` and friends (not its methods `cycle` and `changed`).
+                        // `loop.index0` and friends (named unlike its methods `cycle` and `changed`).
                         Value::Object(obj) => {
                             if let Object::Loop(l) = &**obj {
-                                if !builtins::methods::has_method(&o, member) {
-                                    if let Some(v) = builtins::globals::loop_attribute(l, member) {
-                                        return Ok(v);
-                                    }
+                                if let Some(v) = builtins::globals::loop_attribute(l, member) {
+                                    return Ok(v);
                                 }
                             }
                         }
