@@ -193,6 +193,7 @@ const INLINE_ARGS: usize = 4;
 
 /// A slot per bound parameter, in place for the signatures of most built-ins, so binding the
 /// arguments of a call such as `x | trim` allocates nothing.
+#[derive(Clone)]
 enum ArgSlots<'a> {
     Inline(usize, [Option<Value<'a>>; INLINE_ARGS]),
     Heap(Vec<Option<Value<'a>>>),
@@ -234,7 +235,7 @@ impl std::ops::DerefMut for ArgSlots<'_> {
 }
 
 /// Arguments bound to a [`Signature`].
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Bound<'a> {
     /// The parameters after the hidden ones; `None` where the default applies (see [`Bound::take`]).
     args: ArgSlots<'a>,

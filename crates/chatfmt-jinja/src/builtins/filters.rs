@@ -328,13 +328,22 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
     let mut out = Vec::new();
     let items = v.iterate()?;
     crate::limits::charge_items(items.len())?;
+    // The test and its bound arguments, found and bound at the first item (where Jinja2 would
+    // first fail to), then reused.
+    let mut bound_test = None;
     for item in items.iter() {
         let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
         let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
-                let t = lookup_name("test", t, TESTS)?;
-                super::call_test(t, &subject, &test_args)?
+                let (t, bound) = match &bound_test {
+                    Some(found) => found,
+                    None => {
+                        let t = lookup_name("test", t, TESTS)?;
+                        bound_test.insert((t, test_args.bind_sig(&t.sig)?))
+                    }
+                };
+                (t.run)(&subject, bound.clone())?
             }
         };
         if ok == keep_when {
