@@ -161,7 +161,7 @@ def run_chatfmt(data, out, jobs, masks=None):
     return s
 
 
-def compare(py_out, cf_out, sample):
+def compare(py_out, cf_out, sample, data):
     code = f"""
 import json, pyarrow as pa, pyarrow.parquet as pq
 py = pq.read_table({py_out!r})
@@ -169,8 +169,9 @@ cf = pq.read_table({cf_out!r})
 n = py.num_rows
 assert cf.num_rows == n, (cf.num_rows, n)
 idx = sorted(set(round(i * (n - 1) / max({sample} - 1, 1)) for i in range({sample})))
-cf_index = cf.column("index").to_pylist()
-assert cf_index == list(range(n)), "chatfmt output is not in input order"
+# chatfmt's output starts with the input's columns: the rows are in input order.
+assert cf.column("messages").equals(pq.read_table({data!r}).column("messages")), "chatfmt output is not in input order"
+assert cf.column("error").null_count == n, "chatfmt failed rows"
 bad = []
 for col in ("input_ids", "attention_mask", "assistant_masks"):
     a, b = py.column(col), cf.column(col)
@@ -226,11 +227,11 @@ def main():
         print(f"round {r + 1}: python map {py_runs[-1]['seconds']:.2f} s, end to end {py_runs[-1]['e2e_seconds']:.2f} s; "
               f"chatfmt {cf_runs[-1]['wall_seconds']:.2f} s, --jobs 1 {cf1_runs[-1]['wall_seconds']:.2f} s{base}; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    check = compare(os.path.join(BENCH, "python-out.parquet"), os.path.join(BENCH, "chatfmt-out.parquet"), args.sample)
+    check = compare(os.path.join(BENCH, "python-out.parquet"), os.path.join(BENCH, "chatfmt-out.parquet"), args.sample, data)
     checks = [check]
     if args.provenance:
         checks.append(compare(os.path.join(BENCH, "python-out.parquet"),
-                              os.path.join(BENCH, "chatfmt-out-provenance.parquet"), args.sample))
+                              os.path.join(BENCH, "chatfmt-out-provenance.parquet"), args.sample, data))
 
     rows = args.rows
     py_map = statistics.median(p["seconds"] for p in py_runs)

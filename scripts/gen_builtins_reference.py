@@ -258,6 +258,16 @@ for name in sorted(DEFAULT_TESTS):
     case("test", name, "{{ nope is " + name + ("(1)" if params else "") + " }}" if name.isidentifier() else
          "{{ [nope]|select('" + name + "', 1)|list }}")
 
+# Generators whose body raises once iterated (lazy in Jinja2) are still iterable and print as generators.
+for e in ["(-4)|reject", "5|map('upper')", "5|select", "5|selectattr('a')", "none|map('upper')"]:
+    case("test", "iterable", "{{ " + e + " is iterable }}")
+    case("test", "iterable", "{{ " + e + " is sequence }}")
+    case("test", "callable", "{{ " + e + " is callable }}")
+    case("filter", "urlencode", "{{ " + e + "|urlencode }}")
+case("filter", "urlencode", "{{ (-3)|items|urlencode }}")
+for x in ["'i'", "2.0", "true", "5", "5.0", "none", "false", "1", "-1"]:
+    case("method", "range.index", "{{ range(3).index(" + x + ") }}")
+
 # ---------------------------------------------------------------------------------------------------------------
 # Globals
 # ---------------------------------------------------------------------------------------------------------------
@@ -281,7 +291,9 @@ GLOBAL_EXPRS = {
                   "namespace({'a': 1}, b=2).b", "namespace(a=1) is mapping"],
     "cycler": ["cycler(1, 2).next()", "cycler(1, 2).current", "cycler().next()", "cycler().current", "cycler(1, 2).items",
                "cycler(1, 2).reset()", "cycler(none).next()", "cycler('a')", "cycler(nope).next()",
-               "cycler(1, 2).nope", "cycler(1, 2).next", "cycler(a=1)", "cycler(1, 2).next()|string"],
+               "cycler(1, 2).nope", "cycler(1, 2).next", "cycler(a=1)", "cycler(1, 2).next()|string",
+               "cycler(1, 2).next(5)", "cycler(1, 2).next(x=5)", "cycler(1, 2).reset(1)", "cycler(1, 2).reset(x=1)",
+               "cycler(1, 2).next(*[1])", "cycler(1, 2).next(**{'a': 1})"],
     "joiner": ["joiner()()", "joiner('|')()", "joiner(sep='-')()", "joiner(1)()", "joiner(none)()", "joiner('a', 'b')",
                "joiner().sep", "joiner('x').used", "joiner()()|string", "joiner(nope)()", "joiner()(1)", "joiner()"],
     "lipsum": ["lipsum()", "lipsum(1)", "lipsum(2, false)", "lipsum(3, html=false)", "lipsum(1, min=5, max=6)",
@@ -293,7 +305,12 @@ GLOBAL_BLOCKS = {
     "cycler": ["{% set c = cycler('a', 'b', 'c') %}{{ c.next() }}{{ c.next() }}{{ c.current }}{{ c.next() }}{{ c.next() }}",
                "{% set c = cycler(1, 2) %}{{ c.next() }}{% set _ = c.reset() %}{{ c.current }}{{ c.next() }}",
                "{% set c = cycler(1, 2) %}{% for i in range(5) %}{{ c.next() }}{% endfor %}|{{ c.items }}",
-               "{% set c = cycler() %}{{ c.items }}"],
+               "{% set c = cycler() %}{{ c.items }}",
+               "{% for i in [1, 2] %}{{ loop.cycle('a', 'b', x=1) }}{% endfor %}",
+               "{% for i in [1, 2] %}{{ loop.cycle(**{'x': 1}) }}{% endfor %}",
+               "{% for i in [1, 2] %}{{ loop.cycle(*['a', 'b'], **{}) }}{% endfor %}",
+               "{% for i in [1, 2] %}{{ loop.changed(i, x=1) }}{% endfor %}",
+               "{% for i in [1, 1, 2] %}{{ loop.changed(i) }}{{ loop.changed() }}{% endfor %}"],
     "joiner": ["{% set j = joiner(', ') %}{% for x in [1, 2, 3] %}{{ j() }}{{ x }}{% endfor %}",
                "{% set j = joiner() %}[{{ j() }}][{{ j() }}][{{ j() }}]",
                "{% set j = joiner(none) %}[{{ j() }}][{{ j() }}]", "{% set j = joiner([1]) %}[{{ j() }}][{{ j() }}]"],

@@ -1,6 +1,7 @@
 //! `chatfmt dataset`: formats a whole chat dataset (JSONL / Parquet) into text and, with
-//! `--tokenize`, token ids and masks; bad rows go to a rejects file. Outputs appear only when the
-//! run succeeds, and never on top of the input.
+//! `--tokenize`, token ids and masks, after the input's columns (the schema of
+//! `chatfmt.format_batch`); a bad row gets its `error` there and goes to a rejects file too. Outputs
+//! appear only when the run succeeds, and never on top of the input.
 
 use crate::mask_args::MaskArgs;
 use crate::model_args::{ModelArgs, Plan};
@@ -44,9 +45,13 @@ pub struct DatasetArgs {
     model: ModelArgs,
     #[command(flatten)]
     masks: MaskArgs,
-    /// Also write `message_spans`: each message's index, role, turn and content spans (code points).
+    /// Also write `message_spans`: each message's index, role, turn and content spans (code points),
+    /// and with --tokenize their token ranges.
     #[arg(long)]
     message_spans: bool,
+    /// Also write `text` with --tokenize (without it, `text` is always written).
+    #[arg(long)]
+    text: bool,
     /// Output file: Parquet, or JSON Lines when it ends in `.jsonl` / `.json` (or with --output-format).
     /// An existing file there is replaced when the run succeeds; it may not be the input.
     #[arg(long)]
@@ -96,7 +101,8 @@ pub struct DatasetArgs {
     json: bool,
 }
 
-/// Runs `chatfmt dataset`; exit 0 when every row was formatted, 1 when some were rejected.
+/// Runs `chatfmt dataset`; exit 0 when every row was formatted, 1 when some failed (they are in the
+/// output with their `error`, and in the rejects file).
 pub fn run(args: DatasetArgs) -> Result<ExitCode> {
     let output_format = match args.output_format.as_deref() {
         Some("jsonl") => OutputFormat::Jsonl,
@@ -146,6 +152,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         }),
         template: Arc::new(resolved.template),
         tokenizer,
+        text: args.text,
         variables: args.model.special_tokens(),
         template_name: args.model.template_name.clone(),
         output: args.output,
@@ -175,7 +182,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         crate::output::emit(&format!("{}\n", serde_json::to_string(&s)?));
     } else {
         eprintln!(
-            "rows in {}, rows out {}, rows rejected {}, tokens {}; {:.1} s, {:.0} rows/s, {:.0} tokens/s",
+            "rows in {}, rows out {}, rows rejected {} (in the output with their error), tokens {}; {:.1} s, {:.0} rows/s, {:.0} tokens/s",
             s.rows_in, s.rows_out, s.rows_rejected, s.tokens, s.seconds, s.rows_per_second, s.tokens_per_second
         );
         if let Some(path) = &s.rejects_file {

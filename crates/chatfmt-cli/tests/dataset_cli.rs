@@ -1,6 +1,7 @@
 //! `chatfmt dataset` never destroys data: no output may be the input under another name, outputs
 //! appear only when the run succeeds (an interrupted or failed run leaves nothing, and a previous
-//! output byte for byte), and inputs it cannot read as JSON Lines or Parquet are refused by name.
+//! output byte for byte), inputs it cannot read as JSON Lines or Parquet are refused by name, and so
+//! is an input with columns named like the output's new ones. Every input row is in the output.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -107,9 +108,15 @@ fn a_failed_run_leaves_no_output_and_the_previous_one_intact() {
     assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(std::fs::read(&out).expect("output"), previous);
     assert_eq!(files(&dir), ["in.jsonl", "out.parquet", "sub"]);
-    // Without --strict the bad row is one JSON line: index, kind, error.
-    let run = chatfmt(&["dataset", &s(&input), "--model", MODEL, "--output", &s(&out)]);
+    // Without --strict the bad row is in the output with its error, and one JSON line of the rejects
+    // file: index, kind, error.
+    let run = chatfmt(&["dataset", &s(&input), "--model", MODEL, "--output", &s(&out), "--json"]);
     assert_eq!(run.status.code(), Some(1));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).expect("summary");
+    assert_eq!(
+        (summary["rows_out"].as_u64(), summary["rows_rejected"].as_u64()),
+        (Some(1), Some(1))
+    );
     let rejects = std::fs::read_to_string(dir.join("out.parquet.rejects.jsonl")).expect("rejects");
     assert_eq!(
         rejects,
@@ -176,7 +183,8 @@ fn the_input_format_comes_from_the_first_bytes() {
     );
     let disguised = dir.join("disguised.jsonl");
     std::fs::copy(&parquet, &disguised).expect("copy");
-    let run = chatfmt(&[
+    // Read as Parquet: its columns `text` and `error` are those the output would add.
+    let err = refused(&[
         "dataset",
         &s(&disguised),
         "--model",
@@ -185,15 +193,12 @@ fn the_input_format_comes_from_the_first_bytes() {
         "text",
         "--output",
         &out,
-        "--json",
     ]);
-    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).expect("summary");
-    assert_eq!(
-        summary["rows_in"],
-        2,
-        "read as Parquet: {}",
-        String::from_utf8_lossy(&run.stderr)
+    assert!(
+        err.contains("the input already has the output columns [\"text\", \"error\"]; rename or drop them first"),
+        "{err}"
     );
+    assert!(!dir.join("out.jsonl").exists());
     let forced = chatfmt(&[
         "dataset",
         &s(&array),
@@ -284,8 +289,21 @@ fn masks_write_assistant_and_message_spans_and_reject_empty_masks() {
         .concat(),
     );
     assert_eq!(run.status.code(), Some(1), "{}", String::from_utf8_lossy(&run.stderr));
-    let row: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(&out).expect("output").trim()).expect("one JSON row");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .expect("output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON row"))
+        .collect();
+    assert_eq!(rows.len(), 2, "every input row is in the output");
+    let row = &rows[0];
+    assert_eq!(
+        row.as_object().and_then(|o| o.keys().next()).map(String::as_str),
+        Some("messages")
+    );
+    assert!(rows[1]["error"]
+        .as_str()
+        .is_some_and(|e| e.starts_with("EmptyAssistantMask: ")));
+    assert!(rows[1]["text"].is_null() && rows[1]["assistant_spans"].is_null());
     let text: Vec<char> = row["text"].as_str().expect("text").chars().collect();
     let slice = |p: &serde_json::Value| -> String {
         text[p[0].as_u64().expect("start") as usize..p[1].as_u64().expect("end") as usize]

@@ -1,10 +1,11 @@
 //! Reading rows, streamed in chunks: JSON Lines (one object a line) or Parquet (each row as a JSON
-//! object of the projected columns).
+//! object of the conversation's columns, and every column kept for the output).
 
 use crate::{row_json, Error, ErrorKind};
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use arrow_select::concat::concat_batches;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::ProjectionMask;
 use serde_json::Value as Json;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -27,17 +28,31 @@ pub enum Payload {
     Arrow { batch: Arc<RecordBatch>, row: usize },
 }
 
+/// Rows read at a time, and for Parquet all their columns (the rows' payloads hold only those the
+/// conversation is read from).
+#[derive(Debug)]
+pub struct Chunk {
+    pub rows: Vec<Row>,
+    /// Parquet: every input column of the rows.
+    pub columns: Option<RecordBatch>,
+}
+
+/// Row `row` of `batch` as a JSON object of its columns.
+pub(crate) fn row_object(batch: &RecordBatch, row: usize) -> Result<Json, Error> {
+    match row_json::row(batch, row) {
+        Some(value) => Ok(value),
+        None => batch_to_json(&batch.slice(row, 1))?
+            .pop()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidRow, "the Parquet row decoded to nothing")),
+    }
+}
+
 impl Row {
     /// The row as a JSON value, or why it is not one.
     pub fn into_value(self) -> Result<Json, Error> {
         let invalid = |message: String| Error::new(ErrorKind::InvalidRow, message);
         match self.payload {
-            Payload::Arrow { batch, row } => match row_json::row(&batch, row) {
-                Some(value) => Ok(value),
-                None => batch_to_json(&batch.slice(row, 1))?
-                    .pop()
-                    .ok_or_else(|| invalid("the Parquet row decoded to nothing".to_string())),
-            },
+            Payload::Arrow { batch, row } => row_object(&batch, row),
             Payload::Line { line, bytes } => match std::str::from_utf8(without_bom(line, &bytes)) {
                 Err(e) => Err(invalid(format!("line {line}: not UTF-8: {e}"))),
                 Ok(text) => serde_json::from_str::<Json>(text)
@@ -66,8 +81,12 @@ pub enum Source {
     Parquet {
         path: PathBuf,
         reader: ParquetRecordBatchReader,
-        /// The batch being handed out and the next row of it.
-        pending: Option<(Arc<RecordBatch>, usize)>,
+        /// The file's columns.
+        schema: SchemaRef,
+        /// The columns a conversation is read from.
+        read: Vec<usize>,
+        /// The batch being handed out (all its columns, and those read), and its next row.
+        pending: Option<(RecordBatch, Arc<RecordBatch>, usize)>,
         next_index: u64,
         total: u64,
     },
@@ -132,8 +151,8 @@ fn sniff(path: &Path, file: &mut File) -> Result<InputFormat, Error> {
 }
 
 impl Source {
-    /// Opens `path`, in `format` or (when `None`) the format its first bytes show. For Parquet only the
-    /// `columns` that exist are read, `batch_rows` rows at a time.
+    /// Opens `path`, in `format` or (when `None`) the format its first bytes show. Parquet is read
+    /// `batch_rows` rows at a time; rows are turned into JSON from the `columns` that exist only.
     pub fn open(
         path: &Path,
         format: Option<InputFormat>,
@@ -164,15 +183,15 @@ impl Source {
         let builder = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(|e| Error::file(ErrorKind::Input, path, format!("not a readable Parquet file: {e}")))?;
         let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
-        let schema = builder.parquet_schema();
-        let fields = builder.schema().fields();
-        let roots: Vec<usize> = fields
+        let schema = builder.schema().clone();
+        let fields = schema.fields();
+        let read: Vec<usize> = fields
             .iter()
             .enumerate()
             .filter(|(_, f)| columns.contains(&f.name().as_str()))
             .map(|(i, _)| i)
             .collect();
-        if roots.is_empty() {
+        if read.is_empty() {
             let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
             return Err(Error::file(
                 ErrorKind::Input,
@@ -182,15 +201,15 @@ impl Source {
                 ),
             ));
         }
-        let mask = ProjectionMask::roots(schema, roots);
         let reader = builder
-            .with_projection(mask)
             .with_batch_size(batch_rows.max(1))
             .build()
             .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot read: {e}")))?;
         Ok(Source::Parquet {
             path: path.to_path_buf(),
             reader,
+            schema,
+            read,
             pending: None,
             next_index: 0,
             total,
@@ -205,8 +224,16 @@ impl Source {
         }
     }
 
-    /// Reads up to `n` rows; an empty result is the end of the input.
-    pub fn next_chunk(&mut self, n: usize) -> Result<Vec<Row>, Error> {
+    /// The file's columns (Parquet).
+    pub fn schema(&self) -> Option<&SchemaRef> {
+        match self {
+            Source::Jsonl { .. } => None,
+            Source::Parquet { schema, .. } => Some(schema),
+        }
+    }
+
+    /// Reads up to `n` rows; no rows is the end of the input.
+    pub fn next_chunk(&mut self, n: usize) -> Result<Chunk, Error> {
         let mut out = Vec::with_capacity(n);
         match self {
             Source::Jsonl {
@@ -240,22 +267,30 @@ impl Source {
             Source::Parquet {
                 path,
                 reader,
+                schema,
+                read,
                 pending,
                 next_index,
                 ..
             } => {
+                // The chunk's rows as slices of the batches they come from.
+                let mut slices = Vec::new();
                 while out.len() < n {
-                    if let Some((batch, row)) = pending {
-                        if *row < batch.num_rows() {
-                            out.push(Row {
-                                index: *next_index,
-                                payload: Payload::Arrow {
-                                    batch: batch.clone(),
-                                    row: *row,
-                                },
-                            });
-                            *row += 1;
-                            *next_index += 1;
+                    if let Some((batch, projected, row)) = pending {
+                        let take = (n - out.len()).min(batch.num_rows() - *row);
+                        if take > 0 {
+                            for r in *row..*row + take {
+                                out.push(Row {
+                                    index: *next_index,
+                                    payload: Payload::Arrow {
+                                        batch: projected.clone(),
+                                        row: r,
+                                    },
+                                });
+                                *next_index += 1;
+                            }
+                            slices.push(batch.slice(*row, take));
+                            *row += take;
                             continue;
                         }
                     }
@@ -269,13 +304,27 @@ impl Source {
                                     format!("cannot decode rows from {}: {e}", *next_index),
                                 )
                             })?;
-                            *pending = Some((Arc::new(batch), 0));
+                            let projected = batch.project(read).map_err(|e| {
+                                Error::file(ErrorKind::Input, path, format!("cannot read the columns: {e}"))
+                            })?;
+                            *pending = Some((batch, Arc::new(projected), 0));
                         }
                     }
                 }
+                let columns = match slices.len() {
+                    1 => slices.pop(),
+                    _ => Some(
+                        concat_batches(schema, &slices)
+                            .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot gather rows: {e}")))?,
+                    ),
+                };
+                return Ok(Chunk { rows: out, columns });
             }
         }
-        Ok(out)
+        Ok(Chunk {
+            rows: out,
+            columns: None,
+        })
     }
 }
 

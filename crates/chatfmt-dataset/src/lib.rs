@@ -3,11 +3,14 @@
 //! transformers' `apply_chat_template(tokenize=True, return_assistant_tokens_mask=True)`.
 //!
 //! Rows stream through in chunks (bounded memory): each chunk is formatted and encoded by one worker
-//! of a rayon pool, and chunks are written in input order. A row that cannot be formatted goes to the
-//! rejects file with its index, the kind of failure and the reason, so rows in = rows out + rows
+//! of a rayon pool, and chunks are written in input order. Every input row is in the output, its
+//! input columns first and then the new columns of [`columns`] (the schema `chatfmt.format_batch`
+//! returns); a row that cannot be formatted has its `error` set there and also goes to the rejects
+//! file with its index, the kind of failure and the reason, so rows in = rows formatted + rows
 //! rejected, always. Outputs are written to temporary files renamed into place only on success, and
 //! no output may be the input under another name.
 
+pub mod columns;
 pub mod conversation;
 pub mod input;
 pub mod output;
@@ -15,9 +18,10 @@ mod row_json;
 mod run;
 pub mod safe_file;
 
+pub use columns::{Columns, Formatted, Tokens};
 pub use conversation::{Conversation, Fields, Format};
 pub use input::InputFormat;
-pub use output::{Columns, Formatted, OutputFormat, Reject, Tokens};
+pub use output::{OutputFormat, Reject};
 pub use run::{run, Config, Progress, Summary, Total};
 
 use std::path::{Path, PathBuf};

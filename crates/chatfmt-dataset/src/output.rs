@@ -1,57 +1,32 @@
 //! Writing formatted rows (Parquet or JSON Lines) and rejected rows (JSON Lines). Workers encode
 //! chunks of rows ([`Encoder`]); the writer appends them in input order ([`Sink`]).
 
+use crate::columns::{Columns, NewColumns, Outcome};
+use crate::input::row_object;
 use crate::safe_file::AtomicFile;
 use crate::{Error, ErrorKind};
-use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder, UInt32Builder, UInt64Builder, UInt8Builder};
-use arrow_array::ArrayRef;
-use arrow_schema::{DataType, Field, Fields, Schema};
-use chatfmt::jinja::{ByteSpan, CodePoints};
-use chatfmt::MessageSpan;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One formatted row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Formatted {
-    /// The input row's index.
-    pub index: u64,
-    pub text: String,
-    /// `input_ids`, `attention_mask`, `assistant_masks` with `--tokenize`.
-    pub tokens: Option<Tokens>,
-    /// The byte spans of `text` a model is trained on (spans without a tokenizer); written as
-    /// code points.
-    pub assistant_spans: Option<Vec<ByteSpan>>,
-    /// Each message's turn and content (when asked for); written as code points.
-    pub message_spans: Option<Vec<MessageSpan>>,
-}
-
-/// The optional columns of an output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Columns {
-    /// `input_ids`, `attention_mask`, `assistant_masks`.
-    pub tokens: bool,
-    /// `assistant_spans`: a list of `[start, end]` code-point pairs.
-    pub assistant_spans: bool,
-    /// `message_spans`: a list of `{index, role, turn, content}`.
-    pub message_spans: bool,
-}
-
-/// The tokenized form of a row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tokens {
-    pub input_ids: Vec<u32>,
-    pub attention_mask: Vec<u8>,
-    pub assistant_masks: Vec<u8>,
+/// The input's side of a chunk's output rows, written before the new columns.
+pub enum InputRows {
+    /// Parquet input: every column of the rows.
+    Columns(RecordBatch),
+    /// JSON Lines input to JSON Lines output: each row's object (`None` for a line that is not one).
+    Objects(Vec<Option<Map<String, Json>>>),
+    /// Nothing (JSON Lines input to Parquet output: there is no schema to keep).
+    None,
 }
 
 /// The output file format.
@@ -89,6 +64,11 @@ impl Reject {
             error,
         }
     }
+
+    /// The row's `error` column: `"<kind>: <reason>"`.
+    pub fn error_text(&self) -> String {
+        format!("{}: {}", self.kind, self.error)
+    }
 }
 
 /// Where encoded chunks go, in input order (on the writer thread). The file is written under a
@@ -109,10 +89,12 @@ pub enum Encoder {
     Parquet {
         /// Column writers for each chunk's row group.
         factory: ArrowRowGroupWriterFactory,
-        schema: Arc<Schema>,
+        schema: SchemaRef,
         columns: Columns,
     },
-    Jsonl,
+    Jsonl {
+        columns: Columns,
+    },
 }
 
 /// A chunk's rows, encoded: one Parquet row group (its column chunks) or JSON Lines.
@@ -129,25 +111,6 @@ enum EncodedData {
 /// The Parquet leaf column of a list-of-integers output column (`input_ids` and the masks).
 fn mask_column(name: &str) -> ColumnPath {
     ColumnPath::new(vec![name.to_string(), "list".to_string(), "item".to_string()])
-}
-
-fn list_of(item: DataType) -> DataType {
-    DataType::List(Arc::new(Field::new("item", item, true)))
-}
-
-/// A list of `[start, end]` pairs.
-fn pairs_type() -> DataType {
-    list_of(list_of(DataType::UInt64))
-}
-
-/// The fields of one `message_spans` entry.
-fn message_span_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("index", DataType::UInt64, false),
-        Field::new("role", DataType::Utf8, true),
-        Field::new("turn", list_of(DataType::UInt64), true),
-        Field::new("content", pairs_type(), false),
-    ])
 }
 
 fn properties() -> WriterProperties {
@@ -167,32 +130,29 @@ fn properties() -> WriterProperties {
 }
 
 impl Sink {
-    /// Creates the output's temporary file, and the encoder of its chunks.
-    pub fn create(path: &Path, format: OutputFormat, columns: Columns) -> Result<(Sink, Encoder), Error> {
+    /// Creates the output's temporary file, and the encoder of its chunks: the `input` columns
+    /// (Parquet input), then the new `columns`.
+    pub fn create(
+        path: &Path,
+        format: OutputFormat,
+        columns: Columns,
+        input: Option<&SchemaRef>,
+    ) -> Result<(Sink, Encoder), Error> {
         let (guard, file) = AtomicFile::create(path)?;
         let (writer, encoder) = match format {
             OutputFormat::Jsonl => (
                 SinkWriter::Jsonl(BufWriter::with_capacity(1 << 20, file)),
-                Encoder::Jsonl,
+                Encoder::Jsonl { columns },
             ),
             OutputFormat::Parquet => {
-                let mut fields = vec![
-                    Field::new("index", DataType::UInt64, false),
-                    Field::new("text", DataType::Utf8, false),
-                ];
-                if columns.tokens {
-                    fields.push(Field::new("input_ids", list_of(DataType::UInt32), false));
-                    fields.push(Field::new("attention_mask", list_of(DataType::UInt8), false));
-                    fields.push(Field::new("assistant_masks", list_of(DataType::UInt8), false));
-                }
-                if columns.assistant_spans {
-                    fields.push(Field::new("assistant_spans", pairs_type(), false));
-                }
-                if columns.message_spans {
-                    let entry = DataType::Struct(message_span_fields());
-                    fields.push(Field::new("message_spans", list_of(entry), false));
-                }
-                let schema = Arc::new(Schema::new(fields));
+                let new = columns.schema().map_err(encoding)?;
+                let schema = match input {
+                    Some(input) => Arc::new(Schema::new_with_metadata(
+                        input.fields().iter().chain(new.fields()).cloned().collect::<Vec<_>>(),
+                        input.metadata().clone(),
+                    )),
+                    None => new,
+                };
                 // The Arrow writer sets up the file (schema, its Arrow form in the metadata); row groups
                 // are then encoded column by column on the workers and only appended here.
                 let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(properties()))
@@ -251,16 +211,26 @@ impl Sink {
 }
 
 impl Encoder {
-    /// Encodes a chunk of rows: every column of its row group, or its JSON lines.
-    pub fn encode(&self, rows: &[Formatted]) -> Result<Encoded, Error> {
+    /// Encodes a chunk of rows: every column of its row group, or its JSON lines; `input` holds
+    /// the rows' input side.
+    pub fn encode(&self, input: InputRows, rows: &[Outcome]) -> Result<Encoded, Error> {
+        let new = |columns: Columns| {
+            let mut new = NewColumns::new(columns, rows.len());
+            new.append(rows).map_err(encoding)?;
+            new.finish().map_err(encoding)
+        };
         let data = match self {
-            Encoder::Jsonl => EncodedData::Jsonl(json_lines(rows)?),
+            Encoder::Jsonl { columns } => EncodedData::Jsonl(json_lines(input, &new(*columns)?)?),
             Encoder::Parquet {
                 factory,
                 schema,
                 columns,
             } => {
-                let arrays = arrays(rows, *columns)?;
+                let mut arrays: Vec<ArrayRef> = match input {
+                    InputRows::Columns(batch) => batch.columns().to_vec(),
+                    InputRows::Objects(_) | InputRows::None => Vec::new(),
+                };
+                arrays.extend(new(*columns)?.columns().iter().cloned());
                 let mut writers = factory.create_column_writers(0).map_err(encoding)?.into_iter();
                 let mut chunks = Vec::with_capacity(arrays.len());
                 for (field, array) in schema.fields().iter().zip(&arrays) {
@@ -284,141 +254,29 @@ fn encoding(e: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::Output, format!("cannot encode rows: {e}"))
 }
 
-fn json_lines(rows: &[Formatted]) -> Result<Vec<u8>, Error> {
+/// One JSON object a row: its input side, then the `new` columns.
+fn json_lines(input: InputRows, new: &RecordBatch) -> Result<Vec<u8>, Error> {
+    let (input_columns, mut objects) = match input {
+        InputRows::Columns(batch) => (Some(batch), Vec::new()),
+        InputRows::Objects(objects) => (None, objects),
+        InputRows::None => (None, Vec::new()),
+    };
     let mut buf = Vec::new();
-    for r in rows {
-        let mut obj = json!({"index": r.index, "text": r.text});
-        if let Some(t) = &r.tokens {
-            obj["input_ids"] = json!(t.input_ids);
-            obj["attention_mask"] = json!(t.attention_mask);
-            obj["assistant_masks"] = json!(t.assistant_masks);
-        }
-        if r.assistant_spans.is_some() || r.message_spans.is_some() {
-            let text = CodePoints::new(&r.text);
-            if let Some(spans) = &r.assistant_spans {
-                obj["assistant_spans"] = json!(spans.iter().map(|&span| text.span(span)).collect::<Vec<_>>());
-            }
-            if let Some(messages) = &r.message_spans {
-                obj["message_spans"] = Json::Array(messages.iter().map(|m| m.to_json(&text)).collect());
-            }
+    for i in 0..new.num_rows() {
+        let mut obj = match &input_columns {
+            Some(batch) => match row_object(batch, i)? {
+                Json::Object(obj) => obj,
+                _ => Map::new(),
+            },
+            None => objects.get_mut(i).and_then(Option::take).unwrap_or_default(),
+        };
+        if let Json::Object(added) = row_object(new, i)? {
+            obj.extend(added);
         }
         serde_json::to_writer(&mut buf, &obj).map_err(encoding)?;
         buf.push(b'\n');
     }
     Ok(buf)
-}
-
-/// The output columns of `rows`, each allocated once at its final size.
-fn arrays(rows: &[Formatted], columns: Columns) -> Result<Vec<ArrayRef>, Error> {
-    let text_bytes = rows.iter().map(|r| r.text.len()).sum();
-    let mut index = UInt64Builder::with_capacity(rows.len());
-    let mut text = StringBuilder::with_capacity(rows.len(), text_bytes);
-    for r in rows {
-        index.append_value(r.index);
-        text.append_value(&r.text);
-    }
-    let mut arrays: Vec<ArrayRef> = vec![Arc::new(index.finish()), Arc::new(text.finish())];
-    if columns.tokens {
-        let tokens: Vec<&Tokens> = rows
-            .iter()
-            .map(|r| r.tokens.as_ref().ok_or_else(|| encoding("a row was not tokenized")))
-            .collect::<Result<_, _>>()?;
-        let n = tokens.iter().map(|t| t.input_ids.len()).sum();
-        let mut ids = ListBuilder::with_capacity(UInt32Builder::with_capacity(n), rows.len());
-        let mut attention = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
-        let mut assistant = ListBuilder::with_capacity(UInt8Builder::with_capacity(n), rows.len());
-        for t in tokens {
-            ids.values().append_slice(&t.input_ids);
-            ids.append(true);
-            attention.values().append_slice(&t.attention_mask);
-            attention.append(true);
-            assistant.values().append_slice(&t.assistant_masks);
-            assistant.append(true);
-        }
-        arrays.push(Arc::new(ids.finish()));
-        arrays.push(Arc::new(attention.finish()));
-        arrays.push(Arc::new(assistant.finish()));
-    }
-    // Spans are written as code points.
-    let texts: Vec<CodePoints> = if columns.assistant_spans || columns.message_spans {
-        rows.iter().map(|r| CodePoints::new(&r.text)).collect()
-    } else {
-        Vec::new()
-    };
-    if columns.assistant_spans {
-        let mut spans = ListBuilder::new(ListBuilder::new(UInt64Builder::new()));
-        for (r, text) in rows.iter().zip(&texts) {
-            let row = r
-                .assistant_spans
-                .as_deref()
-                .ok_or_else(|| encoding("a row has no assistant spans"))?;
-            append_pairs(&mut spans, text, row);
-        }
-        arrays.push(Arc::new(spans.finish()));
-    }
-    if columns.message_spans {
-        let entry = StructBuilder::new(
-            message_span_fields(),
-            vec![
-                Box::new(UInt64Builder::new()),
-                Box::new(StringBuilder::new()),
-                Box::new(ListBuilder::new(UInt64Builder::new())),
-                Box::new(ListBuilder::new(ListBuilder::new(UInt64Builder::new()))),
-            ],
-        );
-        let mut list = ListBuilder::new(entry);
-        for (r, text) in rows.iter().zip(&texts) {
-            let messages = r
-                .message_spans
-                .as_deref()
-                .ok_or_else(|| encoding("a row has no message spans"))?;
-            for m in messages {
-                append_message(list.values(), text, m)?;
-            }
-            list.append(true);
-        }
-        arrays.push(Arc::new(list.finish()));
-    }
-    Ok(arrays)
-}
-
-/// Appends one row's spans as `[start, end]` code-point pairs.
-fn append_pairs(list: &mut ListBuilder<ListBuilder<UInt64Builder>>, text: &CodePoints, spans: &[ByteSpan]) {
-    for &span in spans {
-        let (s, e) = text.span(span);
-        list.values().values().append_slice(&[s as u64, e as u64]);
-        list.values().append(true);
-    }
-    list.append(true);
-}
-
-/// Appends one `message_spans` entry, its spans in code points.
-fn append_message(entry: &mut StructBuilder, text: &CodePoints, m: &MessageSpan) -> Result<(), Error> {
-    let missing = || encoding("message_spans: unexpected column layout");
-    entry
-        .field_builder::<UInt64Builder>(0)
-        .ok_or_else(missing)?
-        .append_value(m.index as u64);
-    entry
-        .field_builder::<StringBuilder>(1)
-        .ok_or_else(missing)?
-        .append_option(m.role.as_deref());
-    let turn = entry
-        .field_builder::<ListBuilder<UInt64Builder>>(2)
-        .ok_or_else(missing)?;
-    match m.turn.map(|span| text.span(span)) {
-        Some((s, e)) => {
-            turn.values().append_slice(&[s as u64, e as u64]);
-            turn.append(true);
-        }
-        None => turn.append(false),
-    }
-    let content = entry
-        .field_builder::<ListBuilder<ListBuilder<UInt64Builder>>>(3)
-        .ok_or_else(missing)?;
-    append_pairs(content, text, &m.content);
-    entry.append(true);
-    Ok(())
 }
 
 /// The rejects file: one JSON object per rejected row (`index`, `kind`, `error`). It is created

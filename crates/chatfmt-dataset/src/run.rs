@@ -2,11 +2,13 @@
 //! each chunk (one Parquet row group) on its own, a writer thread appends them in input order and
 //! accounts for every row. A fixed number of chunks is in flight at a time, which bounds memory.
 
+use crate::columns::{self, check_ids, code_point_ranges, Columns, Formatted, Outcome, Overflow, Tokens};
 use crate::conversation::Fields;
-use crate::input::{InputFormat, Payload, Row, Source};
-use crate::output::{Columns, Encoded, Encoder, Formatted, OutputFormat, Reject, Rejects, Sink, Tokens};
+use crate::input::{Chunk, InputFormat, Payload, Source};
+use crate::output::{Encoded, Encoder, InputRows, OutputFormat, Reject, Rejects, Sink};
 use crate::safe_file::{check_outputs, AtomicFile};
 use crate::{Error, ErrorKind};
+use arrow_schema::SchemaRef;
 use chatfmt::jinja::Clock;
 use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, SpanOptions};
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
@@ -31,6 +33,8 @@ pub struct Config {
     /// A model folder whose tokenizer adds `input_ids`, `attention_mask`, `assistant_masks`; the
     /// template then sees the tokenizer's special tokens, as transformers passes them.
     pub tokenizer: Option<PathBuf>,
+    /// Write `text` when tokenizing too (without a tokenizer it is always written).
+    pub text: bool,
     /// More template variables (they win over the special tokens).
     pub variables: Map<String, Json>,
     /// The named template to use (`tool_use`, ...), as transformers' `chat_template` argument.
@@ -81,7 +85,8 @@ pub trait Progress: Send + Sync {
     fn finish(&self);
 }
 
-/// The figures of a finished run.
+/// The figures of a finished run. Every input row is in the output: `rows_out` formatted, and
+/// `rows_rejected` with their `error`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub rows_in: u64,
@@ -98,6 +103,8 @@ pub struct Summary {
 
 /// What the workers share.
 struct Formatter {
+    /// The new columns (a JSON Lines row with a key of the same name is rejected).
+    columns: Columns,
     /// One compiled template, shared by every worker.
     template: Arc<ChatTemplate>,
     fields: Fields,
@@ -131,14 +138,22 @@ fn check_spans(index: u64, spans: &ChatSpans, messages: &[Json]) -> Result<(), R
     Ok(())
 }
 
+/// Refuses a row whose numbers the int32 columns cannot hold.
+fn overflow(index: u64) -> impl Fn(Overflow) -> Reject {
+    move |e| Reject::new(index, "OverflowError", e)
+}
+
+/// Why the input (`what`: the input file or a row) cannot keep its columns or keys named `clash`.
+fn clash_message(what: &str, clash: &[&str]) -> String {
+    format!("the {what} already has the output columns {clash:?}; rename or drop them first")
+}
+
 impl Formatter {
-    fn format(&self, row: Row) -> Result<Formatted, Reject> {
-        let index = row.index;
+    fn format(&self, index: u64, value: &Json) -> Result<Formatted, Reject> {
         let template = &self.template;
-        let value = row.into_value().map_err(|e| Reject::new(index, INVALID_INPUT, e))?;
         let conv = self
             .fields
-            .conversation(&value)
+            .conversation(value)
             .map_err(|e| Reject::new(index, INVALID_INPUT, e))?;
         // The shared options, copied only for a row that has tools of its own.
         let with_tools;
@@ -157,7 +172,6 @@ impl Formatter {
             let Some(span_opts) = &self.spans else {
                 let r = template.apply(&conv.messages, apply).map_err(template_error)?;
                 return Ok(Formatted {
-                    index,
                     text: r.text,
                     tokens: None,
                     assistant_spans: None,
@@ -168,12 +182,17 @@ impl Formatter {
                 .apply_with_spans(&conv.messages, apply, span_opts)
                 .map_err(template_error)?;
             check_spans(index, &s, &conv.messages)?;
+            let message_spans = match span_opts.message_spans {
+                true => Some(columns::message_spans(&s, None).map_err(overflow(index))?),
+                false => None,
+            };
             return Ok(Formatted {
-                index,
+                assistant_spans: Some(
+                    code_point_ranges(&s.rendered.text, &s.assistant_spans).map_err(overflow(index))?,
+                ),
                 text: s.rendered.text,
                 tokens: None,
-                assistant_spans: Some(s.assistant_spans),
-                message_spans: span_opts.message_spans.then_some(s.messages),
+                message_spans,
             });
         };
         let chat = tokenize_chats(template, tokenizer, &[conv.messages.as_slice()], apply, opts)
@@ -188,6 +207,7 @@ impl Formatter {
             .pop()
             .ok_or_else(|| Reject::new(index, INVALID_INPUT, "no conversation was tokenized"))?;
         let e = chat.encoded;
+        check_ids(&e.input_ids).map_err(overflow(index))?;
         let assistant_masks = e.assistant_masks.unwrap_or_else(|| vec![0; e.input_ids.len()]);
         let mut message_spans = None;
         if let Some(spans) = chat.spans {
@@ -206,17 +226,14 @@ impl Formatter {
                     format!("{why}; the assistant mask would be all zeros"),
                 ));
             }
-            message_spans = self
-                .spans
-                .as_ref()
-                .is_some_and(|o| o.message_spans)
-                .then_some(spans.messages);
+            if self.columns.message_spans {
+                message_spans = Some(columns::message_spans(&spans, Some(&e.span_tokens)).map_err(overflow(index))?);
+            }
         }
         Ok(Formatted {
-            index,
             text: chat.text,
             tokens: Some(Tokens {
-                assistant_masks,
+                assistant_masks: Some(assistant_masks),
                 input_ids: e.input_ids,
                 attention_mask: e.attention_mask,
             }),
@@ -238,31 +255,63 @@ struct Done {
 }
 
 impl Formatter {
-    /// Formats and encodes one chunk (on a worker).
-    fn chunk(&self, encoder: &Encoder, seq: u64, rows: Vec<Row>) -> Done {
-        let rows_in = rows.len() as u64;
-        let bytes = rows
-            .iter()
-            .map(|r| match &r.payload {
-                Payload::Line { bytes, .. } => bytes.len() as u64,
-                Payload::Arrow { .. } => 0,
-            })
-            .sum();
-        let mut formatted = Vec::with_capacity(rows.len());
-        let mut rejects = Vec::new();
-        for row in rows {
-            match self.format(row) {
-                Ok(f) => formatted.push(f),
-                Err(reject) => rejects.push(reject),
+    /// Formats a JSON Lines row, refusing one with keys named like the new columns.
+    fn format_line(&self, index: u64, value: &Json) -> Result<Formatted, Reject> {
+        if let Json::Object(obj) = value {
+            let names = self.columns.names();
+            let clash: Vec<&str> = names.into_iter().filter(|n| obj.contains_key(*n)).collect();
+            if !clash.is_empty() {
+                return Err(Reject::new(index, INVALID_INPUT, clash_message("row", &clash)));
             }
         }
+        self.format(index, value)
+    }
+
+    /// Formats and encodes one chunk (on a worker); `objects` keeps JSON Lines rows for the output.
+    fn chunk(&self, encoder: &Encoder, seq: u64, chunk: Chunk, objects: bool) -> Done {
+        let rows_in = chunk.rows.len() as u64;
+        let mut bytes = 0;
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(chunk.rows.len());
+        let mut kept = Vec::new();
+        let mut rejects = Vec::new();
+        for row in chunk.rows {
+            let index = row.index;
+            let line = match &row.payload {
+                Payload::Line { bytes: b, .. } => {
+                    bytes += b.len() as u64;
+                    true
+                }
+                Payload::Arrow { .. } => false,
+            };
+            let value = row.into_value().map_err(|e| Reject::new(index, INVALID_INPUT, e));
+            let formatted = match &value {
+                Ok(value) if line => self.format_line(index, value),
+                Ok(value) => self.format(index, value),
+                Err(reject) => Err(reject.clone()),
+            };
+            if line && objects {
+                kept.push(match value {
+                    Ok(Json::Object(obj)) => Some(obj),
+                    _ => None,
+                });
+            }
+            outcomes.push(formatted.map_err(|reject| {
+                let text = reject.error_text();
+                rejects.push(reject);
+                text
+            }));
+        }
+        let input = match chunk.columns {
+            Some(columns) => InputRows::Columns(columns),
+            None if objects => InputRows::Objects(kept),
+            None => InputRows::None,
+        };
         Done {
             seq,
-            tokens: formatted
-                .iter()
+            tokens: (outcomes.iter().flatten())
                 .map(|f| f.tokens.as_ref().map_or(0, |t| t.input_ids.len() as u64))
                 .sum(),
-            encoded: encoder.encode(&formatted),
+            encoded: encoder.encode(input, &outcomes),
             rejects,
             rows_in,
             bytes,
@@ -353,10 +402,10 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
 }
 
 /// The reader thread: sends chunks of `n` rows (read ahead of the workers) until the input ends.
-fn read_chunks(mut source: Source, n: usize, chunks: SyncSender<Result<Vec<Row>, Error>>) {
+fn read_chunks(mut source: Source, n: usize, chunks: SyncSender<Result<Chunk, Error>>) {
     loop {
         let chunk = source.next_chunk(n);
-        let last = !matches!(&chunk, Ok(rows) if !rows.is_empty());
+        let last = !matches!(&chunk, Ok(c) if !c.rows.is_empty());
         if chunks.send(chunk).is_err() || last {
             return;
         }
@@ -374,6 +423,27 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     ];
     let chunk_rows = config.window.max(1);
     let source = Source::open(&config.input, config.input_format, &columns, chunk_rows)?;
+    let tokenize = config.tokenizer.is_some();
+    let wanted = Columns {
+        tokenize,
+        masks: tokenize,
+        text: config.text || !tokenize,
+        message_spans: config.spans.as_ref().is_some_and(|s| s.message_spans),
+        assistant_spans: !tokenize && config.spans.is_some(),
+    };
+    let input_schema = source.schema().cloned();
+    if let Some(schema) = &input_schema {
+        let clash: Vec<&str> = (wanted.names().into_iter())
+            .filter(|n| schema.column_with_name(n).is_some())
+            .collect();
+        if !clash.is_empty() {
+            return Err(Error::file(
+                ErrorKind::Input,
+                &config.input,
+                clash_message("input", &clash),
+            ));
+        }
+    }
     check_outputs(
         &config.input,
         &[("the output", &config.output), ("the rejects file", &config.rejects)],
@@ -389,7 +459,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     let result = std::thread::scope(|scope| {
         // Reading starts at once, while the tokenizer loads.
         scope.spawn(move || read_chunks(source, chunk_rows, chunk_tx));
-        format_chunks(config, chunk_rx, started)
+        format_chunks(config, wanted, input_schema.as_ref(), chunk_rx, started)
     });
     if let Some(p) = &config.progress {
         p.finish();
@@ -400,7 +470,9 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
 /// Everything after opening the input: load, format on the pool, write.
 fn format_chunks(
     config: &Config,
-    chunks: Receiver<Result<Vec<Row>, Error>>,
+    columns: Columns,
+    input_schema: Option<&SchemaRef>,
+    chunks: Receiver<Result<Chunk, Error>>,
     started: Instant,
 ) -> Result<Summary, Error> {
     let tokenizer = match &config.tokenizer {
@@ -434,13 +506,8 @@ fn format_chunks(
         sanitize_control_tokens: None,
         spans: config.spans.clone(),
     };
-    let tokenize = tokenizer.is_some();
-    let columns = Columns {
-        tokens: tokenize,
-        assistant_spans: !tokenize && config.spans.is_some(),
-        message_spans: config.spans.as_ref().is_some_and(|s| s.message_spans),
-    };
     let formatter = Formatter {
+        columns,
         template: config.template.clone(),
         fields: config.fields.clone(),
         apply,
@@ -451,7 +518,9 @@ fn format_chunks(
         .num_threads(config.jobs)
         .build()
         .map_err(|e| Error::new(ErrorKind::Output, "cannot start worker threads").caused_by(e))?;
-    let (sink, encoder) = Sink::create(&config.output, config.output_format, columns)?;
+    let (sink, encoder) = Sink::create(&config.output, config.output_format, columns, input_schema)?;
+    // JSON Lines rows are kept for a JSON Lines output.
+    let objects = config.output_format == OutputFormat::Jsonl;
     // Chunks between reading and writing: one per worker and two more, so that workers keep busy
     // while the writer waits for the oldest; this bounds memory.
     let (permit_tx, permit_rx) = sync_channel::<()>(pool.current_num_threads() + 2);
@@ -470,23 +539,23 @@ fn format_chunks(
         let (formatter, encoder) = (&formatter, &encoder);
         let mut rows_in = 0u64;
         let read = pool.in_place_scope(|s| {
-            for (seq, rows) in (0u64..).zip(chunks) {
+            for (seq, chunk) in (0u64..).zip(chunks) {
                 if cancelled(&config.cancel) {
                     return Err(cancel_error());
                 }
-                let rows = rows?;
-                if rows.is_empty() {
+                let chunk = chunk?;
+                if chunk.rows.is_empty() {
                     break;
                 }
                 if permit_tx.send(()).is_err() {
                     // The writer stopped (its error is reported below).
                     break;
                 }
-                rows_in += rows.len() as u64;
+                rows_in += chunk.rows.len() as u64;
                 let done = done_tx.clone();
                 s.spawn(move |_| {
                     // A closed channel means the writer stopped; its error is reported.
-                    let _ = done.send(formatter.chunk(encoder, seq, rows));
+                    let _ = done.send(formatter.chunk(encoder, seq, chunk, objects));
                 });
             }
             Ok(())

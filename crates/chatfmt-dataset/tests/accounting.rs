@@ -1,6 +1,6 @@
-//! Every row is accounted for: rows in = rows out + rows rejected, bad rows land in the rejects file
-//! with their index and reason, output order is input order, and tokenized rows equal the tokenizer's
-//! own result.
+//! Every row is accounted for: rows in = rows out + rows rejected, every input row is in the output
+//! in input order (its object first, then the new keys; a bad row with its `error`), bad rows land in
+//! the rejects file with their index and reason, and tokenized rows equal the tokenizer's own result.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -39,6 +39,7 @@ fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
             .template,
         ),
         tokenizer: tokenize.then(|| model.to_path_buf()),
+        text: false,
         variables: Default::default(),
         template_name: None,
         output: dir.join("out.jsonl"),
@@ -71,8 +72,9 @@ const INPUT: &str = r#"{"messages": [{"role": "user", "content": "Hi"}, {"role":
 
 {"messages": 42}
 {"conversations": [{"from": "bot", "value": "?"}]}
-{"text": "no conversation"}
-{"messages": [{"role": "user", "content": "last"}]}
+{"prompt": "no conversation"}
+{"messages": [{"role": "user", "content": "last"}], "id": 7}
+{"messages": [{"role": "user", "content": "clash"}], "text": "mine"}
 "#;
 
 #[test]
@@ -83,16 +85,28 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/chatml-model");
     let cfg = config(&input, &model, &dir, false);
     let s = run(&cfg).expect("run");
-    assert_eq!(s.rows_in, 7);
+    assert_eq!(s.rows_in, 8);
     assert_eq!(s.rows_in, s.rows_out + s.rows_rejected);
-    assert_eq!((s.rows_out, s.rows_rejected), (3, 4));
+    assert_eq!((s.rows_out, s.rows_rejected), (3, 5));
     let out = read_lines(&cfg.output);
-    let indexes: Vec<u64> = out.iter().filter_map(|r| r["index"].as_u64()).collect();
-    assert_eq!(indexes, vec![0, 2, 6]);
+    assert_eq!(out.len(), 8, "every input row is in the output");
+    let formatted: Vec<usize> = (0..out.len()).filter(|&i| out[i]["error"].is_null()).collect();
+    assert_eq!(formatted, vec![0, 2, 6]);
     assert_eq!(
-        out[1]["text"],
+        out[2]["text"],
         "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n"
     );
+    // Each line is the input object, its keys in order, then the new keys.
+    let keys = |r: &Json| r.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&out[6]), ["messages", "id", "text", "error"]);
+    assert_eq!(out[6]["id"], 7);
+    let inputs: Vec<&str> = INPUT.lines().filter(|l| !l.trim().is_empty()).collect();
+    let input_row: Json = serde_json::from_str(inputs[6]).unwrap();
+    assert_eq!(out[6]["messages"], input_row["messages"]);
+    assert_eq!(keys(&out[5]), ["prompt", "text", "error"]);
+    // A line that is not an object has the new keys only; a failed row has nulls but its error.
+    assert_eq!(keys(&out[1]), ["text", "error"]);
+    assert!(out[1]["text"].is_null());
     let rejects = read_lines(&cfg.rejects);
     let reasons: Vec<(u64, String)> = rejects
         .iter()
@@ -103,7 +117,7 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
             )
         })
         .collect();
-    assert_eq!(reasons.len(), 4);
+    assert_eq!(reasons.len(), 5);
     assert!(
         reasons[0].0 == 1 && reasons[0].1.contains("line 2: malformed JSON"),
         "{reasons:?}"
@@ -111,9 +125,22 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
     assert!(reasons[1].0 == 3 && reasons[1].1.contains("must be a list of messages, got a number"));
     assert!(reasons[2].0 == 4 && reasons[2].1.contains("unknown ShareGPT role"));
     assert!(reasons[3].0 == 5 && reasons[3].1.contains("missing field `messages`"));
+    // A row with a key named like a new column is rejected.
+    assert!(
+        reasons[4].0 == 7 && reasons[4].1.contains("already has the output columns [\"text\"]"),
+        "{reasons:?}"
+    );
 
     let kinds: Vec<&str> = rejects.iter().filter_map(|r| r["kind"].as_str()).collect();
-    assert_eq!(kinds, ["InvalidInput"; 4]);
+    assert_eq!(kinds, ["InvalidInput"; 5]);
+    // The output's `error` is the reject's kind and reason.
+    for r in &rejects {
+        let row = &out[r["index"].as_u64().unwrap() as usize];
+        assert_eq!(
+            row["error"],
+            format!("{}: {}", r["kind"].as_str().unwrap(), r["error"].as_str().unwrap())
+        );
+    }
     assert!(rejects.iter().all(|r| r.as_object().map(|o| o.len()) == Some(3)));
 
     // A failed strict run leaves the previous outputs byte for byte and no temporary file.
@@ -172,6 +199,7 @@ fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
     let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&input, text).expect("write input");
     let mut cfg = config(&input, &model, &dir, true);
+    cfg.text = true;
     let template = TemplateRequest {
         model: Some(model.display().to_string()),
         template: Some(kit.join("../hf/corpus/EssentialAI--rnj-1.jinja")),
@@ -182,7 +210,12 @@ fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
     assert_eq!(s.rows_in, s.rows_out + s.rows_rejected);
     let out = read_lines(&cfg.output);
     let tokenizer = chatfmt_tokenize::ChatTokenizer::from_model_dir(&model).expect("tokenizer");
-    for r in &out {
+    assert_eq!(out.len(), rows.len());
+    for r in out.iter().filter(|r| r["error"].is_null()) {
+        assert_eq!(
+            r.as_object().unwrap().keys().next().map(String::as_str),
+            Some("messages")
+        );
         let text = r["text"].as_str().expect("text");
         let ids: Vec<u32> = serde_json::from_value(r["input_ids"].clone()).expect("ids");
         assert_eq!(ids, tokenizer.encode_ids(text).expect("encode"));

@@ -1,7 +1,8 @@
 //! Assistant spans, assistant masks and message spans of whole datasets, in JSON Lines and Parquet,
 //! for templates with and without `{% generation %}` blocks; a row whose assistant messages get no
 //! span is rejected (`EmptyAssistantMask`), never written with an all-zero mask, and so is a row
-//! whose every assistant token `max_length` removes (`AssistantTruncated`).
+//! whose every assistant token `max_length` removes (`AssistantTruncated`): it is in the output with
+//! that `error` and nulls. Parquet and JSON Lines outputs hold the same values.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,7 +14,7 @@
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
 
-use arrow_array::{Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array, UInt64Array, UInt8Array};
+use arrow_array::RecordBatch;
 use chatfmt::{ChatTemplate, MaskSource, SpanOptions};
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
@@ -66,6 +67,7 @@ fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) 
         input_format: None,
         template: Arc::new(ChatTemplate::new(template, Map::new())),
         tokenizer: None,
+        text: false,
         variables: Map::new(),
         template_name: None,
         output: dir.join(name),
@@ -96,100 +98,33 @@ fn rejects(path: &Path) -> Vec<(u64, String)> {
         .collect()
 }
 
-/// The output rows as JSON Lines would hold them, whatever the format: Parquet's list<list<uint64>>
-/// and list<struct> columns are read back into the same JSON.
+/// The output rows as JSON Lines would hold them, whatever the format: Parquet's rows are read back
+/// as JSON with explicit nulls.
 fn output_rows(cfg: &Config) -> Vec<Json> {
-    if cfg.output_format == OutputFormat::Jsonl {
-        let text = std::fs::read_to_string(&cfg.output).expect("output");
-        return text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("JSON line"))
-            .collect();
-    }
-    let file = std::fs::File::open(&cfg.output).expect("output");
-    let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
-        .expect("Parquet output")
-        .build()
-        .expect("reader")
-        .collect::<Result<_, _>>()
-        .expect("batches");
-    let mut rows = Vec::new();
-    for b in &batches {
-        let column = |name: &str| b.column_by_name(name).cloned();
-        for i in 0..b.num_rows() {
-            let mut row = Map::new();
-            let index = column("index").unwrap();
-            row.insert(
-                "index".into(),
-                json!(index.as_any().downcast_ref::<UInt64Array>().unwrap().value(i)),
-            );
-            let text = column("text").unwrap();
-            row.insert(
-                "text".into(),
-                json!(text.as_any().downcast_ref::<StringArray>().unwrap().value(i)),
-            );
-            if let Some(ids) = column("input_ids") {
-                let ids = list_item(&ids, i);
-                row.insert(
-                    "input_ids".into(),
-                    json!(ids.as_any().downcast_ref::<UInt32Array>().unwrap().values().to_vec()),
-                );
-                let masks = list_item(&column("assistant_masks").unwrap(), i);
-                row.insert(
-                    "assistant_masks".into(),
-                    json!(masks.as_any().downcast_ref::<UInt8Array>().unwrap().values().to_vec()),
-                );
+    let text = match cfg.output_format {
+        OutputFormat::Jsonl => std::fs::read_to_string(&cfg.output).expect("output"),
+        OutputFormat::Parquet => {
+            let file = std::fs::File::open(&cfg.output).expect("output");
+            let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
+                .expect("Parquet output")
+                .build()
+                .expect("reader")
+                .collect::<Result<_, _>>()
+                .expect("batches");
+            let mut buf = Vec::new();
+            let mut writer = arrow_json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, arrow_json::writer::LineDelimited>(&mut buf);
+            for b in &batches {
+                writer.write(b).expect("JSON");
             }
-            if let Some(spans) = column("assistant_spans") {
-                row.insert("assistant_spans".into(), pairs(&list_item(&spans, i)));
-            }
-            if let Some(messages) = column("message_spans") {
-                let entries = list_item(&messages, i);
-                let entries = entries.as_any().downcast_ref::<StructArray>().unwrap();
-                let index = entries.column(0).as_any().downcast_ref::<UInt64Array>().unwrap();
-                let role = entries.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-                let turn = entries.column(2);
-                let content = entries.column(3);
-                let list: Vec<Json> = (0..entries.len())
-                    .map(|j| {
-                        json!({
-                            "index": index.value(j),
-                            "role": (!role.is_null(j)).then(|| role.value(j)),
-                            "turn": (!turn.is_null(j)).then(|| {
-                                let t = list_item(turn, j);
-                                t.as_any().downcast_ref::<UInt64Array>().unwrap().values().to_vec()
-                            }),
-                            "content": pairs(&list_item(content, j)),
-                        })
-                    })
-                    .collect();
-                row.insert("message_spans".into(), Json::Array(list));
-            }
-            rows.push(Json::Object(row));
+            writer.finish().expect("JSON");
+            String::from_utf8(buf).expect("UTF-8")
         }
-    }
-    rows
-}
-
-fn list_item(column: &Arc<dyn Array>, row: usize) -> Arc<dyn Array> {
-    column
-        .as_any()
-        .downcast_ref::<ListArray>()
-        .expect("a list column")
-        .value(row)
-}
-
-/// A list<list<uint64>> item as JSON pairs.
-fn pairs(list: &Arc<dyn Array>) -> Json {
-    let list = list.as_any().downcast_ref::<ListArray>().expect("a list of pairs");
-    Json::Array(
-        (0..list.len())
-            .map(|k| {
-                let pair = list.value(k);
-                json!(pair.as_any().downcast_ref::<UInt64Array>().unwrap().values().to_vec())
-            })
-            .collect(),
-    )
+    };
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
 }
 
 /// The text of each `[start, end]` code-point pair of `spans` in `text`.
@@ -217,6 +152,14 @@ fn spans_are_written_for_templates_with_and_without_generation_blocks() {
             assert_eq!((s.rows_in, s.rows_out, s.rows_rejected), (3, 2, 1), "{case}");
             assert_eq!(rejects(&cfg.rejects), [(1, "EmptyAssistantMask".to_string())], "{case}");
             let rows = output_rows(&cfg);
+            assert_eq!(rows.len(), 3, "{case}: every row is in the output");
+            let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
+            let new = ["text", "message_spans", "assistant_spans", "error"];
+            match format {
+                OutputFormat::Jsonl => assert_eq!(keys[0], "messages", "{case}"),
+                OutputFormat::Parquet => assert_eq!(keys, new, "{case}: JSON Lines input has no columns to keep"),
+            }
+            assert_eq!(keys[keys.len() - 4..], new, "{case}");
             let text = rows[0]["text"].as_str().unwrap();
             assert_eq!(
                 slices(text, &rows[0]["assistant_spans"]),
@@ -232,10 +175,19 @@ fn spans_are_written_for_templates_with_and_without_generation_blocks() {
                 "{case}"
             );
             assert_eq!(slices(text, &m[2]["content"]), ["Bye"], "{case}");
+            // The rejected row has its error and nulls.
+            assert!(
+                rows[1]["error"].as_str().unwrap().starts_with("EmptyAssistantMask: "),
+                "{case}"
+            );
+            assert!(
+                rows[1]["text"].is_null() && rows[1]["assistant_spans"].is_null(),
+                "{case}"
+            );
             // A row without assistant messages has no span and is no reject.
             assert_eq!(
-                (rows[1]["index"].as_u64(), &rows[1]["assistant_spans"]),
-                (Some(2), &json!([]))
+                (&rows[2]["error"], &rows[2]["assistant_spans"]),
+                (&Json::Null, &json!([]))
             );
             std::fs::remove_dir_all(&dir).ok();
         }
@@ -253,6 +205,7 @@ fn tokenized_rows_reject_empty_and_truncated_assistant_masks() {
         let dir = temp_dir(&format!("tokens-{format:?}"));
         let mut cfg = config(&dir, PLAIN, format, spans(MaskSource::Provenance));
         cfg.tokenizer = Some(model.clone());
+        cfg.text = true;
         // Long enough for the short rows' prompts, too short for the first row's first reply.
         let long = "a long question with many words in it to use up the tokens ".repeat(4);
         std::fs::write(
@@ -290,8 +243,16 @@ fn tokenized_rows_reject_empty_and_truncated_assistant_masks() {
         );
         let m = &rows[0]["message_spans"];
         assert_eq!(slices(rows[0]["text"].as_str().unwrap(), &m[1]["content"]), ["Hello!"]);
+        // Token ranges too: the reply's tokens decode to it.
+        let range = &m[1]["content_tokens"][0];
+        let (s, e) = (range[0].as_u64().unwrap() as usize, range[1].as_u64().unwrap() as usize);
+        assert_eq!(tokenizer.decode(&ids[s..e]).unwrap(), "Hello!", "{format:?}");
+        for (i, kind) in [(1, "EmptyAssistantMask"), (3, "AssistantTruncated")] {
+            assert!(rows[i]["input_ids"].is_null(), "{format:?}");
+            assert!(rows[i]["error"].as_str().unwrap().starts_with(kind), "{format:?}");
+        }
         assert!(
-            rows[1]["assistant_masks"].as_array().unwrap().iter().all(|m| m == 0),
+            rows[2]["assistant_masks"].as_array().unwrap().iter().all(|m| m == 0),
             "{format:?}"
         );
         std::fs::remove_dir_all(&dir).ok();

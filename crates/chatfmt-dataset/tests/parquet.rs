@@ -1,6 +1,8 @@
-//! Parquet in, Parquet out, tokenized: the output holds every good row in input order with the
-//! tokenizer's own ids and assistant masks, and every bad row (no conversation, a role the template
-//! refuses, a `messages` column of the wrong type) is in the rejects file with its index and reason.
+//! Parquet in, Parquet out, tokenized: the output holds every row in input order, its input columns
+//! unchanged, then a good row's tokenizer's own ids and assistant masks; every bad row (no
+//! conversation, a role the template refuses, a `messages` column of the wrong type) has its error
+//! there and is in the rejects file with its index and reason. An input column named like a new
+//! column stops the run before anything is written.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,10 +15,8 @@
 mod kits;
 
 use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder};
-use arrow_array::{
-    Array, ArrayRef, Int64Array, ListArray, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array,
-};
-use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Fields as ArrowFields};
 use chatfmt::TemplateRequest;
 use chatfmt_dataset::{run, Config, Fields, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
@@ -39,13 +39,17 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes an `id` column (10, 11, ...) and `column` as `messages`.
 fn write_parquet(path: &Path, column: ArrayRef) {
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        "messages",
-        column.data_type().clone(),
-        true,
-    )]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![column]).expect("batch");
+    write_columns(path, vec![("messages", column)]);
+}
+
+/// Writes an `id` column (10, 11, ...) and `columns`.
+fn write_columns(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    let rows = columns[0].1.len() as i64;
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(10..10 + rows));
+    let batch = RecordBatch::try_from_iter([("id", ids)].into_iter().chain(columns)).expect("batch");
+    let schema = batch.schema();
     let mut writer = ArrowWriter::try_new(std::fs::File::create(path).expect("create"), schema, None).expect("writer");
     writer.write(&batch).expect("write");
     writer.close().expect("close");
@@ -92,6 +96,7 @@ fn config(input: &Path, model: &Path, dir: &Path) -> Config {
             .template,
         ),
         tokenizer: true.then(|| model.to_path_buf()),
+        text: true,
         variables: Default::default(),
         template_name: None,
         output: dir.join("out.parquet"),
@@ -147,10 +152,8 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
         ("assistant", "Oui, \u{fc}ber gut."),
     ];
     let input = dir.join("in.parquet");
-    write_parquet(
-        &input,
-        messages_column(&[Some(good_1), None, Some(bad_role), Some(good_2), Some(good_1)]),
-    );
+    let messages = messages_column(&[Some(good_1), None, Some(bad_role), Some(good_2), Some(good_1)]);
+    write_parquet(&input, messages.clone());
 
     let cfg = config(&input, &model, &dir);
     let s = run(&cfg).expect("run");
@@ -166,45 +169,86 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
         "{reasons:?}"
     );
 
-    let file = std::fs::File::open(&cfg.output).expect("output");
-    let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
-        .expect("Parquet output")
-        .build()
-        .expect("reader")
-        .collect::<Result<_, _>>()
-        .expect("batches");
+    let batches = read_parquet(&cfg.output);
+    let names: Vec<String> = batches[0].schema().fields().iter().map(|f| f.name().clone()).collect();
+    let new = ["input_ids", "attention_mask", "assistant_masks", "text", "error"];
+    assert_eq!(names, [&["id", "messages"][..], &new[..]].concat());
     let tokenizer = ChatTokenizer::from_model_dir(&model).expect("tokenizer");
-    let mut indexes = Vec::new();
-    for b in &batches {
-        let index = b.column_by_name("index").expect("index");
-        let index = index.as_any().downcast_ref::<UInt64Array>().expect("u64 index");
-        let text = b.column_by_name("text").expect("text");
-        let text = text.as_any().downcast_ref::<StringArray>().expect("string text");
-        for row in 0..b.num_rows() {
-            indexes.push(index.value(row));
-            let text = text.value(row);
-            let ids = list_values::<UInt32Array>(b.column_by_name("input_ids").expect("ids"), row);
-            assert_eq!(ids.values().to_vec(), tokenizer.encode_ids(text).expect("encodes"));
-            let attention = list_values::<UInt8Array>(b.column_by_name("attention_mask").expect("attention"), row);
-            assert!(attention.len() == ids.len() && attention.values().iter().all(|&m| m == 1));
-            let masks = list_values::<UInt8Array>(b.column_by_name("assistant_masks").expect("masks"), row);
-            // The masked tokens spell exactly the assistant's turn.
-            let masked: Vec<u32> = ids
-                .values()
-                .iter()
-                .zip(masks.values())
-                .filter(|(_, &m)| m == 1)
-                .map(|(&id, _)| id)
-                .collect();
-            let reply = if text.contains("Hello!") {
-                "Hello!<|im_end|>"
-            } else {
-                "Oui, \u{fc}ber gut.<|im_end|>"
-            };
-            assert_eq!(tokenizer.decode(&masked).expect("decodes"), reply, "{text:?}");
+    let all = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).expect("one batch");
+    // The input's columns, unchanged, and every row in input order.
+    assert_eq!(all.num_rows(), 5);
+    let ids = all.column_by_name("id").expect("id");
+    assert_eq!(
+        ids.as_any().downcast_ref::<Int64Array>().unwrap().values(),
+        &[10, 11, 12, 13, 14]
+    );
+    assert_eq!(
+        all.column_by_name("messages").expect("messages").to_data(),
+        messages.to_data()
+    );
+    let text = all.column_by_name("text").expect("text");
+    let text = text.as_any().downcast_ref::<StringArray>().expect("string text");
+    let error = all.column_by_name("error").expect("error");
+    let error = error.as_any().downcast_ref::<StringArray>().expect("string error");
+    let mut formatted = Vec::new();
+    for row in 0..all.num_rows() {
+        if error.is_valid(row) {
+            for column in new.iter().filter(|&&c| c != "error") {
+                assert!(
+                    all.column_by_name(column).unwrap().is_null(row),
+                    "{column} of row {row}"
+                );
+            }
+            continue;
         }
+        formatted.push(row);
+        let text = text.value(row);
+        let ids = list_values::<Int32Array>(all.column_by_name("input_ids").expect("ids"), row);
+        let ids: Vec<u32> = ids.values().iter().map(|&id| id as u32).collect();
+        assert_eq!(ids, tokenizer.encode_ids(text).expect("encodes"));
+        let attention = list_values::<Int8Array>(all.column_by_name("attention_mask").expect("attention"), row);
+        assert!(attention.len() == ids.len() && attention.values().iter().all(|&m| m == 1));
+        let masks = list_values::<Int8Array>(all.column_by_name("assistant_masks").expect("masks"), row);
+        // The masked tokens spell exactly the assistant's turn.
+        let masked: Vec<u32> = ids
+            .iter()
+            .zip(masks.values())
+            .filter(|(_, &m)| m == 1)
+            .map(|(&id, _)| id)
+            .collect();
+        let reply = if text.contains("Hello!") {
+            "Hello!<|im_end|>"
+        } else {
+            "Oui, \u{fc}ber gut.<|im_end|>"
+        };
+        assert_eq!(tokenizer.decode(&masked).expect("decodes"), reply, "{text:?}");
     }
-    assert_eq!(indexes, vec![0, 3, 4]);
+    assert_eq!(formatted, vec![0, 3, 4]);
+    assert_eq!(
+        error.value(1),
+        "InvalidInput: messages is null; expected a list of messages"
+    );
+    assert!(error.value(2).contains("unknown role: bot"), "{}", error.value(2));
+
+    // JSON Lines output: each row's input columns as JSON, then the new keys.
+    let cfg = Config {
+        output: dir.join("out.jsonl"),
+        output_format: OutputFormat::Jsonl,
+        ..config(&input, &model, &dir)
+    };
+    run(&cfg).expect("run");
+    let lines: Vec<Json> = std::fs::read_to_string(&cfg.output)
+        .expect("output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    let keys: Vec<&str> = lines[0].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, names);
+    assert_eq!(lines[3]["id"], 13);
+    assert_eq!(lines[3]["messages"][1]["content"], "Oui, \u{fc}ber gut.");
+    assert_eq!(lines[3]["text"], text.value(3));
+    assert_eq!(lines[1]["error"], error.value(1));
 
     // A `messages` column of the wrong type: every row is a reject, none is lost.
     let wrong = dir.join("wrong.parquet");
@@ -216,6 +260,13 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
     };
     let s = run(&cfg).expect("run");
     assert_eq!((s.rows_in, s.rows_out, s.rows_rejected), (3, 0, 3));
+    assert_eq!(
+        read_parquet(&cfg.output)
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum::<usize>(),
+        3
+    );
     let reasons = rejects(&cfg.rejects);
     assert_eq!(reasons.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1, 2]);
     assert!(
@@ -224,5 +275,37 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
             .all(|r| r.1.contains("must be a list of messages, got a number")),
         "{reasons:?}"
     );
+
+    // An input column named like a new column: nothing is written.
+    let clash = dir.join("clash.parquet");
+    write_columns(
+        &clash,
+        vec![
+            ("messages", messages_column(&[Some(good_1)])),
+            ("text", Arc::new(StringArray::from(vec!["x"]))),
+        ],
+    );
+    let cfg = Config {
+        output: dir.join("clash-out.parquet"),
+        ..config(&clash, &model, &dir)
+    };
+    let err = run(&cfg).expect_err("the input has a `text` column");
+    assert_eq!(err.kind(), chatfmt_dataset::ErrorKind::Input);
+    assert!(
+        err.to_string()
+            .contains("already has the output columns [\"text\"]; rename or drop them first"),
+        "{err}"
+    );
+    assert!(!cfg.output.exists());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+fn read_parquet(path: &Path) -> Vec<RecordBatch> {
+    let file = std::fs::File::open(path).expect("output");
+    ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("Parquet output")
+        .build()
+        .expect("reader")
+        .collect::<Result<_, _>>()
+        .expect("batches")
 }

@@ -156,7 +156,7 @@ fn children(s: &Stmt) -> Vec<&[Stmt]> {
         | StmtKind::FilterBlock(_, b)
         | StmtKind::With(_, b, _)
         | StmtKind::Generation(b)
-        | StmtKind::Block(_, b)
+        | StmtKind::Block(_, b, _)
         | StmtKind::Autoescape(_, b) => vec![b],
         StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => vec![&m.body],
         _ => Vec::new(),
@@ -492,7 +492,7 @@ impl Walker {
                 self.out.uses_generation = true;
                 self.stmts(body)
             }
-            StmtKind::Block(_, body) => self.stmts(body),
+            StmtKind::Block(_, body, _) => self.stmts(body),
         }
     }
 

@@ -231,7 +231,7 @@ pub enum StmtKind {
     Continue,
     Generation(Vec<Stmt>),
     /// A `{% block %}` renders in place (there is no inheritance without a loader).
-    Block(Box<str>, Vec<Stmt>),
+    Block(Box<str>, Vec<Stmt>, BlockScope),
     /// Tags that need a template loader (`extends`, `include`, `import`, `from`): fail when run.
     NeedsLoader(Expr),
     Autoescape(Expr, Vec<Stmt>),
@@ -252,6 +252,20 @@ pub struct ForLoop {
     pub scope: u32,
     /// The slot of `loop` in that frame (when `uses_loop`).
     pub loop_slot: u32,
+    /// The scope of the `else` body's frame: a child of the loop's enclosing frame, so what it
+    /// sets stays in it, as in Jinja2.
+    pub else_scope: u32,
+}
+
+/// The frame a `{% block %}` body runs in. As Jinja2 renders a block as a function of its own,
+/// what the body sets stays in it, and it sees the template's top-level variables but not the
+/// variables of the loops, `with` blocks and macros around it, unless it is `scoped`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlockScope {
+    /// `{% block name scoped %}`: the enclosing frames are visible.
+    pub scoped: bool,
+    /// The scope of the body's frame (see [`Scopes`]).
+    pub scope: u32,
 }
 
 /// How a template's variables are found, decided when it compiles.

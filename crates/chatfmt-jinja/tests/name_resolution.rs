@@ -80,3 +80,34 @@ fn names_given_as_values_resolve_when_called() {
         Ok("True/True".to_string())
     );
 }
+
+#[test]
+fn the_first_unknown_name_is_the_one_jinja2_compiles_first() {
+    // Jinja2 compiles a filter or test call before its operand, a loop's condition before its
+    // iterable, and block bodies before the filter or call around them.
+    use ErrorKind::TemplateAssertionError as A;
+    let cases = [
+        ("{{ x|nof1|nof2 }}", "No filter named 'nof2'."),
+        ("{{ (x|nof1) is not1 }}", "No test named 'not1'."),
+        ("{{ x is not1(y|nof2) }}", "No test named 'not1'."),
+        ("{{ x|nof1(y|nof2) }}", "No filter named 'nof1'."),
+        ("{{ (1|nof2 ~ 2|nof1) }}", "No filter named 'nof2'."),
+        ("{% for a in b|nof1 if a|nof2 %}{% endfor %}", "No filter named 'nof2'."),
+        (
+            "{% filter nof1 %}{{ x|nof2 }}{% endfilter %}",
+            "No filter named 'nof2'.",
+        ),
+        ("{% set v | nof1 %}{{ x|nof2 }}{% endset %}", "No filter named 'nof2'."),
+        (
+            "{% macro m() %}{{ caller() }}{% endmacro %}{% call(a=x|nof1) m(y|nof2) %}{{ z|nof3 }}{% endcall %}",
+            "No filter named 'nof1'.",
+        ),
+        (
+            "{% call m(y|nof2) %}{{ z|nof3 }}{% endcall %}",
+            "No filter named 'nof3'.",
+        ),
+    ];
+    for (src, msg) in cases {
+        assert_eq!(run(src), compile_error(A, msg), "{src}");
+    }
+}

@@ -130,3 +130,96 @@ fn loops_over_a_borrowed_list() {
         "empty"
     );
 }
+
+#[test]
+fn a_loop_else_body_has_a_frame_of_its_own() {
+    // What the `else` of a `for` sets stays in it; it reads the loop's enclosing frame.
+    let cases = [
+        ("{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[]"),
+        ("{% set y = 0 %}{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[0]"),
+        ("{% set y = 1 %}{% for x in [] %}{% else %}{% set y = y + 1 %}{{ y }}{% endfor %}|{{ y }}", "2|1"),
+        ("{% for x in [] %}{% else %}{% macro m() %}M{% endmacro %}{{ m() }}{% endfor %}|{{ m is defined }}", "M|False"),
+        ("{% set x = 'o' %}{% for x in [] %}{% else %}{{ x }}{% endfor %}", "o"),
+        ("{% for x in [] %}{% else %}{% for z in [1,2] %}{% set w = z %}{{ w }}{% endfor %}{{ w is defined }}{% endfor %}", "12False"),
+        ("{% for x in [] %}{% else %}{{ loop is defined }}{% endfor %}", "False"),
+        ("{% for a in [1] %}{% for x in [] %}{% else %}{% set y = a %}{{ y }}{% endfor %}{{ y is defined }}{% endfor %}", "1False"),
+        ("{% set ns = namespace(c=0) %}{% for x in [] %}{% else %}{% set ns.c = ns.c + 5 %}{% endfor %}{{ ns.c }}", "5"),
+        ("{% for x in [] %}{% else %}{% set a, b = 1, 2 %}{{ a }}{{ b }}{% endfor %}[{{ a }}]", "12[]"),
+        ("{% for x in [] if x %}{% else %}{% set q = 1 %}{% endfor %}[{{ q }}]", "[]"),
+        ("{% macro mm() %}{% for x in [] %}{% else %}{% set q = 7 %}{{ q }}{% endfor %}[{{ q }}]{% endmacro %}{{ mm() }}", "7[]"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}
+
+#[test]
+fn a_block_runs_in_a_frame_of_its_own() {
+    // What a block sets stays in it; an unscoped block sees the template's top-level variables and
+    // the context, not the loops, `with` blocks and macros around it.
+    let cases = [
+        (
+            "{% macro m(a) %}{% block b %}[{{ a }}]{% endblock %}{% endmacro %}{{ m(1) }}",
+            "[]",
+        ),
+        ("{% block b %}[{{ a }}]{% endblock %}{% set a = 1 %}{{ a }}", "[]1"),
+        (
+            "{% block a %}{% set x = 1 %}{% block b %}[{{ x }}]{% endblock %}{% endblock %}",
+            "[1]",
+        ),
+        (
+            "{% block a %}{% set x = 1 %}{% block b scoped %}[{{ x }}]{% endblock %}{% endblock %}",
+            "[1]",
+        ),
+        (
+            "{% set ns = namespace(v=1) %}{% block b %}{% set ns.v = 2 %}{% endblock %}{{ ns.v }}",
+            "2",
+        ),
+        (
+            "{% with q = 3 %}{% block b %}[{{ q }}]{% endblock %}{% endwith %}",
+            "[]",
+        ),
+        (
+            "{% with q = 3 %}{% block b scoped %}[{{ q }}]{% set q = 4 %}{{ q }}{% endblock %}{{ q }}{% endwith %}",
+            "[3]43",
+        ),
+        (
+            "{% set x = 1 %}{% block b %}{% set y = 2 %}{{ x }}{{ y }}{% endblock %}|{{ self.b() }}|{{ y is defined }}",
+            "12|12|False",
+        ),
+        (
+            "{% if true %}{% set r = 9 %}{% endif %}{% block b %}[{{ r }}]{% endblock %}",
+            "[9]",
+        ),
+        (
+            "{% for i in [1] %}{% set r = 9 %}{% block b %}[{{ r }}]{% endblock %}{% endfor %}",
+            "[]",
+        ),
+        (
+            "{% block b %}{% for i in [1,2] %}{{ loop.index }}{% endfor %}{% endblock %}",
+            "12",
+        ),
+        ("{% block b %}{{ messages|length > 0 }}{% endblock %}", "True"),
+        ("{% for x in [] %}{% else %}{% set y = 1 %}{% endfor %}[{{ y }}]", "[]"),
+        ("{% block b %}{% set y = 1 %}{% endblock %}[{{ y }}]", "[]"),
+        (
+            "{% for x in [5] %}{% block b %}[{{ x }}]{% endblock %}{% endfor %}",
+            "[1]",
+        ),
+        (
+            "{% for x in [5] %}{% block b scoped %}[{{ x }}]{% endblock %}{% endfor %}",
+            "[5]",
+        ),
+        (
+            "{% block b %}{% set a = 5 %}{% endblock %}{% block c %}[{{ a }}]{% endblock %}",
+            "[]",
+        ),
+        (
+            "{% if true %}{% block b %}{% set q = 1 %}{{ q }}{% endblock %}{% endif %}[{{ q }}]",
+            "1[]",
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}

@@ -5,15 +5,14 @@
 
 use crate::convert::to_object;
 use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
+use crate::import;
 use crate::model::{clock_of, Model};
-use arrow_array::builder::{ArrayBuilder, Int32Builder, Int8Builder, ListBuilder, StringBuilder};
-use arrow_array::{Array, ArrayRef, ListArray, RecordBatch, StructArray};
-use arrow_buffer::{NullBuffer, OffsetBuffer};
+use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
-use arrow_schema::{ArrowError, DataType, Field, Schema};
-use chatfmt::jinja::CodePoints;
+use arrow_schema::{ArrowError, DataType, Schema};
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
+use chatfmt_dataset::columns::{self, check_ids, Columns, Formatted, NewColumns, Outcome, Overflow, Tokens};
 use chatfmt_dataset::input::{Payload, Row};
 use chatfmt_dataset::{Fields, Format};
 use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
@@ -30,61 +29,10 @@ use std::sync::{Arc, Mutex};
 const EMPTY: &str = "Cannot apply chat template to an empty conversation. Provide at least one message.";
 const DOCUMENTS: &str = "Documents should be a list of dicts with 'title' and 'text' keys!";
 
-/// A row's ids, attention mask and (when asked) assistant mask.
-type Tokens = (Vec<i32>, Vec<i8>, Option<Vec<i8>>);
-
-/// One formatted row: its text, when tokenizing its tokens, and when asked its message spans.
-struct Formatted {
-    text: String,
-    tokens: Option<Tokens>,
-    spans: Option<Vec<Span>>,
+/// An int32 overflow as the `OverflowError` a row fails with.
+fn overflow(e: Overflow) -> String {
+    format!("OverflowError: {e}")
 }
-
-/// Where one message is: its turn and content as code-point ranges of the text (Python string
-/// indices) and, when tokenizing, as token ranges (the CLI's `message_spans`).
-struct Span {
-    index: i32,
-    role: Option<String>,
-    turn: Option<[i32; 2]>,
-    content: Vec<[i32; 2]>,
-    turn_tokens: Option<[i32; 2]>,
-    content_tokens: Vec<[i32; 2]>,
-}
-
-fn int32(n: usize) -> Result<i32, String> {
-    i32::try_from(n).map_err(|_| format!("OverflowError: {n} does not fit in int32"))
-}
-
-fn range32((s, e): (usize, usize)) -> Result<[i32; 2], String> {
-    Ok([int32(s)?, int32(e)?])
-}
-
-/// The message spans of `spans`; with `tokens` (the encoding's `span_tokens`), their token ranges
-/// too, dropping ranges truncation emptied.
-fn spans_of(spans: &ChatSpans, tokens: Option<&[Option<(usize, usize)>]>) -> Result<Vec<Span>, String> {
-    let mut tokens = tokens.map(|t| t.iter());
-    let mut next = || tokens.as_mut().and_then(|t| t.next().copied().flatten());
-    let text = CodePoints::new(&spans.rendered.text);
-    let mut out = Vec::with_capacity(spans.messages.len());
-    for m in &spans.messages {
-        let turn_tokens = next().filter(|_| m.turn.is_some());
-        let content_tokens: Vec<(usize, usize)> = m.content.iter().filter_map(|_| next()).collect();
-        out.push(Span {
-            index: int32(m.index)?,
-            role: m.role.clone(),
-            turn: m.turn.map(|t| range32(text.span(t))).transpose()?,
-            content: (m.content.iter())
-                .map(|&c| range32(text.span(c)))
-                .collect::<Result<_, _>>()?,
-            turn_tokens: turn_tokens.map(range32).transpose()?,
-            content_tokens: content_tokens.into_iter().map(range32).collect::<Result<_, _>>()?,
-        });
-    }
-    Ok(out)
-}
-
-/// A row's outcome; a failure is `Class: message` of the exception the per-conversation call raises.
-type Outcome = Result<Formatted, String>;
 
 /// What every row shares.
 struct Kernel<'a> {
@@ -102,10 +50,6 @@ struct Kernel<'a> {
 /// The JSON value of `text`, a column's string.
 fn parse_json(column: &str, text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("ValueError: column `{column}` is a string but not JSON: {e}"))
-}
-
-fn flag(v: u8) -> i8 {
-    i8::from(v != 0)
 }
 
 impl Kernel<'_> {
@@ -157,9 +101,10 @@ impl Kernel<'_> {
                     .apply_with_spans(&conv.messages, apply, opts)
                     .map_err(|e| jinja_error_text(&e))?;
                 return Ok(Formatted {
-                    spans: Some(spans_of(&found, None)?),
+                    message_spans: Some(columns::message_spans(&found, None).map_err(overflow)?),
                     text: found.rendered.text,
                     tokens: None,
+                    assistant_spans: None,
                 });
             }
             let r = self
@@ -169,7 +114,8 @@ impl Kernel<'_> {
             return Ok(Formatted {
                 text: r.text,
                 tokens: None,
-                spans: None,
+                assistant_spans: None,
+                message_spans: None,
             });
         };
         let opts = options[usize::from(apply.tools.is_some())]
@@ -180,21 +126,22 @@ impl Kernel<'_> {
             .pop()
             .ok_or_else(|| "ValueError: no conversation was tokenized".to_string())?;
         let spans = match (&chat.spans, opts.spans.as_ref().is_some_and(|s| s.message_spans)) {
-            (Some(found), true) => Some(spans_of(found, Some(&chat.encoded.span_tokens))?),
+            (Some(found), true) => {
+                Some(columns::message_spans(found, Some(&chat.encoded.span_tokens)).map_err(overflow)?)
+            }
             _ => None,
         };
         let e = chat.encoded;
-        let ids = e
-            .input_ids
-            .iter()
-            .map(|&id| i32::try_from(id).map_err(|_| format!("OverflowError: token id {id} does not fit in int32")))
-            .collect::<Result<Vec<_>, _>>()?;
-        let attention = e.attention_mask.into_iter().map(flag).collect();
-        let masks = e.assistant_masks.map(|m| m.into_iter().map(flag).collect());
+        check_ids(&e.input_ids).map_err(overflow)?;
         Ok(Formatted {
             text: chat.text,
-            tokens: Some((ids, attention, masks)),
-            spans,
+            tokens: Some(Tokens {
+                input_ids: e.input_ids,
+                attention_mask: e.attention_mask,
+                assistant_masks: e.assistant_masks,
+            }),
+            assistant_spans: None,
+            message_spans: spans,
         })
     }
 }
@@ -270,161 +217,20 @@ fn columns_read(schema: &Schema, fields: &Fields, documents: Option<&str>) -> Py
     Ok(indices)
 }
 
-/// The new columns of one batch's rows.
-/// The `message_spans` column: list<struct<index, role, turn, content[, turn_tokens, content_tokens]>>,
-/// ranges as [start, end].
-struct SpanColumn {
-    offsets: Vec<i32>,
-    valid: Vec<bool>,
-    index: Int32Builder,
-    role: StringBuilder,
-    turn: ListBuilder<Int32Builder>,
-    content: ListBuilder<ListBuilder<Int32Builder>>,
-    turn_tokens: ListBuilder<Int32Builder>,
-    content_tokens: ListBuilder<ListBuilder<Int32Builder>>,
-}
+/// Rows formatted at a time: their intermediate vectors are freed (and their memory reused) before
+/// the next rows start, so a batch holds its output columns and one chunk of rows.
+const CHUNK_ROWS: usize = 512;
 
-fn push_range(b: &mut ListBuilder<Int32Builder>, r: Option<[i32; 2]>) {
-    match r {
-        Some(r) => b.append_value(r.map(Some)),
-        None => b.append_null(),
+/// Formats every row of `batch` (rows of a chunk in parallel); its new columns.
+fn format_rows(kernel: &Kernel<'_>, batch: &Arc<RecordBatch>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
+    let n = batch.num_rows();
+    let mut out = NewColumns::new(wanted, n);
+    for start in (0..n).step_by(CHUNK_ROWS) {
+        let end = (start + CHUNK_ROWS).min(n);
+        let rows: Vec<Outcome> = (start..end).into_par_iter().map(|i| kernel.row(batch, i)).collect();
+        out.append(&rows)?;
     }
-}
-
-fn push_ranges(b: &mut ListBuilder<ListBuilder<Int32Builder>>, rs: &[[i32; 2]]) {
-    for r in rs {
-        b.values().append_value(r.map(Some));
-    }
-    b.append(true);
-}
-
-impl SpanColumn {
-    fn new() -> SpanColumn {
-        SpanColumn {
-            offsets: vec![0],
-            valid: Vec::new(),
-            index: Int32Builder::new(),
-            role: StringBuilder::new(),
-            turn: ListBuilder::new(Int32Builder::new()),
-            content: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
-            turn_tokens: ListBuilder::new(Int32Builder::new()),
-            content_tokens: ListBuilder::new(ListBuilder::new(Int32Builder::new())),
-        }
-    }
-
-    fn push(&mut self, spans: Option<&[Span]>) -> Result<(), ArrowError> {
-        for m in spans.unwrap_or_default() {
-            self.index.append_value(m.index);
-            self.role.append_option(m.role.as_deref());
-            push_range(&mut self.turn, m.turn);
-            push_ranges(&mut self.content, &m.content);
-            push_range(&mut self.turn_tokens, m.turn_tokens);
-            push_ranges(&mut self.content_tokens, &m.content_tokens);
-        }
-        let len = i32::try_from(self.index.len())
-            .map_err(|_| ArrowError::ComputeError("too many message spans in one batch".to_string()))?;
-        self.offsets.push(len);
-        self.valid.push(spans.is_some());
-        Ok(())
-    }
-
-    fn finish(mut self, tokens: bool) -> Result<ArrayRef, ArrowError> {
-        let mut columns: Vec<(&str, ArrayRef)> = vec![
-            ("index", Arc::new(self.index.finish())),
-            ("role", Arc::new(self.role.finish())),
-            ("turn", Arc::new(self.turn.finish())),
-            ("content", Arc::new(self.content.finish())),
-        ];
-        if tokens {
-            columns.push(("turn_tokens", Arc::new(self.turn_tokens.finish())));
-            columns.push(("content_tokens", Arc::new(self.content_tokens.finish())));
-        }
-        let fields: Vec<Field> = (columns.iter())
-            .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
-            .collect();
-        let arrays = columns.into_iter().map(|(_, a)| a).collect();
-        let entries = StructArray::try_new(fields.into(), arrays, None)?;
-        let item = Arc::new(Field::new("item", entries.data_type().clone(), true));
-        let list = ListArray::try_new(
-            item,
-            OffsetBuffer::new(self.offsets.into()),
-            Arc::new(entries),
-            Some(NullBuffer::from(self.valid)),
-        )?;
-        Ok(Arc::new(list))
-    }
-}
-
-/// Which columns a call makes.
-#[derive(Clone, Copy)]
-struct Columns {
-    tokenize: bool,
-    masks: bool,
-    text: bool,
-    spans: bool,
-}
-
-/// The new columns of one batch's rows.
-fn output(rows: Vec<Outcome>, wanted: Columns) -> Result<RecordBatch, ArrowError> {
-    let Columns {
-        tokenize,
-        masks,
-        text,
-        spans,
-    } = wanted;
-    let mut message_spans = SpanColumn::new();
-    let mut ids = ListBuilder::new(Int32Builder::new());
-    let mut attention = ListBuilder::new(Int8Builder::new());
-    let mut assistant = ListBuilder::new(Int8Builder::new());
-    let mut texts = StringBuilder::new();
-    let mut errors = StringBuilder::new();
-    for row in rows {
-        message_spans.push(row.as_ref().ok().and_then(|f| f.spans.as_deref()))?;
-        match row {
-            Ok(f) => {
-                texts.append_value(&f.text);
-                errors.append_null();
-                match f.tokens {
-                    Some((i, a, m)) => {
-                        ids.append_value(i.into_iter().map(Some));
-                        attention.append_value(a.into_iter().map(Some));
-                        match m {
-                            Some(m) => assistant.append_value(m.into_iter().map(Some)),
-                            None => assistant.append_null(),
-                        }
-                    }
-                    None => {
-                        ids.append_null();
-                        attention.append_null();
-                        assistant.append_null();
-                    }
-                }
-            }
-            Err(e) => {
-                ids.append_null();
-                attention.append_null();
-                assistant.append_null();
-                texts.append_null();
-                errors.append_value(e);
-            }
-        }
-    }
-    let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
-    if tokenize {
-        columns.push(("input_ids", Arc::new(ids.finish())));
-        columns.push(("attention_mask", Arc::new(attention.finish())));
-        if masks {
-            columns.push(("assistant_masks", Arc::new(assistant.finish())));
-        }
-    }
-    if text {
-        columns.push(("text", Arc::new(texts.finish())));
-    }
-    if spans {
-        columns.push(("message_spans", message_spans.finish(tokenize)?));
-    }
-    columns.push(("error", Arc::new(errors.finish())));
-    RecordBatch::try_from_iter(columns)
+    out.finish()
 }
 
 /// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
@@ -492,7 +298,7 @@ fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
 pub fn format_batch(
     py: Python<'_>,
     model: PyRef<'_, Model>,
-    batches: Vec<PyArrowType<RecordBatch>>,
+    batches: Vec<Bound<'_, PyAny>>,
     messages_column: String,
     tools_column: String,
     documents_column: Option<String>,
@@ -526,15 +332,12 @@ pub fn format_batch(
         ..Fields::default()
     };
     let mut read = Vec::new();
-    for PyArrowType(batch) in batches {
-        let indices = columns_read(batch.schema_ref(), &fields, documents_column.as_deref())?;
-        let projected = batch
-            .project(&indices)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        read.push(Arc::new(projected));
+    for batch in &batches {
+        let columns = |schema: &Schema| columns_read(schema, &fields, documents_column.as_deref());
+        read.push(Arc::new(import::batch(batch, columns)?));
     }
     let continues = continue_final_message.is_some();
-    let apply = ApplyOptions {
+    let mut apply = ApplyOptions {
         add_generation_prompt,
         continue_final_message,
         chat_template,
@@ -543,7 +346,7 @@ pub fn format_batch(
         ..ApplyOptions::default()
     };
     let mut scratch = None;
-    let template = model.template_for(apply.chat_template.as_deref(), &mut scratch)?;
+    let template = model.template_for(&mut apply, &mut scratch)?;
     let tokenizer = if tokenize { Some(model.tokenizer()?) } else { None };
     let options = |has_tools: bool| -> PyResult<Result<ChatTokenizeOptions, String>> {
         let apply = ApplyOptions {
@@ -604,24 +407,20 @@ pub fn format_batch(
         apply,
     };
     let pool = pool(num_threads.unwrap_or(0))?;
-    let rows: Vec<Vec<Outcome>> = py.detach(|| {
-        pool.install(|| {
-            read.par_iter()
-                .map(|b| (0..b.num_rows()).into_par_iter().map(|i| kernel.row(b, i)).collect())
-                .collect()
-        })
-    });
     let wanted = Columns {
         tokenize,
         masks: tokenize && masks.is_some(),
         text: return_text || !tokenize,
-        spans: message_spans,
+        message_spans,
+        assistant_spans: false,
     };
     let out = py
         .detach(|| {
-            rows.into_iter()
-                .map(|r| output(r, wanted))
-                .collect::<Result<Vec<_>, _>>()
+            pool.install(|| {
+                read.par_iter()
+                    .map(|b| format_rows(&kernel, b, wanted))
+                    .collect::<Result<Vec<_>, _>>()
+            })
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(out.into_iter().map(PyArrowType).collect())

@@ -22,13 +22,26 @@ fn chatfmt_class(py: Python<'_>, class_name: &str, message: &str, line: Option<u
     }
 }
 
+/// The key of a `KeyError` whose message is `message`: the engine words it as CPython's
+/// `str(KeyError(key))`, the key's repr, so the key is that literal read back (`0` for `0`, `'a'`
+/// for `"'a'"`), and the message itself when it is no literal.
+fn key_of(py: Python<'_>, message: String) -> Py<PyAny> {
+    let key = py
+        .import("ast")
+        .and_then(|ast| ast.call_method1("literal_eval", (message.as_str(),)));
+    match key {
+        Ok(key) => key.unbind(),
+        Err(_) => pyo3::types::PyString::new(py, &message).into_any().unbind(),
+    }
+}
+
 /// The engine's error as the exception transformers raises for it.
 pub fn jinja_error(py: Python<'_>, e: &JinjaError) -> PyErr {
     let msg = e.message().to_string();
     match e.kind() {
         JinjaKind::TypeError => PyTypeError::new_err(msg),
         JinjaKind::ValueError => PyValueError::new_err(msg),
-        JinjaKind::KeyError => PyKeyError::new_err(msg),
+        JinjaKind::KeyError => PyKeyError::new_err(key_of(py, msg)),
         JinjaKind::IndexError => PyIndexError::new_err(msg),
         JinjaKind::AttributeError => PyAttributeError::new_err(msg),
         JinjaKind::ZeroDivisionError => PyZeroDivisionError::new_err(msg),

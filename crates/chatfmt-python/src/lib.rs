@@ -5,6 +5,7 @@
 mod batch;
 mod convert;
 mod errors;
+mod import;
 mod model;
 
 use pyo3::prelude::*;

@@ -107,16 +107,21 @@ impl Model {
         })
     }
 
-    /// The template to apply: the model's, or one made of the `chat_template` source when the model
-    /// has none.
+    /// The template to apply with `opts`: the model's (a `chat_template` naming one of its templates
+    /// selects it), or, for a `chat_template` that names none, that source compiled here into
+    /// `scratch` and taken out of `opts`, so that renders use it without compiling it each time.
     pub(crate) fn template_for<'s>(
         &'s self,
-        chat_template: Option<&str>,
+        opts: &mut ApplyOptions,
         scratch: &'s mut Option<ChatTemplate>,
     ) -> PyResult<&'s ChatTemplate> {
-        match (&self.template, chat_template) {
-            (Some(t), _) => Ok(t),
-            (None, Some(source)) => Ok(scratch.insert(ChatTemplate::new(source, self.special.clone()))),
+        match (&self.template, opts.chat_template.take()) {
+            (Some(t), Some(name)) if t.names().contains(&name.as_str()) => {
+                opts.chat_template = Some(name);
+                Ok(t)
+            }
+            (_, Some(source)) => Ok(scratch.insert(ChatTemplate::new(&source, self.special.clone()))),
+            (Some(t), None) => Ok(t),
             (None, None) => Err(PyValueError::new_err(NO_TEMPLATE)),
         }
     }
@@ -279,13 +284,13 @@ impl Model {
     /// the `template` object of `chatfmt render --json`.
     #[pyo3(signature = (chat_template, has_tools))]
     fn template_info(&self, py: Python<'_>, chat_template: Option<String>, has_tools: bool) -> PyResult<Py<PyDict>> {
-        let opts = ApplyOptions {
+        let mut opts = ApplyOptions {
             chat_template,
             tools: has_tools.then(|| Json::Array(Vec::new())),
             ..ApplyOptions::default()
         };
         let mut scratch = None;
-        let template = self.template_for(opts.chat_template.as_deref(), &mut scratch)?;
+        let template = self.template_for(&mut opts, &mut scratch)?;
         let (name, origin) = template.selected(&opts).map_err(|e| jinja_error(py, &e))?;
         let info = PyDict::new(py);
         info.set_item("kind", "jinja")?;
@@ -325,7 +330,7 @@ impl Model {
             .iter()
             .map(|c| c.try_iter()?.map(|m| to_json(&m?)).collect())
             .collect::<PyResult<_>>()?;
-        let opts = ApplyOptions {
+        let mut opts = ApplyOptions {
             add_generation_prompt,
             continue_final_message,
             tools: tools.map(to_json).transpose()?,
@@ -346,7 +351,7 @@ impl Model {
             assistant_masks,
         };
         let mut scratch = None;
-        let template = self.template_for(opts.chat_template.as_deref(), &mut scratch)?;
+        let template = self.template_for(&mut opts, &mut scratch)?;
         if !tokenize {
             let rendered = py.detach(|| {
                 convs

@@ -184,6 +184,18 @@ def test_template_errors_are_chatfmt_and_jinja2_classes(llama3):
     assert issubclass(chatfmt.LimitError, chatfmt.TemplateError)
 
 
+def test_builtin_exceptions_carry_the_arguments_transformers_raises_with(llama3):
+    ours, theirs = llama3
+    # A KeyError's argument is the key itself: str() shows its repr, so 0 and '0' differ.
+    for source in ("{{ {'a': 1}|random }}", "{{ '{a}'.format() }}", "{{ '{0}'.format() }}", "{{ 'a' + 1 }}"):
+        raised = []
+        for tok in (ours, theirs):
+            with pytest.raises(Exception) as info:
+                tok.apply_chat_template(MESSAGES, chat_template=source, tokenize=False)
+            raised.append((type(info.value).__name__, info.value.args, str(info.value)))
+        assert raised[0] == raised[1], source
+
+
 def test_bad_inputs_raise_clear_python_errors(llama3, tmp_path):
     ours, theirs = llama3
     with pytest.raises(OSError):

@@ -1,15 +1,19 @@
 """``chatfmt.format_batch`` against the per-conversation API, row for row: the HF kit's scenarios with
 the tokens kit's qwen3 tokenizer, list<struct> and JSON-string columns, tables and record batches,
-failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``map``."""
+failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``map``; and the release
+``chatfmt dataset`` binary, whose Parquet output is ``format_batch``'s table."""
 
 import json
+import os
+import pathlib
 import pickle
+import subprocess
 
 import pyarrow as pa
 import pytest
 
 import chatfmt
-from conftest import kit_dir
+from conftest import REPO, kit_dir
 
 # Templates with {% generation %} blocks: the tokens kit pairs them with the qwen3 tokenizer.
 TAGGED = ("EssentialAI--rnj-1", "poolside--Laguna-S-2.1")
@@ -250,6 +254,39 @@ def test_bad_inputs_raise_clear_errors(kits):
         chatfmt.format_batch(batch.append_column("error", pa.array(["x"])), tok)
 
 
+def messages_with_raw_contents(contents):
+    """A list<struct<role, content>> column, one user message a row, whose content bytes are taken as
+    they are (pyarrow does not check them), and a column of the other columns it is read with."""
+    data = b"".join(contents)
+    offsets = [0]
+    for c in contents:
+        offsets.append(offsets[-1] + len(c))
+    content = pa.Array.from_buffers(
+        pa.string(), len(contents), [None, pa.py_buffer(pa.array(offsets, pa.int32()).buffers()[1]), pa.py_buffer(data)]
+    )
+    role = pa.array(["user"] * len(contents))
+    structs = pa.StructArray.from_arrays([role, content], names=["role", "content"])
+    lists = pa.ListArray.from_arrays(pa.array(range(len(contents) + 1), pa.int32()), structs)
+    return pa.table({"messages": lists, "other": pa.array([b"\xff"] * len(contents), pa.binary())})
+
+
+def test_invalid_arrow_data_is_refused_and_slices_check_only_their_rows(kits):
+    tok = kits["tok"]
+    table = messages_with_raw_contents([b"hello", b"bad \xff byte", b"world", b"again"])
+    with pytest.raises(ValueError, match="not valid Arrow data.*[Uu][Tt][Ff]"):
+        chatfmt.format_batch(table, tok)
+    # Valid UTF-8 as a whole, but a character split between two strings.
+    with pytest.raises(ValueError, match="not valid Arrow data.*not whole UTF-8"):
+        chatfmt.format_batch(messages_with_raw_contents([b"caf\xc3", b"\xa9"]), tok)
+    # A slice of the table whose rows do not include the bad string formats: its list column still
+    # points into the whole table's strings, of which only its own rows are read and checked.
+    for rows in (table.slice(2, 2), table.slice(0, 1), pa.Table.from_batches(table.slice(3, 1).to_batches())):
+        got = outputs(chatfmt.format_batch(rows, tok, return_text=True))
+        want = [expected(tok, r, template=None) for r in rows.select(["messages"]).to_pylist()]
+        assert got == want
+        assert all(g["error"] is None for g in got)
+
+
 def test_tokenizer_pickles_by_its_files_and_deterministically(kits):
     tok = kits["tok"]
     copy = pickle.loads(pickle.dumps(tok))
@@ -287,3 +324,68 @@ def test_datasets_map(kits, num_proc, tmp_path):
         assert {k: g[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")} == {
             k: w[k] for k in ("input_ids", "attention_mask", "assistant_masks", "error")
         }
+
+
+# ChatML with the assistant's reply in {% generation %}, refusing roles it does not know.
+GENERATION_CHATML = (
+    "{%- for m in messages %}"
+    "{%- if m['role'] not in ['system', 'user', 'assistant'] %}{{ raise_exception('unknown role: ' + m['role']) }}"
+    "{%- endif %}"
+    "{%- if m['role'] == 'assistant' %}{{- '<|im_start|>assistant\\n' }}{% generation %}"
+    "{{- m['content'] + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}"
+    "{%- else %}{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{%- endif %}"
+    "{%- endfor %}"
+)
+
+
+def release_binary() -> pathlib.Path:
+    """``chatfmt`` as ``cargo build --release -p chatfmt-cli`` (and ``cargo test --release``) leaves it."""
+    path = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "chatfmt"
+    if not path.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is missing (CI=true requires it; build it with cargo build --release -p chatfmt-cli)")
+        pytest.skip(f"{path} not found (build it with cargo build --release -p chatfmt-cli)")
+    return path
+
+
+def test_dataset_command_writes_format_batch_table(kits, tmp_path):
+    import pyarrow.parquet as pq
+
+    binary = release_binary()
+    tok = kits["tok"]
+    rows = [
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Café, 東京? 😀"},
+         {"role": "assistant", "content": "Oui 🦆."}],
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
+         {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Ciao."}],
+        [{"role": "user", "content": "Hi"}, {"role": "bot", "content": "beep"}],
+        [{"role": "user", "content": "A longer question " * 20}, {"role": "assistant", "content": "Sure."}],
+    ]
+    table = pa.table({
+        "id": pa.array([10, 11, 12, 13], pa.int64()),
+        "messages": rows,
+        "source": ["a", None, "c", "d"],
+    })
+    data = tmp_path / "in.parquet"
+    pq.write_table(table, data, row_group_size=3)
+    template = tmp_path / "t.jinja"
+    template.write_text(GENERATION_CHATML, encoding="utf-8")
+    out = tmp_path / "out.parquet"
+    model = kit_dir("tokens") / "tokenizers" / "qwen3"
+    run = subprocess.run(
+        [str(binary), "dataset", str(data), "--model", str(model), "--template", str(template), "--tokenize",
+         "--text", "--message-spans", "--window", "2", "--output", str(out), "--json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert run.returncode == 1, run.stderr  # the unknown role fails its row
+    summary = json.loads(run.stdout)
+    assert (summary["rows_in"], summary["rows_out"], summary["rows_rejected"]) == (4, 3, 1)
+    got = pq.read_table(out)
+    want = chatfmt.format_batch(table, tok, chat_template=GENERATION_CHATML, return_text=True, message_spans=True)
+    assert got.schema.equals(want.schema), f"{got.schema}\n!=\n{want.schema}"
+    # Every value but the failures' messages (the dataset's name the stage and the template's line).
+    assert got.drop_columns(["error"]).equals(want.drop_columns(["error"]))
+    kinds = [e and e.split(":")[0] for e in got.column("error").to_pylist()]
+    assert kinds == [e and e.split(":")[0] for e in want.column("error").to_pylist()]
+    assert kinds == [None, None, "TemplateError", None]
+    assert "unknown role: bot" in got.column("error")[2].as_py()

@@ -439,16 +439,24 @@ pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     Ok(s.substr(start, start + r.len()))
 }
 
+/// A string made from `v` by a `str` method: Markup when `v` is, as `Markup`'s methods return it.
+fn like<'a>(v: &Value<'a>, s: String) -> Value<'a> {
+    match v {
+        Value::Safe(_) => Value::Safe(s.into()),
+        _ => Value::string(s),
+    }
+}
+
 pub(super) fn do_upper<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
-    Ok(Value::string(pystr::upper(soft_str(&v).as_str().unwrap_or(""))))
+    Ok(like(&v, pystr::upper(soft_str(&v).as_str().unwrap_or(""))))
 }
 
 pub(super) fn do_lower<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
-    Ok(Value::string(pystr::lower(soft_str(&v).as_str().unwrap_or(""))))
+    Ok(like(&v, pystr::lower(soft_str(&v).as_str().unwrap_or(""))))
 }
 
 pub(super) fn do_capitalize<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
-    Ok(Value::string(pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))))
+    Ok(like(&v, pystr::capitalize(soft_str(&v).as_str().unwrap_or(""))))
 }
 
 pub(super) fn do_title<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
@@ -519,6 +527,8 @@ pub(super) fn do_last<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
         return Err(err!(TypeError, "'{}' object is not reversible", v.type_name()));
     }
     Ok(match v.iterate()?.last() {
+        // `reversed()` indexes a Markup string, and `Markup[i]` is Markup.
+        Some(x) if matches!(v, Value::Safe(_)) => Value::Safe(x.to_py_str().into()),
         Some(x) => x.clone(),
         None => undefined_hint("No last item, sequence was empty."),
     })
@@ -527,10 +537,7 @@ pub(super) fn do_last<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
 pub(super) fn do_reverse<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     if let Some(s) = v.as_str() {
         let r: String = s.chars().rev().collect();
-        return Ok(match v {
-            Value::Safe(_) => Value::Safe(r.into()),
-            _ => Value::string(r),
-        });
+        return Ok(like(&v, r));
     }
     let mut items = v
         .iterate()
@@ -752,9 +759,8 @@ pub(super) fn do_center<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
         None => 80,
         Some(w) => index_arg(&w, false)?,
     };
-    Ok(Value::string(
-        pystr::center(&v.to_py_str(), w, None).map_err(crate::error::py_err)?,
-    ))
+    let centered = pystr::center(&v.to_py_str(), w, None).map_err(crate::error::py_err)?;
+    Ok(like(&v, centered))
 }
 
 pub(super) fn do_wordcount<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
@@ -963,7 +969,7 @@ pub(super) fn do_urlencode<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> 
         || v.is_mapping()
         || v.is_undefined()
         || matches!(v, Value::Iter(_))
-        || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..)));
+        || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..) | Object::FailedGenerator(_)));
     if v.is_str() || !iterable {
         return Ok(Value::string(url_quote(&v.to_py_str(), false)));
     }

@@ -25,6 +25,8 @@ pub(crate) enum Parse {
     Python(&'static [&'static str], usize, usize),
     /// Python `*args, **kwargs`: anything; the body reads the arguments as given.
     Any,
+    /// Python `*name` (no keywords): any positional arguments, which the body reads as given.
+    VarArgs(&'static str),
     /// Parameters bound by name, each optional, with the engine's plain binding
     /// ([`CallArgs::bind`]): the methods of Jinja2's helper objects.
     Named(&'static [&'static str]),
@@ -108,6 +110,7 @@ impl Parse {
                 parts.join(", ")
             }
             Any => "*args, **kwargs".to_string(),
+            VarArgs(name) => format!("*{name}"),
             Named(names) => names.join(", "),
         }
     }
@@ -195,6 +198,10 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
         Keywords(names, min, maxpos) => bind_keywords(name, names, min, maxpos, args),
         Python(names, posonly, required) => bind_python(&qual, names, posonly, required, args),
         Any => Ok(Vec::new()),
+        VarArgs(_) => match args.kw.first() {
+            Some((k, _)) => Err(err!(TypeError, "{qual}() got an unexpected keyword argument '{k}'")),
+            None => Ok(Vec::new()),
+        },
         Named(names) => {
             let mut out = vec![None; names.len()];
             args.bind_into(name, names, &mut out)?;

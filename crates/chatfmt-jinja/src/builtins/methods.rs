@@ -488,7 +488,11 @@ pub(crate) fn seq_index<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value
             x.write_repr(&mut r);
             Err(match recv {
                 Value::Tuple(_) => err!(ValueError, "tuple.index(x): x not in tuple"),
-                Value::Object(_) => err!(ValueError, "{r} is not in range"),
+                // A range answers ints itself and searches anything else as a generic sequence.
+                Value::Object(_) if matches!(x, Value::Int(_) | Value::Bool(_)) => {
+                    err!(ValueError, "{r} is not in range")
+                }
+                Value::Object(_) => err!(ValueError, "sequence.index(x): x not in sequence"),
                 _ => err!(ValueError, "{r} is not in list"),
             })
         }

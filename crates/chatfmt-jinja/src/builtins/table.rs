@@ -1451,14 +1451,14 @@ const LOOP_METHODS: &[Method] = &[
     entry(
         Receiver::Loop,
         "changed",
-        P::Any,
+        P::VarArgs("value"),
         g::loop_changed,
         "Whether the arguments differ from the last call's (true on the first).",
     ),
     entry(
         Receiver::Loop,
         "cycle",
-        P::Any,
+        P::VarArgs("args"),
         g::loop_cycle,
         "The argument at the loop's index, cycling through them.",
     ),
@@ -1469,14 +1469,14 @@ const CYCLER_METHODS: &[Method] = &[
     entry(
         Receiver::Cycler,
         "next",
-        P::Any,
+        P::Python(&["self"], 0, 1),
         g::cycler_next,
         "The current item; the cycler moves on to the next.",
     ),
     entry(
         Receiver::Cycler,
         "reset",
-        P::Any,
+        P::Python(&["self"], 0, 1),
         g::cycler_reset,
         "Back to the first item.",
     ),

@@ -71,7 +71,9 @@ pub(super) fn sequence(x: &Value, _: Bound) -> Result<bool> {
 }
 
 pub(super) fn iterable(x: &Value, _: Bound) -> Result<bool> {
-    Ok(x.iterate().is_ok() || x.is_undefined())
+    // A generator is iterable even when its body will raise once it runs.
+    let generator = matches!(x, Value::Object(o) if matches!(&**o, Object::FailedGenerator(_)));
+    Ok(generator || x.iterate().is_ok() || x.is_undefined())
 }
 
 pub(super) fn callable(x: &Value, _: Bound) -> Result<bool> {
@@ -85,6 +87,7 @@ pub(super) fn callable(x: &Value, _: Bound) -> Result<bool> {
                 | Object::Group(..)
                 | Object::View(..)
                 | Object::SelfRef(_)
+                | Object::FailedGenerator(_)
         ),
         _ => false,
     })

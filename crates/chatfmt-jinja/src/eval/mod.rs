@@ -666,7 +666,15 @@ impl<'a> Evaluator<'a> {
                 }
                 return Ok(flow);
             }
-            StmtKind::Block(_, body) => return self.exec_block(body),
+            StmtKind::Block(_, body, block) => {
+                let restore = self.current;
+                // An unscoped block's frame hangs off the template's own frame.
+                let parent = if block.scoped { restore } else { 0 };
+                let id = self.push_frame(parent, block.scope);
+                let r = self.exec_block(body);
+                self.pop_frame(id, restore);
+                return r;
+            }
             StmtKind::NeedsLoader(_) => {
                 return Err(err!(TypeError, "no loader for this environment specified").at(s.pos.line, s.pos.col));
             }
@@ -804,8 +812,11 @@ impl<'a> Evaluator<'a> {
         if let Some(id) = frame {
             self.pop_frame(id, restore);
         }
-        if !completed {
-            return self.exec_block(&f.else_body);
+        if !completed && !f.else_body.is_empty() {
+            let id = self.push_frame(restore, f.else_scope);
+            let r = self.exec_block(&f.else_body);
+            self.pop_frame(id, restore);
+            return r;
         }
         Ok(Flow::Normal)
     }
@@ -1493,7 +1504,7 @@ fn is_markup(v: &Value) -> bool {
 fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
     for s in body {
         match &s.kind {
-            StmtKind::Block(name, inner) => {
+            StmtKind::Block(name, inner, _) => {
                 out.push((name, inner));
                 collect_blocks(inner, out);
             }

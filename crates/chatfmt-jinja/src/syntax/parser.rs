@@ -411,6 +411,7 @@ impl<'s> Parser<'s> {
             uses_loop: uses.loop_var || recursive,
             scope: 0,
             loop_slot: 0,
+            else_scope: 0,
         })))
     }
 
@@ -542,7 +543,7 @@ impl<'s> Parser<'s> {
             .at(pos.line, pos.col));
         }
         self.blocks.push(name);
-        self.skip_name("scoped");
+        let scoped = self.skip_name("scoped");
         self.skip_name("required");
         if self.is_op("-") {
             return Err(self.fail(
@@ -551,7 +552,14 @@ impl<'s> Parser<'s> {
         }
         let body = self.parse_statements(&["endblock"], true)?;
         self.skip_name(name);
-        Ok(StmtKind::Block(name.into(), body))
+        Ok(StmtKind::Block(
+            name.into(),
+            body,
+            BlockScope {
+                scoped,
+                ..BlockScope::default()
+            },
+        ))
     }
 
     fn parse_import_context(&mut self) {
@@ -1306,7 +1314,7 @@ impl UsedNames {
                 }
                 self.stmts(body);
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body),
+            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body),
         }
     }
 
@@ -1362,19 +1370,22 @@ impl NameCheck {
                 }
                 self.stmts(else_body, true)
             }
+            // Jinja2 compiles a loop's filter condition before its iterable.
             StmtKind::For(f) => {
-                self.expr(&f.iter, soft)?;
                 if let Some(c) = &f.cond {
                     self.expr(c, false)?;
                 }
+                self.expr(&f.iter, soft)?;
                 self.stmts(&f.body, false)?;
                 self.stmts(&f.else_body, false)
             }
+            // Block bodies compile before the filter applied to them.
             StmtKind::SetBlock(_, filter, body) => {
-                if let Some(f) = filter {
-                    self.expr(f, false)?;
+                self.stmts(body, false)?;
+                match filter {
+                    Some(f) => self.expr(f, false),
+                    None => Ok(()),
                 }
-                self.stmts(body, false)
             }
             StmtKind::Macro(m) => {
                 for (_, d) in &m.params {
@@ -1384,13 +1395,19 @@ impl NameCheck {
                 }
                 self.stmts(&m.body, false)
             }
+            // The caller's body (defaults, then statements) compiles before the call.
             StmtKind::CallBlock(call, m) => {
-                self.expr(call, soft)?;
-                self.stmts(&m.body, false)
+                for (_, d) in &m.params {
+                    if let Some(d) = d {
+                        self.expr(d, false)?;
+                    }
+                }
+                self.stmts(&m.body, false)?;
+                self.expr(call, soft)
             }
             StmtKind::FilterBlock(f, body) => {
-                self.expr(f, false)?;
-                self.stmts(body, false)
+                self.stmts(body, false)?;
+                self.expr(f, false)
             }
             StmtKind::Autoescape(e, body) => {
                 self.expr(e, soft)?;
@@ -1402,7 +1419,7 @@ impl NameCheck {
                 }
                 self.stmts(body, false)
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body, soft),
+            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body, soft),
         }
     }
 
@@ -1443,24 +1460,26 @@ impl NameCheck {
                 self.expr(f, soft)?;
                 self.args(args, soft)
             }
+            // A filter's or test's own name is checked before its operand, as Jinja2 compiles
+            // the call before its arguments: `x|a|b` reports `b` first.
             ExprKind::Filter(v, name, args) => {
-                if let Some(v) = v {
-                    self.expr(v, soft)?;
-                }
                 if !soft && name.index.is_none() {
                     return Err(
                         err!(TemplateAssertionError, "No filter named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
                     );
                 }
+                if let Some(v) = v {
+                    self.expr(v, soft)?;
+                }
                 self.args(args, soft)
             }
             ExprKind::Test(v, name, args) => {
-                self.expr(v, soft)?;
                 if !soft && name.index.is_none() {
                     return Err(
                         err!(TemplateAssertionError, "No test named '{}'.", &*name.name).at(e.pos.line, e.pos.col)
                     );
                 }
+                self.expr(v, soft)?;
                 self.args(args, soft)
             }
             ExprKind::Compare(first, rest) => {

@@ -47,15 +47,12 @@ fn binds(body: &[Stmt], layout: &mut Vec<Ident>) {
                 branches.iter().for_each(|(_, b)| binds(b, layout));
                 binds(else_body, layout);
             }
-            // The `else` of a loop runs in the loop's enclosing frame.
-            StmtKind::For(f) => binds(&f.else_body, layout),
-            StmtKind::FilterBlock(_, b)
-            | StmtKind::Generation(b)
-            | StmtKind::Block(_, b)
-            | StmtKind::Autoescape(_, b) => binds(b, layout),
+            StmtKind::FilterBlock(_, b) | StmtKind::Generation(b) | StmtKind::Autoescape(_, b) => binds(b, layout),
             StmtKind::Text(_)
+            | StmtKind::Block(..)
             | StmtKind::Print(..)
             | StmtKind::CallBlock(..)
+            | StmtKind::For(_)
             | StmtKind::With(..)
             | StmtKind::Break
             | StmtKind::Continue
@@ -198,7 +195,21 @@ impl Resolver {
                     r.stmts(body);
                 });
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body) => self.stmts(body),
+            StmtKind::Generation(body) => self.stmts(body),
+            StmtKind::Block(_, body, block) => {
+                let mut layout = Vec::new();
+                binds(body, &mut layout);
+                // An unscoped block sees only the template's own frame around it.
+                let around = if block.scoped {
+                    None
+                } else {
+                    Some(std::mem::replace(&mut self.chain, vec![0]))
+                };
+                block.scope = self.scope(layout, |r| r.stmts(body));
+                if let Some(chain) = around {
+                    self.chain = chain;
+                }
+            }
         }
     }
 
@@ -219,7 +230,10 @@ impl Resolver {
             }
             r.stmts(&mut f.body);
         });
-        self.stmts(&mut f.else_body);
+        // The `else` body runs in a frame of its own inside the loop's enclosing one.
+        let mut layout = Vec::new();
+        binds(&f.else_body, &mut layout);
+        f.else_scope = self.scope(layout, |r| r.stmts(&mut f.else_body));
     }
 
     fn macro_def(&mut self, m: &mut Arc<MacroDef>) {

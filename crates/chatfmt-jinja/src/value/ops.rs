@@ -342,6 +342,8 @@ impl<'a> Value<'a> {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
             _ if self.is_sequence_like() => self.py_len()? as i64,
             Value::Undefined(_) => return Err(self.undefined_error()),
+            // A mapping looks the slice up as a key, and CPython 3.11's slices are unhashable.
+            _ if self.is_mapping() => return Err(err!(TypeError, "unhashable type: 'slice'")),
             _ => return Err(err!(TypeError, "'{}' object is not subscriptable", self.type_name())),
         };
         let (first, stop, step, count) = pystr::slice_indices(len, start, stop, step).map_err(py_err)?;
@@ -461,7 +463,8 @@ impl<'a> Value<'a> {
                         _ => Value::list(items),
                     });
                 }
-                if self.is_str() {
+                // `Markup.__add__` declines what is not a string, leaving an unsupported pair.
+                if self.is_str() && !matches!(self, Value::Safe(_)) {
                     return Err(err!(
                         TypeError,
                         "can only concatenate str (not \"{}\") to str",
@@ -478,13 +481,45 @@ impl<'a> Value<'a> {
                     ));
                 }
             }
+            // Python's sequence repetition: a str, list or tuple times an int (or bool), either
+            // way round; any other right-hand side of a sequence is "non-int", and no sequence at
+            // all (None, a dict, a range) is an unsupported operand pair.
             BinOp::Mul => {
-                let (seq, n) = match (int(self), int(other)) {
-                    (Some(n), None) => (other, n),
-                    (None, Some(n)) => (self, n),
-                    _ => (self, i64::MIN),
+                // `Markup` overrides `__mul__` and `__rmul__` (tried before any other operand's
+                // repetition): an int repeats it and stays Markup, anything else cannot be an index.
+                let markup = match (self, other) {
+                    (Value::Safe(s), n) | (n, Value::Safe(s)) => Some((s, n)),
+                    _ => None,
                 };
-                if n != i64::MIN {
+                if let Some((s, n)) = markup {
+                    let Some(n) = int(n) else {
+                        return Err(err!(
+                            TypeError,
+                            "'{}' object cannot be interpreted as an integer",
+                            n.type_name()
+                        ));
+                    };
+                    let count = n.max(0) as usize;
+                    crate::limits::check_value_size(s.len().saturating_mul(count))?;
+                    crate::limits::charge_copy(s.len().saturating_mul(count))?;
+                    return Ok(Value::Safe(s.repeat(count).into()));
+                }
+                let is_seq = |v: &Value| v.is_str() || v.is_sequence_like();
+                let pair = if is_seq(self) {
+                    Some((self, other))
+                } else if is_seq(other) {
+                    Some((other, self))
+                } else {
+                    None
+                };
+                if let Some((seq, times)) = pair {
+                    let Some(n) = int(times) else {
+                        return Err(err!(
+                            TypeError,
+                            "can't multiply sequence by non-int of type '{}'",
+                            times.type_name()
+                        ));
+                    };
                     let count = n.max(0) as usize;
                     if let Some(s) = seq.as_str() {
                         crate::limits::check_value_size(s.len().saturating_mul(count))?;
@@ -503,29 +538,6 @@ impl<'a> Value<'a> {
                             _ => Value::list(out),
                         });
                     }
-                    if !matches!(seq, Value::Float(_)) {
-                        return Err(err!(
-                            TypeError,
-                            "can't multiply sequence by non-int of type '{}'",
-                            if int(self).is_some() {
-                                self.type_name()
-                            } else {
-                                other.type_name()
-                            }
-                        ));
-                    }
-                } else if (self.is_str() || self.is_sequence_like()) && !matches!(other, Value::Int(_)) {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        other.type_name()
-                    ));
-                } else if (other.is_str() || other.is_sequence_like()) && !matches!(self, Value::Int(_)) {
-                    return Err(err!(
-                        TypeError,
-                        "can't multiply sequence by non-int of type '{}'",
-                        self.type_name()
-                    ));
                 }
             }
             BinOp::Mod if self.is_str() => {

@@ -1,6 +1,6 @@
 //! Python's `fmt % args` on values, on top of the printf-style formatting in [`crate::pystr`].
 
-use super::Value;
+use super::{Object, Value};
 use crate::error::{py_err, Result};
 use crate::pystr::{self, FormatArg, FormatMapping, PercentArgs, PyError};
 
@@ -61,13 +61,24 @@ impl FormatMapping for Items<'_, '_> {
 
 /// Python `fmt % args`.
 pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
+    // `groupby`'s groups are tuples.
+    if let Value::Object(o) = args {
+        if let Object::Group(grouper, list) = &**o {
+            let refs: [&dyn FormatArg; 2] = [grouper, list];
+            return pystr::percent_format(fmt, PercentArgs::Tuple(&refs)).map_err(py_err);
+        }
+    }
     let r = match args {
         Value::Tuple(items) => {
             let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
             pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
         }
-        // An undefined value has `__getitem__`, so `%` takes it for a mapping.
-        v if v.is_mapping() || v.is_sequence_like() || v.is_undefined() => {
+        // Whatever has `__getitem__` (an undefined value, a range) `%` takes for a mapping.
+        v if v.is_mapping()
+            || v.is_sequence_like()
+            || v.is_undefined()
+            || matches!(v, Value::Object(o) if matches!(&**o, Object::Range(..))) =>
+        {
             let mut pairs = Vec::new();
             v.for_each_pair(|k, x| pairs.push((k, x)));
             let items = Items { whole: v, pairs };

@@ -47,7 +47,8 @@ def format_batch(
     leaves the latter out), ``text`` (with ``return_text`` or ``tokenize=False``), ``message_spans`` (with
     ``message_spans=True``: each message's ``index``, ``role``, ``turn`` and ``content`` as code-point
     ranges of the text, and ``turn_tokens`` and ``content_tokens`` when tokenizing) and ``error`` (null
-    when the row formatted; a failed row has ``"Class: message"`` there and nulls elsewhere). Each row
+    when the row formatted; a failed row has ``"Class: message"`` there and nulls elsewhere); every new
+    column is nullable, and ``chatfmt dataset`` writes the same schema. Each row
     is what ``tokenizer.apply_chat_template`` gives for it. ``masks`` is ``"auto"`` (the template's
     ``{% generation %}`` blocks when it has them, else provenance), ``"tags"`` or ``"provenance"``.
     The GIL is released; ``num_threads`` defaults to all cores; ``chatfmt.clock`` applies.
