@@ -65,6 +65,13 @@ pub struct Args {
     pub dstar: Option<Box<Expr>>,
 }
 
+impl Args {
+    /// No argument at all (`f()`, or a filter without parentheses).
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty() && self.kw.is_empty() && self.star.is_none() && self.dstar.is_none()
+    }
+}
+
 /// An expression node.
 #[derive(Debug, Clone)]
 pub struct Expr {

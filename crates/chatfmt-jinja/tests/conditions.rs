@@ -44,3 +44,31 @@ fn inline_if_loop_filters_and_not() {
     );
     assert_eq!(render("{{ not m.role }}{{ not m.get }}"), "FalseFalse");
 }
+
+#[test]
+fn comparisons_with_a_member_or_a_key() {
+    let cases = [
+        (r#"{% if m.role == "user" and m["role"] != "tool" %}A{% endif %}"#, "A"),
+        (
+            r#"{% if m.n == "0" or m.tool_calls == "" or m.n != "0" %}B{% endif %}"#,
+            "B",
+        ),
+        (
+            r#"{% if m.missing == "x" or m["items"] == "x" %}C{% else %}D{% endif %}"#,
+            "D",
+        ),
+        (r#"{% if m.missing != "x" and m["keys"] != "x" %}E{% endif %}"#, "E"),
+        (
+            r#"{% if "tool_calls" in m and "x" not in m and not "n" not in m %}F{% endif %}"#,
+            "F",
+        ),
+        (
+            r#"{% if "items" in m or "role" in m.role %}G{% else %}g{% endif %}"#,
+            "g",
+        ),
+        (r#"{% if "u" in m.role and "x" not in m.tool_calls %}H{% endif %}"#, "H"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}

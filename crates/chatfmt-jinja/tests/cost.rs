@@ -165,3 +165,19 @@ fn comparing_big_values_in_a_loop_runs_out_of_steps() {
     let base = "{% set a = range(1000)|list %}{% set b = range(1000)|list %}";
     assert_eq!(steps(&format!("{base}{{{{ a == b }}}}")) - steps(base), 1 + 1000);
 }
+
+/// A filter's shortcut on a borrowed string (`x | trim`) charges the steps of the full call.
+#[test]
+fn a_filter_shortcut_charges_the_call() {
+    let ctx = Context::from_json(serde_json::json!({"m": {"c": "  text  "}})).unwrap();
+    let steps = |src: &str| {
+        let r = Template::new("cost", src).unwrap().render(&ctx).unwrap();
+        assert_eq!(r.text, "[text]", "{src}");
+        r.steps
+    };
+    assert_eq!(steps("[{{ m.c | trim }}]"), steps("[{{ m.c | trim(none) }}]"));
+    assert_eq!(
+        steps("{% set t = m['c'] | trim %}[{{ t }}]"),
+        steps("{% set t = m['c'] | trim(chars=none) %}[{{ t }}]")
+    );
+}

@@ -74,6 +74,63 @@ fn blocks_called_through_self_search_by_name() {
     );
 }
 
+/// A loop over a list the caller lends (as chat messages are) is iterated in place unless a filter
+/// or the `loop` object needs the items; either way it reads as a list.
+#[test]
+fn loops_over_a_borrowed_list() {
+    use chatfmt_jinja::{Borrowed, Layer};
+    let items = [json!({"r": "a"}), json!({"r": "b"})];
+    let render = |src: &str, items: &[serde_json::Value]| {
+        let t = Template::new("t", src).unwrap();
+        let ctx = Context {
+            layers: vec![Layer::Var("messages", Borrowed::List(items))],
+            ..Context::default()
+        };
+        t.render(&ctx).unwrap().text
+    };
+    let cases = [
+        (
+            "{% for m in messages %}{{ m.r }}{% set s = m.r %}{{ s }}{% endfor %}{{ s is defined }}",
+            "aabbFalse",
+        ),
+        (
+            "{% for m in messages %}{{ x is defined }}{% set x = 1 %}{% endfor %}",
+            "FalseFalse",
+        ),
+        (
+            "{% for m in messages %}{{ m['r'] }}{% break %}{% endfor %}{{ messages | length }}",
+            "a2",
+        ),
+        (
+            "{% for m in messages %}{% continue %}{% else %}e{% endfor %}{{ messages[1].r }}",
+            "eb",
+        ),
+        (
+            "{% for m in messages if m.r == 'b' %}{{ m.r }}{{ loop.length }}{% endfor %}",
+            "b1",
+        ),
+        (
+            "{% for m in messages %}{% for n in messages %}{{ m.r }}{{ n.r }}{% endfor %}{% endfor %}",
+            "aaabbabb",
+        ),
+        (
+            "{{ messages | length }}{% for m in messages %}{{ m.r }}{% endfor %}",
+            "2ab",
+        ),
+        (
+            "{% for m in messages %}{{ m.r }}{{ loop.last }}{% endfor %}",
+            "aFalsebTrue",
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src, &items), want, "{src}");
+    }
+    assert_eq!(
+        render("{% for m in messages %}x{% else %}empty{% endfor %}", &[]),
+        "empty"
+    );
+}
+
 #[test]
 fn a_loop_else_body_has_a_frame_of_its_own() {
     // What the `else` of a `for` sets stays in it; it reads the loop's enclosing frame.

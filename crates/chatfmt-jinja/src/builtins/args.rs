@@ -188,11 +188,57 @@ impl Signature {
     }
 }
 
+/// How many bound parameters [`Bound`] keeps in place; a signature with more puts them on the heap.
+const INLINE_ARGS: usize = 4;
+
+/// A slot per bound parameter, in place for the signatures of most built-ins, so binding the
+/// arguments of a call such as `x | trim` allocates nothing.
+#[derive(Clone)]
+enum ArgSlots<'a> {
+    Inline(usize, [Option<Value<'a>>; INLINE_ARGS]),
+    Heap(Vec<Option<Value<'a>>>),
+}
+
+impl<'a> ArgSlots<'a> {
+    /// `n` empty slots.
+    fn empty(n: usize) -> Self {
+        match n <= INLINE_ARGS {
+            true => ArgSlots::Inline(n, Default::default()),
+            false => ArgSlots::Heap(vec![None; n]),
+        }
+    }
+}
+
+impl Default for ArgSlots<'_> {
+    fn default() -> Self {
+        ArgSlots::empty(0)
+    }
+}
+
+impl<'a> std::ops::Deref for ArgSlots<'a> {
+    type Target = [Option<Value<'a>>];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            ArgSlots::Inline(n, slots) => &slots[..*n],
+            ArgSlots::Heap(slots) => slots,
+        }
+    }
+}
+
+impl std::ops::DerefMut for ArgSlots<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            ArgSlots::Inline(n, slots) => &mut slots[..*n],
+            ArgSlots::Heap(slots) => slots,
+        }
+    }
+}
+
 /// Arguments bound to a [`Signature`].
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Bound<'a> {
-    /// The parameters after the hidden ones; `None` where the default applies.
-    pub args: Vec<Option<Value<'a>>>,
+    /// The parameters after the hidden ones; `None` where the default applies (see [`Bound::take`]).
+    args: ArgSlots<'a>,
     /// Extra positional arguments (`*args`).
     pub rest: Vec<Value<'a>>,
     /// Extra keyword arguments (`**kwargs`), in call order.
@@ -287,14 +333,18 @@ impl<'a> CallArgs<'a> {
                         self.pos.len() + 1
                     ));
                 }
+                let mut args = ArgSlots::empty(self.pos.len());
+                for (slot, v) in args.iter_mut().zip(&self.pos) {
+                    *slot = Some(v.clone());
+                }
                 return Ok(Bound {
-                    args: self.pos.iter().cloned().map(Some).collect(),
+                    args,
                     ..Bound::default()
                 });
             }
             Style::Own => {
                 return Ok(Bound {
-                    args: Vec::new(),
+                    args: ArgSlots::default(),
                     rest: self.pos.clone(),
                     kwrest: self.kw.clone(),
                 })
@@ -308,7 +358,7 @@ impl<'a> CallArgs<'a> {
             true => Vec::new(),
             false => (0..total).map(|i| i < given).collect(),
         };
-        let mut args: Vec<Option<Value<'a>>> = vec![None; total.saturating_sub(sig.hidden)];
+        let mut args = ArgSlots::empty(total.saturating_sub(sig.hidden));
         for (i, v) in self.pos.iter().enumerate() {
             if let Some(slot) = args.get_mut(i) {
                 *slot = Some(v.clone());

@@ -328,13 +328,22 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
     let mut out = Vec::new();
     let items = v.iterate()?;
     crate::limits::charge_items(items.len())?;
+    // The test and its bound arguments, found and bound at the first item (where Jinja2 would
+    // first fail to), then reused.
+    let mut bound_test = None;
     for item in items.iter() {
         let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
         let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
-                let t = lookup_name("test", t, TESTS)?;
-                super::call_test(t, &subject, &test_args)?
+                let (t, bound) = match &bound_test {
+                    Some(found) => found,
+                    None => {
+                        let t = lookup_name("test", t, TESTS)?;
+                        bound_test.insert((t, test_args.bind_sig(&t.sig)?))
+                    }
+                };
+                (t.run)(&subject, bound.clone())?
             }
         };
         if ok == keep_when {
@@ -408,6 +417,11 @@ pub(super) fn do_string<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     Ok(soft_str(&v))
 }
 
+/// `s` without leading and trailing whitespace, as Python's `str.strip()` gives it.
+pub(super) fn trim_space(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
 pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [chars] = b.take();
     let chars = match chars {
@@ -419,7 +433,7 @@ pub(super) fn do_trim<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let text = s.as_str().unwrap_or("");
     let r = match chars.as_ref().and_then(|c| c.as_str()) {
         Some(set) => text.trim_matches(|c| set.contains(c)),
-        None => text.trim_matches(is_py_space),
+        None => trim_space(text),
     };
     let start = r.as_ptr() as usize - text.as_ptr() as usize;
     Ok(s.substr(start, start + r.len()))

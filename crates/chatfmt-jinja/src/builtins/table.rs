@@ -36,6 +36,9 @@ pub struct Builtin<F> {
     pub lazy: bool,
     /// A filter whose result holds the items of its input (a list of messages stays messages).
     pub keeps_items: bool,
+    /// For a filter that, called without arguments on a string, gives a part of it: that part,
+    /// taken without binding arguments or building values (the evaluator's shortcut).
+    pub on_str: Option<fn(&str) -> &str>,
     /// What it does, in one line.
     pub summary: &'static str,
 }
@@ -48,6 +51,7 @@ const fn plain<F>(name: &'static str, sig: S, run: F, summary: &'static str) -> 
         pure: false,
         lazy: false,
         keeps_items: false,
+        on_str: None,
         summary,
     }
 }
@@ -430,12 +434,15 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_tojson,
         "The value as JSON, as transformers' `tojson` writes it (`json.dumps`).",
     ),
-    pure(
-        "trim",
-        S::def("do_trim", &["value", "chars"], 1, 1, &[D::None]),
-        f::do_trim,
-        "The text without leading and trailing whitespace (or `chars`).",
-    ),
+    Builtin {
+        on_str: Some(f::trim_space),
+        ..pure(
+            "trim",
+            S::def("do_trim", &["value", "chars"], 1, 1, &[D::None]),
+            f::do_trim,
+            "The text without leading and trailing whitespace (or `chars`).",
+        )
+    },
     filter(
         "truncate",
         S::def(

@@ -185,28 +185,51 @@ impl<'a> Evaluator<'a> {
     /// A top-level variable of the context: `vars`, then the borrowed layers (read once per render
     /// and name, see `outer`).
     fn context_var(&self, name: &str) -> Option<Value<'a>> {
+        self.context_source(name).map(|v| match v {
+            Borrowed::Json(j) => Value::from_json(j),
+            Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
+        })
+    }
+
+    /// Where the context holds a top-level variable: `vars`, then the borrowed layers.
+    fn context_source(&self, name: &str) -> Option<Borrowed<'a>> {
         if !self.ctx.vars.is_empty() {
             if let Some(v) = self.ctx.vars.get(name) {
-                return Some(Value::from_json(v));
+                return Some(Borrowed::Json(v));
             }
         }
         for layer in &self.ctx.layers {
             match layer {
-                Layer::Var(n, v) if same_name(n, name) => {
-                    return Some(match v {
-                        Borrowed::Json(j) => Value::from_json(j),
-                        Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
-                    });
-                }
+                Layer::Var(n, v) if same_name(n, name) => return Some(*v),
                 Layer::Var(..) => {}
                 Layer::Map(m) => {
                     if let Some(v) = crate::value::json_map_get(m, name) {
-                        return Some(Value::from_json(v));
+                        return Some(Borrowed::Json(v));
                     }
                 }
             }
         }
         None
+    }
+
+    /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
+    /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
+    /// read in this render, and has no filter and no `loop` object (which hold the items) and no
+    /// spans to record.
+    fn borrowed_items(&self, f: &'a ForLoop) -> Option<&'a [Json]> {
+        if f.cond.is_some() || f.uses_loop || self.spans.is_some() {
+            return None;
+        }
+        let ExprKind::Name(name, var) = &f.iter.kind else {
+            return None;
+        };
+        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
+            return None;
+        }
+        match (self.outer.get(var.outer as usize), self.context_source(name)) {
+            (Some(None), Some(Borrowed::List(items))) => Some(items),
+            _ => None,
+        }
     }
 
     // ---- scopes ---------------------------------------------------------------------------
@@ -248,12 +271,25 @@ impl<'a> Evaluator<'a> {
     }
 
     fn pop_frame(&mut self, id: usize, restore: usize) {
+        self.empty_frames(id);
+        self.live_frames = id;
+        self.current = restore;
+    }
+
+    /// Makes the frame `id` current again with nothing bound, as popping it and pushing a frame of
+    /// the same scope and parent would (a loop's next iteration).
+    fn reenter_frame(&mut self, id: usize) {
+        self.empty_frames(id);
+        self.live_frames = id + 1;
+        self.current = id;
+    }
+
+    /// Unbinds every name of the frames from `id` up.
+    fn empty_frames(&mut self, id: usize) {
         for frame in &mut self.frames[id..self.live_frames] {
             frame.slots.iter_mut().for_each(|slot| *slot = None);
             frame.extra.clear();
         }
-        self.live_frames = id;
-        self.current = restore;
     }
 
     /// Binds a name in the current frame, in the slot resolution gave it.
@@ -555,6 +591,11 @@ impl<'a> Evaluator<'a> {
                 return self.exec_block(else_body);
             }
             StmtKind::For(f) => {
+                if let Some(items) = self.borrowed_items(f) {
+                    return self
+                        .run_loop(f, items.iter().map(Value::from_json), None)
+                        .map_err(|e| at(e, s.pos));
+                }
                 let iter = self.eval(&f.iter)?;
                 return self.exec_for(f, iter, 0).map_err(|e| at(e, s.pos));
             }
@@ -714,14 +755,38 @@ impl<'a> Evaluator<'a> {
                 scope: restore,
             }))
         });
+        self.run_loop(f, items.iter().cloned(), lp)
+    }
+
+    /// Runs a loop's body for each of `items` (in one frame, emptied between iterations), then
+    /// its `else` body when no iteration completed.
+    fn run_loop(
+        &mut self,
+        f: &'a ForLoop,
+        items: impl Iterator<Item = Value<'a>>,
+        lp: Option<Rc<Object<'a>>>,
+    ) -> Result<Flow> {
+        let restore = self.current;
         let mut completed = false;
-        for (i, item) in items.iter().enumerate() {
-            self.step()?;
+        let mut frame = None;
+        for (i, item) in items.enumerate() {
+            if let Err(e) = self.step() {
+                if let Some(id) = frame {
+                    self.pop_frame(id, restore);
+                }
+                return Err(e);
+            }
             if let Some(Object::Loop(l)) = lp.as_deref() {
                 l.index0.set(i);
             }
-            let id = self.push_frame(restore, f.scope);
-            let r = self.assign(&f.target, item.clone()).and_then(|_| {
+            let id = match frame {
+                Some(id) => {
+                    self.reenter_frame(id);
+                    id
+                }
+                None => *frame.insert(self.push_frame(restore, f.scope)),
+            };
+            let r = self.assign(&f.target, item).and_then(|_| {
                 if let Some(lp) = &lp {
                     let at = Bind {
                         scope: f.scope,
@@ -731,15 +796,23 @@ impl<'a> Evaluator<'a> {
                 }
                 self.exec_block(&f.body)
             });
-            self.pop_frame(id, restore);
-            match r? {
+            let flow = match r {
+                Ok(flow) => flow,
+                Err(e) => {
+                    self.pop_frame(id, restore);
+                    return Err(e);
+                }
+            };
+            match flow {
                 Flow::Break => break,
                 Flow::Continue => continue,
                 Flow::Normal => completed = true,
             }
         }
+        if let Some(id) = frame {
+            self.pop_frame(id, restore);
+        }
         if !completed && !f.else_body.is_empty() {
-            let restore = self.current;
             let id = self.push_frame(restore, f.else_scope);
             let r = self.exec_block(&f.else_body);
             self.pop_frame(id, restore);
@@ -793,13 +866,11 @@ impl<'a> Evaluator<'a> {
                                 return Ok(Value::from_json(j));
                             }
                         }
-                        // `loop.index0` and friends (not its methods `cycle` and `changed`).
+                        // `loop.index0` and friends (named unlike its methods `cycle` and `changed`).
                         Value::Object(obj) => {
                             if let Object::Loop(l) = &**obj {
-                                if !builtins::methods::has_method(&o, member) {
-                                    if let Some(v) = builtins::globals::loop_attribute(l, member) {
-                                        return Ok(v);
-                                    }
+                                if let Some(v) = builtins::globals::loop_attribute(l, member) {
+                                    return Ok(v);
                                 }
                             }
                         }
@@ -981,12 +1052,7 @@ impl<'a> Evaluator<'a> {
     fn eval_test(&mut self, v: &'a Expr, name: &'a Named, args: &'a Args) -> Result<Value<'a>> {
         Ok(match () {
             // `name is defined` needs no value (and no undefined marker) built for a missing name.
-            _ if matches!(&**name, "defined" | "undefined")
-                && args.pos.is_empty()
-                && args.kw.is_empty()
-                && args.star.is_none()
-                && args.dstar.is_none() =>
-            {
+            _ if matches!(&**name, "defined" | "undefined") && args.is_empty() => {
                 let defined = match &v.kind {
                     ExprKind::Name(n, var) => self.find(n, *var).is_some_and(|x| !x.is_undefined()),
                     // A key of a JSON object: present or not, without an undefined marker.
@@ -1028,7 +1094,37 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
+            ExprKind::Compare(first, rest) if self.spans.is_none() => match self.compare_in_place(first, rest) {
+                Some(t) => Ok(t),
+                None => Ok(self.eval(e)?.truthy()),
+            },
             _ => Ok(self.eval(e)?.truthy()),
+        }
+    }
+
+    /// The commonest comparisons of chat templates decided on the context's JSON in place, as
+    /// their values would decide them: `obj.key == 'text'` (or `!=`) where `obj` holds a JSON
+    /// object that has the key, and `'key' in obj` (or `not in`) where `obj` holds a JSON object.
+    /// `None` for any other comparison. Only for conditions without spans to record: nothing is
+    /// noted as read.
+    fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
+        let [(op, second)] = rest else {
+            return None;
+        };
+        match (op, &first.kind, &second.kind) {
+            (CmpOp::Eq | CmpOp::Ne, _, ExprKind::Const(Const::Str(lit))) => {
+                let (m, key) = self.json_member(first)?;
+                let value = crate::value::json_map_get(m, key)?;
+                let equal = matches!(value, Json::String(s) if *s == **lit);
+                Some(equal == (*op == CmpOp::Eq))
+            }
+            (CmpOp::In | CmpOp::NotIn, ExprKind::Const(Const::Str(key)), ExprKind::Name(name, var)) => {
+                match self.find_json(name, *var)? {
+                    Json::Object(m) => Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In)),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -1191,8 +1287,14 @@ impl<'a> Evaluator<'a> {
             Some(inner) => self.eval(inner)?,
             None => input,
         };
+        let filter = name.index.and_then(|i| FILTERS.get(i));
+        // `text | trim`: the part of a borrowed string, charged as the call's result would be.
+        if let (Some(on_str), Value::Str(s), true) = (filter.and_then(|f| f.on_str), &v, args.is_empty()) {
+            crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
+            return Ok(Value::Str(on_str(s)));
+        }
         let a = self.eval_args(args)?;
-        let Some(filter) = name.index.and_then(|i| FILTERS.get(i)) else {
+        let Some(filter) = filter else {
             return Err(at(
                 err!(TemplateRuntimeError, "No filter named '{}' found.", &*name.name),
                 e.pos,

@@ -519,11 +519,37 @@ pub fn range_items(a: i128, b: i128, step: i128) -> impl Iterator<Item = i128> {
     (0..n).map(move |i| a + step * i as i128)
 }
 
-/// Byte equality of two equally long slices, inline (names and keys are short: a `memcmp` call
-/// costs more than the comparison).
+/// Byte equality of two slices, inline (names and keys are short: a `memcmp` call costs more than
+/// the comparison). Compared a word at a time: the first and the last word of the length's size
+/// class (2, 4 or 8 bytes), which overlap or meet, cover the shorter slices whole.
 #[inline]
 pub(crate) fn short_eq(a: &[u8], b: &[u8]) -> bool {
-    a.iter().zip(b).all(|(x, y)| x == y)
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1 => a.first() == b.first(),
+        2..=3 => word::<2>(a, 0) == word::<2>(b, 0) && word::<2>(a, n - 2) == word::<2>(b, n - 2),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                if word::<8>(a, at) != word::<8>(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word::<8>(a, n - 8) == word::<8>(b, n - 8)
+        }
+    }
+}
+
+/// The `N` bytes of `s` from `at` (`None` past its end).
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> Option<[u8; N]> {
+    s.get(at..at + N)?.try_into().ok()
 }
 
 /// Fails when putting `items` into a new container would nest values deeper than the limit.
@@ -566,5 +592,21 @@ mod tests {
         }
         assert!(matches!(char_value('a'), Value::Str("a")));
         assert!(matches!(char_value('\u{e9}'), Value::String(s) if &*s == "\u{e9}"));
+    }
+
+    #[test]
+    fn short_eq_is_byte_equality_at_every_length() {
+        let text: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+        for n in 0..=text.len() {
+            let a = &text[..n];
+            let copy = a.to_vec();
+            assert!(short_eq(a, &copy), "{n}");
+            assert!(!short_eq(a, &text[..n.saturating_sub(1)]) || n == 0, "{n}");
+            for i in 0..n {
+                let mut b = a.to_vec();
+                b[i] ^= 1;
+                assert!(!short_eq(a, &b), "{n} {i}");
+            }
+        }
     }
 }

@@ -170,37 +170,31 @@ impl ChatTemplate {
         input: &'c mut Input,
         add_generation_prompt: bool,
     ) -> Context<'c> {
-        let mut ctx = Context {
-            layers: Vec::with_capacity(6),
-            clock: opts.clock.clone(),
-            track_spans: opts.track_spans,
-            limits: self.limits.clone(),
-            ..Context::default()
-        };
+        // Built field by field and returned whole, so the context is written in place.
+        let mut vars = Map::new();
+        let mut layers = Vec::with_capacity(6);
         match input.chat.take() {
             Some(chat) => {
-                ctx.vars.insert("messages".to_string(), Json::Array(chat));
+                vars.insert("messages".to_string(), Json::Array(chat));
             }
-            None => ctx.layers.push(Layer::Var("messages", Borrowed::List(messages))),
+            None => layers.push(Layer::Var("messages", Borrowed::List(messages))),
         }
-        ctx.layers.extend([
-            Layer::Var(
-                "tools",
-                Borrowed::Json(input.tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL)),
-            ),
-            Layer::Var(
-                "documents",
-                Borrowed::Json(input.documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL)),
-            ),
-            Layer::Var(
-                "add_generation_prompt",
-                Borrowed::Json(if add_generation_prompt { &TRUE } else { &FALSE }),
-            ),
-            // Extra variables override special tokens.
-            Layer::Map(&opts.kwargs),
-            Layer::Map(&self.special_tokens),
-        ]);
-        ctx
+        let tools = input.tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL);
+        let documents = input.documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL);
+        layers.push(Layer::Var("tools", Borrowed::Json(tools)));
+        layers.push(Layer::Var("documents", Borrowed::Json(documents)));
+        let prompt = if add_generation_prompt { &TRUE } else { &FALSE };
+        layers.push(Layer::Var("add_generation_prompt", Borrowed::Json(prompt)));
+        // Extra variables override special tokens.
+        layers.push(Layer::Map(&opts.kwargs));
+        layers.push(Layer::Map(&self.special_tokens));
+        Context {
+            vars,
+            layers,
+            clock: opts.clock.clone(),
+            limits: self.limits.clone(),
+            track_spans: opts.track_spans,
+        }
     }
 }
 

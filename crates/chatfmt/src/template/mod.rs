@@ -181,7 +181,7 @@ impl ChatTemplate {
             (Templates::Named(map), Some(name)) if map.contains_key(name) => {
                 Ok(Selected::Borrowed(&map[name].compiled))
             }
-            (_, Some(source)) => Ok(Selected::Owned(Template::new(SOURCE_TEXT, source))),
+            (_, Some(source)) => Ok(Selected::Owned(Box::new(Template::new(SOURCE_TEXT, source)))),
             (Templates::Single(t), None) => Ok(Selected::Borrowed(&t.compiled)),
             (Templates::Named(map), None) => {
                 let name = self.default_name(map, has_tools)?;
@@ -208,16 +208,18 @@ impl ChatTemplate {
     }
 }
 
+/// The template a render uses: one of the entries, or one compiled from source for this call
+/// (boxed, so selecting an entry moves a pointer's worth).
 pub(crate) enum Selected<'t> {
     Borrowed(&'t Compiled),
-    Owned(Compiled),
+    Owned(Box<Compiled>),
 }
 
 impl Selected<'_> {
     pub(crate) fn get(&self) -> Result<&Template, Error> {
         match self {
             Selected::Borrowed(t) => t.as_ref().map_err(Clone::clone),
-            Selected::Owned(t) => t.as_ref().map_err(Clone::clone),
+            Selected::Owned(t) => (**t).as_ref().map_err(Clone::clone),
         }
     }
 }
