@@ -63,6 +63,26 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
+/// How many times `seq * times` repeats: an int (or bool), a negative one as none; a count beyond 64
+/// bits is CPython's `OverflowError`, anything else the `TypeError` that `not_int` words from its
+/// type name.
+fn repeat_count(times: &Value, not_int: impl FnOnce(&str) -> String) -> Result<usize> {
+    if matches!(times, Value::BigInt(_)) {
+        return Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer"));
+    }
+    match int(times) {
+        Some(n) => Ok(n.max(0) as usize),
+        None => Err(err!(TypeError, "{}", not_int(times.type_name()))),
+    }
+}
+
+/// `s` repeated `count` times, within the size limit and charged for the bytes copied.
+fn repeated(s: &str, count: usize) -> Result<String> {
+    crate::limits::check_value_size(s.len().saturating_mul(count))?;
+    crate::limits::charge_copy(s.len().saturating_mul(count))?;
+    Ok(s.repeat(count))
+}
+
 /// Python's operator symbol for error messages.
 pub fn op_symbol(op: BinOp) -> &'static str {
     match op {
@@ -492,20 +512,8 @@ impl<'a> Value<'a> {
                     _ => None,
                 };
                 if let Some((s, n)) = markup {
-                    if matches!(n, Value::BigInt(_)) {
-                        return Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer"));
-                    }
-                    let Some(n) = int(n) else {
-                        return Err(err!(
-                            TypeError,
-                            "'{}' object cannot be interpreted as an integer",
-                            n.type_name()
-                        ));
-                    };
-                    let count = n.max(0) as usize;
-                    crate::limits::check_value_size(s.len().saturating_mul(count))?;
-                    crate::limits::charge_copy(s.len().saturating_mul(count))?;
-                    return Ok(Value::Safe(s.repeat(count).into()));
+                    let count = repeat_count(n, |t| format!("'{t}' object cannot be interpreted as an integer"))?;
+                    return Ok(Value::Safe(repeated(s, count)?.into()));
                 }
                 let is_seq = |v: &Value| v.is_str() || v.is_sequence_like();
                 let pair = if is_seq(self) {
@@ -516,21 +524,9 @@ impl<'a> Value<'a> {
                     None
                 };
                 if let Some((seq, times)) = pair {
-                    if matches!(times, Value::BigInt(_)) {
-                        return Err(err!(OverflowError, "cannot fit 'int' into an index-sized integer"));
-                    }
-                    let Some(n) = int(times) else {
-                        return Err(err!(
-                            TypeError,
-                            "can't multiply sequence by non-int of type '{}'",
-                            times.type_name()
-                        ));
-                    };
-                    let count = n.max(0) as usize;
+                    let count = repeat_count(times, |t| format!("can't multiply sequence by non-int of type '{t}'"))?;
                     if let Some(s) = seq.as_str() {
-                        crate::limits::check_value_size(s.len().saturating_mul(count))?;
-                        crate::limits::charge_copy(s.len().saturating_mul(count))?;
-                        return Ok(Value::string(s.repeat(count)));
+                        return Ok(Value::string(repeated(s, count)?));
                     }
                     if let Some(items) = seq_items(seq) {
                         crate::limits::check_value_size(items.len().saturating_mul(count))?;
