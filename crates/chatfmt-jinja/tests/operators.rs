@@ -16,6 +16,13 @@ fn run(expr: &str) -> String {
     }
 }
 
+/// Each expression's output (or error) is the one given.
+fn check(cases: &[(&str, &str)]) {
+    for &(expr, want) in cases {
+        assert_eq!(run(expr), want, "{expr}");
+    }
+}
+
 #[test]
 fn multiplication_repeats_sequences_and_words_errors_as_cpython() {
     let cases = [
@@ -97,9 +104,7 @@ fn multiplication_repeats_sequences_and_words_errors_as_cpython() {
             "TypeError: can't multiply sequence by non-int of type 'float'",
         ),
     ];
-    for (expr, want) in cases {
-        assert_eq!(run(expr), want, "{expr}");
-    }
+    check(&cases);
 }
 
 #[test]
@@ -201,9 +206,7 @@ fn markup_addition_slicing_mappings_and_percent_with_a_range() {
             "TypeError: not all arguments converted during string formatting",
         ),
     ];
-    for (expr, want) in cases {
-        assert_eq!(run(expr), want, "{expr}");
-    }
+    check(&cases);
 }
 
 #[test]
@@ -298,7 +301,5 @@ fn markup_stays_markup_through_the_filters_and_methods_that_keep_it() {
             "TypeError: not all arguments converted during string formatting",
         ),
     ];
-    for (expr, want) in cases {
-        assert_eq!(run(expr), want, "{expr}");
-    }
+    check(&cases);
 }
