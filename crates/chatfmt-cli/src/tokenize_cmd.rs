@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use chatfmt::json_input::Root;
 use chatfmt::ApplyOptions;
 use chatfmt::{ChatSpans, MaskSource};
-use chatfmt_tokenize::chat::{message_spans_json, message_token_spans, tokenize_chats, ChatTokenizeOptions};
+use chatfmt_tokenize::chat::{message_spans, message_token_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Encoded, Text};
 use clap::Args;
 use serde_json::{json, Value as Json};
@@ -129,7 +129,8 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
             for (key, value) in spans.to_json() {
                 result[key] = value;
             }
-            result["message_spans"] = json!(message_spans_json(spans, &enc));
+            let text = chatfmt::jinja::CodePoints::new(&spans.rendered.text);
+            result["message_spans"] = json!(message_spans(spans, &enc, &text));
         }
     }
     crate::output::emit(&format!("{result}\n"));

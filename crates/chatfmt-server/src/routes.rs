@@ -9,7 +9,7 @@ use crate::models::Model;
 use crate::work::{Chat, ChatFields, MaskMode, Prepared};
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
@@ -275,7 +275,7 @@ const RENDER_FIELDS: [&str; 10] = [
 
 /// chatfmt's `POST /v1/render`: `chatfmt tokenize --json`'s object (or `render --json`'s with
 /// `tokenize: false`) plus `model` and `stop`. Unknown fields are refused.
-pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
     let mut f = parsed?;
@@ -335,7 +335,11 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
             Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize)
         })
         .await?;
-    Ok(axum::Json(out))
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        out,
+    )
+        .into_response())
 }
 
 /// `GET /health`.

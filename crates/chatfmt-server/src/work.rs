@@ -5,10 +5,13 @@ use crate::api::ApiError;
 use crate::body::Fields;
 use crate::cache::TemplateCache;
 use crate::models::Model;
+use axum::http::StatusCode;
+use chatfmt::jinja::CodePoints;
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions, TemplateInfo};
-use chatfmt_tokenize::chat::{message_spans_json, tokenize_chats, ChatTokenizeOptions};
+use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions, TemplateInfo};
+use chatfmt_tokenize::chat::{message_spans, tokenize_chats, ChatTokenizeOptions, MessageTokenSpans};
 use chatfmt_tokenize::EncodeOptions;
+use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
@@ -223,27 +226,28 @@ impl Prepared {
         })
     }
 
-    /// `/v1/render`: the object of `chatfmt render --json` (`tokenize` false) or `chatfmt tokenize
-    /// --json` with the prompt `text`, plus `model` and `stop`.
-    pub fn render_json(&self, mode: MaskMode, tokenize: bool) -> Result<Json, ApiError> {
+    /// `/v1/render`'s answer as JSON text: `chatfmt tokenize --json`'s object (`render --json`'s
+    /// without `tokenize`) with `text`, then `model` and `stop`. Serialized straight from the
+    /// results: a JSON tree of every id would cost more than the render.
+    pub fn render_json(&self, mode: MaskMode, tokenize: bool) -> Result<Vec<u8>, ApiError> {
         let spans = self.span_options(mode)?;
-        let mut out = if tokenize {
-            self.tokenized_json(spans)?
-        } else {
-            let found = self
-                .template()
-                .apply_with_spans(&self.messages, &self.opts, &spans)
-                .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
-            let mut out = json!({"text": found.rendered.text, "template": self.info()});
-            add_spans(&mut out, &found, None);
-            out
-        };
+        if tokenize {
+            return self.tokenized_json(spans);
+        }
+        let found = self
+            .template()
+            .apply_with_spans(&self.messages, &self.opts, &spans)
+            .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
+        let mut out = json!({"text": found.rendered.text, "template": self.info()});
+        for (key, value) in found.to_json() {
+            out[key] = value;
+        }
         out["model"] = json!(self.model.name);
         out["stop"] = json!(self.model.stop);
-        Ok(out)
+        Ok(out.to_string().into_bytes())
     }
 
-    fn tokenized_json(&self, spans: SpanOptions) -> Result<Json, ApiError> {
+    fn tokenized_json(&self, spans: SpanOptions) -> Result<Vec<u8>, ApiError> {
         let tokenizer = self.model.tokenizer()?;
         let opts = ChatTokenizeOptions {
             encode: EncodeOptions {
@@ -272,24 +276,44 @@ impl Prepared {
             ));
         }
         let enc = &chat.encoded;
-        let mut out = json!({
-            "input_ids": enc.input_ids,
-            "attention_mask": enc.attention_mask,
-            "assistant_masks": enc.assistant_masks,
-            "template": self.info(),
-            "text": chat.text,
-        });
-        add_spans(&mut out, found, Some(message_spans_json(found, enc)));
+        let text = CodePoints::new(&chat.text);
+        let answer = TokenizedAnswer {
+            input_ids: &enc.input_ids,
+            attention_mask: &enc.attention_mask,
+            assistant_masks: enc.assistant_masks.as_deref(),
+            template: self.info(),
+            text: &chat.text,
+            masks: found.source.name(),
+            assistant_spans: found.assistant_spans.iter().map(|&span| text.span(span)).collect(),
+            message_spans: message_spans(found, enc, &text),
+            model: &self.model.name,
+            stop: &self.model.stop,
+        };
+        // About 4 bytes an id in each of the three lists, plus the text and spans.
+        let mut out = Vec::with_capacity(12 * enc.input_ids.len() + 2 * chat.text.len() + 256);
+        // Ids, strings and pairs always serialize; a failure would be a bug of the server's.
+        serde_json::to_writer(&mut out, &answer).map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                format!("the answer could not be written: {e}"),
+            )
+        })?;
         Ok(out)
     }
 }
 
-/// Adds `masks`, `assistant_spans` and `message_spans` (with token ranges when given).
-fn add_spans(out: &mut Json, found: &ChatSpans, with_tokens: Option<Vec<Json>>) {
-    for (key, value) in found.to_json() {
-        out[key] = value;
-    }
-    if let Some(messages) = with_tokens {
-        out["message_spans"] = Json::Array(messages);
-    }
+/// `/v1/render`'s tokenized answer, keys in `chatfmt tokenize --json`'s order.
+#[derive(Serialize)]
+struct TokenizedAnswer<'a> {
+    input_ids: &'a [u32],
+    attention_mask: &'a [u8],
+    assistant_masks: Option<&'a [u8]>,
+    template: TemplateInfo,
+    text: &'a str,
+    masks: &'static str,
+    assistant_spans: Vec<(usize, usize)>,
+    message_spans: Vec<MessageTokenSpans<'a>>,
+    model: &'a str,
+    stop: &'a [String],
 }

@@ -5,6 +5,7 @@ use crate::encode::Text;
 use crate::{ChatTokenizer, EncodeOptions, Encoded, Error, ErrorKind};
 use chatfmt::jinja::{ByteSpan, CodePoints};
 use chatfmt::{ApplyOptions, ChatSpans, ChatTemplate, MaskSource, SpanOptions};
+use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 /// What to do after rendering.
@@ -42,25 +43,36 @@ pub fn message_token_spans(spans: &ChatSpans) -> Vec<ByteSpan> {
     out
 }
 
-/// Each message's spans as `tokenize --json` prints them: [`chatfmt::MessageSpan::to_json`] plus
-/// `turn_tokens` (`null` without a turn) and `content_tokens`, read from the token ranges `encoded`
-/// holds for [`message_token_spans`].
-pub fn message_spans_json(spans: &ChatSpans, encoded: &Encoded) -> Vec<Json> {
+/// One message's spans as `tokenize --json` prints them: [`chatfmt::MessageSpan::to_json`]'s keys
+/// (`index`, `role`, `turn`, `content`, in code points of the rendered text) plus `turn_tokens`
+/// (`null` without a turn) and `content_tokens`, the token ranges of the turn and content spans.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MessageTokenSpans<'s> {
+    pub index: usize,
+    pub role: Option<&'s str>,
+    pub turn: Option<(usize, usize)>,
+    pub content: Vec<(usize, usize)>,
+    pub turn_tokens: Option<(usize, usize)>,
+    pub content_tokens: Vec<(usize, usize)>,
+}
+
+/// Each message's [`MessageTokenSpans`], reading the token ranges `encoded` holds for
+/// [`message_token_spans`]; `text` is `CodePoints::new` of the rendered text.
+pub fn message_spans<'s>(spans: &'s ChatSpans, encoded: &Encoded, text: &CodePoints) -> Vec<MessageTokenSpans<'s>> {
     let mut tokens = encoded.span_tokens.iter();
-    let text = CodePoints::new(&spans.rendered.text);
-    spans
-        .messages
-        .iter()
+    (spans.messages.iter())
         .map(|m| {
-            let mut out = m.to_json(&text);
-            let turn = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
-            let content: Vec<[usize; 2]> = (m.content.iter())
-                .filter_map(|_| tokens.next().copied().flatten())
-                .map(|(s, e)| [s, e])
-                .collect();
-            out["turn_tokens"] = serde_json::json!(turn.map(|(s, e)| [s, e]));
-            out["content_tokens"] = serde_json::json!(content);
-            out
+            let turn_tokens = tokens.next().copied().flatten().filter(|_| m.turn.is_some());
+            MessageTokenSpans {
+                index: m.index,
+                role: m.role.as_deref(),
+                turn: m.turn.map(|span| text.span(span)),
+                content: m.content.iter().map(|&span| text.span(span)).collect(),
+                turn_tokens,
+                content_tokens: (m.content.iter())
+                    .filter_map(|_| tokens.next().copied().flatten())
+                    .collect(),
+            }
         })
         .collect()
 }
