@@ -11,6 +11,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
@@ -44,10 +45,10 @@ fn token_strs(model: &Model, ids: &[u32]) -> Result<Vec<String>, ApiError> {
 }
 
 /// `POST /tokenize`: vLLM's (`prompt` or `messages`) or llama.cpp's (`content`).
-pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
+pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let parsed = read(&shared, body).await?;
     if matches!(&parsed, Ok(f) if f.has("content") && !f.has("prompt") && !f.has("messages")) {
-        return llama_tokenize(&shared, parsed?).await;
+        return llama_tokenize(&shared, parsed?).await.map(IntoResponse::into_response);
     }
     require_json(&headers)?;
     let mut f = parsed?;
@@ -75,12 +76,22 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
         })
     };
     let (ids, strs) = shared.pool.run(light, job).await?;
-    Ok(axum::Json(json!({
-        "count": ids.len(),
-        "max_model_len": max_model_len,
-        "tokens": ids,
-        "token_strs": strs,
-    })))
+    let answer = VllmTokens {
+        count: ids.len(),
+        max_model_len,
+        tokens: &ids,
+        token_strs: strs.as_deref(),
+    };
+    Ok(axum::Json(answer).into_response())
+}
+
+/// vLLM's `/tokenize` answer, serialized from the ids themselves.
+#[derive(Serialize)]
+struct VllmTokens<'a> {
+    count: usize,
+    max_model_len: u64,
+    tokens: &'a [u32],
+    token_strs: Option<&'a [String]>,
 }
 
 /// llama.cpp's `POST /tokenize {content, add_special, parse_special, with_pieces}`.
