@@ -127,7 +127,8 @@ fn plural(n: usize) -> &'static str {
 /// Binds a call of the method `name` of `recv` to its parameters, with CPython's errors; the
 /// result has one slot per parameter (none for [`Parse::Any`]).
 pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) -> Result<Vec<Option<Value<'a>>>> {
-    let qual = match sig.owner {
+    // The qualified name only errors print: spelled out when one is raised.
+    let qual = || match sig.owner {
         Owner::Receiver => format!("{}.{name}", recv.type_name()),
         Owner::Type(t) => format!("{t}.{name}"),
         Owner::Bare => name.to_string(),
@@ -138,25 +139,25 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
         out.resize(slots, None);
         out
     };
-    let no_keywords = |who: &str| {
+    let no_keywords = |who: &dyn Fn() -> String| {
         if args.kw.is_empty() {
             Ok(())
         } else {
-            Err(err!(TypeError, "{who}() takes no keyword arguments"))
+            Err(err!(TypeError, "{}() takes no keyword arguments", who()))
         }
     };
     match sig.parse {
         NoArgs => {
             no_keywords(&qual)?;
             if n > 0 {
-                return Err(err!(TypeError, "{qual}() takes no arguments ({n} given)"));
+                return Err(err!(TypeError, "{}() takes no arguments ({n} given)", qual()));
             }
             Ok(Vec::new())
         }
         One => {
             no_keywords(&qual)?;
             if n != 1 {
-                return Err(err!(TypeError, "{qual}() takes exactly one argument ({n} given)"));
+                return Err(err!(TypeError, "{}() takes exactly one argument ({n} given)", qual()));
             }
             Ok(positional(1))
         }
@@ -180,7 +181,7 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
             Ok(positional(max))
         }
         Tuple(min, max) => {
-            no_keywords(name)?;
+            no_keywords(&|| name.to_string())?;
             if n < min || n > max {
                 let (how, k) = match (min == max, n < min) {
                     (true, _) => ("exactly", min),
@@ -199,7 +200,7 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
         Python(names, posonly, required) => bind_python(&qual, names, posonly, required, args),
         Any => Ok(Vec::new()),
         VarArgs(_) => match args.kw.first() {
-            Some((k, _)) => Err(err!(TypeError, "{qual}() got an unexpected keyword argument '{k}'")),
+            Some((k, _)) => Err(err!(TypeError, "{}() got an unexpected keyword argument '{k}'", qual())),
             None => Ok(Vec::new()),
         },
         Named(names) => {
@@ -279,7 +280,7 @@ fn bind_keywords<'a>(
 /// CPython's binding of a call to a function written in Python, whose first parameter `self`
 /// is already bound.
 fn bind_python<'a>(
-    qual: &str,
+    qual: &dyn Fn() -> String,
     names: &[&str],
     posonly: usize,
     required: usize,
@@ -297,7 +298,7 @@ fn bind_python<'a>(
             Some(j) => {
                 let slot = &mut out[posonly + j];
                 if slot.is_some() {
-                    return Err(err!(TypeError, "{qual}() got multiple values for argument '{k}'"));
+                    return Err(err!(TypeError, "{}() got multiple values for argument '{k}'", qual()));
                 }
                 *slot = Some(v.clone());
             }
@@ -311,11 +312,12 @@ fn bind_python<'a>(
                 if !passed.is_empty() {
                     return Err(err!(
                         TypeError,
-                        "{qual}() got some positional-only arguments passed as keyword arguments: '{}'",
+                        "{}() got some positional-only arguments passed as keyword arguments: '{}'",
+                        qual(),
                         passed.join(", ")
                     ));
                 }
-                return Err(err!(TypeError, "{qual}() got an unexpected keyword argument '{k}'"));
+                return Err(err!(TypeError, "{}() got an unexpected keyword argument '{k}'", qual()));
             }
         }
     }
@@ -326,7 +328,7 @@ fn bind_python<'a>(
             format!("from {required} to {total} positional arguments")
         };
         let were = if given == 1 { "was" } else { "were" };
-        return Err(err!(TypeError, "{qual}() takes {takes} but {given} {were} given"));
+        return Err(err!(TypeError, "{}() takes {takes} but {given} {were} given", qual()));
     }
     let missing: Vec<String> = names[..required]
         .iter()
@@ -344,7 +346,8 @@ fn bind_python<'a>(
         let k = missing.len();
         return Err(err!(
             TypeError,
-            "{qual}() missing {k} required positional argument{}: {list}",
+            "{}() missing {k} required positional argument{}: {list}",
+            qual(),
             plural(k)
         ));
     }
