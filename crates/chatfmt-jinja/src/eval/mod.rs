@@ -83,7 +83,7 @@ pub struct Evaluator<'a> {
     /// The template body (for `self.<block>()`).
     body: &'a [Stmt],
     capture_depth: usize,
-    spans: Option<SpanRecorder>,
+    spans: Option<SpanRecorder<'a>>,
     generation_spans: Vec<ByteSpan>,
     depth: usize,
     autoescape: bool,
@@ -136,7 +136,7 @@ impl<'a> Evaluator<'a> {
         result.steps = budget.used();
         result.generation_spans = self.generation_spans;
         if let Some(s) = self.spans {
-            result.spans = s.resolve(self.ctx);
+            s.resolve(self.ctx, &mut result.spans);
         }
         result.text = self.out;
         Ok(())
@@ -428,6 +428,9 @@ impl<'a> Evaluator<'a> {
             Some(Some(Value::Undefined(None))) => {}
             Some(Some(v)) => return Some(v.clone()),
             _ => {
+                if let Some(rec) = &mut self.spans {
+                    rec.note_name(name);
+                }
                 let found = self.context_var(name);
                 if let Some(cached) = self.outer.get_mut(outer) {
                     // Context values are never undefined: this marks a name the context lacks.
@@ -566,8 +569,7 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             }
-            StmtKind::Print(_, Some(leaves))
-                if self.spans.is_none() && !self.autoescape && self.print_plain(leaves)? => {}
+            StmtKind::Print(_, Some(leaves)) if !self.autoescape && self.print_plain(leaves)? => {}
             StmtKind::Print(e, _) => {
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
@@ -1131,11 +1133,15 @@ impl<'a> Evaluator<'a> {
     /// Prints a print plan's operands when every one is a plain string; otherwise writes nothing and
     /// says so (the operands have no side effects, so the caller evaluates the expression again).
     /// An operand's error is the expression's error: every operand before it was a string, and
-    /// joining strings cannot fail.
+    /// joining strings cannot fail. With spans, it notes and records what printing the expression's
+    /// pieces would: every operand's value, then a span for each.
     fn print_plain(&mut self, leaves: &'a [Expr]) -> Result<bool> {
+        if self.spans.is_some() {
+            return self.print_plain_tracked(leaves);
+        }
         let start = self.out.len();
         for leaf in leaves {
-            if !self.print_plain_leaf(leaf)? {
+            if !self.print_plain_leaf::<false>(leaf)? {
                 self.out.truncate(start);
                 return Ok(false);
             }
@@ -1143,34 +1149,85 @@ impl<'a> Evaluator<'a> {
         Ok(true)
     }
 
-    fn print_plain_leaf(&mut self, leaf: &'a Expr) -> Result<bool> {
+    /// [`print_plain`](Self::print_plain) with spans.
+    #[inline(never)]
+    fn print_plain_tracked(&mut self, leaves: &'a [Expr]) -> Result<bool> {
+        let start = self.out.len();
+        let reads = self.spans.as_mut().map_or(0, SpanRecorder::begin_pieces);
+        for leaf in leaves {
+            if !self.print_plain_leaf::<true>(leaf)? {
+                self.out.truncate(start);
+                if let Some(rec) = &mut self.spans {
+                    rec.forget_reads(reads);
+                }
+                return Ok(false);
+            }
+        }
+        if self.capture_depth == 0 {
+            if let Some(rec) = &mut self.spans {
+                rec.record_pieces();
+            }
+        }
+        Ok(true)
+    }
+
+    /// Prints one operand of a print plan when it is a plain string; with `TRACK`, notes what
+    /// `eval` would and the piece printed.
+    #[inline(always)]
+    fn print_plain_leaf<const TRACK: bool>(&mut self, leaf: &'a Expr) -> Result<bool> {
         // Literals print themselves; `name['key']` and `name.key` on a JSON object read the string
         // in place.
         if let ExprKind::Const(Const::Str(s)) = &leaf.kind {
-            self.out.push_str(s);
+            self.print_piece::<TRACK>(s, true);
             return Ok(true);
         }
         if let Some((m, key)) = self.json_member(leaf) {
             return Ok(match crate::value::json_map_get(m, key) {
                 Some(Json::String(s)) => {
-                    self.out.push_str(s);
+                    self.print_piece::<TRACK>(s, true);
                     true
                 }
                 _ => false,
             });
         }
         let value = match &leaf.kind {
-            ExprKind::Filter(..) => self
-                .eval_filter_chain(leaf, Value::Undefined(None))
-                .map_err(|err| at(err, leaf.pos)),
+            ExprKind::Filter(..) => {
+                let v = self
+                    .eval_filter_chain(leaf, Value::Undefined(None))
+                    .map_err(|err| at(err, leaf.pos));
+                if let (true, Some(rec), Ok(v)) = (TRACK, &mut self.spans, &v) {
+                    rec.note(v);
+                }
+                v
+            }
             _ => self.eval(leaf),
         };
         match value? {
-            Value::Str(s) => self.out.push_str(s),
-            Value::String(s) => self.out.push_str(&s),
+            Value::Str(s) => self.print_piece::<TRACK>(s, false),
+            Value::String(s) => {
+                let start = self.out.len();
+                self.out.push_str(&s);
+                if let (true, Some(rec)) = (TRACK, &mut self.spans) {
+                    rec.piece(start, self.out.len(), None);
+                }
+            }
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Prints a borrowed string of a print plan; with `TRACK`, notes it as `eval` would (unless
+    /// `eval` read it already) and notes the piece.
+    #[inline(always)]
+    fn print_piece<const TRACK: bool>(&mut self, s: &'a str, read_here: bool) {
+        let start = self.out.len();
+        self.out.push_str(s);
+        if let (true, Some(rec)) = (TRACK, &mut self.spans) {
+            if read_here {
+                rec.note(&Value::Str(s));
+            }
+            rec.piece(start, self.out.len(), Some(s));
+        }
     }
 
     /// Evaluates an expression that is about to be printed. A string built with `+` or `~` gives
