@@ -4,6 +4,7 @@
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Origin, Span};
 use crate::value::Value;
 use serde_json::Value as Json;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The origin of a span while rendering: template text, the address of a borrowed string, or
 /// computed text with the range of [`SpanRecorder`]'s reads its expression made.
@@ -12,6 +13,32 @@ pub(crate) enum RawOrigin {
     Template,
     Borrowed(usize),
     Computed(usize, usize),
+}
+
+/// How many spans and reads a template's last tracked render recorded: the next one starts with
+/// buffers that size.
+#[derive(Debug, Default)]
+pub(crate) struct SpanSizes {
+    spans: AtomicUsize,
+    reads: AtomicUsize,
+}
+
+impl SpanSizes {
+    /// A recorder with buffers of the sizes last remembered.
+    pub(crate) fn recorder<'a>(&self) -> SpanRecorder<'a> {
+        SpanRecorder {
+            spans: Vec::with_capacity(self.spans.load(Ordering::Relaxed)),
+            reads: Vec::with_capacity(self.reads.load(Ordering::Relaxed)),
+            pieces: Vec::with_capacity(8),
+            ..SpanRecorder::default()
+        }
+    }
+
+    /// Remembers the sizes `rec` reached.
+    pub(crate) fn remember(&self, rec: &SpanRecorder<'_>) {
+        self.spans.store(rec.spans.len(), Ordering::Relaxed);
+        self.reads.store(rec.reads.len(), Ordering::Relaxed);
+    }
 }
 
 /// Byte spans recorded during a render.

@@ -5,6 +5,7 @@ pub use crate::context::{Borrowed, Clock, Context, Layer, Rendered};
 use crate::error::{Error, Result};
 use crate::eval::Evaluator;
 pub use crate::limits::Limits;
+use crate::output::SpanSizes;
 use crate::syntax::{lexer, parser};
 use std::sync::OnceLock;
 
@@ -20,6 +21,8 @@ pub struct Template {
     /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
     /// fork point.
     fork: OnceLock<(Box<str>, Option<usize>)>,
+    /// The span buffer sizes of the last render with spans.
+    span_sizes: SpanSizes,
 }
 
 /// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a
@@ -55,6 +58,7 @@ impl Template {
             scopes,
             generation,
             fork: OnceLock::new(),
+            span_sizes: SpanSizes::default(),
         })
     }
 
@@ -129,7 +133,7 @@ impl Template {
         let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
         let mut text = std::mem::take(&mut out.text);
         text.clear();
-        Evaluator::new(&self.body, &self.scopes, ctx, text)
+        Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, text)
             .run_forked(fork, alt, out, alt_out)
             .map(|alt_result| alt_result.map_err(in_template))
             .map_err(in_template)
@@ -142,7 +146,7 @@ impl Template {
         out.spans.clear();
         let mut text = std::mem::take(&mut out.text);
         text.clear();
-        Evaluator::new(&self.body, &self.scopes, ctx, text)
+        Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, text)
             .run(&self.body, out)
             .map_err(|e| e.in_template(&self.name, &self.source))
     }

@@ -6,7 +6,7 @@ use crate::builtins::{self, args::CallArgs};
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
-use crate::output::{RawOrigin, SpanRecorder};
+use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
 use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
@@ -84,6 +84,8 @@ pub struct Evaluator<'a> {
     body: &'a [Stmt],
     capture_depth: usize,
     spans: Option<SpanRecorder<'a>>,
+    /// Where the template keeps its recorder's buffer sizes.
+    span_sizes: &'a SpanSizes,
     generation_spans: Vec<ByteSpan>,
     depth: usize,
     autoescape: bool,
@@ -98,8 +100,14 @@ fn at(e: Error, pos: Pos) -> Error {
 }
 
 impl<'a> Evaluator<'a> {
-    /// A fresh evaluator for the template `body` with `ctx`.
-    pub fn new(body: &'a [Stmt], scopes: &'a Scopes, ctx: &'a Context<'a>, out: String) -> Self {
+    /// A fresh evaluator for the template `body` with `ctx` (its span buffers sized by `span_sizes`).
+    pub(crate) fn new(
+        body: &'a [Stmt],
+        scopes: &'a Scopes,
+        span_sizes: &'a SpanSizes,
+        ctx: &'a Context<'a>,
+        out: String,
+    ) -> Self {
         let root_slots = scopes.layouts.first().map_or(0, |l| l.len());
         Evaluator {
             ctx,
@@ -122,7 +130,8 @@ impl<'a> Evaluator<'a> {
             out,
             body,
             capture_depth: 0,
-            spans: ctx.track_spans.then(SpanRecorder::default),
+            spans: ctx.track_spans.then(|| span_sizes.recorder()),
+            span_sizes,
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
@@ -136,6 +145,7 @@ impl<'a> Evaluator<'a> {
         result.steps = budget.used();
         result.generation_spans = self.generation_spans;
         if let Some(s) = self.spans {
+            self.span_sizes.remember(&s);
             s.resolve(self.ctx, &mut result.spans);
         }
         result.text = self.out;
