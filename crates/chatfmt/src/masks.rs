@@ -28,6 +28,7 @@ use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Where assistant spans come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,8 +126,14 @@ impl ChatSpans {
     }
 }
 
+/// A message's `role`, when a string (its few keys are scanned rather than hashed).
+fn role_of(m: &Json) -> Option<&str> {
+    let (_, role) = m.as_object()?.iter().find(|(k, _)| *k == "role")?;
+    role.as_str()
+}
+
 fn is_assistant(m: &Json) -> bool {
-    m.get("role").and_then(Json::as_str) == Some("assistant")
+    role_of(m) == Some("assistant")
 }
 
 /// The message index a context path belongs to (`messages[3].content` → 3).
@@ -167,22 +174,35 @@ fn content_owner(origin: &Origin) -> Option<usize> {
     }
 }
 
+/// The messages a span's origin names (`messages[i]` or a part of it), each path once.
+fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
+    let (input, computed): (Option<&String>, &[String]) = match origin {
+        Origin::Input(path) => (Some(path), &[]),
+        Origin::Computed(paths) => (None, paths),
+        Origin::Template => (None, &[]),
+    };
+    input.into_iter().chain(computed).filter_map(|p| message_of(p))
+}
+
 /// The end of the last character produced for each of the first `n` messages in a render.
 fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
     for span in &rendered.spans {
-        let owners: Vec<usize> = match &span.origin {
-            Origin::Input(path) => message_of(path).into_iter().collect(),
-            Origin::Computed(paths) => paths.iter().filter_map(|p| message_of(p)).collect(),
-            Origin::Template => Vec::new(),
-        };
-        for i in owners {
+        for i in owners(&span.origin) {
             if let Some(last) = last_char.get_mut(i) {
                 *last = Some(last.map_or(span.end, |l| l.max(span.end)));
             }
         }
     }
     last_char
+}
+
+/// The end of the last character produced for message `i` in a render.
+fn last_char_of(rendered: &Rendered, i: usize) -> Option<usize> {
+    (rendered.spans.iter())
+        .filter(|span| owners(&span.origin).any(|o| o == i))
+        .map(|span| span.end)
+        .max()
 }
 
 /// The byte length of `prefix` when it is a prefix of `text`.
@@ -248,7 +268,7 @@ impl ChatTemplate {
             out.messages = (0..messages.len())
                 .map(|i| MessageSpan {
                     index: i,
-                    role: messages[i].get("role").and_then(Json::as_str).map(str::to_string),
+                    role: role_of(&messages[i]).map(str::to_string),
                     turn: turns[i].filter(|&(s, e)| s < e),
                     content: rule.content[i].clone(),
                 })
@@ -258,9 +278,44 @@ impl ChatTemplate {
     }
 }
 
+/// Which kinds of prefix render the rule last needed with provenance, by the role of the prefix's
+/// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
+/// not plain and then again. Either way the text and the result are the same; only the work differs.
+#[derive(Debug, Default)]
+pub(crate) struct PrefixHint(AtomicU8);
+
+impl PrefixHint {
+    fn bit(assistant: bool) -> u8 {
+        if assistant {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Whether a prefix ending with an assistant message (or another) is expected to need provenance.
+    fn expects(&self, assistant: bool) -> bool {
+        self.0.load(Ordering::Relaxed) & Self::bit(assistant) != 0
+    }
+
+    /// Remembers whether a prefix ending with an assistant message (or another) needed provenance.
+    fn learn(&self, assistant: bool, needed: bool) {
+        let bit = Self::bit(assistant);
+        if needed != self.expects(assistant) {
+            if needed {
+                self.0.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                self.0.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 /// What the rule needs of one conversation: the full render, its prefixes and provenance.
 struct Rule<'r> {
     messages: &'r [Json],
+    /// Whether each message is an assistant's.
+    assistant: Vec<bool>,
     /// R's text.
     text: &'r str,
     /// Byte length of P_i when it is a prefix of R, for i in 0..=n.
@@ -288,28 +343,43 @@ impl<'r> Rule<'r> {
         stop_markers: &'r [String],
     ) -> Self {
         let n = messages.len();
+        let assistant: Vec<bool> = messages.iter().map(is_assistant).collect();
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
             track_spans: false,
             ..opts.clone()
         };
+        let tracked = ApplyOptions {
+            track_spans: true,
+            ..plain.clone()
+        };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
         let last_char = last_chars(rendered, n);
         // P_n is R itself unless R ends with a generation prompt.
         let full_is_last = continued || !opts.add_generation_prompt;
+        // Whether P_i is rendered on its own (not as R, nor with G_i by `apply_pair`).
+        let alone = |i: usize| !((i == n && full_is_last) || (i < n && assistant[i]));
+        let hint = &template.prefix_hint;
         let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
         // G_i for each assistant message i, rendered with P_i (see `generation_prompt`).
         let mut with_prompt: Vec<Option<String>> = vec![None; n];
+        // The prefixes rendered with provenance at once (see `PrefixHint`).
+        let mut tracked_prefixes: Vec<Option<Result<Rendered, chatfmt_jinja::Error>>> = (0..=n).map(|_| None).collect();
         for i in 1..=n {
             prefix_texts.push(if i == n && full_is_last {
                 Some(rendered.text.clone())
-            } else if i < n && is_assistant(&messages[i]) {
+            } else if i < n && assistant[i] {
                 template.apply_pair(&messages[..i], &plain).ok().map(|(p, g)| {
                     with_prompt[i] = g.ok().map(|g| g.text);
                     p.text
                 })
+            } else if last_char[i - 1].is_some() && hint.expects(assistant[i - 1]) {
+                let r = template.apply(&messages[..i], &tracked);
+                let text = r.as_ref().ok().map(|r| r.text.clone());
+                tracked_prefixes[i] = Some(r);
+                text
             } else {
                 template.apply(&messages[..i], &plain).ok().map(|r| r.text)
             });
@@ -321,26 +391,26 @@ impl<'r> Rule<'r> {
         let mut trailers = vec![0; n];
         for i in 1..=n {
             let by_prefixes = matches!((prefixes[i - 1], prefixes[i]), (Some(a), Some(b)) if a <= b);
+            if alone(i) {
+                hint.learn(assistant[i - 1], !by_prefixes);
+            }
             let Some(end) = last_char[i - 1].filter(|_| !by_prefixes) else {
                 continue;
             };
-            let tracked = ApplyOptions {
-                track_spans: true,
-                ..plain.clone()
-            };
             let again;
-            let p = if i == n && full_is_last {
-                rendered
-            } else {
-                match template.apply(&messages[..i], &tracked) {
+            let p = match &tracked_prefixes[i] {
+                _ if i == n && full_is_last => rendered,
+                Some(Ok(r)) => r,
+                Some(Err(_)) => continue,
+                None => match template.apply(&messages[..i], &tracked) {
                     Ok(r) => {
                         again = r;
                         &again
                     }
                     Err(_) => continue,
-                }
+                },
             };
-            if let Some(tail) = last_chars(p, i)[i - 1].and_then(|last| p.text.get(last..)) {
+            if let Some(tail) = last_char_of(p, i - 1).and_then(|last| p.text.get(last..)) {
                 if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
                     trailers[i - 1] = tail.len();
                 }
@@ -357,6 +427,7 @@ impl<'r> Rule<'r> {
         }
         Rule {
             messages,
+            assistant,
             text,
             prefixes,
             prefix_texts,
@@ -397,7 +468,7 @@ impl<'r> Rule<'r> {
         let mut spans = Vec::new();
         for (i, turn) in turns.iter().enumerate() {
             let Some((a, b)) = *turn else { continue };
-            if a >= b || !is_assistant(&self.messages[i]) {
+            if a >= b || !self.assistant[i] {
                 continue;
             }
             let header = self.generation_prompt(i).map_or(0, |g| {
@@ -638,6 +709,36 @@ mod tests {
         let s = spans(&t, &msgs, &[]);
         assert_eq!(texts(&s), ["<a>ok{\"name\": \"f\"}"]);
         assert_eq!(s.messages[2].turn.map(|r| slice(&s, r)), Some("[more]<u>next"));
+    }
+
+    #[test]
+    fn a_kind_of_prefix_that_needed_provenance_gets_it_at_once_with_the_same_result() {
+        // The last message renders differently: the prefix that ends with the assistant's is not a
+        // prefix of the full render.
+        let t = ChatTemplate::new(
+            "{% for m in messages %}{% if m.role == 'assistant' %}<a>{% if loop.last %}(last){% endif %}\
+             {{ m.content }}</a>{% else %}<u>{{ m.content }}</u>{% endif %}{% endfor %}",
+            Default::default(),
+        );
+        let msgs = [
+            json!({"role": "user", "content": "Go"}),
+            json!({"role": "assistant", "content": "ok"}),
+            json!({"role": "user", "content": "next"}),
+        ];
+        assert!(!t.prefix_hint.expects(true));
+        let first = spans(&t, &msgs, &[]);
+        assert!(t.prefix_hint.expects(true) && !t.prefix_hint.expects(false));
+        let second = spans(&t, &msgs, &[]);
+        assert_eq!(texts(&second), ["<a>ok</a>"]);
+        assert_eq!(
+            (first.rendered, first.assistant_spans, first.messages),
+            (second.rendered, second.assistant_spans, second.messages)
+        );
+        let hint = PrefixHint::default();
+        hint.learn(false, true);
+        assert!(hint.expects(false) && !hint.expects(true));
+        hint.learn(false, false);
+        assert!(!hint.expects(false));
     }
 
     #[test]
