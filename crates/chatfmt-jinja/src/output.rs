@@ -128,39 +128,44 @@ impl<'a> SpanRecorder<'a> {
         self.spans.push((start, end, origin));
     }
 
-    /// Resolves addresses to JSON paths of `vars` and the layers, into `out`.
-    pub(crate) fn resolve(self, ctx: &Context, out: &mut Vec<Span>) {
-        // Only the addresses a span names are looked up.
+    /// The addresses the spans name, ascending, each once.
+    fn wanted(&self) -> Vec<usize> {
         let mut wanted: Vec<usize> = Vec::with_capacity(self.spans.len() + 8);
         for &(_, _, raw) in &self.spans {
             match raw {
                 RawOrigin::Template => {}
                 RawOrigin::Borrowed(addr) => wanted.push(addr),
-                RawOrigin::Computed(from, to) => wanted.extend_from_slice(self.reads.get(from..to).unwrap_or_default()),
+                RawOrigin::Computed(from, to) => wanted.extend_from_slice(self.reads(from, to)),
             }
         }
         wanted.sort_unstable();
         wanted.dedup();
-        let mut finder = PathFinder {
-            names: &self.names,
-            wanted: &wanted,
-            found: vec![None; wanted.len()],
-            paths: Vec::new(),
-            steps: Vec::with_capacity(8),
-        };
-        if !wanted.is_empty() {
-            finder.walk_context(ctx);
-        }
+        wanted
+    }
+
+    fn reads(&self, from: usize, to: usize) -> &[usize] {
+        self.reads.get(from..to).unwrap_or_default()
+    }
+
+    /// Resolves addresses to JSON paths of `vars` and the layers, into `out`.
+    pub(crate) fn resolve(self, ctx: &Context, out: &mut Vec<Span>) {
+        // Only the addresses a span names are looked up.
+        let wanted = self.wanted();
+        let mut paths: Vec<String> = Vec::with_capacity(wanted.len());
+        let found = PathFinder::find(ctx, &self.names, &wanted, |path| {
+            paths.push(path.to_string());
+            paths.len() - 1
+        });
         let path_of = |addr: usize| -> Option<&String> {
             let at = wanted.binary_search(&addr).ok()?;
-            finder.found[at].map(|p| &finder.paths[p])
+            found[at].map(|p| &paths[p])
         };
         out.reserve(self.spans.len());
         out.extend(self.spans.iter().map(|&(start, end, raw)| {
             let origin = match raw {
                 RawOrigin::Template => Origin::Template,
                 RawOrigin::Computed(from, to) => {
-                    let mut paths: Vec<String> = (self.reads.get(from..to).unwrap_or_default().iter())
+                    let mut paths: Vec<String> = (self.reads(from, to).iter())
                         .filter_map(|&addr| path_of(addr).cloned())
                         .collect();
                     paths.sort_unstable();
@@ -171,6 +176,22 @@ impl<'a> SpanRecorder<'a> {
             };
             Span { start, end, origin }
         }));
+    }
+
+    /// The spans whose origin, resolved as [`resolve`](Self::resolve) would, names a path `names`
+    /// accepts (an input path, or one of a computed span's), with no path kept.
+    pub(crate) fn named_spans(self, ctx: &Context, names: &dyn Fn(&str) -> bool) -> Vec<ByteSpan> {
+        let wanted = self.wanted();
+        let found = PathFinder::find(ctx, &self.names, &wanted, names);
+        let named = |addr: &usize| wanted.binary_search(addr).is_ok_and(|at| found[at] == Some(true));
+        (self.spans.iter())
+            .filter(|&&(_, _, raw)| match raw {
+                RawOrigin::Template => false,
+                RawOrigin::Borrowed(addr) => named(&addr),
+                RawOrigin::Computed(from, to) => self.reads(from, to).iter().any(named),
+            })
+            .map(|&(start, end, _)| (start, end))
+            .collect()
     }
 }
 
@@ -184,20 +205,36 @@ enum Step<'c> {
 /// Finds the JSON paths of the context values that hold given addresses: a string by the range of
 /// its text, an array or object by its own (how the evaluator sees each). The values under the
 /// names the render read are visited in context order and a later value holding an address wins;
-/// a path is spelled only for a value that holds one.
-struct PathFinder<'w, 'c> {
+/// `name` is asked only about the path of a value that holds one.
+struct PathFinder<'w, T, F> {
     names: &'w [&'w str],
     /// The addresses, ascending, each once.
     wanted: &'w [usize],
-    /// For each of `wanted`, its index in `paths`.
-    found: Vec<Option<usize>>,
-    paths: Vec<String>,
-    /// The path of the value being visited.
-    steps: Vec<Step<'c>>,
+    /// For each of `wanted`, what `name` gave for the path of the value holding it.
+    found: Vec<Option<T>>,
+    name: F,
+    /// The path of the value being visited, such as `messages[2].content`.
+    path: String,
 }
 
-impl<'c> PathFinder<'_, 'c> {
-    fn walk_context(&mut self, ctx: &'c Context) {
+impl<'w, T: Copy, F: FnMut(&str) -> T> PathFinder<'w, T, F> {
+    /// For each of `wanted` (ascending), what `name` gives for the path of the value holding it.
+    fn find(ctx: &Context, names: &'w [&'w str], wanted: &'w [usize], name: F) -> Vec<Option<T>> {
+        let mut finder = PathFinder {
+            names,
+            wanted,
+            found: vec![None; wanted.len()],
+            name,
+            path: String::new(),
+        };
+        if !wanted.is_empty() {
+            finder.path.reserve(64);
+            finder.walk_context(ctx);
+        }
+        finder.found
+    }
+
+    fn walk_context(&mut self, ctx: &Context) {
         let read = |name: &str| self.names.contains(&name);
         for (k, v) in &ctx.vars {
             if read(k) {
@@ -209,11 +246,11 @@ impl<'c> PathFinder<'_, 'c> {
                 Layer::Var(name, _) if !read(name) => {}
                 Layer::Var(name, Borrowed::Json(v)) => self.visit(Step::Name(name), v),
                 Layer::Var(name, Borrowed::List(items)) => {
-                    self.steps.push(Step::Name(name));
+                    self.path.push_str(name);
                     for (i, item) in items.iter().enumerate() {
                         self.visit(Step::Index(i), item);
                     }
-                    self.steps.pop();
+                    self.path.clear();
                 }
                 Layer::Map(m) => {
                     for (k, v) in *m {
@@ -227,8 +264,20 @@ impl<'c> PathFinder<'_, 'c> {
     }
 
     /// Visits `v`, reached from the current path by `step`: its members first, then itself.
-    fn visit(&mut self, step: Step<'c>, v: &'c Json) {
-        self.steps.push(step);
+    fn visit(&mut self, step: Step<'_>, v: &Json) {
+        let parent = self.path.len();
+        match step {
+            Step::Name(name) if parent == 0 => self.path.push_str(name),
+            Step::Name(name) => {
+                self.path.push('.');
+                self.path.push_str(name);
+            }
+            Step::Index(k) => {
+                self.path.push('[');
+                self.path.push_str(itoa::Buffer::new().format(k));
+                self.path.push(']');
+            }
+        }
         match v {
             Json::String(s) => self.claim(s.as_ptr() as usize, s.len()),
             Json::Array(items) => {
@@ -245,10 +294,11 @@ impl<'c> PathFinder<'_, 'c> {
             }
             _ => {}
         }
-        self.steps.pop();
+        self.path.truncate(parent);
     }
 
-    /// Gives the current path to the wanted addresses in `start..start + len` (one byte when empty).
+    /// Gives what `name` says of the current path to the wanted addresses in `start..start + len`
+    /// (one byte when empty).
     fn claim(&mut self, start: usize, len: usize) {
         let first = self.wanted.partition_point(|&a| a < start);
         let end = start + len.max(1);
@@ -259,32 +309,11 @@ impl<'c> PathFinder<'_, 'c> {
         if at == first {
             return;
         }
-        self.paths.push(spell(&self.steps));
-        let path = self.paths.len() - 1;
+        let named = (self.name)(&self.path);
         for found in &mut self.found[first..at] {
-            *found = Some(path);
+            *found = Some(named);
         }
     }
-}
-
-/// A path such as `messages[2].content`.
-fn spell(steps: &[Step<'_>]) -> String {
-    let mut out = String::with_capacity(32);
-    for (i, step) in steps.iter().enumerate() {
-        match step {
-            Step::Name(name) if i == 0 => out.push_str(name),
-            Step::Name(name) => {
-                out.push('.');
-                out.push_str(name);
-            }
-            Step::Index(k) => {
-                out.push('[');
-                out.push_str(itoa::Buffer::new().format(*k));
-                out.push(']');
-            }
-        }
-    }
-    out
 }
 
 /// Code-point offsets (Python string indices) of a text's byte offsets: the one conversion, made

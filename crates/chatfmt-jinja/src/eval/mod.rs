@@ -100,12 +100,14 @@ fn at(e: Error, pos: Pos) -> Error {
 }
 
 impl<'a> Evaluator<'a> {
-    /// A fresh evaluator for the template `body` with `ctx` (its span buffers sized by `span_sizes`).
+    /// A fresh evaluator for the template `body` with `ctx`, recording spans when `track` is set
+    /// (in buffers sized by `span_sizes`).
     pub(crate) fn new(
         body: &'a [Stmt],
         scopes: &'a Scopes,
         span_sizes: &'a SpanSizes,
         ctx: &'a Context<'a>,
+        track: bool,
         out: String,
     ) -> Self {
         let root_slots = scopes.layouts.first().map_or(0, |l| l.len());
@@ -130,7 +132,7 @@ impl<'a> Evaluator<'a> {
             out,
             body,
             capture_depth: 0,
-            spans: ctx.track_spans.then(|| span_sizes.recorder()),
+            spans: track.then(|| span_sizes.recorder()),
             span_sizes,
             generation_spans: Vec::new(),
             depth: 0,
@@ -139,17 +141,42 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Runs the template body and puts the output in `result` (whose span lists are empty).
-    pub fn run(mut self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
+    pub fn run(self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
+        self.run_then(body, result, |rec, ctx, result| rec.resolve(ctx, &mut result.spans))
+            .map(|_| ())
+    }
+
+    /// Runs the template body with spans, puts the output in `result` and gives the spans whose
+    /// origin names a context path `names` accepts (see `SpanRecorder::named_spans`), resolving no
+    /// other.
+    pub(crate) fn run_named(
+        self,
+        body: &'a [Stmt],
+        result: &mut Rendered,
+        names: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ByteSpan>> {
+        let spans = self.run_then(body, result, |rec, ctx, _| rec.named_spans(ctx, names))?;
+        Ok(spans.unwrap_or_default())
+    }
+
+    /// Runs the template body, puts the output in `result` and gives what `spans` makes of the
+    /// spans recorded, if any.
+    #[inline(always)]
+    fn run_then<R>(
+        mut self,
+        body: &'a [Stmt],
+        result: &mut Rendered,
+        spans: impl FnOnce(SpanRecorder<'a>, &Context, &mut Rendered) -> R,
+    ) -> Result<Option<R>> {
         let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
         result.steps = budget.used();
         result.generation_spans = self.generation_spans;
-        if let Some(s) = self.spans {
-            self.span_sizes.remember(&s);
-            s.resolve(self.ctx, &mut result.spans);
-        }
         result.text = self.out;
-        Ok(())
+        Ok(self.spans.map(|rec| {
+            self.span_sizes.remember(&rec);
+            spans(rec, self.ctx, result)
+        }))
     }
 
     /// Runs the template body for this evaluator's context into `result`, then runs the top-level
