@@ -136,24 +136,21 @@ fn is_assistant(m: &Json) -> bool {
     role_of(m) == Some("assistant")
 }
 
+/// `messages[i]` and what follows it in a context path (`messages[3].content` → `(3, ".content")`).
+fn split_message(path: &str) -> Option<(usize, &str)> {
+    let rest = path.strip_prefix("messages[")?;
+    let close = rest.find(']')?;
+    Some((rest[..close].parse().ok()?, &rest[close + 1..]))
+}
+
 /// The message index a context path belongs to (`messages[3].content` → 3).
 fn message_of(path: &str) -> Option<usize> {
-    let rest = path.strip_prefix("messages[")?;
-    let close = rest.find(']')?;
-    rest[..close].parse().ok()
+    split_message(path).map(|(i, _)| i)
 }
 
-/// What follows `messages[i]` in a context path (`None` when it is not in message `i`).
-fn in_message(path: &str, i: usize) -> Option<&str> {
-    let rest = path.strip_prefix("messages[")?;
-    let close = rest.find(']')?;
-    (rest[..close].parse() == Ok(i)).then(|| &rest[close + 1..])
-}
-
-/// Whether a context path is message `i`'s content (or a part of it).
-fn is_content_of(path: &str, i: usize) -> bool {
-    in_message(path, i)
-        .and_then(|rest| rest.strip_prefix(".content"))
+/// Whether what follows `messages[i]` in a context path is its content (or a part of it).
+fn is_content(rest: &str) -> bool {
+    rest.strip_prefix(".content")
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
 }
 
@@ -161,13 +158,15 @@ fn is_content_of(path: &str, i: usize) -> bool {
 /// (the message object may have been read on the way, as in `parse_content(message.content)`).
 fn content_owner(origin: &Origin) -> Option<usize> {
     match origin {
-        Origin::Input(path) => message_of(path).filter(|&i| is_content_of(path, i)),
+        Origin::Input(path) => split_message(path)
+            .filter(|&(_, rest)| is_content(rest))
+            .map(|(i, _)| i),
         Origin::Computed(paths) => {
-            let i = paths
+            let (i, _) = paths
                 .iter()
-                .find_map(|p| message_of(p).filter(|&i| is_content_of(p, i)))?;
+                .find_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))?;
             (paths.iter())
-                .all(|p| in_message(p, i) == Some("") || is_content_of(p, i))
+                .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))))
                 .then_some(i)
         }
         Origin::Template => None,
@@ -184,31 +183,43 @@ fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
     input.into_iter().chain(computed).filter_map(|p| message_of(p))
 }
 
-/// The end of the last character produced for each of the first `n` messages in a render.
-fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
+/// For each of the first `n` messages in a render, the end of the last character produced for it
+/// and its content spans (ascending, adjacent ones merged).
+fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<ByteSpan>>) {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
+    let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
     for span in &rendered.spans {
-        for i in owners(&span.origin) {
-            if let Some(last) = last_char.get_mut(i) {
-                *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+        let content_of = match &span.origin {
+            Origin::Template => continue,
+            // One parse of the path serves both.
+            Origin::Input(path) => split_message(path).map(|(i, rest)| {
+                if let Some(last) = last_char.get_mut(i) {
+                    *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+                }
+                (i, is_content(rest))
+            }),
+            Origin::Computed(_) => {
+                for i in owners(&span.origin) {
+                    if let Some(last) = last_char.get_mut(i) {
+                        *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+                    }
+                }
+                content_owner(&span.origin).map(|i| (i, true))
+            }
+        };
+        if let Some(spans) = content_of.and_then(|(i, is)| is.then(|| content.get_mut(i)).flatten()) {
+            match spans.last_mut() {
+                Some(last) if last.1 == span.start => last.1 = span.end,
+                _ => spans.push((span.start, span.end)),
             }
         }
     }
-    last_char
-}
-
-/// The end of the last character produced for message `i` in a render.
-fn last_char_of(rendered: &Rendered, i: usize) -> Option<usize> {
-    (rendered.spans.iter())
-        .filter(|span| owners(&span.origin).any(|o| o == i))
-        .map(|span| span.end)
-        .max()
+    (last_char, content)
 }
 
 /// The byte length of `prefix` when it is a prefix of `text`.
-fn prefix_len(text: &str, prefix: Option<&str>) -> Option<usize> {
-    let p = prefix?;
-    text.starts_with(p).then_some(p.len())
+fn prefix_len(text: &str, prefix: &str) -> Option<usize> {
+    text.starts_with(prefix).then_some(prefix.len())
 }
 
 impl ChatTemplate {
@@ -311,6 +322,21 @@ impl PrefixHint {
     }
 }
 
+/// A render and the end of the last character it produced for its last message.
+type WithLastChar = (Rendered, Option<usize>);
+
+/// The render of `messages` and the end of the last character it produced for the last message
+/// (its content, or text computed from it).
+fn render_with_last_char(
+    template: &ChatTemplate,
+    messages: &[Json],
+    opts: &ApplyOptions,
+) -> Result<WithLastChar, chatfmt_jinja::Error> {
+    let last = messages.len().checked_sub(1);
+    let (rendered, spans) = template.apply_named_spans(messages, opts, &|path| message_of(path) == last)?;
+    Ok((rendered, spans.iter().map(|&(_, end)| end).max()))
+}
+
 /// What the rule needs of one conversation: the full render, its prefixes and provenance.
 struct Rule<'r> {
     messages: &'r [Json],
@@ -320,10 +346,8 @@ struct Rule<'r> {
     text: &'r str,
     /// Byte length of P_i when it is a prefix of R, for i in 0..=n.
     prefixes: Vec<Option<usize>>,
-    /// P_i's text, when it rendered (for g_i).
-    prefix_texts: Vec<Option<String>>,
-    /// G_i's text for each assistant message i before the last, when P_i and G_i rendered.
-    with_prompt: Vec<Option<String>>,
+    /// g_i for each assistant message i before the last (see `generation_prompt`).
+    prompts: Vec<Option<String>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
     /// The byte length of the template text that closes each message (see `Rule::new`).
@@ -350,41 +374,42 @@ impl<'r> Rule<'r> {
             track_spans: false,
             ..opts.clone()
         };
-        let tracked = ApplyOptions {
-            track_spans: true,
-            ..plain.clone()
-        };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
-        let last_char = last_chars(rendered, n);
+        let (last_char, content) = scan_messages(rendered, n);
         // P_n is R itself unless R ends with a generation prompt.
         let full_is_last = continued || !opts.add_generation_prompt;
         // Whether P_i is rendered on its own (not as R, nor with G_i by `apply_pair`).
         let alone = |i: usize| !((i == n && full_is_last) || (i < n && assistant[i]));
         let hint = &template.prefix_hint;
-        let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
-        // G_i for each assistant message i, rendered with P_i (see `generation_prompt`).
-        let mut with_prompt: Vec<Option<String>> = vec![None; n];
+        let mut prefixes: Vec<Option<usize>> = vec![Some(0)];
+        // g_i for each assistant message i, from G_i rendered with P_i.
+        let mut prompts: Vec<Option<String>> = vec![None; n];
         // The prefixes rendered with provenance at once (see `PrefixHint`).
-        let mut tracked_prefixes: Vec<Option<Result<Rendered, chatfmt_jinja::Error>>> = (0..=n).map(|_| None).collect();
+        let mut tracked_prefixes: Vec<Option<Result<WithLastChar, chatfmt_jinja::Error>>> =
+            (0..=n).map(|_| None).collect();
         for i in 1..=n {
-            prefix_texts.push(if i == n && full_is_last {
-                Some(rendered.text.clone())
+            prefixes.push(if i == n && full_is_last {
+                Some(text.len())
             } else if i < n && assistant[i] {
-                template.apply_pair(&messages[..i], &plain).ok().map(|(p, g)| {
-                    with_prompt[i] = g.ok().map(|g| g.text);
-                    p.text
+                template.apply_pair(&messages[..i], &plain).ok().and_then(|(p, g)| {
+                    prompts[i] = g
+                        .ok()
+                        .and_then(|g| g.text.strip_prefix(p.text.as_str()).map(str::to_string));
+                    prefix_len(text, &p.text)
                 })
             } else if last_char[i - 1].is_some() && hint.expects(assistant[i - 1]) {
-                let r = template.apply(&messages[..i], &tracked);
-                let text = r.as_ref().ok().map(|r| r.text.clone());
+                let r = render_with_last_char(template, &messages[..i], &plain);
+                let len = r.as_ref().ok().and_then(|(r, _)| prefix_len(text, &r.text));
                 tracked_prefixes[i] = Some(r);
-                text
+                len
             } else {
-                template.apply(&messages[..i], &plain).ok().map(|r| r.text)
+                template
+                    .apply(&messages[..i], &plain)
+                    .ok()
+                    .and_then(|r| prefix_len(text, &r.text))
             });
         }
-        let prefixes: Vec<Option<usize>> = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
         // The text the render of messages[..=i] puts after message i's last character, when R has it
         // there too: the template text that closes message i. Only a turn that prefixes do not give
         // (see `turns`) needs it, so only then is that render repeated with provenance.
@@ -398,30 +423,21 @@ impl<'r> Rule<'r> {
                 continue;
             };
             let again;
-            let p = match &tracked_prefixes[i] {
-                _ if i == n && full_is_last => rendered,
-                Some(Ok(r)) => r,
+            let (p, last) = match &tracked_prefixes[i] {
+                _ if i == n && full_is_last => (rendered, last_char[i - 1]),
+                Some(Ok((r, last))) => (r, *last),
                 Some(Err(_)) => continue,
-                None => match template.apply(&messages[..i], &tracked) {
+                None => match render_with_last_char(template, &messages[..i], &plain) {
                     Ok(r) => {
                         again = r;
-                        &again
+                        (&again.0, again.1)
                     }
                     Err(_) => continue,
                 },
             };
-            if let Some(tail) = last_char_of(p, i - 1).and_then(|last| p.text.get(last..)) {
+            if let Some(tail) = last.and_then(|last| p.text.get(last..)) {
                 if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
                     trailers[i - 1] = tail.len();
-                }
-            }
-        }
-        let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
-        for span in &rendered.spans {
-            if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
-                match content[i].last_mut() {
-                    Some(last) if last.1 == span.start => last.1 = span.end,
-                    _ => content[i].push((span.start, span.end)),
                 }
             }
         }
@@ -430,8 +446,7 @@ impl<'r> Rule<'r> {
             assistant,
             text,
             prefixes,
-            prefix_texts,
-            with_prompt,
+            prompts,
             last_char,
             trailers,
             content,
@@ -459,8 +474,7 @@ impl<'r> Rule<'r> {
 
     /// g_i: what the generation prompt adds to P_i, when P_i rendered and G_i starts with it.
     fn generation_prompt(&self, i: usize) -> Option<&str> {
-        let p = self.prefix_texts.get(i)?.as_deref()?;
-        self.with_prompt.get(i)?.as_deref()?.strip_prefix(p)
+        self.prompts.get(i)?.as_deref()
     }
 
     fn assistant_spans(&self, turns: &[Option<ByteSpan>]) -> Vec<ByteSpan> {
@@ -745,9 +759,12 @@ mod tests {
     fn message_paths_name_their_message() {
         assert_eq!(message_of("messages[12].content[0].text"), Some(12));
         assert_eq!(message_of("tools[0]"), None);
-        assert!(is_content_of("messages[1].content[0].text", 1));
-        assert!(!is_content_of("messages[1].content_type", 1));
-        assert!(!is_content_of("messages[10].content", 1));
+        assert_eq!(
+            split_message("messages[1].content[0].text"),
+            Some((1, ".content[0].text"))
+        );
+        assert!(is_content(".content[0].text") && is_content(".content"));
+        assert!(!is_content(".content_type"));
     }
 
     #[test]
