@@ -151,31 +151,41 @@ impl<'a> SpanRecorder<'a> {
     pub(crate) fn resolve(self, ctx: &Context, out: &mut Vec<Span>) {
         // Only the addresses a span names are looked up.
         let wanted = self.wanted();
-        let mut paths: Vec<String> = Vec::with_capacity(wanted.len());
+        // Each path, and the span of `out` it was moved into (it is cloned for later spans).
+        let mut paths: Vec<(String, Option<usize>)> = Vec::with_capacity(wanted.len());
         let found = PathFinder::find(ctx, &self.names, &wanted, |path| {
-            paths.push(path.to_string());
+            paths.push((path.to_string(), None));
             paths.len() - 1
         });
-        let path_of = |addr: usize| -> Option<&String> {
-            let at = wanted.binary_search(&addr).ok()?;
-            found[at].map(|p| &paths[p])
-        };
+        let path_of = |addr: usize| wanted.binary_search(&addr).ok().and_then(|at| found[at]);
         out.reserve(self.spans.len());
-        out.extend(self.spans.iter().map(|&(start, end, raw)| {
+        for &(start, end, raw) in &self.spans {
+            // A copy of a path, from the input span it was moved into if it was.
+            let copy = |out: &[Span], (path, moved): &(String, Option<usize>)| match moved.map(|k| &out[k].origin) {
+                Some(Origin::Input(p)) => p.clone(),
+                _ => path.clone(),
+            };
             let origin = match raw {
                 RawOrigin::Template => Origin::Template,
                 RawOrigin::Computed(from, to) => {
-                    let mut paths: Vec<String> = (self.reads(from, to).iter())
-                        .filter_map(|&addr| path_of(addr).cloned())
+                    let mut names: Vec<String> = (self.reads(from, to).iter())
+                        .filter_map(|&addr| path_of(addr).map(|p| copy(out, &paths[p])))
                         .collect();
-                    paths.sort_unstable();
-                    paths.dedup();
-                    Origin::Computed(paths)
+                    names.sort_unstable();
+                    names.dedup();
+                    Origin::Computed(names)
                 }
-                RawOrigin::Borrowed(addr) => path_of(addr).map_or(Origin::Template, |p| Origin::Input(p.clone())),
+                RawOrigin::Borrowed(addr) => match path_of(addr) {
+                    None => Origin::Template,
+                    Some(p) if paths[p].1.is_some() => Origin::Input(copy(out, &paths[p])),
+                    Some(p) => {
+                        paths[p].1 = Some(out.len());
+                        Origin::Input(std::mem::take(&mut paths[p].0))
+                    }
+                },
             };
-            Span { start, end, origin }
-        }));
+            out.push(Span { start, end, origin });
+        }
     }
 
     /// The spans whose origin, resolved as [`resolve`](Self::resolve) would, names a path `names`

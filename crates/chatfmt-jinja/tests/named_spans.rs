@@ -57,3 +57,20 @@ fn named_spans_are_the_resolved_spans_that_name_an_accepted_path() {
     }
     assert!(named > 5, "the templates print text of the accepted values");
 }
+
+#[test]
+fn a_path_named_by_several_spans_is_in_each() {
+    let t = Template::new("twice.jinja", "{{ m.content }}|{{ m.content | upper }}|{{ m.content }}").unwrap();
+    let ctx = Context {
+        track_spans: true,
+        ..Context::from_json(json!({"m": {"content": "hi"}})).unwrap()
+    };
+    let r = t.render(&ctx).unwrap();
+    let origins: Vec<&Origin> = (r.spans.iter())
+        .filter(|s| s.origin != Origin::Template)
+        .map(|s| &s.origin)
+        .collect();
+    let input = Origin::Input("m.content".to_string());
+    let computed = Origin::Computed(vec!["m.content".to_string()]);
+    assert_eq!(origins, [&input, &computed, &input]);
+}
