@@ -251,10 +251,10 @@ impl<'a> Evaluator<'a> {
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
     /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
-    /// read in this render, and has no filter and no `loop` object (which hold the items) and no
-    /// spans to record.
-    fn borrowed_items(&self, f: &'a ForLoop) -> Option<&'a [Json]> {
-        if f.cond.is_some() || f.uses_loop || self.spans.is_some() {
+    /// read in this render, and has no filter and no `loop` object (which hold the items). With
+    /// spans the name is noted as read (a list value itself is never noted).
+    fn borrowed_items(&mut self, f: &'a ForLoop) -> Option<&'a [Json]> {
+        if f.cond.is_some() || f.uses_loop {
             return None;
         }
         let ExprKind::Name(name, var) = &f.iter.kind else {
@@ -264,7 +264,12 @@ impl<'a> Evaluator<'a> {
             return None;
         }
         match (self.outer.get(var.outer as usize), self.context_source(name)) {
-            (Some(None), Some(Borrowed::List(items))) => Some(items),
+            (Some(None), Some(Borrowed::List(items))) => {
+                if let Some(rec) = &mut self.spans {
+                    rec.note_name(name);
+                }
+                Some(items)
+            }
             _ => None,
         }
     }
@@ -1133,7 +1138,7 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
-            ExprKind::Compare(first, rest) if self.spans.is_none() => match self.compare_in_place(first, rest) {
+            ExprKind::Compare(first, rest) => match self.compare_in_place(first, rest) {
                 Some(t) => Ok(t),
                 None => Ok(self.eval(e)?.truthy()),
             },
@@ -1144,8 +1149,9 @@ impl<'a> Evaluator<'a> {
     /// The commonest comparisons of chat templates decided on the context's JSON in place, as
     /// their values would decide them: `obj.key == 'text'` (or `!=`) where `obj` holds a JSON
     /// object that has the key, and `'key' in obj` (or `not in`) where `obj` holds a JSON object.
-    /// `None` for any other comparison. Only for conditions without spans to record: nothing is
-    /// noted as read.
+    /// `None` for any other comparison, with nothing read. With spans, notes what evaluating the
+    /// comparison would: the operands' values (the literal `== 'text'` compares with is not
+    /// evaluated).
     fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
         let [(op, second)] = rest else {
             return None;
@@ -1154,14 +1160,22 @@ impl<'a> Evaluator<'a> {
             (CmpOp::Eq | CmpOp::Ne, _, ExprKind::Const(Const::Str(lit))) => {
                 let (m, key) = self.json_member(first)?;
                 let value = crate::value::json_map_get(m, key)?;
+                if let Some(rec) = &mut self.spans {
+                    rec.note(&Value::from_json(value));
+                }
                 let equal = matches!(value, Json::String(s) if *s == **lit);
                 Some(equal == (*op == CmpOp::Eq))
             }
             (CmpOp::In | CmpOp::NotIn, ExprKind::Const(Const::Str(key)), ExprKind::Name(name, var)) => {
-                match self.find_json(name, *var)? {
-                    Json::Object(m) => Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In)),
-                    _ => None,
+                let obj = self.find_json(name, *var)?;
+                let Json::Object(m) = obj else {
+                    return None;
+                };
+                if let Some(rec) = &mut self.spans {
+                    rec.note(&Value::Str(key));
+                    rec.note(&Value::Json(obj));
                 }
+                Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In))
             }
             _ => None,
         }
