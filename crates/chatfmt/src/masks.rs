@@ -270,7 +270,7 @@ impl ChatTemplate {
         if tags_only {
             return Ok(out);
         }
-        let rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
+        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
         let turns = rule.turns();
         if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
@@ -281,7 +281,7 @@ impl ChatTemplate {
                     index: i,
                     role: role_of(&messages[i]).map(str::to_string),
                     turn: turns[i].filter(|&(s, e)| s < e),
-                    content: rule.content[i].clone(),
+                    content: std::mem::take(&mut rule.content[i]),
                 })
                 .collect();
         }
