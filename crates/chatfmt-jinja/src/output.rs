@@ -4,6 +4,7 @@
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Origin, Span};
 use crate::value::Value;
 use serde_json::Value as Json;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The origin of a span while rendering: template text, the address of a borrowed string, or
 /// computed text with the range of [`SpanRecorder`]'s reads its expression made.
@@ -14,17 +15,55 @@ pub(crate) enum RawOrigin {
     Computed(usize, usize),
 }
 
+/// How many spans and reads a template's last tracked render recorded: the next one starts with
+/// buffers that size.
+#[derive(Debug, Default)]
+pub(crate) struct SpanSizes {
+    spans: AtomicUsize,
+    reads: AtomicUsize,
+}
+
+impl SpanSizes {
+    /// A recorder with buffers of the sizes last remembered.
+    pub(crate) fn recorder<'a>(&self) -> SpanRecorder<'a> {
+        SpanRecorder {
+            spans: Vec::with_capacity(self.spans.load(Ordering::Relaxed)),
+            reads: Vec::with_capacity(self.reads.load(Ordering::Relaxed)),
+            pieces: Vec::with_capacity(8),
+            ..SpanRecorder::default()
+        }
+    }
+
+    /// Remembers the sizes `rec` reached.
+    pub(crate) fn remember(&self, rec: &SpanRecorder<'_>) {
+        self.spans.store(rec.spans.len(), Ordering::Relaxed);
+        self.reads.store(rec.reads.len(), Ordering::Relaxed);
+    }
+}
+
 /// Byte spans recorded during a render.
 #[derive(Debug, Default)]
-pub(crate) struct SpanRecorder {
+pub(crate) struct SpanRecorder<'a> {
     spans: Vec<(usize, usize, RawOrigin)>,
+    /// The top-level names the render looked up in the context: values under other names are
+    /// out of its reach, so no span can name them.
+    names: Vec<&'a str>,
     /// Addresses of the context strings and JSON arrays and objects the template read.
     reads: Vec<usize>,
+    /// The pieces of the expression being printed (see [`SpanRecorder::piece`]).
+    pieces: Vec<(usize, usize, Option<usize>)>,
     /// How many of `reads` came before the last span was recorded.
     since: usize,
 }
 
-impl SpanRecorder {
+impl<'a> SpanRecorder<'a> {
+    /// Notes that the render looked `name` up in the context.
+    pub(crate) fn note_name(&mut self, name: &'a str) {
+        if !self.names.contains(&name) {
+            self.names.push(name);
+        }
+    }
+
     /// Notes a value the template read, when it may be part of the context.
     #[inline]
     pub(crate) fn note(&mut self, v: &Value<'_>) {
@@ -34,6 +73,39 @@ impl SpanRecorder {
             Value::Json(j) => self.reads.push(*j as *const Json as usize),
             _ => {}
         }
+    }
+
+    /// Starts printing an expression piece by piece; gives the mark [`forget_reads`] returns to.
+    ///
+    /// [`forget_reads`]: SpanRecorder::forget_reads
+    pub(crate) fn begin_pieces(&mut self) -> usize {
+        self.pieces.clear();
+        self.reads.len()
+    }
+
+    /// Notes that `start..end` of the output is a piece of the expression being printed: the text of
+    /// a borrowed string, or computed text. Its span is recorded by [`record_pieces`], once every
+    /// piece was evaluated, as printing a value records it.
+    ///
+    /// [`record_pieces`]: SpanRecorder::record_pieces
+    pub(crate) fn piece(&mut self, start: usize, end: usize, borrowed: Option<&str>) {
+        self.pieces.push((start, end, borrowed.map(|s| s.as_ptr() as usize)));
+    }
+
+    /// Drops the pieces and the reads since `mark` (the expression is evaluated again another way).
+    pub(crate) fn forget_reads(&mut self, mark: usize) {
+        self.pieces.clear();
+        self.reads.truncate(mark);
+    }
+
+    /// Records the span of each piece, in order.
+    pub(crate) fn record_pieces(&mut self) {
+        let pieces = std::mem::take(&mut self.pieces);
+        for &(start, end, borrowed) in &pieces {
+            let origin = borrowed.map_or_else(|| self.computed(), RawOrigin::Borrowed);
+            self.record(start, end, origin);
+        }
+        self.pieces = pieces;
     }
 
     /// The origin of computed text written now: the reads since the previous span.
@@ -56,62 +128,79 @@ impl SpanRecorder {
         self.spans.push((start, end, origin));
     }
 
-    /// Resolves addresses to JSON paths of `vars`.
-    pub(crate) fn resolve(self, ctx: &Context) -> Vec<Span> {
-        let mut index = ValueIndex::default();
-        for (k, v) in &ctx.vars {
-            let root = index.node(None, Step::Name(k));
-            index.add(v, root);
-        }
-        for layer in &ctx.layers {
-            match layer {
-                Layer::Var(name, Borrowed::Json(v)) => {
-                    let root = index.node(None, Step::Name(name));
-                    index.add(v, root);
-                }
-                Layer::Var(name, Borrowed::List(items)) => {
-                    let root = index.node(None, Step::Name(name));
-                    for (i, item) in items.iter().enumerate() {
-                        let at = index.node(Some(root), Step::Index(i));
-                        index.add(item, at);
-                    }
-                }
-                Layer::Map(m) => {
-                    for (k, v) in *m {
-                        let root = index.node(None, Step::Name(k));
-                        index.add(v, root);
-                    }
-                }
+    /// The addresses the spans name, ascending, each once.
+    fn wanted(&self) -> Vec<usize> {
+        let mut wanted: Vec<usize> = Vec::with_capacity(self.spans.len() + 8);
+        for &(_, _, raw) in &self.spans {
+            match raw {
+                RawOrigin::Template => {}
+                RawOrigin::Borrowed(addr) => wanted.push(addr),
+                RawOrigin::Computed(from, to) => wanted.extend_from_slice(self.reads(from, to)),
             }
         }
-        index.places.sort_by_key(|&(start, _, _)| start);
-        let mut names: Vec<Option<String>> = vec![None; index.nodes.len()];
-        let mut path_of = |addr: usize| -> Option<String> {
-            let at = index.places.partition_point(|&(s, _, _)| s <= addr);
-            match at.checked_sub(1).map(|i| index.places[i]) {
-                Some((s, len, node)) if addr < s + len.max(1) => {
-                    Some(names[node].get_or_insert_with(|| index.path(node)).clone())
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted
+    }
+
+    fn reads(&self, from: usize, to: usize) -> &[usize] {
+        self.reads.get(from..to).unwrap_or_default()
+    }
+
+    /// Resolves addresses to JSON paths of `vars` and the layers, into `out`.
+    pub(crate) fn resolve(self, ctx: &Context, out: &mut Vec<Span>) {
+        // Only the addresses a span names are looked up.
+        let wanted = self.wanted();
+        // Each path, and the span of `out` it was moved into (it is cloned for later spans).
+        let mut paths: Vec<(String, Option<usize>)> = Vec::with_capacity(wanted.len());
+        let found = PathFinder::find(ctx, &self.names, &wanted, |path| {
+            paths.push((path.to_string(), None));
+            paths.len() - 1
+        });
+        let path_of = |addr: usize| wanted.binary_search(&addr).ok().and_then(|at| found[at]);
+        out.reserve(self.spans.len());
+        for &(start, end, raw) in &self.spans {
+            // A copy of a path, from the input span it was moved into if it was.
+            let copy = |out: &[Span], (path, moved): &(String, Option<usize>)| match moved.map(|k| &out[k].origin) {
+                Some(Origin::Input(p)) => p.clone(),
+                _ => path.clone(),
+            };
+            let origin = match raw {
+                RawOrigin::Template => Origin::Template,
+                RawOrigin::Computed(from, to) => {
+                    let mut names: Vec<String> = (self.reads(from, to).iter())
+                        .filter_map(|&addr| path_of(addr).map(|p| copy(out, &paths[p])))
+                        .collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    Origin::Computed(names)
                 }
-                _ => None,
-            }
-        };
-        self.spans
-            .into_iter()
-            .map(|(start, end, raw)| {
-                let origin = match raw {
-                    RawOrigin::Template => Origin::Template,
-                    RawOrigin::Computed(from, to) => {
-                        let mut paths: Vec<String> = (self.reads.get(from..to).unwrap_or_default().iter())
-                            .filter_map(|&addr| path_of(addr))
-                            .collect();
-                        paths.sort_unstable();
-                        paths.dedup();
-                        Origin::Computed(paths)
+                RawOrigin::Borrowed(addr) => match path_of(addr) {
+                    None => Origin::Template,
+                    Some(p) if paths[p].1.is_some() => Origin::Input(copy(out, &paths[p])),
+                    Some(p) => {
+                        paths[p].1 = Some(out.len());
+                        Origin::Input(std::mem::take(&mut paths[p].0))
                     }
-                    RawOrigin::Borrowed(addr) => path_of(addr).map_or(Origin::Template, Origin::Input),
-                };
-                Span { start, end, origin }
+                },
+            };
+            out.push(Span { start, end, origin });
+        }
+    }
+
+    /// The spans whose origin, resolved as [`resolve`](Self::resolve) would, names a path `names`
+    /// accepts (an input path, or one of a computed span's), with no path kept.
+    pub(crate) fn named_spans(self, ctx: &Context, names: &dyn Fn(&str) -> bool) -> Vec<ByteSpan> {
+        let wanted = self.wanted();
+        let found = PathFinder::find(ctx, &self.names, &wanted, names);
+        let named = |addr: &usize| wanted.binary_search(addr).is_ok_and(|at| found[at] == Some(true));
+        (self.spans.iter())
+            .filter(|&&(_, _, raw)| match raw {
+                RawOrigin::Template => false,
+                RawOrigin::Borrowed(addr) => named(&addr),
+                RawOrigin::Computed(from, to) => self.reads(from, to).iter().any(named),
             })
+            .map(|&(start, end, _)| (start, end))
             .collect()
     }
 }
@@ -123,70 +212,117 @@ enum Step<'c> {
     Index(usize),
 }
 
-/// Every string, array and object of the render context, found by address, with its JSON path
-/// kept as a chain of steps: a path is spelled out only for the values a span names.
-#[derive(Default)]
-struct ValueIndex<'c> {
-    /// (parent, step) of each path.
-    nodes: Vec<(Option<usize>, Step<'c>)>,
-    /// (address, byte length, node) of each value: a string by the address of its text, an array
-    /// or object by its own (how the evaluator sees each).
-    places: Vec<(usize, usize, usize)>,
+/// Finds the JSON paths of the context values that hold given addresses: a string by the range of
+/// its text, an array or object by its own (how the evaluator sees each). The values under the
+/// names the render read are visited in context order and a later value holding an address wins;
+/// `name` is asked only about the path of a value that holds one.
+struct PathFinder<'w, T, F> {
+    names: &'w [&'w str],
+    /// The addresses, ascending, each once.
+    wanted: &'w [usize],
+    /// For each of `wanted`, what `name` gave for the path of the value holding it.
+    found: Vec<Option<T>>,
+    name: F,
+    /// The path of the value being visited, such as `messages[2].content`.
+    path: String,
 }
 
-impl<'c> ValueIndex<'c> {
-    fn node(&mut self, parent: Option<usize>, step: Step<'c>) -> usize {
-        self.nodes.push((parent, step));
-        self.nodes.len() - 1
+impl<'w, T: Copy, F: FnMut(&str) -> T> PathFinder<'w, T, F> {
+    /// For each of `wanted` (ascending), what `name` gives for the path of the value holding it.
+    fn find(ctx: &Context, names: &'w [&'w str], wanted: &'w [usize], name: F) -> Vec<Option<T>> {
+        let mut finder = PathFinder {
+            names,
+            wanted,
+            found: vec![None; wanted.len()],
+            name,
+            path: String::new(),
+        };
+        if !wanted.is_empty() {
+            finder.path.reserve(64);
+            finder.walk_context(ctx);
+        }
+        finder.found
     }
 
-    fn add(&mut self, v: &'c Json, node: usize) {
+    fn walk_context(&mut self, ctx: &Context) {
+        let read = |name: &str| self.names.contains(&name);
+        for (k, v) in &ctx.vars {
+            if read(k) {
+                self.visit(Step::Name(k), v);
+            }
+        }
+        for layer in &ctx.layers {
+            match layer {
+                Layer::Var(name, _) if !read(name) => {}
+                Layer::Var(name, Borrowed::Json(v)) => self.visit(Step::Name(name), v),
+                Layer::Var(name, Borrowed::List(items)) => {
+                    self.path.push_str(name);
+                    for (i, item) in items.iter().enumerate() {
+                        self.visit(Step::Index(i), item);
+                    }
+                    self.path.clear();
+                }
+                Layer::Map(m) => {
+                    for (k, v) in *m {
+                        if read(k) {
+                            self.visit(Step::Name(k), v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Visits `v`, reached from the current path by `step`: its members first, then itself.
+    fn visit(&mut self, step: Step<'_>, v: &Json) {
+        let parent = self.path.len();
+        match step {
+            Step::Name(name) if parent == 0 => self.path.push_str(name),
+            Step::Name(name) => {
+                self.path.push('.');
+                self.path.push_str(name);
+            }
+            Step::Index(k) => {
+                self.path.push('[');
+                self.path.push_str(itoa::Buffer::new().format(k));
+                self.path.push(']');
+            }
+        }
         match v {
-            Json::String(s) => self.places.push((s.as_ptr() as usize, s.len(), node)),
+            Json::String(s) => self.claim(s.as_ptr() as usize, s.len()),
             Json::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    let at = self.node(Some(node), Step::Index(i));
-                    self.add(item, at);
+                    self.visit(Step::Index(i), item);
                 }
-                self.places
-                    .push((v as *const Json as usize, std::mem::size_of::<Json>(), node));
+                self.claim(v as *const Json as usize, std::mem::size_of::<Json>());
             }
             Json::Object(m) => {
                 for (k, item) in m {
-                    let at = self.node(Some(node), Step::Name(k));
-                    self.add(item, at);
+                    self.visit(Step::Name(k), item);
                 }
-                self.places
-                    .push((v as *const Json as usize, std::mem::size_of::<Json>(), node));
+                self.claim(v as *const Json as usize, std::mem::size_of::<Json>());
             }
             _ => {}
         }
+        self.path.truncate(parent);
     }
 
-    /// The path of `node`, such as `messages[2].content`.
-    fn path(&self, node: usize) -> String {
-        let mut steps = Vec::with_capacity(4);
-        let mut at = Some(node);
-        while let Some(n) = at {
-            steps.push(self.nodes[n].1);
-            at = self.nodes[n].0;
+    /// Gives what `name` says of the current path to the wanted addresses in `start..start + len`
+    /// (one byte when empty).
+    fn claim(&mut self, start: usize, len: usize) {
+        let first = self.wanted.partition_point(|&a| a < start);
+        let end = start + len.max(1);
+        let mut at = first;
+        while at < self.wanted.len() && self.wanted[at] < end {
+            at += 1;
         }
-        let mut out = String::with_capacity(32);
-        for (i, step) in steps.iter().rev().enumerate() {
-            match step {
-                Step::Name(name) if i == 0 => out.push_str(name),
-                Step::Name(name) => {
-                    out.push('.');
-                    out.push_str(name);
-                }
-                Step::Index(k) => {
-                    out.push('[');
-                    out.push_str(itoa::Buffer::new().format(*k));
-                    out.push(']');
-                }
-            }
+        if at == first {
+            return;
         }
-        out
+        let named = (self.name)(&self.path);
+        for found in &mut self.found[first..at] {
+            *found = Some(named);
+        }
     }
 }
 

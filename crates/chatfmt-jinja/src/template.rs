@@ -5,6 +5,7 @@ pub use crate::context::{Borrowed, Clock, Context, Layer, Rendered};
 use crate::error::{Error, Result};
 use crate::eval::Evaluator;
 pub use crate::limits::Limits;
+use crate::output::SpanSizes;
 use crate::syntax::{lexer, parser};
 use std::sync::OnceLock;
 
@@ -20,6 +21,8 @@ pub struct Template {
     /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
     /// fork point.
     fork: OnceLock<(Box<str>, Option<usize>)>,
+    /// The span buffer sizes of the last render with spans.
+    span_sizes: SpanSizes,
 }
 
 /// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a
@@ -55,6 +58,7 @@ impl Template {
             scopes,
             generation,
             fork: OnceLock::new(),
+            span_sizes: SpanSizes::default(),
         })
     }
 
@@ -122,14 +126,11 @@ impl Template {
             self.render_into(ctx, out)?;
             return Ok(self.render_into(alt, alt_out));
         };
-        for r in [&mut *out, &mut *alt_out] {
-            r.generation_spans.clear();
-            r.spans.clear();
-        }
+        alt_out.generation_spans.clear();
+        alt_out.spans.clear();
         let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
-        let mut text = std::mem::take(&mut out.text);
-        text.clear();
-        Evaluator::new(&self.body, &self.scopes, ctx, text)
+        let text = Self::reuse(out);
+        Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, false, text)
             .run_forked(fork, alt, out, alt_out)
             .map(|alt_result| alt_result.map_err(in_template))
             .map_err(in_template)
@@ -138,12 +139,35 @@ impl Template {
     /// Renders into `out`, reusing its buffers (the text keeps its capacity from render to render).
     /// On error `out` holds no result.
     pub fn render_into(&self, ctx: &Context, out: &mut Rendered) -> Result<()> {
+        let text = Self::reuse(out);
+        Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, ctx.track_spans, text)
+            .run(&self.body, out)
+            .map_err(|e| e.in_template(&self.name, &self.source))
+    }
+
+    /// Renders into `out` as [`render_into`](Self::render_into) does, with spans tracked whatever
+    /// `ctx` says, but gives only the spans whose origin names a context path `names` accepts (its
+    /// input path, or one of the paths of computed text; see [`Origin`](crate::context::Origin)), in output
+    /// order, instead of resolving every span's origin: `out.spans` stays empty. What a caller asks
+    /// that needs to know where one value's text went and nothing else.
+    pub fn render_named_spans(
+        &self,
+        ctx: &Context,
+        out: &mut Rendered,
+        names: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<crate::context::ByteSpan>> {
+        let text = Self::reuse(out);
+        Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, true, text)
+            .run_named(&self.body, out, names)
+            .map_err(|e| e.in_template(&self.name, &self.source))
+    }
+
+    /// Empties `out` for a render and gives its text buffer.
+    fn reuse(out: &mut Rendered) -> String {
         out.generation_spans.clear();
         out.spans.clear();
         let mut text = std::mem::take(&mut out.text);
         text.clear();
-        Evaluator::new(&self.body, &self.scopes, ctx, text)
-            .run(&self.body, out)
-            .map_err(|e| e.in_template(&self.name, &self.source))
+        text
     }
 }

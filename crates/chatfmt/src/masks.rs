@@ -28,6 +28,7 @@ use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Where assistant spans come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,28 +126,31 @@ impl ChatSpans {
     }
 }
 
+/// A message's `role`, when a string (its few keys are scanned rather than hashed).
+fn role_of(m: &Json) -> Option<&str> {
+    let (_, role) = m.as_object()?.iter().find(|(k, _)| *k == "role")?;
+    role.as_str()
+}
+
 fn is_assistant(m: &Json) -> bool {
-    m.get("role").and_then(Json::as_str) == Some("assistant")
+    role_of(m) == Some("assistant")
+}
+
+/// `messages[i]` and what follows it in a context path (`messages[3].content` → `(3, ".content")`).
+fn split_message(path: &str) -> Option<(usize, &str)> {
+    let rest = path.strip_prefix("messages[")?;
+    let close = rest.find(']')?;
+    Some((rest[..close].parse().ok()?, &rest[close + 1..]))
 }
 
 /// The message index a context path belongs to (`messages[3].content` → 3).
 fn message_of(path: &str) -> Option<usize> {
-    let rest = path.strip_prefix("messages[")?;
-    let close = rest.find(']')?;
-    rest[..close].parse().ok()
+    split_message(path).map(|(i, _)| i)
 }
 
-/// What follows `messages[i]` in a context path (`None` when it is not in message `i`).
-fn in_message(path: &str, i: usize) -> Option<&str> {
-    let rest = path.strip_prefix("messages[")?;
-    let close = rest.find(']')?;
-    (rest[..close].parse() == Ok(i)).then(|| &rest[close + 1..])
-}
-
-/// Whether a context path is message `i`'s content (or a part of it).
-fn is_content_of(path: &str, i: usize) -> bool {
-    in_message(path, i)
-        .and_then(|rest| rest.strip_prefix(".content"))
+/// Whether what follows `messages[i]` in a context path is its content (or a part of it).
+fn is_content(rest: &str) -> bool {
+    rest.strip_prefix(".content")
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
 }
 
@@ -154,41 +158,68 @@ fn is_content_of(path: &str, i: usize) -> bool {
 /// (the message object may have been read on the way, as in `parse_content(message.content)`).
 fn content_owner(origin: &Origin) -> Option<usize> {
     match origin {
-        Origin::Input(path) => message_of(path).filter(|&i| is_content_of(path, i)),
+        Origin::Input(path) => split_message(path)
+            .filter(|&(_, rest)| is_content(rest))
+            .map(|(i, _)| i),
         Origin::Computed(paths) => {
-            let i = paths
+            let (i, _) = paths
                 .iter()
-                .find_map(|p| message_of(p).filter(|&i| is_content_of(p, i)))?;
+                .find_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))?;
             (paths.iter())
-                .all(|p| in_message(p, i) == Some("") || is_content_of(p, i))
+                .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))))
                 .then_some(i)
         }
         Origin::Template => None,
     }
 }
 
-/// The end of the last character produced for each of the first `n` messages in a render.
-fn last_chars(rendered: &Rendered, n: usize) -> Vec<Option<usize>> {
+/// The messages a span's origin names (`messages[i]` or a part of it), each path once.
+fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
+    let (input, computed): (Option<&String>, &[String]) = match origin {
+        Origin::Input(path) => (Some(path), &[]),
+        Origin::Computed(paths) => (None, paths),
+        Origin::Template => (None, &[]),
+    };
+    input.into_iter().chain(computed).filter_map(|p| message_of(p))
+}
+
+/// For each of the first `n` messages in a render, the end of the last character produced for it
+/// and its content spans (ascending, adjacent ones merged).
+fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<ByteSpan>>) {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
+    let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
     for span in &rendered.spans {
-        let owners: Vec<usize> = match &span.origin {
-            Origin::Input(path) => message_of(path).into_iter().collect(),
-            Origin::Computed(paths) => paths.iter().filter_map(|p| message_of(p)).collect(),
-            Origin::Template => Vec::new(),
+        let content_of = match &span.origin {
+            Origin::Template => continue,
+            // One parse of the path serves both.
+            Origin::Input(path) => split_message(path).map(|(i, rest)| {
+                if let Some(last) = last_char.get_mut(i) {
+                    *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+                }
+                (i, is_content(rest))
+            }),
+            Origin::Computed(_) => {
+                for i in owners(&span.origin) {
+                    if let Some(last) = last_char.get_mut(i) {
+                        *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+                    }
+                }
+                content_owner(&span.origin).map(|i| (i, true))
+            }
         };
-        for i in owners {
-            if let Some(last) = last_char.get_mut(i) {
-                *last = Some(last.map_or(span.end, |l| l.max(span.end)));
+        if let Some(spans) = content_of.and_then(|(i, is)| is.then(|| content.get_mut(i)).flatten()) {
+            match spans.last_mut() {
+                Some(last) if last.1 == span.start => last.1 = span.end,
+                _ => spans.push((span.start, span.end)),
             }
         }
     }
-    last_char
+    (last_char, content)
 }
 
 /// The byte length of `prefix` when it is a prefix of `text`.
-fn prefix_len(text: &str, prefix: Option<&str>) -> Option<usize> {
-    let p = prefix?;
-    text.starts_with(p).then_some(p.len())
+fn prefix_len(text: &str, prefix: &str) -> Option<usize> {
+    text.starts_with(prefix).then_some(prefix.len())
 }
 
 impl ChatTemplate {
@@ -239,7 +270,7 @@ impl ChatTemplate {
         if tags_only {
             return Ok(out);
         }
-        let rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
+        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
         let turns = rule.turns();
         if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
@@ -248,9 +279,9 @@ impl ChatTemplate {
             out.messages = (0..messages.len())
                 .map(|i| MessageSpan {
                     index: i,
-                    role: messages[i].get("role").and_then(Json::as_str).map(str::to_string),
+                    role: role_of(&messages[i]).map(str::to_string),
                     turn: turns[i].filter(|&(s, e)| s < e),
-                    content: rule.content[i].clone(),
+                    content: std::mem::take(&mut rule.content[i]),
                 })
                 .collect();
         }
@@ -258,17 +289,65 @@ impl ChatTemplate {
     }
 }
 
+/// Which kinds of prefix render the rule last needed with provenance, by the role of the prefix's
+/// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
+/// not plain and then again. Either way the text and the result are the same; only the work differs.
+#[derive(Debug, Default)]
+pub(crate) struct PrefixHint(AtomicU8);
+
+impl PrefixHint {
+    fn bit(assistant: bool) -> u8 {
+        if assistant {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Whether a prefix ending with an assistant message (or another) is expected to need provenance.
+    fn expects(&self, assistant: bool) -> bool {
+        self.0.load(Ordering::Relaxed) & Self::bit(assistant) != 0
+    }
+
+    /// Remembers whether a prefix ending with an assistant message (or another) needed provenance.
+    fn learn(&self, assistant: bool, needed: bool) {
+        let bit = Self::bit(assistant);
+        if needed != self.expects(assistant) {
+            if needed {
+                self.0.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                self.0.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A render and the end of the last character it produced for its last message.
+type WithLastChar = (Rendered, Option<usize>);
+
+/// The render of `messages` and the end of the last character it produced for the last message
+/// (its content, or text computed from it).
+fn render_with_last_char(
+    template: &ChatTemplate,
+    messages: &[Json],
+    opts: &ApplyOptions,
+) -> Result<WithLastChar, chatfmt_jinja::Error> {
+    let last = messages.len().checked_sub(1);
+    let (rendered, spans) = template.apply_named_spans(messages, opts, &|path| message_of(path) == last)?;
+    Ok((rendered, spans.iter().map(|&(_, end)| end).max()))
+}
+
 /// What the rule needs of one conversation: the full render, its prefixes and provenance.
 struct Rule<'r> {
     messages: &'r [Json],
+    /// Whether each message is an assistant's.
+    assistant: Vec<bool>,
     /// R's text.
     text: &'r str,
     /// Byte length of P_i when it is a prefix of R, for i in 0..=n.
     prefixes: Vec<Option<usize>>,
-    /// P_i's text, when it rendered (for g_i).
-    prefix_texts: Vec<Option<String>>,
-    /// G_i's text for each assistant message i before the last, when P_i and G_i rendered.
-    with_prompt: Vec<Option<String>>,
+    /// g_i for each assistant message i before the last (see `generation_prompt`).
+    prompts: Vec<Option<String>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
     /// The byte length of the template text that closes each message (see `Rule::new`).
@@ -288,6 +367,7 @@ impl<'r> Rule<'r> {
         stop_markers: &'r [String],
     ) -> Self {
         let n = messages.len();
+        let assistant: Vec<bool> = messages.iter().map(is_assistant).collect();
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
@@ -296,71 +376,77 @@ impl<'r> Rule<'r> {
         };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
-        let last_char = last_chars(rendered, n);
+        let (last_char, content) = scan_messages(rendered, n);
         // P_n is R itself unless R ends with a generation prompt.
         let full_is_last = continued || !opts.add_generation_prompt;
-        let mut prefix_texts: Vec<Option<String>> = vec![Some(String::new())];
-        // G_i for each assistant message i, rendered with P_i (see `generation_prompt`).
-        let mut with_prompt: Vec<Option<String>> = vec![None; n];
+        // Whether P_i is rendered on its own (not as R, nor with G_i by `apply_pair`).
+        let alone = |i: usize| !((i == n && full_is_last) || (i < n && assistant[i]));
+        let hint = &template.prefix_hint;
+        let mut prefixes: Vec<Option<usize>> = vec![Some(0)];
+        // g_i for each assistant message i, from G_i rendered with P_i.
+        let mut prompts: Vec<Option<String>> = vec![None; n];
+        // The prefixes rendered with provenance at once (see `PrefixHint`).
+        let mut tracked_prefixes: Vec<Option<Result<WithLastChar, chatfmt_jinja::Error>>> =
+            (0..=n).map(|_| None).collect();
         for i in 1..=n {
-            prefix_texts.push(if i == n && full_is_last {
-                Some(rendered.text.clone())
-            } else if i < n && is_assistant(&messages[i]) {
-                template.apply_pair(&messages[..i], &plain).ok().map(|(p, g)| {
-                    with_prompt[i] = g.ok().map(|g| g.text);
-                    p.text
+            prefixes.push(if i == n && full_is_last {
+                Some(text.len())
+            } else if i < n && assistant[i] {
+                template.apply_pair(&messages[..i], &plain).ok().and_then(|(p, g)| {
+                    prompts[i] = g
+                        .ok()
+                        .and_then(|g| g.text.strip_prefix(p.text.as_str()).map(str::to_string));
+                    prefix_len(text, &p.text)
                 })
+            } else if last_char[i - 1].is_some() && hint.expects(assistant[i - 1]) {
+                let r = render_with_last_char(template, &messages[..i], &plain);
+                let len = r.as_ref().ok().and_then(|(r, _)| prefix_len(text, &r.text));
+                tracked_prefixes[i] = Some(r);
+                len
             } else {
-                template.apply(&messages[..i], &plain).ok().map(|r| r.text)
+                template
+                    .apply(&messages[..i], &plain)
+                    .ok()
+                    .and_then(|r| prefix_len(text, &r.text))
             });
         }
-        let prefixes: Vec<Option<usize>> = prefix_texts.iter().map(|p| prefix_len(text, p.as_deref())).collect();
         // The text the render of messages[..=i] puts after message i's last character, when R has it
         // there too: the template text that closes message i. Only a turn that prefixes do not give
         // (see `turns`) needs it, so only then is that render repeated with provenance.
         let mut trailers = vec![0; n];
         for i in 1..=n {
             let by_prefixes = matches!((prefixes[i - 1], prefixes[i]), (Some(a), Some(b)) if a <= b);
+            if alone(i) {
+                hint.learn(assistant[i - 1], !by_prefixes);
+            }
             let Some(end) = last_char[i - 1].filter(|_| !by_prefixes) else {
                 continue;
             };
-            let tracked = ApplyOptions {
-                track_spans: true,
-                ..plain.clone()
-            };
             let again;
-            let p = if i == n && full_is_last {
-                rendered
-            } else {
-                match template.apply(&messages[..i], &tracked) {
+            let (p, last) = match &tracked_prefixes[i] {
+                _ if i == n && full_is_last => (rendered, last_char[i - 1]),
+                Some(Ok((r, last))) => (r, *last),
+                Some(Err(_)) => continue,
+                None => match render_with_last_char(template, &messages[..i], &plain) {
                     Ok(r) => {
                         again = r;
-                        &again
+                        (&again.0, again.1)
                     }
                     Err(_) => continue,
-                }
+                },
             };
-            if let Some(tail) = last_chars(p, i)[i - 1].and_then(|last| p.text.get(last..)) {
+            if let Some(tail) = last.and_then(|last| p.text.get(last..)) {
                 if text.get(end..).is_some_and(|after| after.starts_with(tail)) {
                     trailers[i - 1] = tail.len();
                 }
             }
         }
-        let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
-        for span in &rendered.spans {
-            if let Some(i) = content_owner(&span.origin).filter(|&i| i < n) {
-                match content[i].last_mut() {
-                    Some(last) if last.1 == span.start => last.1 = span.end,
-                    _ => content[i].push((span.start, span.end)),
-                }
-            }
-        }
         Rule {
             messages,
+            assistant,
             text,
             prefixes,
-            prefix_texts,
-            with_prompt,
+            prompts,
             last_char,
             trailers,
             content,
@@ -388,8 +474,7 @@ impl<'r> Rule<'r> {
 
     /// g_i: what the generation prompt adds to P_i, when P_i rendered and G_i starts with it.
     fn generation_prompt(&self, i: usize) -> Option<&str> {
-        let p = self.prefix_texts.get(i)?.as_deref()?;
-        self.with_prompt.get(i)?.as_deref()?.strip_prefix(p)
+        self.prompts.get(i)?.as_deref()
     }
 
     fn assistant_spans(&self, turns: &[Option<ByteSpan>]) -> Vec<ByteSpan> {
@@ -397,7 +482,7 @@ impl<'r> Rule<'r> {
         let mut spans = Vec::new();
         for (i, turn) in turns.iter().enumerate() {
             let Some((a, b)) = *turn else { continue };
-            if a >= b || !is_assistant(&self.messages[i]) {
+            if a >= b || !self.assistant[i] {
                 continue;
             }
             let header = self.generation_prompt(i).map_or(0, |g| {
@@ -641,12 +726,45 @@ mod tests {
     }
 
     #[test]
+    fn a_kind_of_prefix_that_needed_provenance_gets_it_at_once_with_the_same_result() {
+        // The last message renders differently: the prefix that ends with the assistant's is not a
+        // prefix of the full render.
+        let t = ChatTemplate::new(
+            "{% for m in messages %}{% if m.role == 'assistant' %}<a>{% if loop.last %}(last){% endif %}\
+             {{ m.content }}</a>{% else %}<u>{{ m.content }}</u>{% endif %}{% endfor %}",
+            Default::default(),
+        );
+        let msgs = [
+            json!({"role": "user", "content": "Go"}),
+            json!({"role": "assistant", "content": "ok"}),
+            json!({"role": "user", "content": "next"}),
+        ];
+        assert!(!t.prefix_hint.expects(true));
+        let first = spans(&t, &msgs, &[]);
+        assert!(t.prefix_hint.expects(true) && !t.prefix_hint.expects(false));
+        let second = spans(&t, &msgs, &[]);
+        assert_eq!(texts(&second), ["<a>ok</a>"]);
+        assert_eq!(
+            (first.rendered, first.assistant_spans, first.messages),
+            (second.rendered, second.assistant_spans, second.messages)
+        );
+        let hint = PrefixHint::default();
+        hint.learn(false, true);
+        assert!(hint.expects(false) && !hint.expects(true));
+        hint.learn(false, false);
+        assert!(!hint.expects(false));
+    }
+
+    #[test]
     fn message_paths_name_their_message() {
         assert_eq!(message_of("messages[12].content[0].text"), Some(12));
         assert_eq!(message_of("tools[0]"), None);
-        assert!(is_content_of("messages[1].content[0].text", 1));
-        assert!(!is_content_of("messages[1].content_type", 1));
-        assert!(!is_content_of("messages[10].content", 1));
+        assert_eq!(
+            split_message("messages[1].content[0].text"),
+            Some((1, ".content[0].text"))
+        );
+        assert!(is_content(".content[0].text") && is_content(".content"));
+        assert!(!is_content(".content_type"));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::builtins::{self, args::CallArgs};
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
-use crate::output::{RawOrigin, SpanRecorder};
+use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
 use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
@@ -83,7 +83,9 @@ pub struct Evaluator<'a> {
     /// The template body (for `self.<block>()`).
     body: &'a [Stmt],
     capture_depth: usize,
-    spans: Option<SpanRecorder>,
+    spans: Option<SpanRecorder<'a>>,
+    /// Where the template keeps its recorder's buffer sizes.
+    span_sizes: &'a SpanSizes,
     generation_spans: Vec<ByteSpan>,
     depth: usize,
     autoescape: bool,
@@ -98,8 +100,16 @@ fn at(e: Error, pos: Pos) -> Error {
 }
 
 impl<'a> Evaluator<'a> {
-    /// A fresh evaluator for the template `body` with `ctx`.
-    pub fn new(body: &'a [Stmt], scopes: &'a Scopes, ctx: &'a Context<'a>, out: String) -> Self {
+    /// A fresh evaluator for the template `body` with `ctx`, recording spans when `track` is set
+    /// (in buffers sized by `span_sizes`).
+    pub(crate) fn new(
+        body: &'a [Stmt],
+        scopes: &'a Scopes,
+        span_sizes: &'a SpanSizes,
+        ctx: &'a Context<'a>,
+        track: bool,
+        out: String,
+    ) -> Self {
         let root_slots = scopes.layouts.first().map_or(0, |l| l.len());
         Evaluator {
             ctx,
@@ -122,7 +132,8 @@ impl<'a> Evaluator<'a> {
             out,
             body,
             capture_depth: 0,
-            spans: ctx.track_spans.then(SpanRecorder::default),
+            spans: track.then(|| span_sizes.recorder()),
+            span_sizes,
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
@@ -130,16 +141,42 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Runs the template body and puts the output in `result` (whose span lists are empty).
-    pub fn run(mut self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
+    pub fn run(self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
+        self.run_then(body, result, |rec, ctx, result| rec.resolve(ctx, &mut result.spans))
+            .map(|_| ())
+    }
+
+    /// Runs the template body with spans, puts the output in `result` and gives the spans whose
+    /// origin names a context path `names` accepts (see `SpanRecorder::named_spans`), resolving no
+    /// other.
+    pub(crate) fn run_named(
+        self,
+        body: &'a [Stmt],
+        result: &mut Rendered,
+        names: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ByteSpan>> {
+        let spans = self.run_then(body, result, |rec, ctx, _| rec.named_spans(ctx, names))?;
+        Ok(spans.unwrap_or_default())
+    }
+
+    /// Runs the template body, puts the output in `result` and gives what `spans` makes of the
+    /// spans recorded, if any.
+    #[inline(always)]
+    fn run_then<R>(
+        mut self,
+        body: &'a [Stmt],
+        result: &mut Rendered,
+        spans: impl FnOnce(SpanRecorder<'a>, &Context, &mut Rendered) -> R,
+    ) -> Result<Option<R>> {
         let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
         result.steps = budget.used();
         result.generation_spans = self.generation_spans;
-        if let Some(s) = self.spans {
-            result.spans = s.resolve(self.ctx);
-        }
         result.text = self.out;
-        Ok(())
+        Ok(self.spans.map(|rec| {
+            self.span_sizes.remember(&rec);
+            spans(rec, self.ctx, result)
+        }))
     }
 
     /// Runs the template body for this evaluator's context into `result`, then runs the top-level
@@ -214,10 +251,10 @@ impl<'a> Evaluator<'a> {
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
     /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
-    /// read in this render, and has no filter and no `loop` object (which hold the items) and no
-    /// spans to record.
-    fn borrowed_items(&self, f: &'a ForLoop) -> Option<&'a [Json]> {
-        if f.cond.is_some() || f.uses_loop || self.spans.is_some() {
+    /// read in this render, and has no filter and no `loop` object (which hold the items). With
+    /// spans the name is noted as read (a list value itself is never noted).
+    fn borrowed_items(&mut self, f: &'a ForLoop) -> Option<&'a [Json]> {
+        if f.cond.is_some() || f.uses_loop {
             return None;
         }
         let ExprKind::Name(name, var) = &f.iter.kind else {
@@ -227,7 +264,12 @@ impl<'a> Evaluator<'a> {
             return None;
         }
         match (self.outer.get(var.outer as usize), self.context_source(name)) {
-            (Some(None), Some(Borrowed::List(items))) => Some(items),
+            (Some(None), Some(Borrowed::List(items))) => {
+                if let Some(rec) = &mut self.spans {
+                    rec.note_name(name);
+                }
+                Some(items)
+            }
             _ => None,
         }
     }
@@ -428,6 +470,9 @@ impl<'a> Evaluator<'a> {
             Some(Some(Value::Undefined(None))) => {}
             Some(Some(v)) => return Some(v.clone()),
             _ => {
+                if let Some(rec) = &mut self.spans {
+                    rec.note_name(name);
+                }
                 let found = self.context_var(name);
                 if let Some(cached) = self.outer.get_mut(outer) {
                     // Context values are never undefined: this marks a name the context lacks.
@@ -566,8 +611,7 @@ impl<'a> Evaluator<'a> {
                     }
                 }
             }
-            StmtKind::Print(_, Some(leaves))
-                if self.spans.is_none() && !self.autoescape && self.print_plain(leaves)? => {}
+            StmtKind::Print(_, Some(leaves)) if !self.autoescape && self.print_plain(leaves)? => {}
             StmtKind::Print(e, _) => {
                 // The piece buffer is reused from print to print (a nested print gets a new one).
                 let mut buf = std::mem::take(&mut self.piece_buf);
@@ -1094,7 +1138,7 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
-            ExprKind::Compare(first, rest) if self.spans.is_none() => match self.compare_in_place(first, rest) {
+            ExprKind::Compare(first, rest) => match self.compare_in_place(first, rest) {
                 Some(t) => Ok(t),
                 None => Ok(self.eval(e)?.truthy()),
             },
@@ -1105,8 +1149,9 @@ impl<'a> Evaluator<'a> {
     /// The commonest comparisons of chat templates decided on the context's JSON in place, as
     /// their values would decide them: `obj.key == 'text'` (or `!=`) where `obj` holds a JSON
     /// object that has the key, and `'key' in obj` (or `not in`) where `obj` holds a JSON object.
-    /// `None` for any other comparison. Only for conditions without spans to record: nothing is
-    /// noted as read.
+    /// `None` for any other comparison, with nothing read. With spans, notes what evaluating the
+    /// comparison would: the operands' values (the literal `== 'text'` compares with is not
+    /// evaluated).
     fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
         let [(op, second)] = rest else {
             return None;
@@ -1115,14 +1160,22 @@ impl<'a> Evaluator<'a> {
             (CmpOp::Eq | CmpOp::Ne, _, ExprKind::Const(Const::Str(lit))) => {
                 let (m, key) = self.json_member(first)?;
                 let value = crate::value::json_map_get(m, key)?;
+                if let Some(rec) = &mut self.spans {
+                    rec.note(&Value::from_json(value));
+                }
                 let equal = matches!(value, Json::String(s) if *s == **lit);
                 Some(equal == (*op == CmpOp::Eq))
             }
             (CmpOp::In | CmpOp::NotIn, ExprKind::Const(Const::Str(key)), ExprKind::Name(name, var)) => {
-                match self.find_json(name, *var)? {
-                    Json::Object(m) => Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In)),
-                    _ => None,
+                let obj = self.find_json(name, *var)?;
+                let Json::Object(m) = obj else {
+                    return None;
+                };
+                if let Some(rec) = &mut self.spans {
+                    rec.note(&Value::Str(key));
+                    rec.note(&Value::Json(obj));
                 }
+                Some(crate::value::json_map_get(m, key).is_some() == (*op == CmpOp::In))
             }
             _ => None,
         }
@@ -1131,11 +1184,15 @@ impl<'a> Evaluator<'a> {
     /// Prints a print plan's operands when every one is a plain string; otherwise writes nothing and
     /// says so (the operands have no side effects, so the caller evaluates the expression again).
     /// An operand's error is the expression's error: every operand before it was a string, and
-    /// joining strings cannot fail.
+    /// joining strings cannot fail. With spans, it notes and records what printing the expression's
+    /// pieces would: every operand's value, then a span for each.
     fn print_plain(&mut self, leaves: &'a [Expr]) -> Result<bool> {
+        if self.spans.is_some() {
+            return self.print_plain_tracked(leaves);
+        }
         let start = self.out.len();
         for leaf in leaves {
-            if !self.print_plain_leaf(leaf)? {
+            if !self.print_plain_leaf::<false>(leaf)? {
                 self.out.truncate(start);
                 return Ok(false);
             }
@@ -1143,34 +1200,85 @@ impl<'a> Evaluator<'a> {
         Ok(true)
     }
 
-    fn print_plain_leaf(&mut self, leaf: &'a Expr) -> Result<bool> {
+    /// [`print_plain`](Self::print_plain) with spans.
+    #[inline(never)]
+    fn print_plain_tracked(&mut self, leaves: &'a [Expr]) -> Result<bool> {
+        let start = self.out.len();
+        let reads = self.spans.as_mut().map_or(0, SpanRecorder::begin_pieces);
+        for leaf in leaves {
+            if !self.print_plain_leaf::<true>(leaf)? {
+                self.out.truncate(start);
+                if let Some(rec) = &mut self.spans {
+                    rec.forget_reads(reads);
+                }
+                return Ok(false);
+            }
+        }
+        if self.capture_depth == 0 {
+            if let Some(rec) = &mut self.spans {
+                rec.record_pieces();
+            }
+        }
+        Ok(true)
+    }
+
+    /// Prints one operand of a print plan when it is a plain string; with `TRACK`, notes what
+    /// `eval` would and the piece printed.
+    #[inline(always)]
+    fn print_plain_leaf<const TRACK: bool>(&mut self, leaf: &'a Expr) -> Result<bool> {
         // Literals print themselves; `name['key']` and `name.key` on a JSON object read the string
         // in place.
         if let ExprKind::Const(Const::Str(s)) = &leaf.kind {
-            self.out.push_str(s);
+            self.print_piece::<TRACK>(s, true);
             return Ok(true);
         }
         if let Some((m, key)) = self.json_member(leaf) {
             return Ok(match crate::value::json_map_get(m, key) {
                 Some(Json::String(s)) => {
-                    self.out.push_str(s);
+                    self.print_piece::<TRACK>(s, true);
                     true
                 }
                 _ => false,
             });
         }
         let value = match &leaf.kind {
-            ExprKind::Filter(..) => self
-                .eval_filter_chain(leaf, Value::Undefined(None))
-                .map_err(|err| at(err, leaf.pos)),
+            ExprKind::Filter(..) => {
+                let v = self
+                    .eval_filter_chain(leaf, Value::Undefined(None))
+                    .map_err(|err| at(err, leaf.pos));
+                if let (true, Some(rec), Ok(v)) = (TRACK, &mut self.spans, &v) {
+                    rec.note(v);
+                }
+                v
+            }
             _ => self.eval(leaf),
         };
         match value? {
-            Value::Str(s) => self.out.push_str(s),
-            Value::String(s) => self.out.push_str(&s),
+            Value::Str(s) => self.print_piece::<TRACK>(s, false),
+            Value::String(s) => {
+                let start = self.out.len();
+                self.out.push_str(&s);
+                if let (true, Some(rec)) = (TRACK, &mut self.spans) {
+                    rec.piece(start, self.out.len(), None);
+                }
+            }
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Prints a borrowed string of a print plan; with `TRACK`, notes it as `eval` would (unless
+    /// `eval` read it already) and notes the piece.
+    #[inline(always)]
+    fn print_piece<const TRACK: bool>(&mut self, s: &'a str, read_here: bool) {
+        let start = self.out.len();
+        self.out.push_str(s);
+        if let (true, Some(rec)) = (TRACK, &mut self.spans) {
+            if read_here {
+                rec.note(&Value::Str(s));
+            }
+            rec.piece(start, self.out.len(), Some(s));
+        }
     }
 
     /// Evaluates an expression that is about to be printed. A string built with `+` or `~` gives

@@ -109,7 +109,21 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
 /// An insertion-ordered dict with Python key equality and hashing.
 #[derive(Default, Clone)]
 pub struct Dict<'a> {
-    map: IndexMap<Key<'a>, Value<'a>>,
+    entries: Entries<'a>,
+}
+
+/// A dict's entries: a few in a list searched entry by entry (faster than hashing the key:
+/// namespaces, messages and keyword arguments are small), more in a hash map.
+#[derive(Clone)]
+enum Entries<'a> {
+    Few(Vec<(Key<'a>, Value<'a>)>),
+    Many(IndexMap<Key<'a>, Value<'a>>),
+}
+
+impl Default for Entries<'_> {
+    fn default() -> Self {
+        Entries::Few(Vec::new())
+    }
 }
 
 /// A borrowed key to look up, without cloning it into a [`Key`].
@@ -127,20 +141,17 @@ impl<'a> indexmap::Equivalent<Key<'a>> for KeyRef<'_, 'a> {
     }
 }
 
-/// Dicts up to this size are searched entry by entry: faster than hashing the key (namespaces,
-/// messages and keyword arguments are small).
+/// The most entries a dict keeps in a list.
 const SCAN_LEN: usize = 8;
 
 impl<'a> Dict<'a> {
     /// The value for `key`, if present (an unhashable key is never present).
     pub fn get(&self, key: &Value<'a>) -> Option<&Value<'a>> {
-        if self.map.len() <= SCAN_LEN {
-            return self.map.iter().find(|(k, _)| k.0.py_eq(key)).map(|(_, v)| v);
+        match &self.entries {
+            Entries::Few(list) => list.iter().find(|(k, _)| k.0.py_eq(key)).map(|(_, v)| v),
+            Entries::Many(_) if check_hashable(key).is_err() => None,
+            Entries::Many(map) => map.get(&KeyRef(key)),
         }
-        if check_hashable(key).is_err() {
-            return None;
-        }
-        self.map.get(&KeyRef(key))
     }
 
     /// Whether `key` is present, or Python's `TypeError` when it is unhashable.
@@ -152,33 +163,79 @@ impl<'a> Dict<'a> {
     /// Sets `key`, keeping the key and the position of an existing equal key as Python does; a
     /// `TypeError` when the key is unhashable.
     pub fn insert(&mut self, key: Value<'a>, value: Value<'a>) -> Result<()> {
-        self.map.insert(Key::new(key)?, value);
+        let key = Key::new(key)?;
+        match &mut self.entries {
+            Entries::Few(list) => match list.iter().position(|(k, _)| *k == key) {
+                Some(at) => list[at].1 = value,
+                None if list.len() < SCAN_LEN => list.push((key, value)),
+                None => {
+                    let mut map: IndexMap<Key<'a>, Value<'a>> = std::mem::take(list).into_iter().collect();
+                    map.insert(key, value);
+                    self.entries = Entries::Many(map);
+                }
+            },
+            Entries::Many(map) => {
+                map.insert(key, value);
+            }
+        }
         Ok(())
     }
 
     /// The number of entries.
     pub fn len(&self) -> usize {
-        self.map.len()
+        match &self.entries {
+            Entries::Few(list) => list.len(),
+            Entries::Many(map) => map.len(),
+        }
     }
 
     /// Whether the dict is empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// The entries in insertion order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Value<'a>, &Value<'a>)> {
-        self.map.iter().map(|(k, v)| (&k.0, v))
+    pub fn iter(&self) -> Iter<'_, 'a> {
+        match &self.entries {
+            Entries::Few(list) => Iter::Few(list.iter()),
+            Entries::Many(map) => Iter::Many(map.iter()),
+        }
     }
 
     /// The keys in insertion order.
     pub fn keys(&self) -> impl Iterator<Item = &Value<'a>> {
-        self.map.keys().map(|k| &k.0)
+        self.iter().map(|(k, _)| k)
     }
 
     /// The values in insertion order.
     pub fn values(&self) -> impl Iterator<Item = &Value<'a>> {
-        self.map.values()
+        self.iter().map(|(_, v)| v)
+    }
+}
+
+/// The entries of a [`Dict`] in insertion order.
+pub enum Iter<'r, 'a> {
+    /// Of a list.
+    Few(std::slice::Iter<'r, (Key<'a>, Value<'a>)>),
+    /// Of a hash map.
+    Many(indexmap::map::Iter<'r, Key<'a>, Value<'a>>),
+}
+
+impl<'r, 'a> Iterator for Iter<'r, 'a> {
+    type Item = (&'r Value<'a>, &'r Value<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Iter::Few(entries) => entries.next().map(|(k, v)| (&k.0, v)),
+            Iter::Many(entries) => entries.next().map(|(k, v)| (&k.0, v)),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Iter::Few(entries) => entries.size_hint(),
+            Iter::Many(entries) => entries.size_hint(),
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `apply`: messages, tools and options in, the prompt text out.
 
 use super::{value_error, ChatTemplate, Selected};
-use chatfmt_jinja::{Borrowed, Clock, Context, Error, Layer, Rendered, Template};
+use chatfmt_jinja::{Borrowed, ByteSpan, Clock, Context, Error, Layer, Rendered, Template};
 use serde_json::{Map, Value as Json};
 use std::sync::atomic::Ordering;
 
@@ -83,12 +83,51 @@ impl ChatTemplate {
     /// [`apply`](Self::apply) into `out`, reusing its buffers: a server or a training loop renders
     /// many conversations without allocating the output each time.
     pub fn apply_into(&self, messages: &[Json], opts: &ApplyOptions, out: &mut Rendered) -> Result<(), Error> {
+        self.apply_with(messages, opts, out, |template, ctx, out| template.render_into(ctx, out))
+    }
+
+    /// [`apply`](Self::apply) with provenance, keeping only the spans whose origin names a context
+    /// path `names` accepts (see [`Template::render_named_spans`]): the rendered text (with no
+    /// spans) and those spans, in output order.
+    pub(crate) fn apply_named_spans(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        names: &dyn Fn(&str) -> bool,
+    ) -> Result<(Rendered, Vec<ByteSpan>), Error> {
+        let mut out = Rendered {
+            text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
+            ..Rendered::default()
+        };
+        let mut spans = Vec::new();
+        self.apply_with(messages, opts, &mut out, |template, ctx, out| {
+            spans = template.render_named_spans(ctx, out, names)?;
+            Ok(())
+        })?;
+        // What a cut at the continuation tag left.
+        let n = out.text.len();
+        spans.retain(|&(start, _)| start < n);
+        for span in &mut spans {
+            span.1 = span.1.min(n);
+        }
+        Ok((out, spans))
+    }
+
+    /// Checks and prepares the input, renders it into `out` with `render` and cuts the output as
+    /// `continue_final_message` asks.
+    fn apply_with(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        out: &mut Rendered,
+        render: impl FnOnce(&Template, &Context, &mut Rendered) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
         let mut input = Input::default();
         let template = self.input(messages, opts, &selected, &mut input)?;
         let final_text = input.final_text.take();
         let ctx = self.context(messages, opts, &mut input, opts.add_generation_prompt);
-        template.render_into(&ctx, out)?;
+        render(template, &ctx, out)?;
         if let Some(final_text) = final_text {
             cut_at_tag(out, &final_text)?;
         }

@@ -29,6 +29,8 @@ pub struct ChatTemplate {
     limits: Limits,
     /// The length of the last output, to size the next one's buffer.
     last_len: AtomicUsize,
+    /// Which prefix renders of the mask rule need provenance.
+    pub(crate) prefix_hint: crate::masks::PrefixHint,
 }
 
 #[derive(Debug)]
@@ -80,6 +82,7 @@ impl ChatTemplate {
             special_tokens,
             limits: Limits::default(),
             last_len: AtomicUsize::new(0),
+            prefix_hint: Default::default(),
         }
     }
 
@@ -102,6 +105,7 @@ impl ChatTemplate {
             special_tokens,
             limits: Limits::default(),
             last_len: AtomicUsize::new(0),
+            prefix_hint: Default::default(),
         }
     }
 

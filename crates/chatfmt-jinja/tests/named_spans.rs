@@ -1,0 +1,76 @@
+//! `Template::render_named_spans`: the text of a render with spans and the spans whose origin names
+//! an accepted path, exactly those a render with resolved spans gives.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use chatfmt_jinja::{Context, Origin, Rendered, Span, Template};
+use serde_json::json;
+
+fn names(origin: &Origin, accept: &dyn Fn(&str) -> bool) -> bool {
+    match origin {
+        Origin::Input(path) => accept(path),
+        Origin::Computed(paths) => paths.iter().any(|p| accept(p)),
+        Origin::Template => false,
+    }
+}
+
+#[test]
+fn named_spans_are_the_resolved_spans_that_name_an_accepted_path() {
+    let sources = [
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}{{ m.tool_calls | default([]) | tojson }}{% endfor %}",
+        "{% set ns = namespace(last='') %}{% for m in messages %}{% set ns.last = m.content %}{% endfor %}\
+         {{ '[' + ns.last + ']' }}{{ messages | length }}{{ bos_token ~ messages[0]['content'][1:] }}",
+        "{% macro say(m) %}{{ m.content }}{% endmacro %}{% for m in messages[::-1] %}{{ say(m) }}|{% endfor %}",
+    ];
+    let ctx = Context {
+        track_spans: true,
+        ..Context::from_json(json!({
+            "messages": [
+                {"role": "user", "content": " Hi "},
+                {"role": "assistant", "content": "Yo", "tool_calls": [{"name": "f"}]},
+            ],
+            "bos_token": "<s>",
+        }))
+        .unwrap()
+    };
+    let accepts: [&dyn Fn(&str) -> bool; 4] = [
+        &|p| p.starts_with("messages[0]"),
+        &|p| p.starts_with("messages[1]"),
+        &|p| p == "bos_token",
+        &|_| false,
+    ];
+    let mut named = 0;
+    for source in sources {
+        let t = Template::new("named.jinja", source).unwrap();
+        let full = t.render(&ctx).unwrap();
+        for accept in accepts {
+            let mut out = Rendered::default();
+            let spans = t.render_named_spans(&ctx, &mut out, accept).unwrap();
+            let expected: Vec<(usize, usize)> = (full.spans.iter())
+                .filter(|s: &&Span| names(&s.origin, accept))
+                .map(|s| (s.start, s.end))
+                .collect();
+            assert_eq!(out.text, full.text, "{source}");
+            assert!(out.spans.is_empty(), "{source}");
+            assert_eq!(spans, expected, "{source}");
+            named += spans.len();
+        }
+    }
+    assert!(named > 5, "the templates print text of the accepted values");
+}
+
+#[test]
+fn a_path_named_by_several_spans_is_in_each() {
+    let t = Template::new("twice.jinja", "{{ m.content }}|{{ m.content | upper }}|{{ m.content }}").unwrap();
+    let ctx = Context {
+        track_spans: true,
+        ..Context::from_json(json!({"m": {"content": "hi"}})).unwrap()
+    };
+    let r = t.render(&ctx).unwrap();
+    let origins: Vec<&Origin> = (r.spans.iter())
+        .filter(|s| s.origin != Origin::Template)
+        .map(|s| &s.origin)
+        .collect();
+    let input = Origin::Input("m.content".to_string());
+    let computed = Origin::Computed(vec!["m.content".to_string()]);
+    assert_eq!(origins, [&input, &computed, &input]);
+}
