@@ -65,6 +65,7 @@ impl MaskArgs {
             source,
             stop_markers: stop_markers(dir, eos, &self.stop_tokens)?,
             message_spans,
+            deadline: None,
         })
     }
 }

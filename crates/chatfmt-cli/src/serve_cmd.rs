@@ -31,6 +31,10 @@ pub struct ServeArgs {
     /// Seconds requests in flight may take to finish after SIGTERM.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     shutdown_timeout: f64,
+    /// Seconds /v1/render may spend finding message spans (their work grows with the square of the
+    /// conversation's length).
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    spans_timeout: f64,
     /// Limits of templates sent with requests: steps=N,output=BYTES,ms=N (default
     /// steps=200000,output=1048576,ms=250).
     #[arg(long, value_name = "LIMITS")]
@@ -57,6 +61,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     config.shutdown_timeout = Duration::try_from_secs_f64(args.shutdown_timeout)
         .context("--shutdown-timeout: expected a number of seconds")?;
+    config.spans_timeout =
+        Duration::try_from_secs_f64(args.spans_timeout).context("--spans-timeout: expected a number of seconds")?;
     let app = App::load(config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

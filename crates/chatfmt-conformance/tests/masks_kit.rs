@@ -94,6 +94,7 @@ fn span_options(special: &Map<String, Json>) -> SpanOptions {
         source: MaskSource::Provenance,
         stop_markers: special["eos_token"].as_str().into_iter().map(str::to_string).collect(),
         message_spans: true,
+        deadline: None,
     }
 }
 
@@ -260,6 +261,7 @@ fn mask_case(
             source: MaskSource::Provenance,
             stop_markers: eos.into_iter().map(str::to_string).collect(),
             message_spans: true,
+            deadline: None,
         }),
     };
     let Ok(mut chats) = tokenize_chats(template, tokenizer, &[&messages], &apply, &opts) else {

@@ -83,6 +83,7 @@ fn compare(dir: &Path, name: &str, records: &[Json], known: &KnownDifferences) -
             source: MaskSource::Provenance,
             stop_markers: special["eos_token"].as_str().into_iter().map(str::to_string).collect(),
             message_spans: true,
+            deadline: None,
         };
         let got = template.apply_with_spans(&messages, &opts, &span_opts);
         match (r["status"].as_str(), got) {

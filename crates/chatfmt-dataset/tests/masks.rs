@@ -52,6 +52,7 @@ fn spans(source: MaskSource) -> SpanOptions {
         source,
         stop_markers: vec!["<|im_end|>".to_string()],
         message_spans: true,
+        deadline: None,
     }
 }
 

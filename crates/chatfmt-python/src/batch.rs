@@ -370,12 +370,14 @@ pub fn format_batch(
                     source: MaskSource::Provenance,
                     stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
                     message_spans,
+                    deadline: None,
                 })
             }
             Some(MaskSource::Tags) | None if message_spans => Some(SpanOptions {
                 source: MaskSource::Tags,
                 stop_markers: Vec::new(),
                 message_spans,
+                deadline: None,
             }),
             _ => None,
         };
@@ -399,6 +401,7 @@ pub fn format_batch(
             source: MaskSource::Tags,
             stop_markers: Vec::new(),
             message_spans,
+            deadline: None,
         }),
         tokenize: match tokenizer {
             Some(t) => Some((t, [options(false)?, options(true)?])),

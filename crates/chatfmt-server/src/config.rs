@@ -52,6 +52,9 @@ pub struct Config {
     pub template_cache: usize,
     /// How long requests in flight may take to finish after a shutdown signal.
     pub shutdown_timeout: Duration,
+    /// How long `/v1/render` may spend finding message spans: the rule renders every prefix of the
+    /// conversation, so a long one could otherwise hold a worker for hours.
+    pub spans_timeout: Duration,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             request_limits: default_request_limits(),
             template_cache: 256,
             shutdown_timeout: Duration::from_secs(10),
+            spans_timeout: Duration::from_secs(10),
         }
     }
 }

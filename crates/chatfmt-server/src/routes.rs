@@ -343,7 +343,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
                 chat_template,
                 kwargs,
             };
-            Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize)
+            Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize, shared2.config.spans_timeout)
         })
         .await?;
     Ok((

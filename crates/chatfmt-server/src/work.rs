@@ -1,7 +1,7 @@
 //! What the worker threads do: choose the template (the model's, one of its named templates, or a
 //! request template from the cache), render, tokenize, find masks, and shape the answers.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, TEMPLATE_LIMIT};
 use crate::body::Fields;
 use crate::cache::TemplateCache;
 use crate::models::Model;
@@ -14,6 +14,7 @@ use chatfmt_tokenize::EncodeOptions;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A conversation and the options of `apply_chat_template`.
 pub struct Chat {
@@ -196,7 +197,7 @@ impl Prepared {
         Ok(chat.into_iter().next().map(|c| c.encoded.input_ids).unwrap_or_default())
     }
 
-    fn span_options(&self, mode: MaskMode) -> Result<SpanOptions, ApiError> {
+    fn span_options(&self, mode: MaskMode, deadline: Instant) -> Result<SpanOptions, ApiError> {
         let tagged = self
             .template()
             .has_generation_blocks(&self.opts)
@@ -223,21 +224,39 @@ impl Prepared {
             source,
             stop_markers,
             message_spans: true,
+            deadline: Some(deadline),
         })
     }
 
     /// `/v1/render`'s answer as JSON text: `chatfmt tokenize --json`'s object (`render --json`'s
     /// without `tokenize`) with `text`, then `model` and `stop`. Serialized straight from the
     /// results: a JSON tree of every id would cost more than the render.
-    pub fn render_json(&self, mode: MaskMode, tokenize: bool) -> Result<Vec<u8>, ApiError> {
-        let spans = self.span_options(mode)?;
+    /// Finding the spans stops after `spans_timeout` (see [`SpanOptions::deadline`]).
+    pub fn render_json(&self, mode: MaskMode, tokenize: bool, spans_timeout: Duration) -> Result<Vec<u8>, ApiError> {
+        let deadline = Instant::now() + spans_timeout;
+        let out_of_time = |e: ApiError| {
+            if e.kind != TEMPLATE_LIMIT || Instant::now() < deadline {
+                return e;
+            }
+            ApiError {
+                param: Some("body.messages".into()),
+                location: None,
+                message: format!(
+                    "{} (the server's --spans-timeout is {} s): send fewer messages, or raise --spans-timeout",
+                    e.message,
+                    spans_timeout.as_secs_f64()
+                ),
+                ..e
+            }
+        };
+        let spans = self.span_options(mode, deadline)?;
         if tokenize {
-            return self.tokenized_json(spans);
+            return self.tokenized_json(spans).map_err(out_of_time);
         }
         let found = self
             .template()
             .apply_with_spans(&self.messages, &self.opts, &spans)
-            .map_err(|e| ApiError::template(&e, self.is_request_template()))?;
+            .map_err(|e| out_of_time(ApiError::template(&e, self.is_request_template())))?;
         let mut out = json!({"text": found.rendered.text, "template": self.info()});
         for (key, value) in found.to_json() {
             out[key] = value;

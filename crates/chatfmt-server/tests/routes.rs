@@ -300,3 +300,28 @@ async fn request_templates_run_under_the_request_limits() {
         (StatusCode::BAD_REQUEST, json!("body.extra"))
     );
 }
+
+#[tokio::test]
+async fn message_spans_stop_at_the_spans_timeout() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/chatml-model"));
+    let config = |spans_timeout| Config {
+        models: vec![ModelSpec::parse(&dir.display().to_string())],
+        spans_timeout,
+        ..Config::default()
+    };
+    let body = json!({"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"}
+    ], "tokenize": false});
+    // No time at all: the rule stops before its first prefix render, naming the messages.
+    let (s, v) = post(&app_with(config(std::time::Duration::ZERO)), "/v1/render", body.clone()).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"]["type"], "template_limit_exceeded", "{v}");
+    assert_eq!(v["error"]["param"], "body.messages", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--spans-timeout is 0 s"), "{message}");
+    // The default leaves room for it.
+    let (s, v) = post(&app_with(config(Config::default().spans_timeout)), "/v1/render", body).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["assistant_spans"].as_array().map(Vec::len), Some(1), "{v}");
+}

@@ -29,6 +29,7 @@ use chatfmt_jinja::{ByteSpan, CodePoints, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
 
 /// Where assistant spans come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,10 @@ pub struct SpanOptions {
     pub stop_markers: Vec<String>,
     /// Also compute each message's turn and content ([`ChatSpans::messages`]).
     pub message_spans: bool,
+    /// When set, the rule stops with [`chatfmt_jinja::ErrorKind::LimitExceeded`] once this passes
+    /// (checked before each prefix render; each render is bounded by the template's limits): its
+    /// work grows with the square of the conversation's length, which a server must bound.
+    pub deadline: Option<Instant>,
 }
 
 /// Where one input message is in the rendered text.
@@ -270,7 +275,7 @@ impl ChatTemplate {
         if tags_only {
             return Ok(out);
         }
-        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers);
+        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers, spans.deadline)?;
         let turns = rule.turns();
         if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
@@ -365,7 +370,8 @@ impl<'r> Rule<'r> {
         opts: &ApplyOptions,
         rendered: &'r Rendered,
         stop_markers: &'r [String],
-    ) -> Self {
+        deadline: Option<Instant>,
+    ) -> Result<Self, chatfmt_jinja::Error> {
         let n = messages.len();
         let assistant: Vec<bool> = messages.iter().map(is_assistant).collect();
         let plain = ApplyOptions {
@@ -385,10 +391,20 @@ impl<'r> Rule<'r> {
         let mut prefixes: Vec<Option<usize>> = vec![Some(0)];
         // g_i for each assistant message i, from G_i rendered with P_i.
         let mut prompts: Vec<Option<String>> = vec![None; n];
-        // The prefixes rendered with provenance at once (see `PrefixHint`).
-        let mut tracked_prefixes: Vec<Option<Result<WithLastChar, chatfmt_jinja::Error>>> =
-            (0..=n).map(|_| None).collect();
+        let mut trailers = vec![0; n];
         for i in 1..=n {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(chatfmt_jinja::Error::new(
+                    chatfmt_jinja::ErrorKind::LimitExceeded,
+                    format!(
+                        "finding the spans of {n} messages took longer than allowed: the rule renders \
+                         every prefix of the conversation, so its work grows with the square of the \
+                         conversation's length; stopped before messages[:{i}]"
+                    ),
+                ));
+            }
+            // A prefix rendered with provenance at once (see `PrefixHint`).
+            let mut tracked: Option<Result<WithLastChar, chatfmt_jinja::Error>> = None;
             prefixes.push(if i == n && full_is_last {
                 Some(text.len())
             } else if i < n && assistant[i] {
@@ -401,7 +417,7 @@ impl<'r> Rule<'r> {
             } else if last_char[i - 1].is_some() && hint.expects(assistant[i - 1]) {
                 let r = render_with_last_char(template, &messages[..i], &plain);
                 let len = r.as_ref().ok().and_then(|(r, _)| prefix_len(text, &r.text));
-                tracked_prefixes[i] = Some(r);
+                tracked = Some(r);
                 len
             } else {
                 template
@@ -409,12 +425,10 @@ impl<'r> Rule<'r> {
                     .ok()
                     .and_then(|r| prefix_len(text, &r.text))
             });
-        }
-        // The text the render of messages[..=i] puts after message i's last character, when R has it
-        // there too: the template text that closes message i. Only a turn that prefixes do not give
-        // (see `turns`) needs it, so only then is that render repeated with provenance.
-        let mut trailers = vec![0; n];
-        for i in 1..=n {
+            // The text the render of messages[..i] puts after message i-1's last character, when R
+            // has it there too: the template text that closes message i-1. Only a turn that
+            // prefixes do not give (see `turns`) needs it, so only then is that render repeated with
+            // provenance. It is found now, so that no prefix render outlives its iteration.
             let by_prefixes = matches!((prefixes[i - 1], prefixes[i]), (Some(a), Some(b)) if a <= b);
             if alone(i) {
                 hint.learn(assistant[i - 1], !by_prefixes);
@@ -423,7 +437,7 @@ impl<'r> Rule<'r> {
                 continue;
             };
             let again;
-            let (p, last) = match &tracked_prefixes[i] {
+            let (p, last) = match &tracked {
                 _ if i == n && full_is_last => (rendered, last_char[i - 1]),
                 Some(Ok((r, last))) => (r, *last),
                 Some(Err(_)) => continue,
@@ -441,7 +455,7 @@ impl<'r> Rule<'r> {
                 }
             }
         }
-        Rule {
+        Ok(Rule {
             messages,
             assistant,
             text,
@@ -452,7 +466,7 @@ impl<'r> Rule<'r> {
             content,
             stop_markers,
             continued,
-        }
+        })
     }
 
     /// Each message's turn (possibly empty), by prefixes where they hold, else by provenance.
@@ -629,6 +643,7 @@ mod tests {
             source: MaskSource::Provenance,
             stop_markers: markers.iter().map(|m| m.to_string()).collect(),
             message_spans: true,
+            deadline: None,
         };
         t.apply_with_spans(messages, &ApplyOptions::default(), &opts)
             .expect("renders")
@@ -640,6 +655,34 @@ mod tests {
 
     fn slice(s: &ChatSpans, (start, end): ByteSpan) -> &str {
         &s.rendered.text[start..end]
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_the_rule_before_its_prefix_renders() {
+        let msgs = [
+            json!({"role": "user", "content": "Hi"}),
+            json!({"role": "assistant", "content": "Hello!"}),
+        ];
+        let opts = SpanOptions {
+            source: MaskSource::Provenance,
+            stop_markers: Vec::new(),
+            message_spans: true,
+            deadline: Some(Instant::now()),
+        };
+        let e = chatml()
+            .apply_with_spans(&msgs, &ApplyOptions::default(), &opts)
+            .expect_err("the deadline has passed");
+        assert_eq!(e.kind(), chatfmt_jinja::ErrorKind::LimitExceeded);
+        assert!(e.message().contains("spans of 2 messages"), "{}", e.message());
+        // A deadline still ahead changes nothing.
+        let later = SpanOptions {
+            deadline: Some(Instant::now() + std::time::Duration::from_secs(600)),
+            ..opts
+        };
+        let found = chatml()
+            .apply_with_spans(&msgs, &ApplyOptions::default(), &later)
+            .expect("renders");
+        assert_eq!(texts(&found), texts(&spans(&chatml(), &msgs, &[])));
     }
 
     #[test]
