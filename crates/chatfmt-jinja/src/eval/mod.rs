@@ -7,7 +7,7 @@ use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, UndefInfo, Value};
+use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -52,10 +52,13 @@ const OUTER_CACHED: usize = 16;
 /// The scope of frames that bind names by name only (a block called as `self.name()`).
 const BY_NAME: u32 = u32::MAX;
 
+/// How many slots a frame keeps in place (a scope that binds more names puts them on the heap).
+const FRAME_SLOTS: usize = 8;
+
 /// The variables of one run of a scope: a slot per name the scope binds (see [`Scopes`]), plus
 /// names bound where the frame chain differs from the template's nesting.
 struct Frame<'a> {
-    slots: Vec<Option<Value<'a>>>,
+    slots: Slots<'a, FRAME_SLOTS>,
     extra: Vec<(&'a str, Value<'a>)>,
     parent: usize,
     scope: u32,
@@ -121,7 +124,7 @@ impl<'a> Evaluator<'a> {
             frames: {
                 let mut frames = Vec::with_capacity(4);
                 frames.push(Frame {
-                    slots: (0..root_slots).map(|_| None).collect(),
+                    slots: Slots::empty(root_slots),
                     extra: Vec::new(),
                     parent: NO_PARENT,
                     scope: 0,
@@ -295,13 +298,12 @@ impl<'a> Evaluator<'a> {
             frame.parent = parent;
             // A frame popped from the same scope keeps its (emptied) slots.
             if frame.scope != scope || frame.slots.len() != n {
-                frame.slots.clear();
-                frame.slots.extend((0..n).map(|_| None));
+                frame.slots.reset(n);
             }
             frame.scope = scope;
         } else {
             self.frames.push(Frame {
-                slots: (0..n).map(|_| None).collect(),
+                slots: Slots::empty(n),
                 extra: Vec::new(),
                 parent,
                 scope,
