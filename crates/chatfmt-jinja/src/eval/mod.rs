@@ -740,8 +740,8 @@ impl<'a> Evaluator<'a> {
             Target::Name(n, at) => self.bind(n, *at, v),
             Target::Tuple(names) => {
                 let items = unpack(&v, names.len())?;
-                for (t, item) in names.iter().zip(items) {
-                    self.assign(t, item)?;
+                for (t, item) in names.iter().zip(items.iter()) {
+                    self.assign(t, item.clone())?;
                 }
             }
             Target::Attr(ns, var, attr) => {
@@ -1636,8 +1636,8 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
     }
 }
 
-/// Python tuple unpacking of `v` into `n` values.
-fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
+/// Python tuple unpacking of `v` into `n` values (a tuple or list gives its own items, uncopied).
+fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Rc<Vec<Value<'a>>>> {
     let items = v
         .iterate()
         .map_err(|_| err!(TypeError, "cannot unpack non-iterable {} object", v.type_name()))?;
@@ -1651,5 +1651,5 @@ fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
     if items.len() > n {
         return Err(err!(ValueError, "too many values to unpack (expected {n})"));
     }
-    Ok(items.to_vec())
+    Ok(items)
 }
