@@ -312,6 +312,10 @@ impl<'a> CallArgs<'a> {
             }
         }
         let total = sig.params.len();
+        // No arguments for a signature of hidden parameters only (`x | length`, `x is string`).
+        if total == sig.hidden && self.pos.is_empty() && self.kw.is_empty() {
+            return Ok(Bound::default());
+        }
         let given = sig.hidden + self.pos.len();
         // Slots of all parameters: filled by the hidden ones and the positional arguments (and,
         // only when there are keyword arguments, kept in a list).
