@@ -492,19 +492,31 @@ impl<'a> Evaluator<'a> {
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
     /// and the key.
     fn json_member(&mut self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
-        let (obj, key) = match &e.kind {
-            ExprKind::GetItem(obj, key) => match &key.kind {
-                ExprKind::Const(Const::Str(k)) => (obj, &**k),
-                _ => return None,
-            },
-            ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
-            _ => return None,
-        };
-        let ExprKind::Name(name, var) = &obj.kind else {
-            return None;
-        };
-        match self.find_json(name, *var)? {
+        let (name, var, key) = named_member(e)?;
+        match self.find_json(name, var)? {
             Json::Object(m) => Some((m, key)),
+            _ => None,
+        }
+    }
+
+    /// `name['key']` or `name.key` read in place, as evaluating it would give it: a key of the
+    /// JSON object `name` holds, or an attribute such as `loop.index0` of the loop object it
+    /// holds. `None` when the expression takes the general rules.
+    #[inline(never)]
+    fn member_in_place(&mut self, e: &'a Expr) -> Option<Value<'a>> {
+        let (name, var, key) = named_member(e)?;
+        let found = match self.find_in_scopes(name, var) {
+            Some(Value::Object(o)) => {
+                return match (&**o, &e.kind) {
+                    (Object::Loop(l), ExprKind::GetAttr(..)) => builtins::globals::loop_attribute(l, key),
+                    _ => None,
+                }
+            }
+            Some(v) => v.as_json(),
+            None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
+        };
+        match found? {
+            Json::Object(m) => crate::value::json_map_get(m, key).map(Value::from_json),
             _ => None,
         }
     }
@@ -885,13 +897,11 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
             ExprKind::Name(n, var) => Ok(self.lookup(n, *var)),
-            // The commonest expression of chat templates, `message['role']`, read in place.
+            // The commonest expressions of chat templates, `message['role']` and `loop.last`, read
+            // in place.
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => {
-                if let Some(j) = self
-                    .json_member(e)
-                    .and_then(|(m, key)| crate::value::json_map_get(m, key))
-                {
-                    return Ok(Value::from_json(j));
+                if let Some(v) = self.member_in_place(e) {
+                    return Ok(v);
                 }
                 self.nested(|me| me.eval_inner(e)).map_err(|err| at(err, e.pos))
             }
@@ -1633,6 +1643,22 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
             | StmtKind::Autoescape(_, b) => collect_blocks(b, out),
             _ => {}
         }
+    }
+}
+
+/// For `name['key']` or `name.key` (a data key): the name, its reference and the key.
+fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
+    let (obj, key) = match &e.kind {
+        ExprKind::GetItem(obj, key) => match &key.kind {
+            ExprKind::Const(Const::Str(k)) => (obj, &**k),
+            _ => return None,
+        },
+        ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
+        _ => return None,
+    };
+    match &obj.kind {
+        ExprKind::Name(name, var) => Some((name, *var, key)),
+        _ => None,
     }
 }
 
