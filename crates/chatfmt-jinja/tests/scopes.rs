@@ -121,6 +121,18 @@ fn loops_over_a_borrowed_list() {
             "{% for m in messages %}{{ m.r }}{{ loop.last }}{% endfor %}",
             "aFalsebTrue",
         ),
+        (
+            "{{ messages[0].r }}{{ messages[-1]['r'] }}{% for m in messages %}{{ m.r }}{% endfor %}",
+            "abab",
+        ),
+        (
+            "{{ messages[2] is defined }}{{ messages[-3] is defined }}{{ messages[-2].r }}{{ messages[1:][0].r }}",
+            "FalseFalseab",
+        ),
+        (
+            "{% set messages = messages[1:] %}{{ messages[0].r }}{% for m in messages %}{{ m.r }}{% endfor %}",
+            "bb",
+        ),
     ];
     for (src, want) in cases {
         assert_eq!(render(src, &items), want, "{src}");

@@ -277,6 +277,28 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// `name[i]` read in place, without spans (which note the name when its value is first read):
+    /// the item of a list the context lends under a name only the context binds, not yet read as
+    /// a value in this render, at an integer literal `i` in range. A `for` over the list later in
+    /// the render can then still iterate it in place (see [`borrowed_items`]).
+    ///
+    /// [`borrowed_items`]: Self::borrowed_items
+    fn borrowed_item(&mut self, obj: &'a Expr, key: &'a Expr) -> Option<Value<'a>> {
+        let (ExprKind::Name(name, var), ExprKind::Const(Const::Int(i)), None) = (&obj.kind, &key.kind, &self.spans)
+        else {
+            return None;
+        };
+        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
+            return None;
+        }
+        let (Some(None), Some(Borrowed::List(items))) = (self.outer.get(var.outer as usize), self.context_source(name))
+        else {
+            return None;
+        };
+        let i = if *i < 0 { i.checked_add(items.len() as i64)? } else { *i };
+        items.get(usize::try_from(i).ok()?).map(Value::from_json)
+    }
+
     // ---- scopes ---------------------------------------------------------------------------
 
     /// The names of a scope's slots (none for [`BY_NAME`]).
@@ -936,6 +958,9 @@ impl<'a> Evaluator<'a> {
                 builtins::getattr(&o, member)?
             }
             ExprKind::GetItem(obj, key) => {
+                if let Some(v) = self.borrowed_item(obj, key) {
+                    return Ok(v);
+                }
                 let o = self.eval(obj)?;
                 // `obj['key']` on a JSON object that has the key (otherwise the general rules).
                 if let (Value::Json(Json::Object(m)), ExprKind::Const(Const::Str(k))) = (&o, &key.kind) {
