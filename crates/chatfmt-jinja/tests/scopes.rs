@@ -235,3 +235,24 @@ fn a_block_runs_in_a_frame_of_its_own() {
         assert_eq!(render(src), want, "{src}");
     }
 }
+
+/// Attributes of the objects template scopes bind read as Jinja2 reads them.
+#[test]
+fn attributes_of_bound_objects() {
+    assert_eq!(
+        render("{% set ns = namespace(a=1) %}{{ ns.a }}{{ ns.b is defined }}{% set ns.b = 2 %}{{ ns.b }}"),
+        "1False2"
+    );
+    assert_eq!(
+        render("{% macro m(x) %}{% endmacro %}{{ m.name }}{{ m.arguments }}"),
+        "m('x',)"
+    );
+    assert_eq!(
+        render("{% set c = cycler(1, 2) %}{{ c.current }}{{ c.next() }}{{ c.current }}"),
+        "112"
+    );
+    assert_eq!(
+        render("{% set j = joiner() %}{{ j.used }}{{ j() }}{{ j.used }}{{ j.sep }}"),
+        "FalseTrue, "
+    );
+}

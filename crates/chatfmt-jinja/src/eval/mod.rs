@@ -522,17 +522,23 @@ impl<'a> Evaluator<'a> {
     }
 
     /// `name['key']` or `name.key` read in place, as evaluating it would give it: a key of the
-    /// JSON object `name` holds, or an attribute such as `loop.index0` of the loop object it
-    /// holds. `None` when the expression takes the general rules.
+    /// JSON object `name` holds, or an attribute of the object a template scope binds to `name`
+    /// (`loop.index0`, `ns.found`). `None` when the expression takes the general rules (which
+    /// also give the error of a failed attribute read).
     #[inline(never)]
     fn member_in_place(&mut self, e: &'a Expr) -> Option<Value<'a>> {
         let (name, var, key) = named_member(e)?;
         let found = match self.find_in_scopes(name, var) {
-            Some(Value::Object(o)) => {
-                return match (&**o, &e.kind) {
-                    (Object::Loop(l), ExprKind::GetAttr(..)) => builtins::globals::loop_attribute(l, key),
-                    _ => None,
+            Some(v @ Value::Object(o)) => {
+                if !matches!(e.kind, ExprKind::GetAttr(..)) {
+                    return None;
                 }
+                if let Object::Loop(l) = &**o {
+                    if let Some(attr) = builtins::globals::loop_attribute(l, key) {
+                        return Some(attr);
+                    }
+                }
+                return object_attribute(v, key).ok();
             }
             Some(v) => v.as_json(),
             None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
@@ -1669,6 +1675,13 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
             _ => {}
         }
     }
+}
+
+/// `obj.name` of an object (out of line: rarer than the reads of JSON keys and loop attributes
+/// it is checked with).
+#[inline(never)]
+fn object_attribute<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
+    builtins::getattr(obj, name)
 }
 
 /// For `name['key']` or `name.key` (a data key): the name, its reference and the key.
