@@ -1396,7 +1396,17 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates call arguments (`*args` and `**kwargs` expanded).
+    #[inline]
     pub fn eval_args(&mut self, a: &'a Args) -> Result<CallArgs<'a>> {
+        if a.is_empty() {
+            return Ok(CallArgs::default());
+        }
+        self.eval_given_args(a)
+    }
+
+    /// [`eval_args`](Self::eval_args) for a call with arguments.
+    #[inline(never)]
+    fn eval_given_args(&mut self, a: &'a Args) -> Result<CallArgs<'a>> {
         let mut out = CallArgs::default();
         for e in &a.pos {
             out.pos.push(self.eval(e)?);
