@@ -133,6 +133,22 @@ fn loops_over_a_borrowed_list() {
             "{% set messages = messages[1:] %}{{ messages[0].r }}{% for m in messages %}{{ m.r }}{% endfor %}",
             "bb",
         ),
+        (
+            "{% for m in messages %}{% for c in 'xy' %}{{ m.r }}{{ loop.index }}{% endfor %}{% endfor %}",
+            "a1a2b1b2",
+        ),
+        (
+            "{% for m in messages %}{% for c in [] %}{% else %}{{ loop.index }}{% endfor %}{% endfor %}",
+            "12",
+        ),
+        (
+            "{% for m in messages %}{% for c in [loop.index] %}{{ c }}{{ loop.length }}{% endfor %}{% endfor %}",
+            "1121",
+        ),
+        (
+            "{% for m in messages %}{% for c in 'xy' if loop is defined %}{{ c }}{% endfor %}{% endfor %}",
+            "xyxy",
+        ),
     ];
     for (src, want) in cases {
         assert_eq!(render(src, &items), want, "{src}");
