@@ -336,8 +336,8 @@ fn json_dumps_matches_cpython() {
         let opts = DumpOptions {
             ensure_ascii: boolean(&case[1]),
             indent,
-            item_sep: item_sep.to_string(),
-            key_sep: key_sep.to_string(),
+            item_sep: item_sep.to_string().into(),
+            key_sep: key_sep.to_string().into(),
             sort_keys: boolean(&case[4]),
             markup_indent: false,
         };

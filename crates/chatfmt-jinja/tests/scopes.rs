@@ -121,6 +121,34 @@ fn loops_over_a_borrowed_list() {
             "{% for m in messages %}{{ m.r }}{{ loop.last }}{% endfor %}",
             "aFalsebTrue",
         ),
+        (
+            "{{ messages[0].r }}{{ messages[-1]['r'] }}{% for m in messages %}{{ m.r }}{% endfor %}",
+            "abab",
+        ),
+        (
+            "{{ messages[2] is defined }}{{ messages[-3] is defined }}{{ messages[-2].r }}{{ messages[1:][0].r }}",
+            "FalseFalseab",
+        ),
+        (
+            "{% set messages = messages[1:] %}{{ messages[0].r }}{% for m in messages %}{{ m.r }}{% endfor %}",
+            "bb",
+        ),
+        (
+            "{% for m in messages %}{% for c in 'xy' %}{{ m.r }}{{ loop.index }}{% endfor %}{% endfor %}",
+            "a1a2b1b2",
+        ),
+        (
+            "{% for m in messages %}{% for c in [] %}{% else %}{{ loop.index }}{% endfor %}{% endfor %}",
+            "12",
+        ),
+        (
+            "{% for m in messages %}{% for c in [loop.index] %}{{ c }}{{ loop.length }}{% endfor %}{% endfor %}",
+            "1121",
+        ),
+        (
+            "{% for m in messages %}{% for c in 'xy' if loop is defined %}{{ c }}{% endfor %}{% endfor %}",
+            "xyxy",
+        ),
     ];
     for (src, want) in cases {
         assert_eq!(render(src, &items), want, "{src}");
@@ -222,4 +250,25 @@ fn a_block_runs_in_a_frame_of_its_own() {
     for (src, want) in cases {
         assert_eq!(render(src), want, "{src}");
     }
+}
+
+/// Attributes of the objects template scopes bind read as Jinja2 reads them.
+#[test]
+fn attributes_of_bound_objects() {
+    assert_eq!(
+        render("{% set ns = namespace(a=1) %}{{ ns.a }}{{ ns.b is defined }}{% set ns.b = 2 %}{{ ns.b }}"),
+        "1False2"
+    );
+    assert_eq!(
+        render("{% macro m(x) %}{% endmacro %}{{ m.name }}{{ m.arguments }}"),
+        "m('x',)"
+    );
+    assert_eq!(
+        render("{% set c = cycler(1, 2) %}{{ c.current }}{{ c.next() }}{{ c.current }}"),
+        "112"
+    );
+    assert_eq!(
+        render("{% set j = joiner() %}{{ j.used }}{{ j() }}{{ j.used }}{{ j.sep }}"),
+        "FalseTrue, "
+    );
 }

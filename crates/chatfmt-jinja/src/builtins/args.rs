@@ -1,7 +1,7 @@
 //! Evaluated call arguments and Python-style binding to a signature.
 
 use crate::error::{err, Result};
-use crate::value::Value;
+use crate::value::{Slots, Value};
 
 /// Positional and keyword arguments of a call, evaluated.
 #[derive(Default, Clone)]
@@ -193,46 +193,7 @@ const INLINE_ARGS: usize = 4;
 
 /// A slot per bound parameter, in place for the signatures of most built-ins, so binding the
 /// arguments of a call such as `x | trim` allocates nothing.
-#[derive(Clone)]
-enum ArgSlots<'a> {
-    Inline(usize, [Option<Value<'a>>; INLINE_ARGS]),
-    Heap(Vec<Option<Value<'a>>>),
-}
-
-impl<'a> ArgSlots<'a> {
-    /// `n` empty slots.
-    fn empty(n: usize) -> Self {
-        match n <= INLINE_ARGS {
-            true => ArgSlots::Inline(n, Default::default()),
-            false => ArgSlots::Heap(vec![None; n]),
-        }
-    }
-}
-
-impl Default for ArgSlots<'_> {
-    fn default() -> Self {
-        ArgSlots::empty(0)
-    }
-}
-
-impl<'a> std::ops::Deref for ArgSlots<'a> {
-    type Target = [Option<Value<'a>>];
-    fn deref(&self) -> &Self::Target {
-        match self {
-            ArgSlots::Inline(n, slots) => &slots[..*n],
-            ArgSlots::Heap(slots) => slots,
-        }
-    }
-}
-
-impl std::ops::DerefMut for ArgSlots<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        match self {
-            ArgSlots::Inline(n, slots) => &mut slots[..*n],
-            ArgSlots::Heap(slots) => slots,
-        }
-    }
-}
+type ArgSlots<'a> = Slots<'a, INLINE_ARGS>;
 
 /// Arguments bound to a [`Signature`].
 #[derive(Default, Clone)]
@@ -351,6 +312,10 @@ impl<'a> CallArgs<'a> {
             }
         }
         let total = sig.params.len();
+        // No arguments for a signature of hidden parameters only (`x | length`, `x is string`).
+        if total == sig.hidden && self.pos.is_empty() && self.kw.is_empty() {
+            return Ok(Bound::default());
+        }
         let given = sig.hidden + self.pos.len();
         // Slots of all parameters: filled by the hidden ones and the positional arguments (and,
         // only when there are keyword arguments, kept in a list).

@@ -769,13 +769,17 @@ pub(super) fn do_wordcount<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> 
     Ok(Value::Int(pystr::jinja_wordcount(&s) as i64))
 }
 
+/// The bytes `tojson` reserves before writing: room for a typical tool schema, so that most
+/// dumps never grow their string.
+const DUMPS_CAPACITY: usize = 512;
+
 pub(super) fn do_tojson<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [ensure_ascii, indent, separators, sort_keys] = b.take();
     let separators = match separators {
         None | Some(Value::None) => None,
         Some(s) => {
             let (a, b) = unpack2(&s)?;
-            Some((a.to_py_str(), b.to_py_str()))
+            Some((a.to_py_str().into(), b.to_py_str().into()))
         }
     };
     let markup_indent = matches!(indent, Some(Value::Safe(_)));
@@ -785,7 +789,7 @@ pub(super) fn do_tojson<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
         Some(n) => Some(repeat_str(" ", &n)?),
     };
     let (item_sep, key_sep) =
-        separators.unwrap_or_else(|| (if indent.is_some() { "," } else { ", " }.to_string(), ": ".to_string()));
+        separators.unwrap_or_else(|| (if indent.is_some() { "," } else { ", " }.into(), ": ".into()));
     let opts = DumpOptions {
         ensure_ascii: ensure_ascii.is_some_and(|e| e.truthy()),
         indent,
@@ -794,7 +798,7 @@ pub(super) fn do_tojson<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
         sort_keys: bool_arg(&sort_keys),
         markup_indent,
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(DUMPS_CAPACITY);
     dumps(&v, &opts, 0, &mut out)?;
     Ok(Value::string(out))
 }

@@ -3,14 +3,15 @@
 use crate::error::{err, Result};
 use crate::value::Value;
 use serde_json::Value as Json;
+use std::borrow::Cow;
 
 /// The options of `json.dumps`.
 pub struct DumpOptions {
     pub ensure_ascii: bool,
     /// `None`: one line; `Some(s)`: newline plus `s` repeated per level.
     pub indent: Option<String>,
-    pub item_sep: String,
-    pub key_sep: String,
+    pub item_sep: Cow<'static, str>,
+    pub key_sep: Cow<'static, str>,
     pub sort_keys: bool,
     /// The indent is a `Markup` string: Python's encoder then builds each list item's text as
     /// `Markup(separator + indent) + item`, which HTML-escapes scalar items (and item separators).

@@ -7,7 +7,7 @@ use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, UndefInfo, Value};
+use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -52,10 +52,13 @@ const OUTER_CACHED: usize = 16;
 /// The scope of frames that bind names by name only (a block called as `self.name()`).
 const BY_NAME: u32 = u32::MAX;
 
+/// How many slots a frame keeps in place (a scope that binds more names puts them on the heap).
+const FRAME_SLOTS: usize = 8;
+
 /// The variables of one run of a scope: a slot per name the scope binds (see [`Scopes`]), plus
 /// names bound where the frame chain differs from the template's nesting.
 struct Frame<'a> {
-    slots: Vec<Option<Value<'a>>>,
+    slots: Slots<'a, FRAME_SLOTS>,
     extra: Vec<(&'a str, Value<'a>)>,
     parent: usize,
     scope: u32,
@@ -121,7 +124,7 @@ impl<'a> Evaluator<'a> {
             frames: {
                 let mut frames = Vec::with_capacity(4);
                 frames.push(Frame {
-                    slots: (0..root_slots).map(|_| None).collect(),
+                    slots: Slots::empty(root_slots),
                     extra: Vec::new(),
                     parent: NO_PARENT,
                     scope: 0,
@@ -274,6 +277,28 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// `name[i]` read in place, without spans (which note the name when its value is first read):
+    /// the item of a list the context lends under a name only the context binds, not yet read as
+    /// a value in this render, at an integer literal `i` in range. A `for` over the list later in
+    /// the render can then still iterate it in place (see [`borrowed_items`]).
+    ///
+    /// [`borrowed_items`]: Self::borrowed_items
+    fn borrowed_item(&mut self, obj: &'a Expr, key: &'a Expr) -> Option<Value<'a>> {
+        let (ExprKind::Name(name, var), ExprKind::Const(Const::Int(i)), None) = (&obj.kind, &key.kind, &self.spans)
+        else {
+            return None;
+        };
+        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
+            return None;
+        }
+        let (Some(None), Some(Borrowed::List(items))) = (self.outer.get(var.outer as usize), self.context_source(name))
+        else {
+            return None;
+        };
+        let i = if *i < 0 { i.checked_add(items.len() as i64)? } else { *i };
+        items.get(usize::try_from(i).ok()?).map(Value::from_json)
+    }
+
     // ---- scopes ---------------------------------------------------------------------------
 
     /// The names of a scope's slots (none for [`BY_NAME`]).
@@ -295,13 +320,12 @@ impl<'a> Evaluator<'a> {
             frame.parent = parent;
             // A frame popped from the same scope keeps its (emptied) slots.
             if frame.scope != scope || frame.slots.len() != n {
-                frame.slots.clear();
-                frame.slots.extend((0..n).map(|_| None));
+                frame.slots.reset(n);
             }
             frame.scope = scope;
         } else {
             self.frames.push(Frame {
-                slots: (0..n).map(|_| None).collect(),
+                slots: Slots::empty(n),
                 extra: Vec::new(),
                 parent,
                 scope,
@@ -490,19 +514,37 @@ impl<'a> Evaluator<'a> {
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
     /// and the key.
     fn json_member(&mut self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
-        let (obj, key) = match &e.kind {
-            ExprKind::GetItem(obj, key) => match &key.kind {
-                ExprKind::Const(Const::Str(k)) => (obj, &**k),
-                _ => return None,
-            },
-            ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
-            _ => return None,
-        };
-        let ExprKind::Name(name, var) = &obj.kind else {
-            return None;
-        };
-        match self.find_json(name, *var)? {
+        let (name, var, key) = named_member(e)?;
+        match self.find_json(name, var)? {
             Json::Object(m) => Some((m, key)),
+            _ => None,
+        }
+    }
+
+    /// `name['key']` or `name.key` read in place, as evaluating it would give it: a key of the
+    /// JSON object `name` holds, or an attribute of the object a template scope binds to `name`
+    /// (`loop.index0`, `ns.found`). `None` when the expression takes the general rules (which
+    /// also give the error of a failed attribute read).
+    #[inline(never)]
+    fn member_in_place(&mut self, e: &'a Expr) -> Option<Value<'a>> {
+        let (name, var, key) = named_member(e)?;
+        let found = match self.find_in_scopes(name, var) {
+            Some(v @ Value::Object(o)) => {
+                if !matches!(e.kind, ExprKind::GetAttr(..)) {
+                    return None;
+                }
+                if let Object::Loop(l) = &**o {
+                    if let Some(attr) = builtins::globals::loop_attribute(l, key) {
+                        return Some(attr);
+                    }
+                }
+                return object_attribute(v, key).ok();
+            }
+            Some(v) => v.as_json(),
+            None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
+        };
+        match found? {
+            Json::Object(m) => crate::value::json_map_get(m, key).map(Value::from_json),
             _ => None,
         }
     }
@@ -738,8 +780,8 @@ impl<'a> Evaluator<'a> {
             Target::Name(n, at) => self.bind(n, *at, v),
             Target::Tuple(names) => {
                 let items = unpack(&v, names.len())?;
-                for (t, item) in names.iter().zip(items) {
-                    self.assign(t, item)?;
+                for (t, item) in names.iter().zip(items.iter()) {
+                    self.assign(t, item.clone())?;
                 }
             }
             Target::Attr(ns, var, attr) => {
@@ -883,13 +925,11 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Const(c) => Ok(const_value(c)),
             ExprKind::Name(n, var) => Ok(self.lookup(n, *var)),
-            // The commonest expression of chat templates, `message['role']`, read in place.
+            // The commonest expressions of chat templates, `message['role']` and `loop.last`, read
+            // in place.
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => {
-                if let Some(j) = self
-                    .json_member(e)
-                    .and_then(|(m, key)| crate::value::json_map_get(m, key))
-                {
-                    return Ok(Value::from_json(j));
+                if let Some(v) = self.member_in_place(e) {
+                    return Ok(v);
                 }
                 self.nested(|me| me.eval_inner(e)).map_err(|err| at(err, e.pos))
             }
@@ -924,6 +964,9 @@ impl<'a> Evaluator<'a> {
                 builtins::getattr(&o, member)?
             }
             ExprKind::GetItem(obj, key) => {
+                if let Some(v) = self.borrowed_item(obj, key) {
+                    return Ok(v);
+                }
                 let o = self.eval(obj)?;
                 // `obj['key']` on a JSON object that has the key (otherwise the general rules).
                 if let (Value::Json(Json::Object(m)), ExprKind::Const(Const::Str(k))) = (&o, &key.kind) {
@@ -1353,7 +1396,17 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates call arguments (`*args` and `**kwargs` expanded).
+    #[inline]
     pub fn eval_args(&mut self, a: &'a Args) -> Result<CallArgs<'a>> {
+        if a.is_empty() {
+            return Ok(CallArgs::default());
+        }
+        self.eval_given_args(a)
+    }
+
+    /// [`eval_args`](Self::eval_args) for a call with arguments.
+    #[inline(never)]
+    fn eval_given_args(&mut self, a: &'a Args) -> Result<CallArgs<'a>> {
         let mut out = CallArgs::default();
         for e in &a.pos {
             out.pos.push(self.eval(e)?);
@@ -1634,8 +1687,31 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
     }
 }
 
-/// Python tuple unpacking of `v` into `n` values.
-fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
+/// `obj.name` of an object (out of line: rarer than the reads of JSON keys and loop attributes
+/// it is checked with).
+#[inline(never)]
+fn object_attribute<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
+    builtins::getattr(obj, name)
+}
+
+/// For `name['key']` or `name.key` (a data key): the name, its reference and the key.
+fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
+    let (obj, key) = match &e.kind {
+        ExprKind::GetItem(obj, key) => match &key.kind {
+            ExprKind::Const(Const::Str(k)) => (obj, &**k),
+            _ => return None,
+        },
+        ExprKind::GetAttr(obj, member) if member.data_key => (obj, &*member.name),
+        _ => return None,
+    };
+    match &obj.kind {
+        ExprKind::Name(name, var) => Some((name, *var, key)),
+        _ => None,
+    }
+}
+
+/// Python tuple unpacking of `v` into `n` values (a tuple or list gives its own items, uncopied).
+fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Rc<Vec<Value<'a>>>> {
     let items = v
         .iterate()
         .map_err(|_| err!(TypeError, "cannot unpack non-iterable {} object", v.type_name()))?;
@@ -1649,5 +1725,5 @@ fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Vec<Value<'a>>> {
     if items.len() > n {
         return Err(err!(ValueError, "too many values to unpack (expected {n})"));
     }
-    Ok(items.to_vec())
+    Ok(items)
 }

@@ -1247,7 +1247,8 @@ struct UsedNames {
     caller: bool,
     varargs: bool,
     kwargs: bool,
-    /// `loop` is mentioned (with `deep`, inside nested macro bodies too).
+    /// `loop` is mentioned (with `deep`, inside nested macro bodies too; not inside the bodies of
+    /// nested loops, where `loop` is their own).
     loop_var: bool,
     /// Walk into the bodies of nested macros.
     deep: bool,
@@ -1276,7 +1277,10 @@ impl UsedNames {
                 if let Some(c) = &f.cond {
                     self.expr(c);
                 }
+                // `loop` in a nested loop's body is that loop's own object.
+                let loop_var = self.loop_var;
                 self.stmts(&f.body);
+                self.loop_var = loop_var;
                 self.stmts(&f.else_body);
             }
             StmtKind::SetBlock(_, filter, body) => {

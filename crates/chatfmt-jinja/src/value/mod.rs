@@ -6,6 +6,9 @@ pub(crate) mod percent;
 
 pub(crate) use ops::compare;
 pub(crate) mod repr;
+mod slots;
+
+pub(crate) use slots::Slots;
 
 use crate::ast::{ForLoop, MacroDef};
 use crate::error::{err, Error, ErrorKind, Result};
