@@ -303,7 +303,7 @@ impl Prepared {
             template: self.info(),
             text: &chat.text,
             masks: found.source.name(),
-            assistant_spans: found.assistant_spans.iter().map(|&span| text.span(span)).collect(),
+            assistant_spans: found.assistant_code_points(&text),
             message_spans: message_spans(found, enc, &text),
             model: &self.model.name,
             stop: &self.model.stop,

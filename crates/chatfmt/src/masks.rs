@@ -113,7 +113,7 @@ impl ChatSpans {
     /// `[start, end]` code-point pairs, each message as [`MessageSpan::to_json`].
     pub fn to_json(&self) -> serde_json::Map<String, Json> {
         let text = CodePoints::new(&self.rendered.text);
-        let assistant: Vec<(usize, usize)> = self.assistant_spans.iter().map(|&span| text.span(span)).collect();
+        let assistant = self.assistant_code_points(&text);
         let mut out = serde_json::Map::new();
         out.insert("masks".into(), Json::from(self.source.name()));
         out.insert("assistant_spans".into(), serde_json::json!(assistant));
@@ -122,6 +122,12 @@ impl ChatSpans {
             Json::Array(self.messages.iter().map(|m| m.to_json(&text)).collect()),
         );
         out
+    }
+
+    /// The assistant spans as `[start, end]` code-point pairs of the rendered text (`text` is
+    /// `CodePoints::new` of it).
+    pub fn assistant_code_points(&self, text: &CodePoints) -> Vec<(usize, usize)> {
+        self.assistant_spans.iter().map(|&span| text.span(span)).collect()
     }
 
     /// Whether the conversation has an assistant message but no assistant span holds a character:
@@ -193,22 +199,21 @@ fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
 fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<ByteSpan>>) {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
     let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
+    let mut produced = |i: usize, end: usize| {
+        if let Some(last) = last_char.get_mut(i) {
+            *last = Some(last.map_or(end, |l| l.max(end)));
+        }
+    };
     for span in &rendered.spans {
         let content_of = match &span.origin {
             Origin::Template => continue,
             // One parse of the path serves both.
             Origin::Input(path) => split_message(path).map(|(i, rest)| {
-                if let Some(last) = last_char.get_mut(i) {
-                    *last = Some(last.map_or(span.end, |l| l.max(span.end)));
-                }
+                produced(i, span.end);
                 (i, is_content(rest))
             }),
             Origin::Computed(_) => {
-                for i in owners(&span.origin) {
-                    if let Some(last) = last_char.get_mut(i) {
-                        *last = Some(last.map_or(span.end, |l| l.max(span.end)));
-                    }
-                }
+                owners(&span.origin).for_each(|i| produced(i, span.end));
                 content_owner(&span.origin).map(|i| (i, true))
             }
         };

@@ -104,12 +104,7 @@ impl ChatTemplate {
             spans = template.render_named_spans(ctx, out, names)?;
             Ok(())
         })?;
-        // What a cut at the continuation tag left.
-        let n = out.text.len();
-        spans.retain(|&(start, _)| start < n);
-        for span in &mut spans {
-            span.1 = span.1.min(n);
-        }
+        clip_spans(&mut spans, out.text.len(), |s| (&mut s.0, &mut s.1));
         Ok((out, spans))
     }
 
@@ -374,10 +369,15 @@ fn cut_at_tag(rendered: &mut Rendered, final_text: &str) -> Result<(), Error> {
         text[..loc].trim_end_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
     };
     rendered.text = cut.to_string();
-    let n = rendered.text.len();
-    rendered.spans.retain(|s| s.start < n);
-    for s in &mut rendered.spans {
-        s.end = s.end.min(n);
-    }
+    clip_spans(&mut rendered.spans, rendered.text.len(), |s| (&mut s.start, &mut s.end));
     Ok(())
+}
+
+/// Keeps what a cut of the output at byte `n` (at the continuation tag) left of `spans`.
+fn clip_spans<T>(spans: &mut Vec<T>, n: usize, range: impl Fn(&mut T) -> (&mut usize, &mut usize)) {
+    spans.retain_mut(|s| *range(s).0 < n);
+    for s in spans.iter_mut() {
+        let end = range(s).1;
+        *end = (*end).min(n);
+    }
 }
