@@ -72,3 +72,66 @@ fn comparisons_with_a_member_or_a_key() {
         assert_eq!(render(src), want, "{src}");
     }
 }
+
+/// The output, or `Class: message` of the error.
+fn outcome(src: &str) -> String {
+    let m = json!({"role": "user", "content": "", "n": 0, "tool_calls": []});
+    let ctx = Context::from_json(json!({ "m": m })).expect("an object");
+    let t = Template::new("t", src).expect("compiles");
+    match t.render(&ctx) {
+        Ok(r) => r.text,
+        Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
+    }
+}
+
+#[test]
+fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
+    let cases = [
+        // Decided on the operands' scalar values: names, members, loop attributes, namespace
+        // attributes, literals, nested comparisons and integer arithmetic.
+        (
+            "{% for x in 'abcd' %}{% if (m.role == 'user') != (loop.index0 % 2 == 0) %}a{% else %}b{% endif %}{% endfor %}",
+            "baba",
+        ),
+        (
+            "{% if m.n == false and m.n < 1 and 1.5 > m.n and m.n + 1 == true %}A{% endif %}",
+            "A",
+        ),
+        (
+            "{% set s = 'x' %}{% set ns = namespace(k=2) %}{% if s != 'y' and ns.k * 3 == 6 and ns.k - 3 < 0 and m.n >= -0.0 %}B{% endif %}",
+            "B",
+        ),
+        (
+            "{% if 9223372036854775807 + 1 > 9223372036854775807 and m.n ** 2 == 0 and 7 // 2 == 3 and -7 % 3 == 2 %}C{% endif %}",
+            "C",
+        ),
+        // Undefined, container, Markup and concatenated operands take the general rules.
+        ("{% if nope == 'a' or nope != nope %}D{% else %}E{% endif %}", "E"),
+        (
+            "{% if m.tool_calls == [] and ('a' | safe) == 'a' and (m.role ~ 'x') == 'userx' %}F{% endif %}",
+            "F",
+        ),
+        // Operands or comparisons that raise give the general rules' errors.
+        (
+            "{% if m.role < 1 %}{% endif %}",
+            "TypeError: '<' not supported between instances of 'str' and 'int'",
+        ),
+        (
+            "{% if m.n // 0 == 1 %}{% endif %}",
+            "ZeroDivisionError: integer division or modulo by zero",
+        ),
+        ("{% if m.n % 0 == 1 %}{% endif %}", "ZeroDivisionError: integer modulo by zero"),
+        ("{% if m.n / 0 == 1 %}{% endif %}", "ZeroDivisionError: division by zero"),
+        (
+            "{% if m.missing < 1 %}{% endif %}",
+            "UndefinedError: 'dict object' has no attribute 'missing'",
+        ),
+        (
+            "{% if (m.n == 0) < 'a' %}{% endif %}",
+            "TypeError: '<' not supported between instances of 'bool' and 'str'",
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(outcome(src), want, "{src}");
+    }
+}

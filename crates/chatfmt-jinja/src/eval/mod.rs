@@ -513,6 +513,7 @@ impl<'a> Evaluator<'a> {
 
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
     /// and the key.
+    #[inline(always)]
     fn json_member(&mut self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
         let (name, var, key) = named_member(e)?;
         match self.find_json(name, var)? {
@@ -1021,12 +1022,7 @@ impl<'a> Evaluator<'a> {
                     },
                 )] = &rest[..]
                 {
-                    let left = self.eval(first)?;
-                    let equal = match &left {
-                        Value::Str(s) => *s == &**lit,
-                        Value::String(s) | Value::Safe(s) => **s == **lit,
-                        other => other.py_eq(&Value::Str(lit)),
-                    };
+                    let equal = equals_text(&self.eval(first)?, lit);
                     return Ok(Value::Bool(equal == (*op == CmpOp::Eq)));
                 }
                 let mut left = self.eval(first)?;
@@ -1181,11 +1177,77 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
-            ExprKind::Compare(first, rest) => match self.compare_in_place(first, rest) {
-                Some(t) => Ok(t),
-                None => Ok(self.eval(e)?.truthy()),
-            },
+            ExprKind::Compare(first, rest) => {
+                let decided = match self.compare_in_place(first, rest) {
+                    None if self.spans.is_none() => self.compare_scalars(first, rest),
+                    decided => decided,
+                };
+                match decided {
+                    Some(t) => Ok(t),
+                    None => Ok(self.eval(e)?.truthy()),
+                }
+            }
             _ => Ok(self.eval(e)?.truthy()),
+        }
+    }
+
+    /// A comparison of one operator other than `in` decided without the general evaluator, as its
+    /// value would decide it, when both operands are side-effect-free expressions with scalar
+    /// values (see [`scalar`](Self::scalar)) and comparing them cannot fail:
+    /// `(message['role'] == 'user') != (loop.index0 % 2 == 0)`. `None` otherwise, with nothing
+    /// observable done (the caller evaluates the comparison, which gives its error). Only without
+    /// spans (which note reads).
+    #[inline(never)]
+    fn compare_scalars(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
+        let [(op, second)] = rest else {
+            return None;
+        };
+        if matches!(op, CmpOp::In | CmpOp::NotIn) || !may_be_scalar(first) || !may_be_scalar(second) {
+            return None;
+        }
+        let a = self.scalar(first)?;
+        // `x == 'text'` / `x != 'text'` as the general evaluator decides it.
+        if let (CmpOp::Eq | CmpOp::Ne, ExprKind::Const(Const::Str(lit))) = (op, &second.kind) {
+            return Some(equals_text(&a, lit) == (*op == CmpOp::Eq));
+        }
+        let b = self.scalar(second)?;
+        match op {
+            CmpOp::Eq => Some(a.py_eq(&b)),
+            CmpOp::Ne => Some(!a.py_eq(&b)),
+            _ => compare(*op, &a, &b).ok(),
+        }
+    }
+
+    /// The value of a side-effect-free expression when it is a scalar (`None`, a boolean, a
+    /// number or a plain string) and evaluating it cannot fail: a literal, a name, `name['key']`
+    /// or `name.key` read in place, a comparison of such operands, or integer arithmetic on
+    /// them. `None` for anything else, with nothing observable done.
+    fn scalar(&mut self, e: &'a Expr) -> Option<Value<'a>> {
+        let v = match &e.kind {
+            ExprKind::Const(c) => const_value(c),
+            ExprKind::Name(n, var) => self.find(n, *var)?,
+            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => self.member_in_place(e)?,
+            ExprKind::Compare(first, rest) => {
+                return self
+                    .nested(|me| {
+                        me.compare_in_place(first, rest)
+                            .or_else(|| me.compare_scalars(first, rest))
+                    })
+                    .map(Value::Bool)
+            }
+            ExprKind::Binary(op, a, b) if *op != BinOp::Pow => {
+                return self.nested(|me| match (me.scalar(a)?, me.scalar(b)?) {
+                    (x @ Value::Int(_), y @ Value::Int(_)) => x.binary(*op, &y).ok(),
+                    _ => None,
+                })
+            }
+            _ => return None,
+        };
+        match v {
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::String(_) => {
+                Some(v)
+            }
+            _ => None,
         }
     }
 
@@ -1195,6 +1257,7 @@ impl<'a> Evaluator<'a> {
     /// `None` for any other comparison, with nothing read. With spans, notes what evaluating the
     /// comparison would: the operands' values (the literal `== 'text'` compares with is not
     /// evaluated).
+    #[inline(always)]
     fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
         let [(op, second)] = rest else {
             return None;
@@ -1694,7 +1757,26 @@ fn object_attribute<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
     builtins::getattr(obj, name)
 }
 
+/// Python's `v == lit` for a string literal: a string is equal when its text is, nothing else is.
+#[inline]
+fn equals_text<'a>(v: &Value<'a>, lit: &'a str) -> bool {
+    match v {
+        Value::Str(s) => *s == lit,
+        Value::String(s) | Value::Safe(s) => **s == *lit,
+        other => other.py_eq(&Value::Str(lit)),
+    }
+}
+
+/// Whether `e` is of a kind [`Evaluator::scalar`] may evaluate (checked before anything is read).
+fn may_be_scalar(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Const(_) | ExprKind::Name(..) | ExprKind::Compare(..) | ExprKind::Binary(..)
+    ) || named_member(e).is_some()
+}
+
 /// For `name['key']` or `name.key` (a data key): the name, its reference and the key.
+#[inline(always)]
 fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
     let (obj, key) = match &e.kind {
         ExprKind::GetItem(obj, key) => match &key.kind {
