@@ -9,6 +9,9 @@
     clippy::print_stderr
 )]
 
+#[path = "support/outcome.rs"]
+mod support;
+
 use chatfmt_jinja::{Context, Template};
 use serde_json::json;
 
@@ -73,15 +76,10 @@ fn comparisons_with_a_member_or_a_key() {
     }
 }
 
-/// The output, or `Class: message` of the error.
+/// The output of `src` with the message of [`render`], or `Class: message` of the error.
 fn outcome(src: &str) -> String {
     let m = json!({"role": "user", "content": "", "n": 0, "tool_calls": []});
-    let ctx = Context::from_json(json!({ "m": m })).expect("an object");
-    let t = Template::new("t", src).expect("compiles");
-    match t.render(&ctx) {
-        Ok(r) => r.text,
-        Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
-    }
+    support::outcome(json!({ "m": m }), src)
 }
 
 #[test]

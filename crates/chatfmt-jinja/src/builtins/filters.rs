@@ -419,6 +419,11 @@ pub(super) fn do_string<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
 
 /// `s` without leading and trailing whitespace, as Python's `str.strip()` gives it.
 pub(super) fn trim_space(s: &str) -> &str {
+    // Text that starts and ends with an ASCII character other than whitespace is kept whole.
+    let kept = |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii() && !is_py_space(char::from(b)));
+    if kept(s.as_bytes().first()) && kept(s.as_bytes().last()) {
+        return s;
+    }
     s.trim_matches(is_py_space)
 }
 

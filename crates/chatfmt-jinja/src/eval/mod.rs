@@ -1348,6 +1348,24 @@ impl<'a> Evaluator<'a> {
             });
         }
         let value = match &leaf.kind {
+            // A string a template scope binds prints as itself.
+            ExprKind::Name(name, var) => match self.find_in_scopes(name, *var) {
+                Some(Value::Str(s)) => {
+                    let s = *s;
+                    self.print_piece::<TRACK>(s, true);
+                    return Ok(true);
+                }
+                _ => self.eval(leaf),
+            },
+            ExprKind::Filter(Some(inner), filter, args) if !TRACK && args.is_empty() => {
+                if let Some(s) = self.on_str_member(inner, filter) {
+                    crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, leaf.pos))?;
+                    self.out.push_str(s);
+                    return Ok(true);
+                }
+                self.eval_filter_chain(leaf, Value::Undefined(None))
+                    .map_err(|err| at(err, leaf.pos))
+            }
             ExprKind::Filter(..) => {
                 let v = self
                     .eval_filter_chain(leaf, Value::Undefined(None))
@@ -1371,6 +1389,19 @@ impl<'a> Evaluator<'a> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// `name['key'] | f` (or `name.key | f`) for a filter `f` that declares what it gives for a
+    /// string without arguments (`trim`), when the JSON object `name` holds has a string at `key`:
+    /// what the filter gives, without the filter's call (the caller charges it).
+    #[inline(always)]
+    fn on_str_member(&mut self, inner: &'a Expr, filter: &Named) -> Option<&'a str> {
+        let on_str = filter.index.and_then(|i| FILTERS.get(i))?.on_str?;
+        let (m, key) = self.json_member(inner)?;
+        match crate::value::json_map_get(m, key)? {
+            Json::String(s) => Some(on_str(s)),
+            _ => None,
+        }
     }
 
     /// Prints a borrowed string of a print plan; with `TRACK`, notes it as `eval` would (unless
