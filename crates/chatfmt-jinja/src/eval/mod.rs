@@ -776,40 +776,48 @@ impl<'a> Evaluator<'a> {
         Ok(Flow::Normal)
     }
 
+    /// Binds `v` to an assignment's target (a name, names to unpack it into, or `ns.attr`).
+    #[inline(always)]
     fn assign(&mut self, target: &'a Target, v: Value<'a>) -> Result<()> {
         match target {
-            Target::Name(n, at) => self.bind(n, *at, v),
-            Target::Tuple(names) => {
-                let items = unpack(&v, names.len())?;
-                for (t, item) in names.iter().zip(items.iter()) {
-                    self.assign(t, item.clone())?;
-                }
+            Target::Name(n, at) => {
+                self.bind(n, *at, v);
+                Ok(())
             }
-            Target::Attr(ns, var, attr) => {
-                let target = self.lookup(ns, *var);
-                match &target {
-                    Value::Object(o) => match &**o {
-                        Object::Namespace(d) => {
-                            builtins::globals::check_namespace_name(attr)?;
-                            d.borrow_mut().insert(Value::Str(attr), v)?
-                        }
-                        _ => {
-                            return Err(err!(
-                                TemplateRuntimeError,
-                                "cannot assign attribute on non-namespace object"
-                            ))
-                        }
-                    },
-                    _ => {
-                        return Err(err!(
-                            TemplateRuntimeError,
-                            "cannot assign attribute on non-namespace object"
-                        ))
-                    }
-                }
-            }
+            Target::Tuple(names) => self.assign_tuple(names, v),
+            Target::Attr(ns, var, attr) => self.assign_attr(ns, *var, attr, v),
+        }
+    }
+
+    /// Unpacks `v` into the targets `names`.
+    #[inline(never)]
+    fn assign_tuple(&mut self, names: &'a [Target], v: Value<'a>) -> Result<()> {
+        let items = unpack(&v, names.len())?;
+        for (t, item) in names.iter().zip(items.iter()) {
+            self.assign(t, item.clone())?;
         }
         Ok(())
+    }
+
+    /// `ns.attr = v` for the namespace a template names `ns`.
+    #[inline(never)]
+    fn assign_attr(&mut self, ns: &'a str, var: VarRef, attr: &'a str, v: Value<'a>) -> Result<()> {
+        match &self.lookup(ns, var) {
+            Value::Object(o) => match &**o {
+                Object::Namespace(d) => {
+                    builtins::globals::check_namespace_name(attr)?;
+                    d.borrow_mut().insert(Value::Str(attr), v)
+                }
+                _ => Err(err!(
+                    TemplateRuntimeError,
+                    "cannot assign attribute on non-namespace object"
+                )),
+            },
+            _ => Err(err!(
+                TemplateRuntimeError,
+                "cannot assign attribute on non-namespace object"
+            )),
+        }
     }
 
     fn exec_for(&mut self, f: &'a ForLoop, iter: Value<'a>, depth0: usize) -> Result<Flow> {
