@@ -103,6 +103,18 @@ fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
             "{% if 9223372036854775807 + 1 > 9223372036854775807 and m.n ** 2 == 0 and 7 // 2 == 3 and -7 % 3 == 2 %}C{% endif %}",
             "C",
         ),
+        (
+            "{% set a, b, c = -7, -3, -2 %}{% if 7 % b == c and a // 2 == -4 and 7 // c == -4 and a % b == -1 and 6 // b == c %}G{% endif %}",
+            "G",
+        ),
+        (
+            "{% set low = -9223372036854775807 - 1 %}{% set one = -1 %}{% if low - 1 < 0 and low // one > 0 and low % one == 0 %}H{% endif %}",
+            "H",
+        ),
+        (
+            "{% set s = 'a' ~ 'b' %}{% if 'b' > 'a' and 'é' > 'z' and true > false and none == none and s == 'ab' and m.role >= 'user' %}I{% endif %}",
+            "I",
+        ),
         // Undefined, container, Markup and concatenated operands take the general rules.
         ("{% if nope == 'a' or nope != nope %}D{% else %}E{% endif %}", "E"),
         (
@@ -123,6 +135,14 @@ fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
         (
             "{% if m.missing < 1 %}{% endif %}",
             "UndefinedError: 'dict object' has no attribute 'missing'",
+        ),
+        (
+            "{% if none < 1 %}{% endif %}",
+            "TypeError: '<' not supported between instances of 'NoneType' and 'int'",
+        ),
+        (
+            "{% if m.role < none %}{% endif %}",
+            "TypeError: '<' not supported between instances of 'str' and 'NoneType'",
         ),
         (
             "{% if (m.n == 0) < 'a' %}{% endif %}",

@@ -1214,47 +1214,56 @@ impl<'a> Evaluator<'a> {
             return None;
         }
         let a = self.scalar(first)?;
-        // `x == 'text'` / `x != 'text'` as the general evaluator decides it.
+        // `x == 'text'` / `x != 'text'`: a string is equal when its text is, nothing else is.
         if let (CmpOp::Eq | CmpOp::Ne, ExprKind::Const(Const::Str(lit))) = (op, &second.kind) {
-            return Some(equals_text(&a, lit) == (*op == CmpOp::Eq));
+            let equal = matches!(a, Scalar::Str(s) if s == &**lit);
+            return Some(equal == (*op == CmpOp::Eq));
         }
         let b = self.scalar(second)?;
-        match op {
-            CmpOp::Eq => Some(a.py_eq(&b)),
-            CmpOp::Ne => Some(!a.py_eq(&b)),
-            _ => compare(*op, &a, &b).ok(),
-        }
+        let order = match (a, b) {
+            (Scalar::Int(x), Scalar::Int(y)) => x.cmp(&y),
+            (Scalar::Bool(x), Scalar::Bool(y)) => x.cmp(&y),
+            (Scalar::Str(x), Scalar::Str(y)) => x.cmp(y),
+            _ => return compare(*op, &a.value(), &b.value()).ok(),
+        };
+        Some(match op {
+            CmpOp::Eq => order.is_eq(),
+            CmpOp::Ne => order.is_ne(),
+            CmpOp::Lt => order.is_lt(),
+            CmpOp::Le => order.is_le(),
+            CmpOp::Gt => order.is_gt(),
+            _ => order.is_ge(),
+        })
     }
 
-    /// The value of a side-effect-free expression when it is a scalar (`None`, a boolean, a
-    /// number or a plain string) and evaluating it cannot fail: a literal, a name, `name['key']`
-    /// or `name.key` read in place, a comparison of such operands, or integer arithmetic on
-    /// them. `None` for anything else, with nothing observable done.
-    fn scalar(&mut self, e: &'a Expr) -> Option<Value<'a>> {
-        let v = match &e.kind {
-            ExprKind::Const(c) => const_value(c),
-            ExprKind::Name(n, var) => self.find(n, *var)?,
-            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => self.member_in_place(e)?,
-            ExprKind::Compare(first, rest) => {
-                return self
-                    .nested(|me| {
-                        me.compare_in_place(first, rest)
-                            .or_else(|| me.compare_scalars(first, rest))
-                    })
-                    .map(Value::Bool)
-            }
-            ExprKind::Binary(op, a, b) if *op != BinOp::Pow => {
-                return self.nested(|me| match (me.scalar(a)?, me.scalar(b)?) {
-                    (x @ Value::Int(_), y @ Value::Int(_)) => x.binary(*op, &y).ok(),
-                    _ => None,
+    /// The value of a side-effect-free expression when it is a scalar and evaluating it cannot
+    /// fail: a literal, a name, `name['key']` or `name.key` read in place, a comparison of such
+    /// operands, or integer arithmetic on them that stays within 64 bits. `None` for anything
+    /// else, with nothing observable done.
+    fn scalar(&mut self, e: &'a Expr) -> Option<Scalar<'a>> {
+        match &e.kind {
+            ExprKind::Const(c) => Some(match c {
+                Const::None => Scalar::None,
+                Const::Bool(b) => Scalar::Bool(*b),
+                Const::Int(i) => Scalar::Int(*i),
+                Const::Float(f) => Scalar::Float(*f),
+                Const::Str(s) => Scalar::Str(s),
+            }),
+            ExprKind::Name(n, var) => match self.find_in_scopes(n, *var) {
+                Some(v) => Scalar::of(v),
+                None => Scalar::of(&self.find_outside_scopes(n, var.outer)?),
+            },
+            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => Scalar::of(&self.member_in_place(e)?),
+            ExprKind::Compare(first, rest) => self
+                .nested(|me| {
+                    me.compare_in_place(first, rest)
+                        .or_else(|| me.compare_scalars(first, rest))
                 })
-            }
-            _ => return None,
-        };
-        match v {
-            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::String(_) => {
-                Some(v)
-            }
+                .map(Scalar::Bool),
+            ExprKind::Binary(op, a, b) => self.nested(|me| match (me.scalar(a)?, me.scalar(b)?) {
+                (Scalar::Int(x), Scalar::Int(y)) => int_arithmetic(*op, x, y).map(Scalar::Int),
+                _ => None,
+            }),
             _ => None,
         }
     }
@@ -1803,6 +1812,62 @@ fn equals_text<'a>(v: &Value<'a>, lit: &'a str) -> bool {
         Value::Str(s) => *s == lit,
         Value::String(s) | Value::Safe(s) => **s == *lit,
         other => other.py_eq(&Value::Str(lit)),
+    }
+}
+
+/// A scalar operand of a comparison (see [`Evaluator::scalar`]): `None`, a boolean, a number or
+/// a borrowed string, held without reference counts.
+#[derive(Clone, Copy)]
+enum Scalar<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    /// The scalar a value is, if it is one.
+    #[inline]
+    fn of(v: &Value<'a>) -> Option<Self> {
+        Some(match v {
+            Value::None => Scalar::None,
+            Value::Bool(b) => Scalar::Bool(*b),
+            Value::Int(i) => Scalar::Int(*i),
+            Value::Float(f) => Scalar::Float(*f),
+            Value::Str(s) => Scalar::Str(s),
+            _ => return None,
+        })
+    }
+
+    fn value(self) -> Value<'a> {
+        match self {
+            Scalar::None => Value::None,
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Int(i) => Value::Int(i),
+            Scalar::Float(f) => Value::Float(f),
+            Scalar::Str(s) => Value::Str(s),
+        }
+    }
+}
+
+/// Python's `x op y` on two integers when it is an integer within 64 bits (`+`, `-`, `*`, `//`,
+/// `%`); `None` otherwise (true division, powers, a zero divisor, overflow).
+fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        // Python's remainder takes the divisor's sign, and its quotient rounds down.
+        BinOp::Mod => {
+            let r = x.checked_rem(y)?;
+            Some(if r != 0 && (r < 0) != (y < 0) { r + y } else { r })
+        }
+        BinOp::FloorDiv => {
+            let q = x.checked_div(y)?;
+            Some(if x % y != 0 && (x < 0) != (y < 0) { q - 1 } else { q })
+        }
+        BinOp::Div | BinOp::Pow => None,
     }
 }
 
