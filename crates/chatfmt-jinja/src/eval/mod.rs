@@ -1240,6 +1240,7 @@ impl<'a> Evaluator<'a> {
     /// fail: a literal, a name, `name['key']` or `name.key` read in place, a comparison of such
     /// operands, or integer arithmetic on them that stays within 64 bits. `None` for anything
     /// else, with nothing observable done.
+    #[inline(always)]
     fn scalar(&mut self, e: &'a Expr) -> Option<Scalar<'a>> {
         match &e.kind {
             ExprKind::Const(c) => Some(match c {
@@ -1254,16 +1255,25 @@ impl<'a> Evaluator<'a> {
                 None => Scalar::of(&self.find_outside_scopes(n, var.outer)?),
             },
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => Scalar::of(&self.member_in_place(e)?),
-            ExprKind::Compare(first, rest) => self
-                .nested(|me| {
-                    me.compare_in_place(first, rest)
-                        .or_else(|| me.compare_scalars(first, rest))
-                })
-                .map(Scalar::Bool),
-            ExprKind::Binary(op, a, b) => self.nested(|me| match (me.scalar(a)?, me.scalar(b)?) {
-                (Scalar::Int(x), Scalar::Int(y)) => int_arithmetic(*op, x, y).map(Scalar::Int),
-                _ => None,
-            }),
+            ExprKind::Compare(first, rest) => self.nested(|me| me.nested_comparison(first, rest)),
+            ExprKind::Binary(op, a, b) => self.nested(|me| me.int_operation(*op, a, b)),
+            _ => None,
+        }
+    }
+
+    /// A comparison operand of a comparison (see [`scalar`](Self::scalar)).
+    #[inline(never)]
+    fn nested_comparison(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<Scalar<'a>> {
+        self.compare_in_place(first, rest)
+            .or_else(|| self.compare_scalars(first, rest))
+            .map(Scalar::Bool)
+    }
+
+    /// Integer arithmetic as a comparison operand (see [`scalar`](Self::scalar)).
+    #[inline(never)]
+    fn int_operation(&mut self, op: BinOp, a: &'a Expr, b: &'a Expr) -> Option<Scalar<'a>> {
+        match (self.scalar(a)?, self.scalar(b)?) {
+            (Scalar::Int(x), Scalar::Int(y)) => int_arithmetic(op, x, y).map(Scalar::Int),
             _ => None,
         }
     }
