@@ -7,7 +7,7 @@ use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
+use crate::value::{compare, short_eq, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -254,10 +254,10 @@ impl<'a> Evaluator<'a> {
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
     /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
-    /// read in this render, and has no filter and no `loop` object (which hold the items). With
-    /// spans the name is noted as read (a list value itself is never noted).
+    /// read in this render, and has no filter (its `loop` object, if any, reads the items in
+    /// place too). With spans the name is noted as read (a list value itself is never noted).
     fn borrowed_items(&mut self, f: &'a ForLoop) -> Option<&'a [Json]> {
-        if f.cond.is_some() || f.uses_loop {
+        if f.cond.is_some() {
             return None;
         }
         let ExprKind::Name(name, var) = &f.iter.kind else {
@@ -679,8 +679,9 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::For(f) => {
                 if let Some(items) = self.borrowed_items(f) {
+                    let lp = f.uses_loop.then(|| self.loop_object(f, LoopItems::Json(items), 0));
                     return self
-                        .run_loop(f, items.iter().map(Value::from_json), None)
+                        .run_loop(f, items.iter().map(Value::from_json), lp)
                         .map_err(|e| at(e, s.pos));
                 }
                 let iter = self.eval(&f.iter)?;
@@ -840,17 +841,22 @@ impl<'a> Evaluator<'a> {
                 Rc::new(kept)
             }
         };
-        let lp = f.uses_loop.then(|| {
-            Rc::new(Object::Loop(LoopValue {
-                index0: Cell::new(0),
-                items: items.clone(),
-                depth0,
-                changed_last: RefCell::new(None),
-                recursive: f.recursive.then_some(f),
-                scope: restore,
-            }))
-        });
+        let lp = f
+            .uses_loop
+            .then(|| self.loop_object(f, LoopItems::Values(items.clone()), depth0));
         self.run_loop(f, items.iter().cloned(), lp)
+    }
+
+    /// The `loop` object of a loop over `items` that starts in the current frame.
+    fn loop_object(&self, f: &'a ForLoop, items: LoopItems<'a>, depth0: usize) -> Rc<Object<'a>> {
+        Rc::new(Object::Loop(LoopValue {
+            index0: Cell::new(0),
+            items,
+            depth0,
+            changed_last: RefCell::new(None),
+            recursive: f.recursive.then_some(f),
+            scope: self.current,
+        }))
     }
 
     /// Runs a loop's body for each of `items` (in one frame, emptied between iterations), then
