@@ -83,7 +83,7 @@ fn outcome(src: &str) -> String {
 }
 
 #[test]
-fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
+fn comparisons_and_tests_of_scalars_and_what_they_leave_to_the_general_rules() {
     let cases = [
         // Decided on the operands' scalar values: names, members, loop attributes, namespace
         // attributes, literals, nested comparisons and integer arithmetic.
@@ -115,6 +115,10 @@ fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
             "{% set s = 'a' ~ 'b' %}{% if 'b' > 'a' and 'é' > 'z' and true > false and none == none and s == 'ab' and m.role >= 'user' %}I{% endif %}",
             "I",
         ),
+        (
+            "{% if m.role is string and m.n is not string and nope is undefined and m.missing is not defined and not m.n is none and m.n is divisibleby(3) %}T{% endif %}",
+            "T",
+        ),
         // Undefined, container, Markup and concatenated operands take the general rules.
         ("{% if nope == 'a' or nope != nope %}D{% else %}E{% endif %}", "E"),
         (
@@ -135,6 +139,18 @@ fn comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
         (
             "{% if m.missing < 1 %}{% endif %}",
             "UndefinedError: 'dict object' has no attribute 'missing'",
+        ),
+        (
+            "{% if m.missing.x is defined %}{% endif %}",
+            "UndefinedError: 'dict object' has no attribute 'missing'",
+        ),
+        (
+            "{% if m.n is bogus %}{% endif %}",
+            "TemplateRuntimeError: No test named 'bogus' found.",
+        ),
+        (
+            "{% if m.n is divisibleby(0) %}{% endif %}",
+            "ZeroDivisionError: integer modulo by zero",
         ),
         (
             "{% if none < 1 %}{% endif %}",

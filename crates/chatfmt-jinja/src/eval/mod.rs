@@ -1201,6 +1201,11 @@ impl<'a> Evaluator<'a> {
                     None => Ok(self.eval(e)?.truthy()),
                 }
             }
+            // A test gives a boolean, which evaluating it would note nothing of.
+            ExprKind::Test(v, name, args) => self
+                .nested(|me| me.eval_test(v, name, args))
+                .map(|t| t.truthy())
+                .map_err(|err| at(err, e.pos)),
             _ => Ok(self.eval(e)?.truthy()),
         }
     }
