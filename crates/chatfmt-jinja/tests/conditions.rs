@@ -83,7 +83,7 @@ fn outcome(src: &str) -> String {
 }
 
 #[test]
-fn comparisons_and_tests_of_scalars_and_what_they_leave_to_the_general_rules() {
+fn names_tests_and_comparisons_of_scalars_and_what_they_leave_to_the_general_rules() {
     let cases = [
         // Decided on the operands' scalar values: names, members, loop attributes, namespace
         // attributes, literals, nested comparisons and integer arithmetic.
@@ -118,6 +118,10 @@ fn comparisons_and_tests_of_scalars_and_what_they_leave_to_the_general_rules() {
         (
             "{% if m.role is string and m.n is not string and nope is undefined and m.missing is not defined and not m.n is none and m.n is divisibleby(3) %}T{% endif %}",
             "T",
+        ),
+        (
+            "{% set e = '' %}{% set f = [0] %}{% for x in [0, 1] %}{% if x %}a{% else %}b{% endif %}{% endfor %}{% if m %}c{% endif %}{% if e %}d{% endif %}{% if f %}g{% endif %}{% if nope %}h{% endif %}{% if range %}i{% endif %}{% if self %}j{% endif %}{% if not nope and not e %}k{% endif %}",
+            "bacgijk",
         ),
         // Undefined, container, Markup and concatenated operands take the general rules.
         ("{% if nope == 'a' or nope != nope %}D{% else %}E{% endif %}", "E"),

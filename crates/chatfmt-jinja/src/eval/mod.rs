@@ -1201,6 +1201,11 @@ impl<'a> Evaluator<'a> {
                     None => Ok(self.eval(e)?.truthy()),
                 }
             }
+            // A name's value, read where it is (without spans, which note it).
+            ExprKind::Name(n, var) if self.spans.is_none() => Ok(match self.find_in_scopes(n, *var) {
+                Some(v) => v.truthy(),
+                None => self.find_outside_scopes(n, var.outer).is_some_and(|v| v.truthy()),
+            }),
             // A test gives a boolean, which evaluating it would note nothing of.
             ExprKind::Test(v, name, args) => self
                 .nested(|me| me.eval_test(v, name, args))
