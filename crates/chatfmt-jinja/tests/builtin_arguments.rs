@@ -65,3 +65,37 @@ fn arguments_and_falsy_inputs_match_jinja2() {
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `select`/`selectattr` with `equalto` (`eq`, `==`) compare each item with the argument taken once;
+/// other tests, and a missing or extra argument, keep Jinja2's results and errors.
+#[test]
+fn selecting_by_equality_matches_jinja2() {
+    let ok = |s: &str| Ok::<String, (String, String)>(s.to_string());
+    let raised = |message: &str| Err::<String, _>(("TypeError".to_string(), message.to_string()));
+    let cases = [
+        (
+            "{{ [{'r': 1}, {'r': '1'}, {'r': true}, {'r': 1.0}] | selectattr('r', 'equalto', 1) | list }}",
+            ok("[{'r': 1}, {'r': True}, {'r': 1.0}]"),
+        ),
+        (
+            "{{ [{'r': 'a'}, {'r': 'b'}] | rejectattr('r', '==', 'a') | list }}{{ [2, 3, 2] | select('eq', 2) | list }}",
+            ok("[{'r': 'b'}][2, 2]"),
+        ),
+        (
+            "{{ ['<a>' | safe, '<a>', 'b'] | select('equalto', '<a>') | list | length }}{{ [1, 2] | select('ne', 1) | list }}",
+            ok("2[2]"),
+        ),
+        (
+            "{{ [{'r': 1}] | selectattr('r', 'equalto') | list }}",
+            raised("eq expected 2 arguments, got 1"),
+        ),
+        (
+            "{{ [{'r': 1}] | selectattr('r', 'equalto', 1, 2) | list }}",
+            raised("eq expected 2 arguments, got 3"),
+        ),
+        ("{{ [{'r': 1}] | selectattr('x', 'equalto', 1) | list }}", ok("[]")),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}

@@ -75,7 +75,7 @@ fn blocks_called_through_self_search_by_name() {
 }
 
 /// A loop over a list the caller lends (as chat messages are) is iterated in place unless a filter
-/// or the `loop` object needs the items; either way it reads as a list.
+/// needs the items (its `loop` object reads them in place too); either way it reads as a list.
 #[test]
 fn loops_over_a_borrowed_list() {
     use chatfmt_jinja::{Borrowed, Layer};
@@ -120,6 +120,22 @@ fn loops_over_a_borrowed_list() {
         (
             "{% for m in messages %}{{ m.r }}{{ loop.last }}{% endfor %}",
             "aFalsebTrue",
+        ),
+        (
+            "{% for m in messages %}{{ loop.index }}{{ loop.revindex0 }}{{ loop.length }}{{ loop.first }}{{ loop.last }}{{ loop.previtem is defined }}{{ loop.nextitem is defined }}{{ loop.cycle('x', 'y') }}{{ loop.changed(m.r) }}{{ loop }};{% endfor %}",
+            "112TrueFalseFalseTruexTrue<LoopContext 1/2>;202FalseTrueTrueFalseyTrue<LoopContext 2/2>;",
+        ),
+        (
+            "{% for m in messages %}{% if loop.last %}{{ loop.previtem.r }}{% else %}{{ loop.nextitem['r'] }}{% endif %}{% endfor %}",
+            "ba",
+        ),
+        (
+            "{% for m in messages %}{% for n in messages %}{{ loop.depth }}{{ n.r }}{% endfor %}{{ loop.index0 }}{% endfor %}",
+            "1a1b01a1b1",
+        ),
+        (
+            "{% for m in messages recursive %}{{ m.r }}{% if loop.depth == 1 %}[{{ loop([{'r': 'c'}]) }}]{% endif %}{% endfor %}",
+            "a[c]b[c]",
         ),
         (
             "{{ messages[0].r }}{{ messages[-1]['r'] }}{% for m in messages %}{{ m.r }}{% endfor %}",

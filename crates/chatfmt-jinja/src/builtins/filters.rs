@@ -331,6 +331,8 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
     // The test and its bound arguments, found and bound at the first item (where Jinja2 would
     // first fail to), then reused.
     let mut bound_test = None;
+    // For `equalto` (`eq`, `==`), the value compared with, taken from the bound arguments once.
+    let mut equal_to = None;
     for item in items.iter() {
         let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
         let ok = match &test {
@@ -340,10 +342,17 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
                     Some(found) => found,
                     None => {
                         let t = lookup_name("test", t, TESTS)?;
-                        bound_test.insert((t, test_args.bind_sig(&t.sig)?))
+                        let found = bound_test.insert((t, test_args.bind_sig(&t.sig)?));
+                        if matches!(t.name, "eq" | "equalto" | "==") {
+                            equal_to = super::tests::other(found.1.clone()).ok();
+                        }
+                        found
                     }
                 };
-                (t.run)(&subject, bound.clone())?
+                match &equal_to {
+                    Some(other) => subject.py_eq(other),
+                    None => (t.run)(&subject, bound.clone())?,
+                }
             }
         };
         if ok == keep_when {
@@ -419,6 +428,11 @@ pub(super) fn do_string<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
 
 /// `s` without leading and trailing whitespace, as Python's `str.strip()` gives it.
 pub(super) fn trim_space(s: &str) -> &str {
+    // Text that starts and ends with an ASCII character other than whitespace is kept whole.
+    let kept = |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii() && !is_py_space(char::from(b)));
+    if kept(s.as_bytes().first()) && kept(s.as_bytes().last()) {
+        return s;
+    }
     s.trim_matches(is_py_space)
 }
 

@@ -392,15 +392,15 @@ pub fn loop_attribute<'a>(l: &LoopValue<'a>, name: &'a str) -> Option<Value<'a>>
         "length" => Value::Int(n as i64),
         "depth" => Value::Int(l.depth0 as i64 + 1),
         "depth0" => Value::Int(l.depth0 as i64),
-        "previtem" => match i.checked_sub(1) {
-            Some(p) => l.items[p].clone(),
+        "previtem" => match i.checked_sub(1).and_then(|p| l.items.get(p)) {
+            Some(v) => v,
             None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
                 "there is no previous item".into(),
                 ErrorKind::UndefinedError,
             )))),
         },
         "nextitem" => match l.items.get(i + 1) {
-            Some(v) => v.clone(),
+            Some(v) => v,
             None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
                 "there is no next item".into(),
                 ErrorKind::UndefinedError,

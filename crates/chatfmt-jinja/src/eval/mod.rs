@@ -7,7 +7,7 @@ use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
+use crate::value::{compare, short_eq, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -254,10 +254,10 @@ impl<'a> Evaluator<'a> {
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
     /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
-    /// read in this render, and has no filter and no `loop` object (which hold the items). With
-    /// spans the name is noted as read (a list value itself is never noted).
+    /// read in this render, and has no filter (its `loop` object, if any, reads the items in
+    /// place too). With spans the name is noted as read (a list value itself is never noted).
     fn borrowed_items(&mut self, f: &'a ForLoop) -> Option<&'a [Json]> {
-        if f.cond.is_some() || f.uses_loop {
+        if f.cond.is_some() {
             return None;
         }
         let ExprKind::Name(name, var) = &f.iter.kind else {
@@ -513,6 +513,7 @@ impl<'a> Evaluator<'a> {
 
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
     /// and the key.
+    #[inline(always)]
     fn json_member(&mut self, e: &'a Expr) -> Option<(&'a serde_json::Map<String, Json>, &'a str)> {
         let (name, var, key) = named_member(e)?;
         match self.find_json(name, var)? {
@@ -678,8 +679,9 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::For(f) => {
                 if let Some(items) = self.borrowed_items(f) {
+                    let lp = f.uses_loop.then(|| self.loop_object(f, LoopItems::Json(items), 0));
                     return self
-                        .run_loop(f, items.iter().map(Value::from_json), None)
+                        .run_loop(f, items.iter().map(Value::from_json), lp)
                         .map_err(|e| at(e, s.pos));
                 }
                 let iter = self.eval(&f.iter)?;
@@ -775,40 +777,48 @@ impl<'a> Evaluator<'a> {
         Ok(Flow::Normal)
     }
 
+    /// Binds `v` to an assignment's target (a name, names to unpack it into, or `ns.attr`).
+    #[inline(always)]
     fn assign(&mut self, target: &'a Target, v: Value<'a>) -> Result<()> {
         match target {
-            Target::Name(n, at) => self.bind(n, *at, v),
-            Target::Tuple(names) => {
-                let items = unpack(&v, names.len())?;
-                for (t, item) in names.iter().zip(items.iter()) {
-                    self.assign(t, item.clone())?;
-                }
+            Target::Name(n, at) => {
+                self.bind(n, *at, v);
+                Ok(())
             }
-            Target::Attr(ns, var, attr) => {
-                let target = self.lookup(ns, *var);
-                match &target {
-                    Value::Object(o) => match &**o {
-                        Object::Namespace(d) => {
-                            builtins::globals::check_namespace_name(attr)?;
-                            d.borrow_mut().insert(Value::Str(attr), v)?
-                        }
-                        _ => {
-                            return Err(err!(
-                                TemplateRuntimeError,
-                                "cannot assign attribute on non-namespace object"
-                            ))
-                        }
-                    },
-                    _ => {
-                        return Err(err!(
-                            TemplateRuntimeError,
-                            "cannot assign attribute on non-namespace object"
-                        ))
-                    }
-                }
-            }
+            Target::Tuple(names) => self.assign_tuple(names, v),
+            Target::Attr(ns, var, attr) => self.assign_attr(ns, *var, attr, v),
+        }
+    }
+
+    /// Unpacks `v` into the targets `names`.
+    #[inline(never)]
+    fn assign_tuple(&mut self, names: &'a [Target], v: Value<'a>) -> Result<()> {
+        let items = unpack(&v, names.len())?;
+        for (t, item) in names.iter().zip(items.iter()) {
+            self.assign(t, item.clone())?;
         }
         Ok(())
+    }
+
+    /// `ns.attr = v` for the namespace a template names `ns`.
+    #[inline(never)]
+    fn assign_attr(&mut self, ns: &'a str, var: VarRef, attr: &'a str, v: Value<'a>) -> Result<()> {
+        match &self.lookup(ns, var) {
+            Value::Object(o) => match &**o {
+                Object::Namespace(d) => {
+                    builtins::globals::check_namespace_name(attr)?;
+                    d.borrow_mut().insert(Value::Str(attr), v)
+                }
+                _ => Err(err!(
+                    TemplateRuntimeError,
+                    "cannot assign attribute on non-namespace object"
+                )),
+            },
+            _ => Err(err!(
+                TemplateRuntimeError,
+                "cannot assign attribute on non-namespace object"
+            )),
+        }
     }
 
     fn exec_for(&mut self, f: &'a ForLoop, iter: Value<'a>, depth0: usize) -> Result<Flow> {
@@ -831,17 +841,22 @@ impl<'a> Evaluator<'a> {
                 Rc::new(kept)
             }
         };
-        let lp = f.uses_loop.then(|| {
-            Rc::new(Object::Loop(LoopValue {
-                index0: Cell::new(0),
-                items: items.clone(),
-                depth0,
-                changed_last: RefCell::new(None),
-                recursive: f.recursive.then_some(f),
-                scope: restore,
-            }))
-        });
+        let lp = f
+            .uses_loop
+            .then(|| self.loop_object(f, LoopItems::Values(items.clone()), depth0));
         self.run_loop(f, items.iter().cloned(), lp)
+    }
+
+    /// The `loop` object of a loop over `items` that starts in the current frame.
+    fn loop_object(&self, f: &'a ForLoop, items: LoopItems<'a>, depth0: usize) -> Rc<Object<'a>> {
+        Rc::new(Object::Loop(LoopValue {
+            index0: Cell::new(0),
+            items,
+            depth0,
+            changed_last: RefCell::new(None),
+            recursive: f.recursive.then_some(f),
+            scope: self.current,
+        }))
     }
 
     /// Runs a loop's body for each of `items` (in one frame, emptied between iterations), then
@@ -1021,12 +1036,7 @@ impl<'a> Evaluator<'a> {
                     },
                 )] = &rest[..]
                 {
-                    let left = self.eval(first)?;
-                    let equal = match &left {
-                        Value::Str(s) => *s == &**lit,
-                        Value::String(s) | Value::Safe(s) => **s == **lit,
-                        other => other.py_eq(&Value::Str(lit)),
-                    };
+                    let equal = equals_text(&self.eval(first)?, lit);
                     return Ok(Value::Bool(equal == (*op == CmpOp::Eq)));
                 }
                 let mut left = self.eval(first)?;
@@ -1181,11 +1191,106 @@ impl<'a> Evaluator<'a> {
                 },
                 None => Ok(self.eval(e)?.truthy()),
             },
-            ExprKind::Compare(first, rest) => match self.compare_in_place(first, rest) {
-                Some(t) => Ok(t),
-                None => Ok(self.eval(e)?.truthy()),
-            },
+            ExprKind::Compare(first, rest) => {
+                let decided = match self.compare_in_place(first, rest) {
+                    None if self.spans.is_none() => self.compare_scalars(first, rest),
+                    decided => decided,
+                };
+                match decided {
+                    Some(t) => Ok(t),
+                    None => Ok(self.eval(e)?.truthy()),
+                }
+            }
+            // A name's value, read where it is (without spans, which note it).
+            ExprKind::Name(n, var) if self.spans.is_none() => Ok(match self.find_in_scopes(n, *var) {
+                Some(v) => v.truthy(),
+                None => self.find_outside_scopes(n, var.outer).is_some_and(|v| v.truthy()),
+            }),
+            // A test gives a boolean, which evaluating it would note nothing of.
+            ExprKind::Test(v, name, args) => self
+                .nested(|me| me.eval_test(v, name, args))
+                .map(|t| t.truthy())
+                .map_err(|err| at(err, e.pos)),
             _ => Ok(self.eval(e)?.truthy()),
+        }
+    }
+
+    /// A comparison of one operator other than `in` decided without the general evaluator, as its
+    /// value would decide it, when both operands are side-effect-free expressions with scalar
+    /// values (see [`scalar`](Self::scalar)) and comparing them cannot fail:
+    /// `(message['role'] == 'user') != (loop.index0 % 2 == 0)`. `None` otherwise, with nothing
+    /// observable done (the caller evaluates the comparison, which gives its error). Only without
+    /// spans (which note reads).
+    #[inline(never)]
+    fn compare_scalars(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
+        let [(op, second)] = rest else {
+            return None;
+        };
+        if matches!(op, CmpOp::In | CmpOp::NotIn) || !may_be_scalar(first) || !may_be_scalar(second) {
+            return None;
+        }
+        let a = self.scalar(first)?;
+        // `x == 'text'` / `x != 'text'`: a string is equal when its text is, nothing else is.
+        if let (CmpOp::Eq | CmpOp::Ne, ExprKind::Const(Const::Str(lit))) = (op, &second.kind) {
+            let equal = matches!(a, Scalar::Str(s) if s == &**lit);
+            return Some(equal == (*op == CmpOp::Eq));
+        }
+        let b = self.scalar(second)?;
+        let order = match (a, b) {
+            (Scalar::Int(x), Scalar::Int(y)) => x.cmp(&y),
+            (Scalar::Bool(x), Scalar::Bool(y)) => x.cmp(&y),
+            (Scalar::Str(x), Scalar::Str(y)) => x.cmp(y),
+            _ => return compare(*op, &a.value(), &b.value()).ok(),
+        };
+        Some(match op {
+            CmpOp::Eq => order.is_eq(),
+            CmpOp::Ne => order.is_ne(),
+            CmpOp::Lt => order.is_lt(),
+            CmpOp::Le => order.is_le(),
+            CmpOp::Gt => order.is_gt(),
+            _ => order.is_ge(),
+        })
+    }
+
+    /// The value of a side-effect-free expression when it is a scalar and evaluating it cannot
+    /// fail: a literal, a name, `name['key']` or `name.key` read in place, a comparison of such
+    /// operands, or integer arithmetic on them that stays within 64 bits. `None` for anything
+    /// else, with nothing observable done.
+    #[inline(always)]
+    fn scalar(&mut self, e: &'a Expr) -> Option<Scalar<'a>> {
+        match &e.kind {
+            ExprKind::Const(c) => Some(match c {
+                Const::None => Scalar::None,
+                Const::Bool(b) => Scalar::Bool(*b),
+                Const::Int(i) => Scalar::Int(*i),
+                Const::Float(f) => Scalar::Float(*f),
+                Const::Str(s) => Scalar::Str(s),
+            }),
+            ExprKind::Name(n, var) => match self.find_in_scopes(n, *var) {
+                Some(v) => Scalar::of(v),
+                None => Scalar::of(&self.find_outside_scopes(n, var.outer)?),
+            },
+            ExprKind::GetItem(..) | ExprKind::GetAttr(..) => Scalar::of(&self.member_in_place(e)?),
+            ExprKind::Compare(first, rest) => self.nested(|me| me.nested_comparison(first, rest)),
+            ExprKind::Binary(op, a, b) => self.nested(|me| me.int_operation(*op, a, b)),
+            _ => None,
+        }
+    }
+
+    /// A comparison operand of a comparison (see [`scalar`](Self::scalar)).
+    #[inline(never)]
+    fn nested_comparison(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<Scalar<'a>> {
+        self.compare_in_place(first, rest)
+            .or_else(|| self.compare_scalars(first, rest))
+            .map(Scalar::Bool)
+    }
+
+    /// Integer arithmetic as a comparison operand (see [`scalar`](Self::scalar)).
+    #[inline(never)]
+    fn int_operation(&mut self, op: BinOp, a: &'a Expr, b: &'a Expr) -> Option<Scalar<'a>> {
+        match (self.scalar(a)?, self.scalar(b)?) {
+            (Scalar::Int(x), Scalar::Int(y)) => int_arithmetic(op, x, y).map(Scalar::Int),
+            _ => None,
         }
     }
 
@@ -1195,6 +1300,7 @@ impl<'a> Evaluator<'a> {
     /// `None` for any other comparison, with nothing read. With spans, notes what evaluating the
     /// comparison would: the operands' values (the literal `== 'text'` compares with is not
     /// evaluated).
+    #[inline(always)]
     fn compare_in_place(&mut self, first: &'a Expr, rest: &'a [(CmpOp, Expr)]) -> Option<bool> {
         let [(op, second)] = rest else {
             return None;
@@ -1285,6 +1391,24 @@ impl<'a> Evaluator<'a> {
             });
         }
         let value = match &leaf.kind {
+            // A string a template scope binds prints as itself.
+            ExprKind::Name(name, var) => match self.find_in_scopes(name, *var) {
+                Some(Value::Str(s)) => {
+                    let s = *s;
+                    self.print_piece::<TRACK>(s, true);
+                    return Ok(true);
+                }
+                _ => self.eval(leaf),
+            },
+            ExprKind::Filter(Some(inner), filter, args) if !TRACK && args.is_empty() => {
+                if let Some(s) = self.on_str_member(inner, filter) {
+                    crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, leaf.pos))?;
+                    self.out.push_str(s);
+                    return Ok(true);
+                }
+                self.eval_filter_chain(leaf, Value::Undefined(None))
+                    .map_err(|err| at(err, leaf.pos))
+            }
             ExprKind::Filter(..) => {
                 let v = self
                     .eval_filter_chain(leaf, Value::Undefined(None))
@@ -1308,6 +1432,19 @@ impl<'a> Evaluator<'a> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// `name['key'] | f` (or `name.key | f`) for a filter `f` that declares what it gives for a
+    /// string without arguments (`trim`), when the JSON object `name` holds has a string at `key`:
+    /// what the filter gives, without the filter's call (the caller charges it).
+    #[inline(always)]
+    fn on_str_member(&mut self, inner: &'a Expr, filter: &Named) -> Option<&'a str> {
+        let on_str = filter.index.and_then(|i| FILTERS.get(i))?.on_str?;
+        let (m, key) = self.json_member(inner)?;
+        match crate::value::json_map_get(m, key)? {
+            Json::String(s) => Some(on_str(s)),
+            _ => None,
+        }
     }
 
     /// Prints a borrowed string of a print plan; with `TRACK`, notes it as `eval` would (unless
@@ -1694,7 +1831,82 @@ fn object_attribute<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
     builtins::getattr(obj, name)
 }
 
+/// Python's `v == lit` for a string literal: a string is equal when its text is, nothing else is.
+#[inline]
+fn equals_text<'a>(v: &Value<'a>, lit: &'a str) -> bool {
+    match v {
+        Value::Str(s) => *s == lit,
+        Value::String(s) | Value::Safe(s) => **s == *lit,
+        other => other.py_eq(&Value::Str(lit)),
+    }
+}
+
+/// A scalar operand of a comparison (see [`Evaluator::scalar`]): `None`, a boolean, a number or
+/// a borrowed string, held without reference counts.
+#[derive(Clone, Copy)]
+enum Scalar<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    /// The scalar a value is, if it is one.
+    #[inline]
+    fn of(v: &Value<'a>) -> Option<Self> {
+        Some(match v {
+            Value::None => Scalar::None,
+            Value::Bool(b) => Scalar::Bool(*b),
+            Value::Int(i) => Scalar::Int(*i),
+            Value::Float(f) => Scalar::Float(*f),
+            Value::Str(s) => Scalar::Str(s),
+            _ => return None,
+        })
+    }
+
+    fn value(self) -> Value<'a> {
+        match self {
+            Scalar::None => Value::None,
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Int(i) => Value::Int(i),
+            Scalar::Float(f) => Value::Float(f),
+            Scalar::Str(s) => Value::Str(s),
+        }
+    }
+}
+
+/// Python's `x op y` on two integers when it is an integer within 64 bits (`+`, `-`, `*`, `//`,
+/// `%`); `None` otherwise (true division, powers, a zero divisor, overflow).
+fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        // Python's remainder takes the divisor's sign, and its quotient rounds down.
+        BinOp::Mod => {
+            let r = x.checked_rem(y)?;
+            Some(if r != 0 && (r < 0) != (y < 0) { r + y } else { r })
+        }
+        BinOp::FloorDiv => {
+            let q = x.checked_div(y)?;
+            Some(if x % y != 0 && (x < 0) != (y < 0) { q - 1 } else { q })
+        }
+        BinOp::Div | BinOp::Pow => None,
+    }
+}
+
+/// Whether `e` is of a kind [`Evaluator::scalar`] may evaluate (checked before anything is read).
+fn may_be_scalar(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Const(_) | ExprKind::Name(..) | ExprKind::Compare(..) | ExprKind::Binary(..)
+    ) || named_member(e).is_some()
+}
+
 /// For `name['key']` or `name.key` (a data key): the name, its reference and the key.
+#[inline(always)]
 fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
     let (obj, key) = match &e.kind {
         ExprKind::GetItem(obj, key) => match &key.kind {

@@ -125,10 +125,34 @@ pub struct MacroValue<'a> {
     pub scope: usize,
 }
 
+/// The items a loop runs over: values, or a list of the caller's JSON read in place.
+pub enum LoopItems<'a> {
+    Values(Rc<Vec<Value<'a>>>),
+    Json(&'a [Json]),
+}
+
+impl<'a> LoopItems<'a> {
+    /// How many items there are.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            LoopItems::Values(v) => v.len(),
+            LoopItems::Json(j) => j.len(),
+        }
+    }
+
+    /// The item at `i`, if there is one.
+    pub(crate) fn get(&self, i: usize) -> Option<Value<'a>> {
+        match self {
+            LoopItems::Values(v) => v.get(i).cloned(),
+            LoopItems::Json(j) => j.get(i).map(Value::from_json),
+        }
+    }
+}
+
 /// The `loop` variable of a for loop.
 pub struct LoopValue<'a> {
     pub index0: Cell<usize>,
-    pub items: Rc<Vec<Value<'a>>>,
+    pub items: LoopItems<'a>,
     pub depth0: usize,
     pub changed_last: RefCell<Option<Vec<Value<'a>>>>,
     /// The loop itself, for recursive loops (`loop(children)`).
