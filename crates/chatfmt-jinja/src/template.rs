@@ -129,35 +129,37 @@ impl Template {
         }
     }
 
-    /// Renders with `ctx` into `out`, as [`render_into`](Self::render_into) does, and when the
-    /// template is causal in the list variable `list` (see [`causal_loop`](Self::causal_loop)),
-    /// gives for each `i` below the list's length what the render of `ctx` with `list[:i]` gives
-    /// (the first [`LoopPrefix::len`] bytes of `out.text`, then [`LoopPrefix::tail`]), and with
-    /// `alt` where `alt_for(i)`, when `alt` differs from `ctx` only in the variable `flag` and the
-    /// template reads `flag` only after the loop. A prefix render's limits are those of `ctx`; one
-    /// that fails with [`LimitExceeded`](crate::error::ErrorKind::LimitExceeded) may not have exceeded them
-    /// when rendered on its own. `None` (with nothing rendered) when the template is not causal in
-    /// `list` or `ctx` tracks spans. Generation spans of the prefixes are not given.
+    /// Renders with `ctx` into `out`, as [`render_into`](Self::render_into) does (spans included
+    /// when `ctx` tracks them), and when the template is causal in the list variable `list` (see
+    /// [`causal_loop`](Self::causal_loop)), gives for each `i` below the list's length what the
+    /// render of `ctx` with `list[:i]` gives (the first [`LoopPrefix::len`] bytes of `out.text`,
+    /// then [`LoopPrefix::tail`]) where `wanted(i).0`, and with `alt` where `wanted(i).1`, when
+    /// `alt` differs from `ctx` only in the variable `flag` and the template reads `flag` only
+    /// after the loop. A prefix
+    /// render's limits are those of `ctx`; one that fails with
+    /// [`LimitExceeded`](crate::error::ErrorKind::LimitExceeded) may not have exceeded them when
+    /// rendered on its own. `None` (with nothing rendered) when the template is not causal in
+    /// `list`. The prefixes' spans and generation spans are not given.
     pub fn render_prefixes(
         &self,
         ctx: &Context,
         alt: Option<&Context>,
         names: (&str, &str),
-        alt_for: &dyn Fn(usize) -> bool,
+        wanted: &dyn Fn(usize) -> (bool, bool),
         out: &mut Rendered,
     ) -> Result<Option<Vec<LoopPrefix>>> {
         let (list, flag) = names;
-        let Some(found) = self.causal_loop(list, flag).filter(|_| !ctx.track_spans) else {
+        let Some(found) = self.causal_loop(list, flag) else {
             return Ok(None);
         };
-        let alt = alt.filter(|a| found.flag_only_after && !a.track_spans);
+        let alt = alt.filter(|_| found.flag_only_after);
         let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
         let text = Self::reuse(out);
-        let mut prefixes = Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, false, text)
-            .run_prefixes(found.statement, alt, alt_for, out)
+        let mut prefixes = Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, ctx.track_spans, text)
+            .run_prefixes(found.statement, alt, wanted, out)
             .map_err(in_template)?;
         for p in &mut prefixes {
-            p.tail = std::mem::replace(&mut p.tail, Ok(String::new())).map_err(in_template);
+            p.tail = p.tail.take().map(|t| t.map_err(in_template));
             p.alt_tail = p.alt_tail.take().map(|t| t.map_err(in_template));
         }
         Ok(Some(prefixes))

@@ -127,17 +127,38 @@ fn derives_every_prefix(source: &str, items: &[serde_json::Value]) {
     let (ctx, alt) = (context(items.len(), false), context(items.len(), true));
     let mut out = Rendered::default();
     let names = ("messages", "add_generation_prompt");
-    let prefixes = (t.render_prefixes(&ctx, Some(&alt), names, &|i| i % 2 == 1, &mut out))
+    let prefixes = (t.render_prefixes(&ctx, Some(&alt), names, &|i| (true, i % 2 == 1), &mut out))
         .expect("renders")
         .expect("causal");
-    assert_eq!(out.text, t.render(&ctx).expect("renders").text, "{source}");
+    assert_eq!(out, t.render(&ctx).expect("renders"), "{source}");
+    // With spans, the whole render's come along, as a render with spans gives them.
+    let tracked = Context {
+        track_spans: true,
+        ..ctx.clone()
+    };
+    let mut with_spans = Rendered::default();
+    let again = (t.render_prefixes(&tracked, Some(&alt), names, &|i| (true, i % 2 == 1), &mut with_spans))
+        .expect("renders")
+        .expect("causal");
+    assert_eq!(with_spans, t.render(&tracked).expect("renders"), "{source}");
+    // Prefixes not asked for are not rendered.
+    let mut unasked = Rendered::default();
+    let none = (t.render_prefixes(&ctx, Some(&alt), names, &|_| (false, false), &mut unasked))
+        .expect("renders")
+        .expect("causal");
+    assert!(none.iter().all(|p| p.tail.is_none() && p.alt_tail.is_none()) && unasked == out);
+    assert!(again
+        .iter()
+        .zip(&prefixes)
+        .all(|(a, b)| a.len == b.len
+            && a.tail.as_ref().map(|t| t.as_ref().ok()) == b.tail.as_ref().map(|t| t.as_ref().ok())));
     assert_eq!(prefixes.len(), items.len());
     let shown = |r: chatfmt_jinja::Result<String>| r.map_err(|e| e.to_string());
     for (i, p) in prefixes.into_iter().enumerate() {
         let derived =
             |tail: chatfmt_jinja::Result<String>| shown(tail.map(|tail| format!("{}{tail}", &out.text[..p.len])));
         let plain = shown(t.render(&context(i, false)).map(|r| r.text));
-        let tail = derived(p.tail);
+        let tail = derived(p.tail.expect("asked for"));
         assert_eq!(tail.is_ok(), plain.is_ok(), "{source} [:{i}]");
         assert_eq!(tail.ok(), plain.ok(), "{source} [:{i}]");
         let with_flag = shown(t.render(&context(i, true)).map(|r| r.text));

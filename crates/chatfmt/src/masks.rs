@@ -27,8 +27,8 @@
 //! render of the whole conversation wrote before iteration i, followed by what the statements
 //! after the loop write when run from that point; G_i likewise, when the template reads
 //! `add_generation_prompt` only after the loop. The rule then takes P_i and g_i from that one
-//! render instead of rendering each prefix, and renders a prefix on its own only where the
-//! derivation cannot tell (a limit was hit). The results are the same either way
+//! render (R itself when R is the plain render) instead of rendering each prefix, and renders a
+//! prefix on its own only where the derivation cannot tell (a limit was hit). The results are the same either way
 //! ([`ChatTemplate::with_derived_prefixes`] turns the derivation off).
 //!
 //! All offsets are bytes of the rendered text ([`ByteSpan`]); outputs that promise Python string
@@ -286,7 +286,19 @@ impl ChatTemplate {
             track_spans: !tags_only,
             ..opts.clone()
         };
-        let rendered = self.apply(messages, &full_opts)?;
+        // When R is the plain render and the template is causal, the prefixes come with it.
+        let plain = !opts.add_generation_prompt && opts.continue_final_message.is_none();
+        let with_prefixes = (!tags_only && plain && messages.len() >= 2 && self.prefix_hint.derives())
+            .then(|| {
+                let prompt_for = |i: usize| is_assistant(&messages[i]);
+                self.apply_prefixes(messages, &full_opts, &prompt_for).ok().flatten()
+            })
+            .flatten()
+            .filter(|(_, prefixes)| prefixes.len() == messages.len());
+        let (rendered, prefixes) = match with_prefixes {
+            Some((rendered, prefixes)) => (rendered, Some(prefixes)),
+            None => (self.apply(messages, &full_opts)?, None),
+        };
         let mut out = ChatSpans {
             assistant_spans: match source {
                 MaskSource::Tags => rendered.generation_spans.clone(),
@@ -299,7 +311,13 @@ impl ChatTemplate {
         if tags_only {
             return Ok(out);
         }
-        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers, spans.deadline)?;
+        let mut rule = Rule::new(
+            self,
+            (messages, opts),
+            (&out.rendered, prefixes),
+            &spans.stop_markers,
+            spans.deadline,
+        )?;
         let turns = rule.turns();
         if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
@@ -371,11 +389,23 @@ fn render_with_last_char(
     Ok((rendered, spans.iter().map(|&(_, end)| end).max()))
 }
 
+/// The length of the longest common prefix of `a` and `b` (compared a block at a time: the texts
+/// are usually equal for most of their length).
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= n && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + (a[at..n].iter().zip(&b[at..n])).take_while(|(x, y)| x == y).count()
+}
+
 /// The renders of a conversation's prefixes derived from one plain render of the whole (see
 /// [`ChatTemplate::apply_prefixes`]), as the rule reads them against R.
 struct Derived {
-    /// The plain render of the whole conversation.
-    full: String,
+    /// The plain render of the whole conversation (`None` when it is R).
+    full: Option<String>,
     /// The prefix renders, by length.
     prefixes: Vec<LoopPrefix>,
     /// The length of the longest common prefix of R and `full`.
@@ -387,9 +417,13 @@ impl Derived {
     /// raises), or `None` when the derivation cannot tell (it hit a limit).
     fn prefix(&self, i: usize, text: &str) -> Option<Option<usize>> {
         let Some(p) = self.prefixes.get(i) else {
-            return Some(prefix_len(text, &self.full));
+            return Some(
+                self.full
+                    .as_deref()
+                    .map_or(Some(text.len()), |full| prefix_len(text, full)),
+            );
         };
-        match &p.tail {
+        match p.tail.as_ref()? {
             Ok(tail) => Some(
                 (p.len <= self.common && text.get(p.len..).is_some_and(|rest| rest.starts_with(tail.as_str())))
                     .then_some(p.len + tail.len()),
@@ -403,7 +437,7 @@ impl Derived {
     fn prompt(&self, i: usize) -> Option<Option<String>> {
         let p = self.prefixes.get(i)?;
         let limit = |e: &chatfmt_jinja::Error| e.kind() == chatfmt_jinja::ErrorKind::LimitExceeded;
-        match (&p.tail, p.alt_tail.as_ref()?) {
+        match (p.tail.as_ref()?, p.alt_tail.as_ref()?) {
             (Err(e), _) | (_, Err(e)) if limit(e) => None,
             (Ok(tail), Ok(alt)) => Some(alt.strip_prefix(tail.as_str()).map(str::to_string)),
             _ => Some(None),
@@ -433,11 +467,12 @@ struct Rule<'r> {
 }
 
 impl<'r> Rule<'r> {
+    /// The rule's data for `messages` rendered with `opts` as `rendered` (R), with the prefix
+    /// renders derived along with R when it is the plain render of a causal template.
     fn new(
         template: &'r ChatTemplate,
-        messages: &'r [Json],
-        opts: &ApplyOptions,
-        rendered: &'r Rendered,
+        (messages, opts): (&'r [Json], &ApplyOptions),
+        (rendered, with_r): (&'r Rendered, Option<Vec<LoopPrefix>>),
         stop_markers: &'r [String],
         deadline: Option<Instant>,
     ) -> Result<Self, chatfmt_jinja::Error> {
@@ -462,15 +497,19 @@ impl<'r> Rule<'r> {
         let mut prompts: Vec<Option<String>> = vec![None; n];
         let mut trailers = vec![0; n];
         // One render replaces the prefix renders when there are two or more of them.
-        let derived = if hint.derives() && n - usize::from(full_is_last) >= 2 {
+        let derived = if let Some(prefixes) = with_r {
+            Some(Derived {
+                full: None,
+                prefixes,
+                common: text.len(),
+            })
+        } else if hint.derives() && n - usize::from(full_is_last) >= 2 {
             let prompt_for = |i: usize| assistant[i];
             let found = template.apply_prefixes(messages, &plain, &prompt_for).ok().flatten();
             found.filter(|(_, p)| p.len() == n).map(|(full, prefixes)| {
-                let common = (text.bytes().zip(full.text.bytes()))
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let common = common_prefix_len(text.as_bytes(), full.text.as_bytes());
                 Derived {
-                    full: full.text,
+                    full: Some(full.text),
                     prefixes,
                     common,
                 }

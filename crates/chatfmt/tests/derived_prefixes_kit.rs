@@ -60,8 +60,8 @@ fn random_conversation(rng: &mut Lcg) -> Vec<Json> {
 fn outcome(r: Result<ChatSpans, chatfmt::jinja::Error>) -> String {
     match r {
         Ok(s) => format!(
-            "ok {:?} {:?} {:?} {:?}",
-            s.rendered.text, s.source, s.assistant_spans, s.messages
+            "ok {:?} {:?} {:?} {:?} {:?} {:?}",
+            s.rendered.text, s.rendered.spans, s.rendered.generation_spans, s.source, s.assistant_spans, s.messages
         ),
         Err(e) => format!("error {:?}: {e}", e.kind()),
     }

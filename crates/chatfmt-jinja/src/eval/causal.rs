@@ -17,8 +17,9 @@ pub struct LoopPrefix {
     /// How many bytes of the whole render the loop had written when its iteration `i` began: the
     /// render of the prefix starts with them.
     pub len: usize,
-    /// What the render of the prefix writes after those bytes, or the error it raises.
-    pub tail: Result<String>,
+    /// What the render of the prefix writes after those bytes, or the error it raises, when it
+    /// was asked for.
+    pub tail: Option<Result<String>>,
     /// The same for the render of the prefix with the other context, when it was asked for and the
     /// template reads the variable the contexts differ in only after the loop.
     pub alt_tail: Option<Result<String>>,
@@ -91,19 +92,19 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Renders the template into `result` (the top-level statement `at` being the causal loop of
+    /// Renders the template into `result`, with spans when this evaluator tracks them (the
+    /// top-level statement `at` being the causal loop of
     /// the `causal` module), then, for each iteration `i` of that loop, what the render of the list's
     /// prefix `[:i]` writes after the bytes written before the iteration: with this evaluator's
-    /// context and, where `alt_for(i)` and `alt` is given, with `alt`. Each runs under the budget
+    /// context where `wanted(i).0`, and with `alt` where `wanted(i).1` and `alt` is given. Each runs under the budget
     /// the render of the prefix has, or less (the whole list's iteration may have cost more steps).
     pub(crate) fn run_prefixes(
         mut self,
         at: usize,
         alt: Option<&'a Context<'a>>,
-        alt_for: &dyn Fn(usize) -> bool,
+        wanted: &dyn Fn(usize) -> (bool, bool),
         result: &mut Rendered,
     ) -> Result<Vec<LoopPrefix>> {
-        let budget = BudgetScope::start(&self.ctx.limits);
         let body = self.body;
         let (head, rest) = body.split_at(at);
         let Some((
@@ -113,12 +114,9 @@ impl<'a> Evaluator<'a> {
             tail,
         )) = rest.split_first()
         else {
-            self.exec_block(body)?;
-            result.steps = budget.used();
-            result.text = self.out;
-            result.generation_spans = self.generation_spans;
-            return Ok(Vec::new());
+            return self.run(body, result).map(|()| Vec::new());
         };
+        let budget = BudgetScope::start(&self.ctx.limits);
         self.exec_block(head)?;
         let scope = (self.frames[0].slots.clone(), self.frames[0].extra.clone());
         let autoescape = self.autoescape;
@@ -138,17 +136,24 @@ impl<'a> Evaluator<'a> {
         result.text.clone_from(&self.out);
         result.generation_spans.clone_from(&self.generation_spans);
         let plain = self.ctx;
+        // The whole render's spans; the prefixes' are not recorded.
+        if let Some(rec) = self.spans.take() {
+            self.span_sizes.remember(&rec);
+            rec.resolve(plain, &mut result.spans);
+        }
         let all: Vec<Mark> = marks.marks.clone();
         let mut prefixes: Vec<LoopPrefix> = Vec::with_capacity(all.len());
+        // The context values the other context's runs read, kept while one context runs.
+        let mut other_outer = Default::default();
         for (i, mark) in all.into_iter().enumerate().rev() {
-            let run = |me: &mut Self, ctx: &'a Context<'a>| {
+            let mut run = |me: &mut Self, ctx: &'a Context<'a>| {
                 if let Some(m) = me.marks.as_deref_mut() {
                     m.undo_to(mark.undo);
                     m.budget.rewind(mark.used);
                 }
                 if !std::ptr::eq(me.ctx, ctx) {
                     me.ctx = ctx;
-                    me.outer = Default::default();
+                    std::mem::swap(&mut me.outer, &mut other_outer);
                 }
                 (me.frames[0].slots, me.frames[0].extra) = scope.clone();
                 me.empty_frames(1);
@@ -161,8 +166,9 @@ impl<'a> Evaluator<'a> {
                 me.generation_spans.truncate(mark.generation);
                 me.exec_block(tail).map(|_| me.out[mark.out..].to_string())
             };
-            let tail_text = run(&mut self, plain);
-            let alt_tail = alt.filter(|_| alt_for(i)).map(|alt| run(&mut self, alt));
+            let (with_plain, with_alt) = wanted(i);
+            let tail_text = with_plain.then(|| run(&mut self, plain));
+            let alt_tail = alt.filter(|_| with_alt).map(|alt| run(&mut self, alt));
             prefixes.push(LoopPrefix {
                 len: mark.out,
                 tail: tail_text,

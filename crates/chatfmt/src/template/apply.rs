@@ -159,11 +159,12 @@ impl ChatTemplate {
         Ok((out, second.map(|()| alt_out)))
     }
 
-    /// The render of `messages` as [`apply_pair`](Self::apply_pair) gives it without the prompt and,
+    /// The render of `messages` as [`apply_pair`](Self::apply_pair) gives it without the prompt
+    /// (with spans when `opts` tracks them) and,
     /// when the template it uses is causal in `messages` (see [`chatfmt_jinja::causal`]), the render
-    /// of each prefix `messages[:i]`, i below the conversation's length, derived from it: without
-    /// the prompt, and with it for each `i` that `prompt_for` accepts when the template reads
-    /// `add_generation_prompt` only after its loop. `None` when the template is not causal.
+    /// of each nonempty prefix `messages[:i]`, i below the conversation's length, derived from it:
+    /// without the prompt, and with it for each `i` that `prompt_for` accepts when the template
+    /// reads `add_generation_prompt` only after its loop. `None` when the template is not causal.
     pub(crate) fn apply_prefixes(
         &self,
         messages: &[Json],
@@ -173,7 +174,6 @@ impl ChatTemplate {
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
-            track_spans: false,
             ..opts.clone()
         };
         let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
@@ -187,7 +187,8 @@ impl ChatTemplate {
         let alt = self.context(messages, &plain, &mut second, true);
         let mut out = Rendered::default();
         let names = ("messages", "add_generation_prompt");
-        let prefixes = template.render_prefixes(&ctx, Some(&alt), names, prompt_for, &mut out)?;
+        let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
+        let prefixes = template.render_prefixes(&ctx, Some(&alt), names, &wanted, &mut out)?;
         Ok(prefixes.map(|p| (out, p)))
     }
 
