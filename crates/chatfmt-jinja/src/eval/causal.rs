@@ -93,11 +93,11 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Renders the template into `result`, with spans when this evaluator tracks them (the
-    /// top-level statement `at` being the causal loop of
-    /// the `causal` module), then, for each iteration `i` of that loop, what the render of the list's
-    /// prefix `[:i]` writes after the bytes written before the iteration: with this evaluator's
-    /// context where `wanted(i).0`, and with `alt` where `wanted(i).1` and `alt` is given. Each runs under the budget
-    /// the render of the prefix has, or less (the whole list's iteration may have cost more steps).
+    /// top-level statement `at` being the causal loop of the `causal` module), then gives, for
+    /// each iteration `i` of that loop, what the render of the list's prefix `[:i]` writes after
+    /// the bytes written before the iteration: with this evaluator's context where `wanted(i).0`,
+    /// and with `alt` where `wanted(i).1` and `alt` is given. Each runs under the budget the
+    /// render of the prefix has, or less (the whole list's iteration may have cost more steps).
     pub(crate) fn run_prefixes(
         mut self,
         at: usize,
@@ -141,7 +141,7 @@ impl<'a> Evaluator<'a> {
             self.span_sizes.remember(&rec);
             rec.resolve(plain, &mut result.spans);
         }
-        let all: Vec<Mark> = marks.marks.clone();
+        let all = std::mem::take(&mut marks.marks);
         let mut prefixes: Vec<LoopPrefix> = Vec::with_capacity(all.len());
         // The context values the other context's runs read, kept while one context runs.
         let mut other_outer = Default::default();
