@@ -101,7 +101,7 @@ fn finding(name: &str, pos: Pos) -> Finding {
     }
 }
 
-fn target_names(t: &Target, out: &mut BTreeSet<String>) {
+pub(crate) fn target_names(t: &Target, out: &mut BTreeSet<String>) {
     match t {
         Target::Name(n, _) => {
             out.insert(n.to_string());
@@ -144,7 +144,7 @@ fn collect_macro_names(body: &[Stmt], out: &mut BTreeSet<String>) {
 }
 
 /// The statement lists nested in a statement.
-fn children(s: &Stmt) -> Vec<&[Stmt]> {
+pub(crate) fn children(s: &Stmt) -> Vec<&[Stmt]> {
     match &s.kind {
         StmtKind::If(branches, else_body) => {
             let mut v: Vec<&[Stmt]> = branches.iter().map(|(_, b)| b.as_slice()).collect();
@@ -180,7 +180,7 @@ pub(crate) fn visit_names(e: &Expr, f: &mut dyn FnMut(&str)) {
 }
 
 /// Calls `f` on `e` and on every expression nested in it.
-fn visit_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub(crate) fn visit_exprs(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Name(..) | ExprKind::Const(_) => {}
@@ -235,7 +235,7 @@ fn visit_arg_exprs(a: &Args, f: &mut dyn FnMut(&Expr)) {
 }
 
 /// The expressions a statement evaluates itself (not those of the statements nested in it).
-fn own_exprs(s: &Stmt) -> Vec<&Expr> {
+pub(crate) fn own_exprs(s: &Stmt) -> Vec<&Expr> {
     fn defaults(m: &MacroDef) -> impl Iterator<Item = &Expr> {
         m.params.iter().filter_map(|(_, d)| d.as_ref())
     }
@@ -258,7 +258,7 @@ fn own_exprs(s: &Stmt) -> Vec<&Expr> {
 }
 
 /// Calls `f` on every statement of `body`, nested ones included.
-fn visit_stmts<'s>(body: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
+pub(crate) fn visit_stmts<'s>(body: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
     for s in body {
         f(s);
         for child in children(s) {

@@ -15,6 +15,7 @@
 pub mod analysis;
 mod ast;
 mod builtins;
+pub mod causal;
 mod context;
 #[cfg(test)]
 mod cpython_tests;
@@ -28,6 +29,7 @@ mod template;
 mod value;
 
 pub use builtins::doc::reference_markdown as builtins_reference;
+pub use causal::{CausalLoop, LoopPrefix};
 pub use context::{ByteSpan, Origin, Span};
 pub use error::{Error, ErrorKind, Result};
 pub use output::CodePoints;

@@ -1,6 +1,7 @@
 //! Compiled templates, render contexts and render results.
 
 use crate::ast::{Scopes, Stmt};
+use crate::causal::{CausalLoop, LoopPrefix};
 pub use crate::context::{Borrowed, Clock, Context, Layer, Rendered};
 use crate::error::{Error, Result};
 use crate::eval::Evaluator;
@@ -21,6 +22,9 @@ pub struct Template {
     /// The first variable [`render_pair`](Template::render_pair) was asked to fork on, with its
     /// fork point.
     fork: OnceLock<(Box<str>, Option<usize>)>,
+    /// The first list and flag variables [`causal_loop`](Template::causal_loop) was asked about,
+    /// with its answer.
+    causal: OnceLock<(Box<str>, Box<str>, Option<CausalLoop>)>,
     /// The span buffer sizes of the last render with spans.
     span_sizes: SpanSizes,
 }
@@ -58,6 +62,7 @@ impl Template {
             scopes,
             generation,
             fork: OnceLock::new(),
+            causal: OnceLock::new(),
             span_sizes: SpanSizes::default(),
         })
     }
@@ -106,6 +111,58 @@ impl Template {
             (name, fork) if **name == *var => *fork,
             _ => crate::analysis::fork_point(&self.body, var),
         }
+    }
+
+    /// The template's causal loop over the list variable `list` (see [`crate::causal`]), telling
+    /// whether it reads the variable `flag` only after it; `None` when the template is not causal
+    /// in `list`.
+    pub fn causal_loop(&self, list: &str, flag: &str) -> Option<CausalLoop> {
+        match self.causal.get_or_init(|| {
+            (
+                list.into(),
+                flag.into(),
+                crate::causal::causal_loop(&self.body, list, flag),
+            )
+        }) {
+            (l, f, found) if **l == *list && **f == *flag => *found,
+            _ => crate::causal::causal_loop(&self.body, list, flag),
+        }
+    }
+
+    /// Renders with `ctx` into `out`, as [`render_into`](Self::render_into) does (spans included
+    /// when `ctx` tracks them), and when the template is causal in the list variable `list` (see
+    /// [`causal_loop`](Self::causal_loop)), gives for each `i` below the list's length what the
+    /// render of `ctx` with `list[:i]` gives (the first [`LoopPrefix::len`] bytes of `out.text`,
+    /// then [`LoopPrefix::tail`]) where `wanted(i).0`, and with `alt` where `wanted(i).1`, when
+    /// `alt` differs from `ctx` only in the variable `flag` and the template reads `flag` only
+    /// after the loop. A prefix
+    /// render's limits are those of `ctx`; one that fails with
+    /// [`LimitExceeded`](crate::error::ErrorKind::LimitExceeded) may not have exceeded them when
+    /// rendered on its own. `None` (with nothing rendered) when the template is not causal in
+    /// `list`. The prefixes' spans and generation spans are not given.
+    pub fn render_prefixes(
+        &self,
+        ctx: &Context,
+        alt: Option<&Context>,
+        names: (&str, &str),
+        wanted: &dyn Fn(usize) -> (bool, bool),
+        out: &mut Rendered,
+    ) -> Result<Option<Vec<LoopPrefix>>> {
+        let (list, flag) = names;
+        let Some(found) = self.causal_loop(list, flag) else {
+            return Ok(None);
+        };
+        let alt = alt.filter(|_| found.flag_only_after);
+        let in_template = |e: crate::error::Error| e.in_template(&self.name, &self.source);
+        let text = Self::reuse(out);
+        let mut prefixes = Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, ctx.track_spans, text)
+            .run_prefixes(found.statement, alt, wanted, out)
+            .map_err(in_template)?;
+        for p in &mut prefixes {
+            p.tail = p.tail.take().map(|t| t.map_err(in_template));
+            p.alt_tail = p.alt_tail.take().map(|t| t.map_err(in_template));
+        }
+        Ok(Some(prefixes))
     }
 
     /// Renders with `ctx` into `out` and with `alt` into `alt_out`, where `alt` is `ctx` with another

@@ -16,6 +16,8 @@ const LAYERS: &[&str] = &[
     "template",
     // Lexing and parsing; filter and test names are resolved against the built-in tables here.
     "syntax",
+    // Causal loops: the renders of a list's prefixes derived from one render.
+    "causal",
     // Static analysis of a parsed template.
     "analysis",
     // Running a parsed template.

@@ -20,15 +20,26 @@
 //! - **Content** of message i: the characters whose provenance is its `content`, or text
 //!   computed from that alone (adjacent ones merged).
 //!
+//! # One render for every prefix
+//!
+//! When the template is causal in `messages` ([`chatfmt_jinja::causal`]: it reads them only as the
+//! list of one top-level loop whose iterations cannot tell what follows), P_i is the text the plain
+//! render of the whole conversation wrote before iteration i, followed by what the statements
+//! after the loop write when run from that point; G_i likewise, when the template reads
+//! `add_generation_prompt` only after the loop. The rule then takes P_i and g_i from that one
+//! render (R itself when R is the plain render) instead of rendering each prefix, and renders a
+//! prefix on its own only where the derivation cannot tell (a limit was hit). The results are the same either way
+//! ([`ChatTemplate::with_derived_prefixes`] turns the derivation off).
+//!
 //! All offsets are bytes of the rendered text ([`ByteSpan`]); outputs that promise Python string
 //! indices convert them with [`CodePoints::span`]. With [`MaskSource::Tags`] the assistant spans are
 //! the template's `{% generation %}` blocks instead; turns and content follow the same rule.
 
 use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
-use chatfmt_jinja::{ByteSpan, CodePoints, Origin, Rendered};
+use chatfmt_jinja::{ByteSpan, CodePoints, LoopPrefix, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Instant;
 
 /// Where assistant spans come from.
@@ -233,6 +244,14 @@ fn prefix_len(text: &str, prefix: &str) -> Option<usize> {
 }
 
 impl ChatTemplate {
+    /// Whether the rule of [`crate::masks`] may derive the renders of a conversation's prefixes from
+    /// one render when the template is causal in `messages` (the default; see the module's doc).
+    /// Either way the results are the same; off, every prefix is rendered on its own.
+    pub fn with_derived_prefixes(self, on: bool) -> Self {
+        self.prefix_hint.1.store(!on, Ordering::Relaxed);
+        self
+    }
+
     /// Whether the template `apply` would use with `opts` has `{% generation %}` blocks.
     pub fn has_generation_blocks(&self, opts: &ApplyOptions) -> Result<bool, chatfmt_jinja::Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
@@ -267,7 +286,19 @@ impl ChatTemplate {
             track_spans: !tags_only,
             ..opts.clone()
         };
-        let rendered = self.apply(messages, &full_opts)?;
+        // When R is the plain render and the template is causal, the prefixes come with it.
+        let plain = !opts.add_generation_prompt && opts.continue_final_message.is_none();
+        let with_prefixes = (!tags_only && plain && messages.len() >= 2 && self.prefix_hint.derives())
+            .then(|| {
+                let prompt_for = |i: usize| is_assistant(&messages[i]);
+                self.apply_prefixes(messages, &full_opts, &prompt_for).ok().flatten()
+            })
+            .flatten()
+            .filter(|(_, prefixes)| prefixes.len() == messages.len());
+        let (rendered, prefixes) = match with_prefixes {
+            Some((rendered, prefixes)) => (rendered, Some(prefixes)),
+            None => (self.apply(messages, &full_opts)?, None),
+        };
         let mut out = ChatSpans {
             assistant_spans: match source {
                 MaskSource::Tags => rendered.generation_spans.clone(),
@@ -280,7 +311,13 @@ impl ChatTemplate {
         if tags_only {
             return Ok(out);
         }
-        let mut rule = Rule::new(self, messages, opts, &out.rendered, &spans.stop_markers, spans.deadline)?;
+        let mut rule = Rule::new(
+            self,
+            (messages, opts),
+            (&out.rendered, prefixes),
+            &spans.stop_markers,
+            spans.deadline,
+        )?;
         let turns = rule.turns();
         if source == MaskSource::Provenance {
             out.assistant_spans = rule.assistant_spans(&turns);
@@ -303,9 +340,14 @@ impl ChatTemplate {
 /// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
 /// not plain and then again. Either way the text and the result are the same; only the work differs.
 #[derive(Debug, Default)]
-pub(crate) struct PrefixHint(AtomicU8);
+pub(crate) struct PrefixHint(AtomicU8, AtomicBool);
 
 impl PrefixHint {
+    /// Whether prefix renders are derived from one render where the template allows it.
+    fn derives(&self) -> bool {
+        !self.1.load(Ordering::Relaxed)
+    }
+
     fn bit(assistant: bool) -> u8 {
         if assistant {
             1
@@ -347,6 +389,62 @@ fn render_with_last_char(
     Ok((rendered, spans.iter().map(|&(_, end)| end).max()))
 }
 
+/// The length of the longest common prefix of `a` and `b` (compared a block at a time: the texts
+/// are usually equal for most of their length).
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= n && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + (a[at..n].iter().zip(&b[at..n])).take_while(|(x, y)| x == y).count()
+}
+
+/// The renders of a conversation's prefixes derived from one plain render of the whole (see
+/// [`ChatTemplate::apply_prefixes`]), as the rule reads them against R.
+struct Derived {
+    /// The plain render of the whole conversation (`None` when it is R).
+    full: Option<String>,
+    /// The prefix renders, by length.
+    prefixes: Vec<LoopPrefix>,
+    /// The length of the longest common prefix of R and `full`.
+    common: usize,
+}
+
+impl Derived {
+    /// The byte length of P_i in R when P_i is a prefix of R (`Some(None)` when it is not, or
+    /// raises), or `None` when the derivation cannot tell (it hit a limit).
+    fn prefix(&self, i: usize, text: &str) -> Option<Option<usize>> {
+        let Some(p) = self.prefixes.get(i) else {
+            return Some(
+                self.full
+                    .as_deref()
+                    .map_or(Some(text.len()), |full| prefix_len(text, full)),
+            );
+        };
+        match p.tail.as_ref()? {
+            Ok(tail) => Some(
+                (p.len <= self.common && text.get(p.len..).is_some_and(|rest| rest.starts_with(tail.as_str())))
+                    .then_some(p.len + tail.len()),
+            ),
+            Err(e) => (e.kind() != chatfmt_jinja::ErrorKind::LimitExceeded).then_some(None),
+        }
+    }
+
+    /// g_i (see `Rule::generation_prompt`): `Some(None)` when P_i or G_i raises or G_i does not
+    /// start with P_i, `None` when the derivation cannot tell.
+    fn prompt(&self, i: usize) -> Option<Option<String>> {
+        let p = self.prefixes.get(i)?;
+        let limit = |e: &chatfmt_jinja::Error| e.kind() == chatfmt_jinja::ErrorKind::LimitExceeded;
+        match (p.tail.as_ref()?, p.alt_tail.as_ref()?) {
+            (Err(e), _) | (_, Err(e)) if limit(e) => None,
+            (Ok(tail), Ok(alt)) => Some(alt.strip_prefix(tail.as_str()).map(str::to_string)),
+            _ => Some(None),
+        }
+    }
+}
+
 /// What the rule needs of one conversation: the full render, its prefixes and provenance.
 struct Rule<'r> {
     messages: &'r [Json],
@@ -369,11 +467,12 @@ struct Rule<'r> {
 }
 
 impl<'r> Rule<'r> {
+    /// The rule's data for `messages` rendered with `opts` as `rendered` (R), with the prefix
+    /// renders derived along with R when it is the plain render of a causal template.
     fn new(
         template: &'r ChatTemplate,
-        messages: &'r [Json],
-        opts: &ApplyOptions,
-        rendered: &'r Rendered,
+        (messages, opts): (&'r [Json], &ApplyOptions),
+        (rendered, with_r): (&'r Rendered, Option<Vec<LoopPrefix>>),
         stop_markers: &'r [String],
         deadline: Option<Instant>,
     ) -> Result<Self, chatfmt_jinja::Error> {
@@ -397,6 +496,27 @@ impl<'r> Rule<'r> {
         // g_i for each assistant message i, from G_i rendered with P_i.
         let mut prompts: Vec<Option<String>> = vec![None; n];
         let mut trailers = vec![0; n];
+        // One render replaces the prefix renders when there are two or more of them.
+        let derived = if let Some(prefixes) = with_r {
+            Some(Derived {
+                full: None,
+                prefixes,
+                common: text.len(),
+            })
+        } else if hint.derives() && n - usize::from(full_is_last) >= 2 {
+            let prompt_for = |i: usize| assistant[i];
+            let found = template.apply_prefixes(messages, &plain, &prompt_for).ok().flatten();
+            found.filter(|(_, p)| p.len() == n).map(|(full, prefixes)| {
+                let common = common_prefix_len(text.as_bytes(), full.text.as_bytes());
+                Derived {
+                    full: Some(full.text),
+                    prefixes,
+                    common,
+                }
+            })
+        } else {
+            None
+        };
         for i in 1..=n {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(chatfmt_jinja::Error::new(
@@ -410,8 +530,17 @@ impl<'r> Rule<'r> {
             }
             // A prefix rendered with provenance at once (see `PrefixHint`).
             let mut tracked: Option<Result<WithLastChar, chatfmt_jinja::Error>> = None;
+            let from_one_render = derived.as_ref().filter(|_| i < n || !full_is_last).and_then(|d| {
+                let prefix = d.prefix(i, text)?;
+                if i < n && assistant[i] {
+                    prompts[i] = d.prompt(i)?;
+                }
+                Some(prefix)
+            });
             prefixes.push(if i == n && full_is_last {
                 Some(text.len())
+            } else if let Some(prefix) = from_one_render {
+                prefix
             } else if i < n && assistant[i] {
                 template.apply_pair(&messages[..i], &plain).ok().and_then(|(p, g)| {
                     prompts[i] = g
@@ -801,6 +930,65 @@ mod tests {
         assert!(hint.expects(false) && !hint.expects(true));
         hint.learn(false, false);
         assert!(!hint.expects(false));
+    }
+
+    #[test]
+    fn prefixes_derived_from_one_render_give_what_rendering_each_gives() {
+        let templates = [
+            // A namespace changed in the loop and read after it.
+            "{% set ns = namespace(last='', n=0) %}{% for m in messages %}<{{ m.role }}>{{ m.content }}\
+             {% set ns.last = m.role %}{% set ns.n = ns.n + 1 %}{% endfor %}\
+             {% if ns.last == 'assistant' %}</s>{% endif %}[{{ ns.n }}]\
+             {% if add_generation_prompt %}<assistant>{% endif %}",
+            // The loop object's attributes that ignore later messages.
+            "{% for m in messages %}{% if loop.first %}<bos>{% endif %}{{ loop.index }}\
+             {% if loop.previtem and loop.previtem.role == m.role %}(again){% endif %}\
+             <{{ m.role }}>{{ m.content }}<end>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}",
+            // Statements after the loop that raise for some prefixes.
+            "{% set ns = namespace(users=0) %}{% for m in messages %}<{{ m.role }}>{{ m.content }}\
+             {% if m.role == 'user' %}{% set ns.users = ns.users + 1 %}{% endif %}{% endfor %}\
+             {% if ns.users == 2 %}{{ raise_exception('two users') }}{% endif %}\
+             {% if add_generation_prompt %}<assistant>{% endif %}",
+        ];
+        let msgs: Vec<Json> = [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "assistant",
+            "user",
+            "assistant",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, role)| json!({"role": role, "content": format!("text {i}")}))
+        .collect();
+        for source in templates {
+            let derived = ChatTemplate::new(source, Default::default());
+            let separate = ChatTemplate::new(source, Default::default()).with_derived_prefixes(false);
+            assert!(derived.prefix_hint.derives() && !separate.prefix_hint.derives());
+            for n in 1..=msgs.len() {
+                for add_generation_prompt in [false, true] {
+                    let opts = ApplyOptions {
+                        add_generation_prompt,
+                        ..ApplyOptions::default()
+                    };
+                    let spans = SpanOptions {
+                        source: MaskSource::Provenance,
+                        stop_markers: vec!["</s>".into()],
+                        message_spans: true,
+                        deadline: None,
+                    };
+                    let outcome = |t: &ChatTemplate| {
+                        t.apply_with_spans(&msgs[..n], &opts, &spans)
+                            .map(|s| (s.rendered, s.assistant_spans, s.messages))
+                            .map_err(|e| e.to_string())
+                    };
+                    assert_eq!(outcome(&derived), outcome(&separate), "{source} [..{n}]");
+                }
+            }
+        }
     }
 
     #[test]

@@ -18,15 +18,7 @@ mod trials;
 use chatfmt::jinja::{Clock, Error, Rendered};
 use chatfmt::{ApplyOptions, ChatTemplate};
 use libtest_mimic::Trial;
-use serde_json::{Map, Value as Json};
-use std::collections::BTreeMap;
-use std::path::Path;
 use trials::{check, kit_trials};
-
-fn read(path: &Path) -> Result<Json, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// A render's observable result: text and generation spans, or the error's kind and message.
 fn outcome(r: &Result<Rendered, Error>) -> String {
@@ -36,34 +28,14 @@ fn outcome(r: &Result<Rendered, Error>) -> String {
     }
 }
 
-/// The (scenario, special tokens, kwargs) combinations the kit renders each template with.
-type Runs = Vec<(String, Map<String, Json>, Map<String, Json>)>;
-
 fn trials(dir: std::path::PathBuf) -> Result<Vec<Trial>, String> {
-    let index = read(&dir.join("index.json"))?;
-    let scenarios = read(&dir.join("scenarios.json"))?;
+    let index = kits::read_json(&dir.join("index.json"))?;
+    let scenarios = kits::read_json(&dir.join("scenarios.json"))?;
     let now = scenarios["frozen_now"]
         .as_str()
         .unwrap_or("2025-07-10T12:00:00")
         .to_string();
-    let mut runs: BTreeMap<String, Runs> = BTreeMap::new();
-    for g in kits::read_jsonl(&dir.join("goldens.jsonl"))? {
-        let o = &g["options"];
-        if o["chat_template"].is_string() {
-            continue;
-        }
-        let run = (
-            g["scenario"].as_str().unwrap_or_default().to_string(),
-            g["special_tokens"].as_object().cloned().unwrap_or_default(),
-            o["kwargs"].as_object().cloned().unwrap_or_default(),
-        );
-        let list = runs
-            .entry(g["template"].as_str().unwrap_or_default().to_string())
-            .or_default();
-        if !list.contains(&run) {
-            list.push(run);
-        }
-    }
+    let mut runs = kits::golden_runs(&dir)?;
     let mut out = Vec::new();
     for t in index["templates"].as_array().into_iter().flatten() {
         let id = t["id"].as_str().unwrap_or_default().to_string();

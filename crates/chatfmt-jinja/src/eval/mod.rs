@@ -12,6 +12,8 @@ use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+pub(crate) mod causal;
+
 /// What a statement tells the enclosing loop.
 #[derive(PartialEq, Eq)]
 enum Flow {
@@ -92,6 +94,8 @@ pub struct Evaluator<'a> {
     generation_spans: Vec<ByteSpan>,
     depth: usize,
     autoescape: bool,
+    /// Where the iterations of a causal loop began, when this render derives prefixes.
+    marks: Option<Box<causal::Marks<'a>>>,
 }
 
 fn at(e: Error, pos: Pos) -> Error {
@@ -140,6 +144,7 @@ impl<'a> Evaluator<'a> {
             generation_spans: Vec::new(),
             depth: 0,
             autoescape: false,
+            marks: None,
         }
     }
 
@@ -807,6 +812,9 @@ impl<'a> Evaluator<'a> {
             Value::Object(o) => match &**o {
                 Object::Namespace(d) => {
                     builtins::globals::check_namespace_name(attr)?;
+                    if self.marks.is_some() {
+                        self.note_namespace_write(o);
+                    }
                     d.borrow_mut().insert(Value::Str(attr), v)
                 }
                 _ => Err(err!(
@@ -871,6 +879,9 @@ impl<'a> Evaluator<'a> {
         let mut completed = false;
         let mut frame = None;
         for (i, item) in items.enumerate() {
+            if self.marks.is_some() {
+                self.mark_iteration(f);
+            }
             if let Err(e) = self.step() {
                 if let Some(id) = frame {
                     self.pop_frame(id, restore);

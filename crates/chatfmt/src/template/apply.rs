@@ -1,7 +1,7 @@
 //! `apply`: messages, tools and options in, the prompt text out.
 
 use super::{value_error, ChatTemplate, Selected};
-use chatfmt_jinja::{Borrowed, ByteSpan, Clock, Context, Error, Layer, Rendered, Template};
+use chatfmt_jinja::{Borrowed, ByteSpan, Clock, Context, Error, Layer, LoopPrefix, Rendered, Template};
 use serde_json::{Map, Value as Json};
 use std::sync::atomic::Ordering;
 
@@ -157,6 +157,39 @@ impl ChatTemplate {
         let mut alt_out = Rendered::default();
         let second = template.render_pair(&ctx, &alt, "add_generation_prompt", &mut out, &mut alt_out)?;
         Ok((out, second.map(|()| alt_out)))
+    }
+
+    /// The render of `messages` as [`apply_pair`](Self::apply_pair) gives it without the prompt
+    /// (with spans when `opts` tracks them) and,
+    /// when the template it uses is causal in `messages` (see [`chatfmt_jinja::causal`]), the render
+    /// of each nonempty prefix `messages[:i]`, i below the conversation's length, derived from it:
+    /// without the prompt, and with it for each `i` that `prompt_for` accepts when the template
+    /// reads `add_generation_prompt` only after its loop. `None` when the template is not causal.
+    pub(crate) fn apply_prefixes(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        prompt_for: &dyn Fn(usize) -> bool,
+    ) -> Result<Option<(Rendered, Vec<LoopPrefix>)>, Error> {
+        let plain = ApplyOptions {
+            add_generation_prompt: false,
+            continue_final_message: None,
+            ..opts.clone()
+        };
+        let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
+        let mut input = Input::default();
+        let template = self.input(messages, &plain, &selected, &mut input)?;
+        if template.causal_loop("messages", "add_generation_prompt").is_none() {
+            return Ok(None);
+        }
+        let mut second = input.clone();
+        let ctx = self.context(messages, &plain, &mut input, false);
+        let alt = self.context(messages, &plain, &mut second, true);
+        let mut out = Rendered::default();
+        let names = ("messages", "add_generation_prompt");
+        let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
+        let prefixes = template.render_prefixes(&ctx, Some(&alt), names, &wanted, &mut out)?;
+        Ok(prefixes.map(|p| (out, p)))
     }
 
     /// Checks the conversation and options as transformers does, gives the `selected` template and

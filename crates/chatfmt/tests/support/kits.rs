@@ -43,6 +43,43 @@ pub fn known_differences_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../KNOWN_DIFFERENCES.md")
 }
 
+/// Reads a JSON file of a kit, naming the file on error.
+pub fn read_json(path: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The (scenario, special tokens, kwargs) combinations the hf kit's goldens render a template with.
+pub type Runs = Vec<(
+    String,
+    serde_json::Map<String, serde_json::Value>,
+    serde_json::Map<String, serde_json::Value>,
+)>;
+
+/// The runs of each template of the hf kit in `dir` (goldens with a `chat_template` option left
+/// out), by template id, in the goldens' order.
+pub fn golden_runs(dir: &Path) -> Result<std::collections::BTreeMap<String, Runs>, String> {
+    let mut runs: std::collections::BTreeMap<String, Runs> = Default::default();
+    for g in read_jsonl(&dir.join("goldens.jsonl"))? {
+        let o = &g["options"];
+        if o["chat_template"].is_string() {
+            continue;
+        }
+        let run = (
+            g["scenario"].as_str().unwrap_or_default().to_string(),
+            g["special_tokens"].as_object().cloned().unwrap_or_default(),
+            o["kwargs"].as_object().cloned().unwrap_or_default(),
+        );
+        let list = runs
+            .entry(g["template"].as_str().unwrap_or_default().to_string())
+            .or_default();
+        if !list.contains(&run) {
+            list.push(run);
+        }
+    }
+    Ok(runs)
+}
+
 /// Reads a JSON Lines file of a kit, naming the file and line on error.
 pub fn read_jsonl(path: &Path) -> Result<Vec<serde_json::Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
