@@ -32,7 +32,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     shutdown_timeout: f64,
     /// Seconds /v1/render may spend finding message spans (their work grows with the square of the
-    /// conversation's length).
+    /// conversation's length, unless the template reads the messages in order).
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     spans_timeout: f64,
     /// Limits of templates sent with requests: steps=N,output=BYTES,ms=N (default

@@ -53,7 +53,8 @@ pub struct Config {
     /// How long requests in flight may take to finish after a shutdown signal.
     pub shutdown_timeout: Duration,
     /// How long `/v1/render` may spend finding message spans: the rule renders every prefix of the
-    /// conversation, so a long one could otherwise hold a worker for hours.
+    /// conversation (unless the template is causal in it), so a long one could otherwise hold a worker
+    /// for hours.
     pub spans_timeout: Duration,
 }
 

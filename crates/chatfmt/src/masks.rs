@@ -75,8 +75,9 @@ pub struct SpanOptions {
     /// Also compute each message's turn and content ([`ChatSpans::messages`]).
     pub message_spans: bool,
     /// When set, the rule stops with [`chatfmt_jinja::ErrorKind::LimitExceeded`] once this passes
-    /// (checked before each prefix render; each render is bounded by the template's limits): its
-    /// work grows with the square of the conversation's length, which a server must bound.
+    /// (checked before each prefix render; each render is bounded by the template's limits): unless
+    /// the prefixes come from one render, its work grows with the square of the conversation's
+    /// length, which a server must bound.
     pub deadline: Option<Instant>,
 }
 
