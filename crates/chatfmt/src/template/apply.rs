@@ -139,6 +139,29 @@ impl ChatTemplate {
         messages: &[Json],
         opts: &ApplyOptions,
     ) -> Result<(Rendered, Result<Rendered, Error>), Error> {
+        self.with_plain_input(messages, opts, |template, plain, mut input| {
+            let mut second = input.clone();
+            let ctx = self.context(messages, plain, &mut input, false);
+            let alt = self.context(messages, plain, &mut second, true);
+            let mut out = Rendered {
+                text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
+                ..Rendered::default()
+            };
+            let mut alt_out = Rendered::default();
+            let second = template.render_pair(&ctx, &alt, "add_generation_prompt", &mut out, &mut alt_out)?;
+            Ok((out, second.map(|()| alt_out)))
+        })
+    }
+
+    /// Runs `f` with the template `messages` select, `opts` without the generation prompt and
+    /// without `continue_final_message`, and the checked input: what renders with and without the
+    /// prompt share.
+    fn with_plain_input<R>(
+        &self,
+        messages: &[Json],
+        opts: &ApplyOptions,
+        f: impl FnOnce(&Template, &ApplyOptions, Input) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         let plain = ApplyOptions {
             add_generation_prompt: false,
             continue_final_message: None,
@@ -147,16 +170,7 @@ impl ChatTemplate {
         let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
         let mut input = Input::default();
         let template = self.input(messages, &plain, &selected, &mut input)?;
-        let mut second = input.clone();
-        let ctx = self.context(messages, &plain, &mut input, false);
-        let alt = self.context(messages, &plain, &mut second, true);
-        let mut out = Rendered {
-            text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
-            ..Rendered::default()
-        };
-        let mut alt_out = Rendered::default();
-        let second = template.render_pair(&ctx, &alt, "add_generation_prompt", &mut out, &mut alt_out)?;
-        Ok((out, second.map(|()| alt_out)))
+        f(template, &plain, input)
     }
 
     /// The render of `messages` as [`apply_pair`](Self::apply_pair) gives it without the prompt
@@ -171,25 +185,19 @@ impl ChatTemplate {
         opts: &ApplyOptions,
         prompt_for: &dyn Fn(usize) -> bool,
     ) -> Result<Option<(Rendered, Vec<LoopPrefix>)>, Error> {
-        let plain = ApplyOptions {
-            add_generation_prompt: false,
-            continue_final_message: None,
-            ..opts.clone()
-        };
-        let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
-        let mut input = Input::default();
-        let template = self.input(messages, &plain, &selected, &mut input)?;
-        if template.causal_loop("messages", "add_generation_prompt").is_none() {
-            return Ok(None);
-        }
-        let mut second = input.clone();
-        let ctx = self.context(messages, &plain, &mut input, false);
-        let alt = self.context(messages, &plain, &mut second, true);
-        let mut out = Rendered::default();
-        let names = ("messages", "add_generation_prompt");
-        let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
-        let prefixes = template.render_prefixes(&ctx, Some(&alt), names, &wanted, &mut out)?;
-        Ok(prefixes.map(|p| (out, p)))
+        self.with_plain_input(messages, opts, |template, plain, mut input| {
+            if template.causal_loop("messages", "add_generation_prompt").is_none() {
+                return Ok(None);
+            }
+            let mut second = input.clone();
+            let ctx = self.context(messages, plain, &mut input, false);
+            let alt = self.context(messages, plain, &mut second, true);
+            let mut out = Rendered::default();
+            let names = ("messages", "add_generation_prompt");
+            let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
+            let prefixes = template.render_prefixes(&ctx, Some(&alt), names, &wanted, &mut out)?;
+            Ok(prefixes.map(|p| (out, p)))
+        })
     }
 
     /// Checks the conversation and options as transformers does, gives the `selected` template and
