@@ -220,3 +220,88 @@ fn cyclers_joiners_self_and_loaders_are_not_causal() {
     }
     assert_eq!(causal(""), None, "an empty template has no loop");
 }
+
+/// Seeded random causal templates (namespaces, names set in and after the loop, macros, loop
+/// attributes, whitespace control, the flag before, in or after the loop, statements after the
+/// loop that raise) over seeded random conversations: every derived prefix render equals the
+/// render of the prefix itself.
+#[test]
+fn random_causal_templates_derive_every_prefix() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    const PRE: &[&str] = &[
+        "{% set ns = namespace(a=0, s='', last=none) %}",
+        "{% set top = 'T' %}",
+        "{% macro f(x) %}<{{ x }}>{% endmacro %}",
+        "{{ 'pre' }}\n",
+        "{% if add_generation_prompt %}G{% endif %}",
+    ];
+    const BODY: &[&str] = &[
+        "{{ m.content }}",
+        "{{- m.role | upper -}}",
+        "{% if m.role == 'user' %}U{% elif m.role == 'assistant' %}A{% else %}O{% endif %}",
+        "{% set ns.a = ns.a + 1 %}",
+        "{% set ns.s = ns.s ~ m.role[0] %}",
+        "{% set ns.last = m %}",
+        "{{ loop.index }}",
+        "{% if loop.first %}F{% endif %}",
+        "{{ loop.cycle('x', 'y') }}",
+        "{% if loop.previtem %}{{ loop.previtem.role }}{% endif %}",
+        "{% set top = m.role %}{{ top }}",
+        "{{ f(m.content) }}",
+        "{% if add_generation_prompt %}g{% endif %}",
+        "{%- for c in m.content %}{{ c }}{% endfor -%}",
+    ];
+    const POST: &[&str] = &[
+        "{{ ns.a }}",
+        "[{{ ns.s }}]",
+        "{{ top }}",
+        "{% if add_generation_prompt %}<gen>{% endif %}",
+        "{% if ns.a % 3 == 1 %}{{ raise_exception('one') }}{% endif %}",
+        "{% for k in range(ns.a) %}{{ k }}{% endfor %}",
+        "{{ ns.last.role if ns.last else '-' }}",
+        "{% set top = top ~ '!' %}{{ top }}",
+    ];
+    let mut checked = 0;
+    for case in 0..300 {
+        let mut source = String::new();
+        // The namespace, `top` and the macro are defined whenever a piece may read them.
+        source.push_str(PRE[0]);
+        source.push_str(PRE[1]);
+        source.push_str(PRE[2]);
+        for piece in &PRE[3..] {
+            if next(2) == 0 {
+                source.push_str(piece);
+            }
+        }
+        source.push_str(["{% for m in messages %}", "{%- for m in messages -%}"][next(2)]);
+        for _ in 0..1 + next(4) {
+            source.push_str(BODY[next(BODY.len())]);
+        }
+        source.push_str(["{% endfor %}", "{%- endfor %}"][next(2)]);
+        for _ in 0..next(4) {
+            source.push_str(POST[next(POST.len())]);
+        }
+        let items: Vec<serde_json::Value> = (0..1 + next(6))
+            .map(|i| {
+                let role = ["user", "assistant", "tool", "system"][next(4)];
+                json!({"role": role, "content": format!("c{i}{}", "z".repeat(next(3)))})
+            })
+            .collect();
+        let t = Template::new("t", &source).expect("compiles");
+        let whole = Context::from_json(json!({"messages": &items, "add_generation_prompt": false})).expect("context");
+        // A render that raises has no prefixes to derive: the raise is what every caller gets.
+        if t.render(&whole).is_err() {
+            continue;
+        }
+        assert!(causal(&source).is_some(), "case {case}: {source}");
+        derives_every_prefix(&source, &items);
+        checked += 1;
+    }
+    assert!(checked > 200, "only {checked} of 300 cases rendered");
+}
