@@ -39,7 +39,7 @@ use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, LoopPrefix, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 /// Where assistant spans come from.
@@ -248,8 +248,8 @@ impl ChatTemplate {
     /// Whether the rule of [`crate::masks`] may derive the renders of a conversation's prefixes from
     /// one render when the template is causal in `messages` (the default; see the module's doc).
     /// Either way the results are the same; off, every prefix is rendered on its own.
-    pub fn with_derived_prefixes(self, on: bool) -> Self {
-        self.prefix_hint.1.store(!on, Ordering::Relaxed);
+    pub fn with_derived_prefixes(mut self, on: bool) -> Self {
+        self.derive_prefixes = on;
         self
     }
 
@@ -289,7 +289,7 @@ impl ChatTemplate {
         };
         // When R is the plain render and the template is causal, the prefixes come with it.
         let plain = !opts.add_generation_prompt && opts.continue_final_message.is_none();
-        let with_prefixes = (!tags_only && plain && messages.len() >= 2 && self.prefix_hint.derives())
+        let with_prefixes = (!tags_only && plain && messages.len() >= 2 && self.derive_prefixes)
             .then(|| {
                 let prompt_for = |i: usize| is_assistant(&messages[i]);
                 self.apply_prefixes(messages, &full_opts, &prompt_for).ok().flatten()
@@ -341,14 +341,9 @@ impl ChatTemplate {
 /// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
 /// not plain and then again. Either way the text and the result are the same; only the work differs.
 #[derive(Debug, Default)]
-pub(crate) struct PrefixHint(AtomicU8, AtomicBool);
+pub(crate) struct PrefixHint(AtomicU8);
 
 impl PrefixHint {
-    /// Whether prefix renders are derived from one render where the template allows it.
-    fn derives(&self) -> bool {
-        !self.1.load(Ordering::Relaxed)
-    }
-
     fn bit(assistant: bool) -> u8 {
         if assistant {
             1
@@ -504,7 +499,7 @@ impl<'r> Rule<'r> {
                 prefixes,
                 common: text.len(),
             })
-        } else if hint.derives() && n - usize::from(full_is_last) >= 2 {
+        } else if template.derive_prefixes && n - usize::from(full_is_last) >= 2 {
             let prompt_for = |i: usize| assistant[i];
             let found = template.apply_prefixes(messages, &plain, &prompt_for).ok().flatten();
             found.filter(|(_, p)| p.len() == n).map(|(full, prefixes)| {
@@ -968,7 +963,7 @@ mod tests {
         for source in templates {
             let derived = ChatTemplate::new(source, Default::default());
             let separate = ChatTemplate::new(source, Default::default()).with_derived_prefixes(false);
-            assert!(derived.prefix_hint.derives() && !separate.prefix_hint.derives());
+            assert!(derived.derive_prefixes && !separate.derive_prefixes);
             for n in 1..=msgs.len() {
                 for add_generation_prompt in [false, true] {
                     let opts = ApplyOptions {

@@ -31,6 +31,9 @@ pub struct ChatTemplate {
     last_len: AtomicUsize,
     /// Which prefix renders of the mask rule need provenance.
     pub(crate) prefix_hint: crate::masks::PrefixHint,
+    /// Whether the mask rule derives prefix renders from one render where the template allows it
+    /// (see [`ChatTemplate::with_derived_prefixes`]).
+    pub(crate) derive_prefixes: bool,
 }
 
 #[derive(Debug)]
@@ -83,6 +86,7 @@ impl ChatTemplate {
             limits: Limits::default(),
             last_len: AtomicUsize::new(0),
             prefix_hint: Default::default(),
+            derive_prefixes: true,
         }
     }
 
@@ -106,6 +110,7 @@ impl ChatTemplate {
             limits: Limits::default(),
             last_len: AtomicUsize::new(0),
             prefix_hint: Default::default(),
+            derive_prefixes: true,
         }
     }
 
