@@ -2,7 +2,7 @@
 //! notes where each iteration of the loop began, then the statements after the loop run again
 //! from each note.
 
-use super::Evaluator;
+use super::{Evaluator, TopState};
 use crate::ast::{ForLoop, Stmt, StmtKind};
 use crate::context::{Context, Rendered};
 use crate::error::Result;
@@ -118,8 +118,7 @@ impl<'a> Evaluator<'a> {
         };
         let budget = BudgetScope::start(&self.ctx.limits);
         self.exec_block(head)?;
-        let scope = (self.frames[0].slots.clone(), self.frames[0].extra.clone());
-        let autoescape = self.autoescape;
+        let before_loop = self.top_state();
         self.marks = Some(Box::new(Marks {
             for_loop: f,
             budget,
@@ -155,15 +154,11 @@ impl<'a> Evaluator<'a> {
                     me.ctx = ctx;
                     std::mem::swap(&mut me.outer, &mut other_outer);
                 }
-                (me.frames[0].slots, me.frames[0].extra) = scope.clone();
-                me.empty_frames(1);
-                me.live_frames = 1;
-                me.current = 0;
-                me.depth = 0;
-                me.capture_depth = 0;
-                me.autoescape = autoescape;
-                me.out.truncate(mark.out);
-                me.generation_spans.truncate(mark.generation);
+                me.return_to(TopState {
+                    out: mark.out,
+                    generation: mark.generation,
+                    ..before_loop.clone()
+                });
                 me.exec_block(tail).map(|_| me.out[mark.out..].to_string())
             };
             let (with_plain, with_alt) = wanted(i);

@@ -66,6 +66,17 @@ struct Frame<'a> {
     scope: u32,
 }
 
+/// What a render that runs the statements after a top-level statement again returns to: the
+/// template's own scope, the output and generation spans written, and the autoescape setting.
+#[derive(Clone)]
+struct TopState<'a> {
+    slots: Slots<'a, FRAME_SLOTS>,
+    extra: Vec<(&'a str, Value<'a>)>,
+    out: usize,
+    generation: usize,
+    autoescape: bool,
+}
+
 /// Renders one template once.
 pub struct Evaluator<'a> {
     ctx: &'a Context<'a>,
@@ -202,12 +213,7 @@ impl<'a> Evaluator<'a> {
         let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         let (head, tail) = self.body.split_at(fork);
         self.exec_block(head)?;
-        let (used, scope, out_len, generation_len) = (
-            budget.used(),
-            (self.frames[0].slots.clone(), self.frames[0].extra.clone()),
-            self.out.len(),
-            self.generation_spans.len(),
-        );
+        let (used, at_fork) = (budget.used(), self.top_state());
         self.exec_block(tail)?;
         result.steps = budget.used();
         result.generation_spans.clone_from(&self.generation_spans);
@@ -216,15 +222,39 @@ impl<'a> Evaluator<'a> {
         // Context values read so far are the same in `alt`, except what the fork is on, which
         // was not read before the fork point; the cache is emptied all the same.
         self.outer = Default::default();
-        (self.frames[0].slots, self.frames[0].extra) = scope;
-        self.out.truncate(out_len);
-        self.generation_spans.truncate(generation_len);
+        self.return_to(at_fork);
         budget.rewind(used);
         Ok(self.exec_block(tail).map(|_| {
             alt_result.steps = budget.used();
             alt_result.generation_spans = self.generation_spans;
             alt_result.text = self.out;
         }))
+    }
+
+    /// Where the render stands between two top-level statements (see [`TopState`]).
+    fn top_state(&self) -> TopState<'a> {
+        TopState {
+            slots: self.frames[0].slots.clone(),
+            extra: self.frames[0].extra.clone(),
+            out: self.out.len(),
+            generation: self.generation_spans.len(),
+            autoescape: self.autoescape,
+        }
+    }
+
+    /// Returns to `at` to run the statements after it again: the template's scope, output and
+    /// generation spans as they were there, and no frame, macro call or capture open (a statement
+    /// that raised may have left some).
+    fn return_to(&mut self, at: TopState<'a>) {
+        (self.frames[0].slots, self.frames[0].extra) = (at.slots, at.extra);
+        self.empty_frames(1);
+        self.live_frames = 1;
+        self.current = 0;
+        self.depth = 0;
+        self.capture_depth = 0;
+        self.autoescape = at.autoescape;
+        self.out.truncate(at.out);
+        self.generation_spans.truncate(at.generation);
     }
 
     /// A top-level variable of the context: `vars`, then the borrowed layers (read once per render
@@ -1253,14 +1283,7 @@ impl<'a> Evaluator<'a> {
             (Scalar::Str(x), Scalar::Str(y)) => x.cmp(y),
             _ => return compare(*op, &a.value(), &b.value()).ok(),
         };
-        Some(match op {
-            CmpOp::Eq => order.is_eq(),
-            CmpOp::Ne => order.is_ne(),
-            CmpOp::Lt => order.is_lt(),
-            CmpOp::Le => order.is_le(),
-            CmpOp::Gt => order.is_gt(),
-            _ => order.is_ge(),
-        })
+        Some(crate::value::ordering_holds(*op, order))
     }
 
     /// The value of a side-effect-free expression when it is a scalar and evaluating it cannot
@@ -1895,15 +1918,8 @@ fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Option<i64> {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
         BinOp::Mul => x.checked_mul(y),
-        // Python's remainder takes the divisor's sign, and its quotient rounds down.
-        BinOp::Mod => {
-            let r = x.checked_rem(y)?;
-            Some(if r != 0 && (r < 0) != (y < 0) { r + y } else { r })
-        }
-        BinOp::FloorDiv => {
-            let q = x.checked_div(y)?;
-            Some(if x % y != 0 && (x < 0) != (y < 0) { q - 1 } else { q })
-        }
+        BinOp::Mod => crate::pystr::int_mod(x, y).ok(),
+        BinOp::FloorDiv => crate::pystr::int_floordiv(x, y).ok().flatten(),
         BinOp::Div | BinOp::Pow => None,
     }
 }

@@ -694,7 +694,6 @@ fn markup_concat<'a>(a: &Value<'a>, b: &Value<'a>) -> Option<Value<'a>> {
 
 /// Python comparison operators.
 pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
-    use std::cmp::Ordering::*;
     Ok(match op {
         CmpOp::Eq => a.py_eq(b),
         CmpOp::Ne => !a.py_eq(b),
@@ -713,13 +712,21 @@ pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
                     return Ok(false);
                 }
             }
-            let o = a.py_cmp(b, sym)?;
-            match op {
-                CmpOp::Lt => o == Less,
-                CmpOp::Le => o != Greater,
-                CmpOp::Gt => o == Greater,
-                _ => o != Less,
-            }
+            ordering_holds(op, a.py_cmp(b, sym)?)
         }
     })
+}
+
+/// Whether the comparison `op` (other than `in` and `not in`) holds between two operands that
+/// compare as `order`.
+#[inline]
+pub(crate) fn ordering_holds(op: CmpOp, order: std::cmp::Ordering) -> bool {
+    match op {
+        CmpOp::Eq => order.is_eq(),
+        CmpOp::Ne => order.is_ne(),
+        CmpOp::Lt => order.is_lt(),
+        CmpOp::Le => order.is_le(),
+        CmpOp::Gt => order.is_gt(),
+        _ => order.is_ge(),
+    }
 }
