@@ -441,6 +441,72 @@ def has_address(result):
     return bool(ADDRESS.search(text) or ADDRESS.search(text.replace("', '", "")))
 
 
+# Loops over `items` pairs and chains of generator filters over the context's lists and objects, which the
+# engine reads in place: the pairs, the `loop` object over them, generators consumed once, equality of the
+# same context object, and JSON string escapes.
+MSGS = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+PAIRS = {"d": {"b": 1, "a": [1, 2], "c": {"x": None, "y": "z"}}, "msgs": MSGS}
+for t in [
+    "{% for k, v in d|items %}{{ loop.index }}{{ k }}={{ v }}{{ loop.last }}|{% endfor %}",
+    "{% for k, v in d|items if k != 'a' %}{{ loop.index }}/{{ loop.length }}:{{ k }}{{ loop.previtem }}"
+    "{{ loop.nextitem }}{% else %}none{% endfor %}",
+    "{% for k, v in d|items if k == 'zz' %}{{ k }}{% else %}none{% endfor %}",
+    "{% for k, v in d|items %}{{ loop.previtem is sameas loop.previtem }}{{ loop.cycle('x', 'y') }}"
+    "{{ loop.revindex }}{{ loop.changed(v) }}{% endfor %}",
+    "{% for k, v in nope|items %}{{ k }}{% else %}empty{% endfor %}",
+    "{% for k, v in [1, 2]|items %}{{ k }}{% endfor %}",
+    "{% for k, v in none|items %}{{ k }}{% endfor %}",
+    "{% for k, v in {'a': 1, 'b': 2}|items %}{{ k }}{{ v }}{% endfor %}",
+    "{% for k, v in d|items %}{% set k = 'z' %}{{ k }}{% endfor %}{{ k }}",
+    "{% for k, v in d.c|items %}{{ k }}={{ v }};{% endfor %}",
+    "{% for k, v in d|items %}{% if loop.first %}{% continue %}{% endif %}{{ k }}{% if k == 'a' %}{% break %}"
+    "{% endif %}{% endfor %}",
+    "{% for k, v in d|items %}{% for k2, v2 in d|items if k2 != k %}{{ k }}{{ k2 }} {% endfor %}{% endfor %}",
+    "{% for k, v in d|items if v.y is defined %}{{ v.y }}{% endfor %}",
+    "{% for k, v in d|items if nope.x %}{{ k }}{% endfor %}",
+    "{% for k, v in d|items %}{{ v|items|list if v is mapping else v }}{% endfor %}",
+    "{% for k, v in msgs[0]|items %}{{ k }}:{{ v }} {% endfor %}",
+]:
+    case("filter", "items", t, PAIRS)
+for t in [
+    "{% set g = msgs|selectattr('role', 'equalto', 'user') %}{{ g|list|length }}{{ g|list|length }}",
+    "{{ msgs|selectattr('role', 'equalto', 'user')|list }}",
+    "{{ msgs|selectattr('role', '==', 'user', 'x')|list }}",
+    "{{ msgs|selectattr('role', 'eq', other='user')|list }}",
+    "{{ msgs|selectattr('role', 'equalto')|list }}",
+    "{{ msgs|rejectattr('role', 'equalto', 'user')|map(attribute='content')|list }}",
+    "{{ msgs|selectattr('role', 'equalto', 'user')|list|length }}{{ msgs|selectattr('nope', 'equalto', none)|list }}",
+    "{% set u = msgs|selectattr('role', 'equalto', 'user')|list %}{% for m in msgs %}{{ m == u[-1] }}{{ m != u[0] }}"
+    "{% endfor %}{{ u == msgs }}",
+    "{{ msgs[0] == msgs[0] }}{{ msgs == msgs }}{{ msgs[0] == {'role': 'user', 'content': 'a'} }}{{ d.a == d.a }}",
+]:
+    case("filter", "selectattr", t, PAIRS)
+for t in [
+    "{% set g = msgs|map(attribute='role') %}{{ g|first }}|{{ g|list }}|{{ g|first }}",
+    "{% set g = msgs|map(attribute='role') %}{% for x in g %}{{ x }}{% endfor %}{% for x in g %}{{ x }}{% else %}empty"
+    "{% endfor %}",
+    "{% set g = msgs|map(attribute='role') %}{{ g|join(',') }}{{ g|join(',') }}",
+    "{% set g = msgs|map(attribute='role') %}{{ 'user' in g }}{{ 'user' in g }}{{ g|list }}",
+    "{% set g = msgs|map(attribute='role') %}{% for x in g %}{{ x }}{% break %}{% endfor %}{{ g|list }}",
+    "{% set g = msgs|map(attribute='role') %}{% for x in g %}{{ x }}{{ g|list }}{% endfor %}",
+    "{% set g = msgs|map(attribute='role') %}{% for x in g %}{% for y in g %}{{ x }}{{ y }}{% endfor %}{% endfor %}",
+    "{% set g = msgs|map(attribute='role') %}{% set a, b = g %}{{ a }}{{ b }}{{ g|list }}",
+    "{% set g = msgs|map(attribute='role') %}{{ g|reverse|list }}{{ g|list }}",
+    "{% set g = d|items %}{{ g|list }}{{ g|list }}{{ g is sameas g }}",
+]:
+    case("filter", "map", t, PAIRS)
+for t in [
+    "{% for k, v in d.items() %}{{ k }}{{ v }}{{ loop.previtem }}{{ loop.last }}{% endfor %}",
+    "{% for k, v in d.items() if k != 'a' %}{{ k }}{{ v }}{{ loop.length }}{% endfor %}",
+    "{% for k, v in msgs.items() %}{{ k }}{% endfor %}",
+    "{% for k, v in nope.items() %}{{ k }}{% endfor %}",
+    "{% for k, v in {'x': 1}.items() %}{{ k }}{{ v }}{% endfor %}",
+]:
+    case("method", "dict.items", t, PAIRS)
+for s in ["a\u0001\"\\\n<é\t\u001f", "0123456\"89abcdef\\", "01234567", "0123456789abcdef\n", "\u007f\u0080"]:
+    case("filter", "tojson", "{{ s|tojson }}", {"s": s})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -91,6 +91,12 @@ pub struct Signature {
 }
 
 impl Signature {
+    /// Whether a call without arguments binds nothing: a Python function of hidden parameters only
+    /// (`test_string(value)`).
+    pub fn takes_only_hidden(&self) -> bool {
+        matches!(self.style, Style::Python) && self.params.len() == self.hidden && !self.varargs && !self.varkw
+    }
+
     /// `def func(params...)` whose first `hidden` parameters the caller passes, the others after
     /// the first `required` ones taking `defaults`.
     pub const fn def(
@@ -264,6 +270,18 @@ impl<'a> CallArgs<'a> {
             out[i] = Some(v.clone());
         }
         Ok(())
+    }
+
+    /// [`bind_sig`](Self::bind_sig), taking the arguments: a signature of hidden parameters and
+    /// `*args` called without keywords (`selectattr`, `map`) gets the positional list itself.
+    pub fn bind_owned(self, sig: &Signature) -> Result<Bound<'a>> {
+        if matches!(sig.style, Style::Python) && sig.varargs && sig.params.len() == sig.hidden && self.kw.is_empty() {
+            return Ok(Bound {
+                rest: self.pos,
+                ..Bound::default()
+            });
+        }
+        self.bind_sig(sig)
     }
 
     /// Binds as CPython binds a call to `sig`, the hidden parameters being passed by the caller:

@@ -5,7 +5,8 @@ use super::json::{dumps, DumpOptions};
 use super::table::{Builtin, FILTERS, TESTS};
 use crate::error::{err, Result};
 use crate::pystr::{self, escape_into, is_py_space};
-use crate::value::{Object, UndefInfo, Value};
+use crate::value::{LoopItems, Object, UndefInfo, Value};
+use serde_json::Value as Json;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -309,7 +310,7 @@ pub(super) fn do_rejectattr<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>>
 fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -> Result<Value<'a>> {
     // Jinja2 reads the arguments and iterates only `if value:`: a falsy input selects nothing.
     if !v.truthy() {
-        return Ok(Value::Iter(Rc::new(Vec::new())));
+        return Ok(Value::generator(Vec::new()));
     }
     let mut pos = b.rest.into_iter();
     let attr = if by_attr {
@@ -325,16 +326,20 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
         pos: pos.collect(),
         kw: b.kwrest,
     };
-    let mut out = Vec::new();
-    let items = v.iterate()?;
+    // A list of the caller's JSON is read in place; anything else as its items.
+    let items = match &v {
+        Value::Json(Json::Array(a)) => LoopItems::Json(a),
+        _ => LoopItems::Values(v.iterate()?),
+    };
     crate::limits::charge_items(items.len())?;
+    let mut out = Vec::with_capacity(items.len());
     // The test and its bound arguments, found and bound at the first item (where Jinja2 would
     // first fail to), then reused.
     let mut bound_test = None;
     // For `equalto` (`eq`, `==`), the value compared with, taken from the bound arguments once.
     let mut equal_to = None;
-    for item in items.iter() {
-        let subject = get_attr(item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
+    for item in (0..items.len()).filter_map(|i| items.get(i)) {
+        let subject = get_attr(&item, attr.as_ref().filter(|a| !matches!(a, Value::None)), None)?;
         let ok = match &test {
             None => subject.truthy(),
             Some(t) => {
@@ -342,11 +347,19 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
                     Some(found) => found,
                     None => {
                         let t = lookup_name("test", t, TESTS)?;
-                        let found = bound_test.insert((t, test_args.bind_sig(&t.sig)?));
-                        if matches!(t.name, "eq" | "equalto" | "==") {
-                            equal_to = super::tests::other(found.1.clone()).ok();
+                        let is_eq = matches!(t.name, "eq" | "equalto" | "==");
+                        // `equalto(value, other)` called with one positional argument binds it
+                        // as `other`, which cannot fail.
+                        if let ([other], true, true) = (&test_args.pos[..], test_args.kw.is_empty(), is_eq) {
+                            equal_to = Some(other.clone());
+                            bound_test.insert((t, Bound::default()))
+                        } else {
+                            let found = bound_test.insert((t, test_args.bind_sig(&t.sig)?));
+                            if is_eq {
+                                equal_to = super::tests::other(found.1.clone()).ok();
+                            }
+                            found
                         }
-                        found
                     }
                 };
                 match &equal_to {
@@ -356,17 +369,17 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
             }
         };
         if ok == keep_when {
-            out.push(item.clone());
+            out.push(item);
         }
     }
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 /// `map(name, *args, **kwargs)` or `map(attribute=..., default=...)`.
 pub(super) fn map_filter<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
     // As in Jinja2, the arguments are read and the input iterated only `if value:`.
     if !v.truthy() {
-        return Ok(Value::Iter(Rc::new(Vec::new())));
+        return Ok(Value::generator(Vec::new()));
     }
     let mut kw = b.kwrest;
     let mut out = Vec::new();
@@ -405,7 +418,7 @@ pub(super) fn map_filter<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
             out.push(mapped);
         }
     }
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 pub(super) fn do_default<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
@@ -496,17 +509,23 @@ pub(super) fn do_forceescape<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>
 
 pub(super) fn do_items<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     if v.is_undefined() {
-        return Ok(Value::Iter(Rc::new(Vec::new())));
+        return Ok(Value::generator(Vec::new()));
     }
     if !v.is_mapping() {
         return Err(err!(TypeError, "Can only get item pairs from a mapping."));
     }
     let mut out = Vec::new();
     v.for_each_pair(|k, x| out.push(Value::Tuple(Rc::new(vec![k, x]))));
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 pub(super) fn do_list<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    // A generator's items become the list as they are: a list is never changed in place.
+    if let Value::Iter(g) = &v {
+        let items = g.drain();
+        crate::limits::charge_values(items.len())?;
+        return Ok(Value::List(items));
+    }
     let items = v.iterate()?;
     crate::limits::charge_values(items.len())?;
     Ok(Value::list(items.to_vec()))
@@ -530,6 +549,12 @@ pub(super) fn do_join<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
 }
 
 pub(super) fn do_first<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
+    // `next(iter(seq))`: a generator gives up one item.
+    if let Value::Iter(g) = &v {
+        return Ok(g
+            .next_item()
+            .unwrap_or_else(|| undefined_hint("No first item, sequence was empty.")));
+    }
     Ok(match v.iterate()?.first() {
         Some(x) => x.clone(),
         None => undefined_hint("No first item, sequence was empty."),
@@ -562,7 +587,7 @@ pub(super) fn do_reverse<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     if let Value::Iter(_) = v {
         return Ok(Value::list(items));
     }
-    Ok(Value::Iter(Rc::new(items)))
+    Ok(Value::generator(items))
 }
 
 //ALIAS select,reject,selectattr,rejectattr -> select_like
@@ -629,7 +654,7 @@ pub(super) fn do_unique<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
             out.push(item.clone());
         }
     }
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 pub(super) fn do_min<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
@@ -895,7 +920,7 @@ pub(super) fn do_batch<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> 
         }
         out.push(Value::list(tmp));
     }
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 //ALIAS slice -> slice_filter
@@ -1247,7 +1272,7 @@ pub(super) fn slice_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'
         out.push(Value::list(c));
         crate::limits::check_value_size(out.len())?;
     }
-    Ok(Value::Iter(Rc::new(out)))
+    Ok(Value::generator(out))
 }
 
 /// `truncate(length=255, killwords=False, end="...", leeway=None)`.

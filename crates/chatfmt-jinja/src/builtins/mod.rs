@@ -39,7 +39,7 @@ pub fn is_global(name: &str) -> bool {
 
 /// Applies the filter `f` to `v`, its arguments bound as Python binds them to Jinja2's function.
 pub fn call_filter<'a>(f: &Builtin<FilterFn>, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    let b = args.bind_sig(&f.sig)?;
+    let b = args.bind_owned(&f.sig)?;
     match (f.run)(v, b) {
         // Jinja2's generator filters raise only once iterated; limits stop the render at once.
         Err(e) if f.lazy && e.kind() != ErrorKind::LimitExceeded => {
@@ -59,7 +59,7 @@ pub fn call_global<'a>(clock: &Clock, name: &str, args: CallArgs<'a>) -> Result<
     let Some(g) = table::global(name) else {
         return Err(err!(TypeError, "'{name}' is not callable"));
     };
-    (g.run)(clock, args.bind_sig(&g.sig)?)
+    (g.run)(clock, args.bind_owned(&g.sig)?)
 }
 
 /// Charges a call of a filter, method or function [`crate::limits::CALL_STEPS`], and checks a

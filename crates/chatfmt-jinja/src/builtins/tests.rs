@@ -153,7 +153,10 @@ pub(super) fn sameas<'a>(x: &Value<'a>, b: Bound<'a>) -> Result<bool> {
         (Value::Int(a), Value::Int(b)) => a == b && (-5..=256).contains(a),
         (a, b) if a.is_str() && b.is_str() => a.as_str() == b.as_str(),
         (Value::Object(a), Value::Object(b)) => std::rc::Rc::ptr_eq(a, b),
-        (Value::List(a), Value::List(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::List(a), Value::List(b)) | (Value::Tuple(a), Value::Tuple(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::Iter(a), Value::Iter(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::Dict(a), Value::Dict(b)) => std::rc::Rc::ptr_eq(a, b),
+        (Value::BigInt(a), Value::BigInt(b)) => std::rc::Rc::ptr_eq(a, b),
         (Value::Json(a), Value::Json(b)) => std::ptr::eq(*a, *b),
         _ => false,
     })

@@ -2,12 +2,15 @@
 
 use crate::ast::*;
 use crate::builtins::table::{FILTERS, TESTS};
-use crate::builtins::{self, args::CallArgs};
+use crate::builtins::{
+    self,
+    args::{Bound, CallArgs},
+};
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
+use crate::value::{compare, short_eq, JsonPairs, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -107,6 +110,26 @@ pub struct Evaluator<'a> {
     autoescape: bool,
     /// Where the iterations of a causal loop began, when this render derives prefixes.
     marks: Option<Box<causal::Marks<'a>>>,
+}
+
+/// For `for key, value in object | items` or `in object.items()` (no `recursive`): the object's
+/// expression and the two targets.
+fn pairs_loop(f: &ForLoop) -> Option<(&Expr, &Target, &Target)> {
+    let object = match &f.iter.kind {
+        ExprKind::Filter(Some(object), name, args) if &*name.name == "items" && args.is_empty() => object,
+        ExprKind::Call(callee, args) if args.is_empty() => match &callee.kind {
+            ExprKind::GetAttr(object, member) if &**member == "items" => object,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match (&f.target, f.recursive) {
+        (Target::Tuple(targets), false) => match &targets[..] {
+            [key @ Target::Name(..), value @ Target::Name(..)] => Some((object, key, value)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn at(e: Error, pos: Pos) -> Error {
@@ -719,6 +742,9 @@ impl<'a> Evaluator<'a> {
                         .run_loop(f, items.iter().map(Value::from_json), lp)
                         .map_err(|e| at(e, s.pos));
                 }
+                if let Some(pairs) = pairs_loop(f).filter(|_| self.spans.is_none()) {
+                    return self.exec_pairs_loop(f, pairs, s.pos);
+                }
                 let iter = self.eval(&f.iter)?;
                 return self.exec_for(f, iter, 0).map_err(|e| at(e, s.pos));
             }
@@ -860,7 +886,21 @@ impl<'a> Evaluator<'a> {
     }
 
     fn exec_for(&mut self, f: &'a ForLoop, iter: Value<'a>, depth0: usize) -> Result<Flow> {
+        // A loop without `loop` takes its items one at a time, the condition of each evaluated when
+        // the loop reaches it, as Jinja2 does; from a generator, whatever a `break` leaves (or the
+        // body takes) stays with it. With `loop`, whose `length` and `last` need every item, the
+        // items passing the condition are found first.
+        let cond = f.cond.as_ref();
+        if let (Value::Iter(g), false) = (&iter, f.uses_loop) {
+            let g = g.clone();
+            let bind = |me: &mut Self, item| me.assign(&f.target, item);
+            return self.run_loop_with(f, std::iter::from_fn(|| g.next_item()), bind, cond, None);
+        }
         let items = iter.iterate()?;
+        if !f.uses_loop {
+            let bind = |me: &mut Self, item| me.assign(&f.target, item);
+            return self.run_loop_with(f, items.iter().cloned(), bind, cond, None);
+        }
         let restore = self.current;
         let items = match &f.cond {
             None => items,
@@ -885,6 +925,76 @@ impl<'a> Evaluator<'a> {
         self.run_loop(f, items.iter().cloned(), lp)
     }
 
+    /// `for key, value in object | items` (or `object.items()`): over a JSON object of the
+    /// context, see [`run_pairs`](Self::run_pairs); over anything else, as any loop.
+    #[inline(never)]
+    fn exec_pairs_loop(
+        &mut self,
+        f: &'a ForLoop,
+        (object, key, value): (&'a Expr, &'a Target, &'a Target),
+        pos: Pos,
+    ) -> Result<Flow> {
+        let v = self.eval(object)?;
+        if let Value::Json(Json::Object(m)) = v {
+            // Charged as the filter, or the method, which also charges the view it builds.
+            let method = matches!(f.iter.kind, ExprKind::Call(..));
+            let charged = match method {
+                true => crate::limits::charge_items(m.len()),
+                false => Ok(()),
+            };
+            charged
+                .and_then(|_| crate::limits::charge(crate::limits::CALL_STEPS))
+                .map_err(|err| at(err, f.iter.pos))?;
+            return self.run_pairs(f, m, (key, value)).map_err(|e| at(e, pos));
+        }
+        let iter = match &f.iter.kind {
+            ExprKind::Call(..) => self
+                .call_attr(&v, "items", CallArgs::default())
+                .and_then(|out| builtins::charge_result(&out).map(|_| out))
+                .map_err(|err| at(err, f.iter.pos))?,
+            _ => self.finish_filter(&f.iter, v)?,
+        };
+        self.exec_for(f, iter, 0).map_err(|e| at(e, pos))
+    }
+
+    /// `for key, value in object | items` over a JSON object of the context: each key and value
+    /// bound as they are, without a tuple per pair (the condition, if any, as in
+    /// [`exec_for`](Self::exec_for)).
+    fn run_pairs(
+        &mut self,
+        f: &'a ForLoop,
+        m: &'a serde_json::Map<String, Json>,
+        (key, value): (&'a Target, &'a Target),
+    ) -> Result<Flow> {
+        let bind = |me: &mut Self, (k, v): (&'a str, &'a Json)| {
+            me.assign(key, Value::Str(k))?;
+            me.assign(value, Value::from_json(v))
+        };
+        if !f.uses_loop {
+            let pairs = m.iter().map(|(k, v)| (k.as_str(), v));
+            return self.run_loop_with(f, pairs, bind, f.cond.as_ref(), None);
+        }
+        let restore = self.current;
+        let mut pairs = Vec::with_capacity(m.len());
+        for (k, v) in m {
+            let kept = match &f.cond {
+                None => true,
+                Some(cond) => {
+                    let id = self.push_frame(restore, f.scope);
+                    let r = bind(self, (k, v)).and_then(|_| self.eval_truthy(cond));
+                    self.pop_frame(id, restore);
+                    r?
+                }
+            };
+            if kept {
+                pairs.push((k.as_str(), v));
+            }
+        }
+        let pairs = Rc::new(JsonPairs::new(pairs));
+        let lp = self.loop_object(f, LoopItems::Pairs(pairs.clone()), 0);
+        self.run_loop_with(f, pairs.pairs.iter().copied(), bind, None, Some(lp))
+    }
+
     /// The `loop` object of a loop over `items` that starts in the current frame.
     fn loop_object(&self, f: &'a ForLoop, items: LoopItems<'a>, depth0: usize) -> Rc<Object<'a>> {
         Rc::new(Object::Loop(LoopValue {
@@ -905,21 +1015,28 @@ impl<'a> Evaluator<'a> {
         items: impl Iterator<Item = Value<'a>>,
         lp: Option<Rc<Object<'a>>>,
     ) -> Result<Flow> {
+        self.run_loop_with(f, items, |me, item| me.assign(&f.target, item), None, lp)
+    }
+
+    /// [`run_loop`](Self::run_loop) over items of any kind, each bound to the loop's target by
+    /// `bind`; with `cond`, an item whose condition is false is passed over, the condition being
+    /// evaluated as the loop reaches the item (as Jinja2's loop filter does, which sees what the
+    /// iterations before it changed).
+    fn run_loop_with<T>(
+        &mut self,
+        f: &'a ForLoop,
+        items: impl Iterator<Item = T>,
+        bind: impl Fn(&mut Self, T) -> Result<()>,
+        cond: Option<&'a Expr>,
+        lp: Option<Rc<Object<'a>>>,
+    ) -> Result<Flow> {
         let restore = self.current;
         let mut completed = false;
         let mut frame = None;
-        for (i, item) in items.enumerate() {
+        let mut i = 0;
+        for item in items {
             if self.marks.is_some() {
                 self.mark_iteration(f);
-            }
-            if let Err(e) = self.step() {
-                if let Some(id) = frame {
-                    self.pop_frame(id, restore);
-                }
-                return Err(e);
-            }
-            if let Some(Object::Loop(l)) = lp.as_deref() {
-                l.index0.set(i);
             }
             let id = match frame {
                 Some(id) => {
@@ -928,7 +1045,30 @@ impl<'a> Evaluator<'a> {
                 }
                 None => *frame.insert(self.push_frame(restore, f.scope)),
             };
-            let r = self.assign(&f.target, item).and_then(|_| {
+            let bound = bind(self, item);
+            // The condition sees the item bound in the frame the body then runs in.
+            let kept = match (bound, cond) {
+                (Ok(()), None) => Ok(true),
+                (Ok(()), Some(c)) => self.eval_truthy(c),
+                (Err(e), _) => Err(e),
+            };
+            let kept = kept.and_then(|kept| match kept {
+                true => self.step().map(|_| true),
+                false => Ok(false),
+            });
+            match kept {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    self.pop_frame(id, restore);
+                    return Err(e);
+                }
+            }
+            if let Some(Object::Loop(l)) = lp.as_deref() {
+                l.index0.set(i);
+            }
+            i += 1;
+            let r = Ok(()).and_then(|_| {
                 if let Some(lp) = &lp {
                     let at = Bind {
                         scope: f.scope,
@@ -1209,6 +1349,10 @@ impl<'a> Evaluator<'a> {
                 let Some(test) = name.index.and_then(|i| TESTS.get(i)) else {
                     return Err(err!(TemplateRuntimeError, "No test named '{}' found.", &**name));
                 };
+                // `x is string`: a test of the value alone, called without arguments, binds nothing.
+                if args.is_empty() && test.sig.takes_only_hidden() {
+                    return Ok(Value::Bool((test.run)(&x, Bound::default())?));
+                }
                 Value::Bool(builtins::call_test(test, &x, &a)?)
             }
         })
@@ -1611,13 +1755,22 @@ impl<'a> Evaluator<'a> {
     }
 
     fn eval_filter_chain(&mut self, e: &'a Expr, input: Value<'a>) -> Result<Value<'a>> {
-        let ExprKind::Filter(inner, name, args) = &e.kind else {
+        let ExprKind::Filter(inner, _, _) = &e.kind else {
             return self.eval(e);
         };
         let v = match inner {
             Some(inner) if matches!(inner.kind, ExprKind::Filter(..)) => self.eval_filter_chain(inner, input)?,
             Some(inner) => self.eval(inner)?,
             None => input,
+        };
+        self.finish_filter(e, v)
+    }
+
+    /// Applies the filter of the filter expression `e` to `v`, the value of its input.
+    #[inline(always)]
+    fn finish_filter(&mut self, e: &'a Expr, v: Value<'a>) -> Result<Value<'a>> {
+        let ExprKind::Filter(_, name, args) = &e.kind else {
+            return Ok(v);
         };
         let filter = name.index.and_then(|i| FILTERS.get(i));
         // `text | trim`: the part of a borrowed string, charged as the call's result would be.

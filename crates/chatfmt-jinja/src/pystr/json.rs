@@ -25,14 +25,15 @@ pub fn json_write_str(s: &str, ensure_ascii: bool, out: &mut String) {
                 continue;
             }
             let end = (i + 8).min(bytes.len());
-            for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
-                if b < 0x20 || b == b'"' || b == b'\\' {
-                    out.push_str(&s[run..j]);
+            while i < end {
+                let b = bytes[i];
+                if ESCAPED[usize::from(b)] {
+                    out.push_str(&s[run..i]);
                     write_escape(b, out);
-                    run = j + 1;
+                    run = i + 1;
                 }
+                i += 1;
             }
-            i = end;
         }
         out.push_str(&s[run..]);
     }
@@ -57,6 +58,19 @@ fn write_ascii_escaped(s: &str, out: &mut String) {
         }
     }
 }
+
+/// The bytes `json.dumps` escapes in any case: control characters, the quote and the backslash.
+static ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 /// Whether any byte of the eight in `w` may need an escape: a control character, a quote or a
 /// backslash (never a false "no").

@@ -80,9 +80,9 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
                 crate::limits::grow_stack(|| hash_value(item, state));
             }
         }
-        Value::Iter(items) => {
+        Value::Iter(g) => {
             state.write_u8(5);
-            state.write_usize(Rc::as_ptr(items) as usize);
+            state.write_usize(Rc::as_ptr(g) as usize);
         }
         Value::Object(o) => match &**o {
             Object::Range(a, b, s) => {

@@ -72,8 +72,9 @@ pub enum Value<'a> {
     List(Rc<Vec<Value<'a>>>),
     Tuple(Rc<Vec<Value<'a>>>),
     Dict(Rc<Dict<'a>>),
-    /// A one-shot iterator (Python generator): iterable, but has no length and prints as a generator.
-    Iter(Rc<Vec<Value<'a>>>),
+    /// A one-shot iterator (Python generator): iterable once, has no length and prints as a
+    /// generator.
+    Iter(Rc<Generator<'a>>),
     Object(Rc<Object<'a>>),
 }
 
@@ -88,6 +89,38 @@ pub enum UndefInfo<'a> {
 }
 
 pub use dict::{check_hashable, Dict, Set};
+
+/// What a generator filter (`select`, `map`, `items`, ...) gives: its items, computed at once,
+/// and how many of them were consumed, since a generator is iterated only once.
+pub struct Generator<'a> {
+    items: Rc<Vec<Value<'a>>>,
+    next: Cell<usize>,
+}
+
+impl<'a> Generator<'a> {
+    /// The items not consumed yet, consuming them (`list(g)`, `for x in g`).
+    pub fn drain(&self) -> Rc<Vec<Value<'a>>> {
+        match self.next.replace(self.items.len()) {
+            0 => self.items.clone(),
+            start => Rc::new(self.items.get(start..).unwrap_or_default().to_vec()),
+        }
+    }
+
+    /// The next item, consuming it (`next(g)`).
+    pub fn next_item(&self) -> Option<Value<'a>> {
+        let i = self.next.get();
+        let item = self.items.get(i).cloned();
+        if item.is_some() {
+            self.next.set(i + 1);
+        }
+        item
+    }
+
+    /// The items not consumed yet, left as they are.
+    pub fn remaining(&self) -> &[Value<'a>] {
+        self.items.get(self.next.get()..).unwrap_or_default()
+    }
+}
 
 /// Objects that are not plain data.
 pub enum Object<'a> {
@@ -129,6 +162,37 @@ pub struct MacroValue<'a> {
 pub enum LoopItems<'a> {
     Values(Rc<Vec<Value<'a>>>),
     Json(&'a [Json]),
+    /// The `(key, value)` pairs of a JSON object of the context (`obj | items`).
+    Pairs(Rc<JsonPairs<'a>>),
+}
+
+/// Pairs of a JSON object iterated in place: the loop binds each key and value as they are; the
+/// pairs become tuples only when the `loop` object hands one out (`loop.previtem`), once.
+pub struct JsonPairs<'a> {
+    pub pairs: Vec<(&'a str, &'a Json)>,
+    tuples: std::cell::OnceCell<Vec<Value<'a>>>,
+}
+
+impl<'a> JsonPairs<'a> {
+    /// The pairs, as a loop over them sees them.
+    pub fn new(pairs: Vec<(&'a str, &'a Json)>) -> Self {
+        JsonPairs {
+            pairs,
+            tuples: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The pair at `i` as the tuple `items` would have made (the same tuple every time).
+    #[inline(never)]
+    fn get(&self, i: usize) -> Option<Value<'a>> {
+        let tuples = self.tuples.get_or_init(|| {
+            self.pairs
+                .iter()
+                .map(|(k, v)| Value::Tuple(Rc::new(vec![Value::Str(k), Value::from_json(v)])))
+                .collect()
+        });
+        tuples.get(i).cloned()
+    }
 }
 
 impl<'a> LoopItems<'a> {
@@ -137,14 +201,17 @@ impl<'a> LoopItems<'a> {
         match self {
             LoopItems::Values(v) => v.len(),
             LoopItems::Json(j) => j.len(),
+            LoopItems::Pairs(p) => p.pairs.len(),
         }
     }
 
     /// The item at `i`, if there is one.
+    #[inline]
     pub(crate) fn get(&self, i: usize) -> Option<Value<'a>> {
         match self {
             LoopItems::Values(v) => v.get(i).cloned(),
             LoopItems::Json(j) => j.get(i).map(Value::from_json),
+            LoopItems::Pairs(p) => p.get(i),
         }
     }
 }
@@ -257,6 +324,14 @@ impl<'a> Value<'a> {
     /// A new list.
     pub fn list(items: Vec<Value<'a>>) -> Value<'a> {
         Value::List(Rc::new(items))
+    }
+
+    /// A generator of `items`, none consumed.
+    pub fn generator(items: Vec<Value<'a>>) -> Value<'a> {
+        Value::Iter(Rc::new(Generator {
+            items: Rc::new(items),
+            next: Cell::new(0),
+        }))
     }
 
     /// A dict view of `dict` with its items.
@@ -377,7 +452,8 @@ impl<'a> Value<'a> {
     /// Calls `f` for each item of a list-like value.
     pub fn for_each_item(&self, mut f: impl FnMut(Value<'a>)) {
         match self {
-            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.iter().for_each(|x| f(x.clone())),
+            Value::List(v) | Value::Tuple(v) => v.iter().for_each(|x| f(x.clone())),
+            Value::Iter(g) => g.drain().iter().for_each(|x| f(x.clone())),
             Value::Json(Json::Array(a)) => a.iter().for_each(|x| f(Value::from_json(x))),
             _ => {}
         }
@@ -469,7 +545,14 @@ impl<'a> Value<'a> {
         };
         crate::limits::charge_values(built)?;
         Ok(match self {
-            Value::List(v) | Value::Tuple(v) | Value::Iter(v) => v.clone(),
+            Value::List(v) | Value::Tuple(v) => v.clone(),
+            // A generator consumed in part gives a copy of the rest.
+            Value::Iter(g) => {
+                if g.next.get() > 0 {
+                    crate::limits::charge_values(g.remaining().len())?;
+                }
+                g.drain()
+            }
             Value::Json(Json::Array(a)) => Rc::new(a.iter().map(Value::from_json).collect()),
             Value::Json(Json::Object(m)) => Rc::new(m.keys().map(|k| Value::Str(k)).collect()),
             Value::Dict(d) => Rc::new(d.keys().cloned().collect()),
@@ -599,9 +682,8 @@ fn nesting(v: &Value, limit: usize) -> usize {
         return 0;
     }
     match v {
-        Value::List(items) | Value::Tuple(items) | Value::Iter(items) => {
-            1 + items.iter().map(|i| nesting(i, limit - 1)).max().unwrap_or(0)
-        }
+        Value::List(items) | Value::Tuple(items) => 1 + items.iter().map(|i| nesting(i, limit - 1)).max().unwrap_or(0),
+        Value::Iter(g) => 1 + g.remaining().iter().map(|i| nesting(i, limit - 1)).max().unwrap_or(0),
         Value::Dict(d) => 1 + d.values().map(|i| nesting(i, limit - 1)).max().unwrap_or(0),
         _ => 0,
     }

@@ -113,6 +113,11 @@ impl<'a> Value<'a> {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => return a == b,
             (Value::Bool(a), Value::Bool(b)) => return a == b,
+            // The same JSON list or object of the context: Python compares a container's items
+            // identity first, and JSON holds no NaN, so it equals itself.
+            (Value::Json(a @ (Json::Array(_) | Json::Object(_))), Value::Json(b)) if std::ptr::eq(*a, *b) => {
+                return true
+            }
             _ => {}
         }
         if let (Some(a), Some(b)) = (self.as_str(), other.as_str()) {
@@ -264,6 +269,16 @@ impl<'a> Value<'a> {
                 Ok(inside && (i - a) % s == 0)
             }
             Value::Undefined(_) => Ok(false),
+            // A generator is consumed up to the item found.
+            Value::Iter(g) => {
+                while let Some(x) = g.next_item() {
+                    crate::limits::charge_items(1)?;
+                    if x.py_eq(item) {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
             Value::Object(o) if matches!(&**o, Object::Namespace(_)) => Err(err!(
                 TypeError,
                 "argument of type '{}' is not iterable",

@@ -1,0 +1,67 @@
+//! A loop's condition (`for x in xs if cond`) is evaluated as the loop reaches each item, as
+//! Jinja2's loop filter is, so it sees what earlier iterations changed; a generator is iterated
+//! once, item by item. Expected outputs recorded from transformers' Jinja2 environment (Jinja2 3.1.6).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+use chatfmt_jinja::{Context, Template};
+use serde_json::json;
+
+/// The output, or `Class: message` of the error.
+fn render(src: &str) -> String {
+    let context = json!({
+        "d": {"b": 1, "a": [1, 2]},
+        "msgs": [{"role": "user"}, {"role": "assistant"}],
+    });
+    let ctx = Context::from_json(context).unwrap();
+    match Template::new("t", src).and_then(|t| t.render(&ctx)) {
+        Ok(r) => r.text,
+        Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
+    }
+}
+
+#[test]
+fn conditions_see_what_earlier_iterations_changed() {
+    let cases = [
+        (
+            "{% set ns = namespace(n=0) %}{% for x in [1,2,3] if ns.n < 2 %}{% set ns.n = ns.n + 1 %}{{ x }}{% endfor %}",
+            "12",
+        ),
+        (
+            "{% set ns = namespace(n=0) %}{% for k, v in d|items if ns.n < 1 %}{% set ns.n = ns.n + 1 %}{{ k }}{% endfor %}",
+            "b",
+        ),
+        (
+            "{% set ns = namespace(n=0) %}{% for k, v in d.items() if ns.n < 1 %}{% set ns.n = ns.n + 1 %}{{ k }}{% endfor %}",
+            "b",
+        ),
+        (
+            "{% set ns = namespace(n=0) %}{% for x in msgs|map(attribute='role') if ns.n < 1 %}{% set ns.n = ns.n + 1 %}{{ x }}{% endfor %}",
+            "user",
+        ),
+        ("{% for x in [1,2,3] if x > 1 %}{{ x }}{% else %}E{% endfor %}", "23"),
+        ("{% for x in [1,2,3] if x > 5 %}{{ x }}{% else %}E{% endfor %}", "E"),
+        ("{% for x in [1, 0, 2] if 1 / x %}{{ x }}{% endfor %}", "ZeroDivisionError: division by zero"),
+        ("{% for x in [1,2] if y is defined %}{% set y = 1 %}{{ x }}{% endfor %}", ""),
+        (
+            "{% set g = msgs|map(attribute='role') %}{% for x in g if x == 'user' %}{{ x }}{% break %}{% endfor %}{{ g|list }}",
+            "user['assistant']",
+        ),
+        // With `loop`, its length is known before the body runs, as Jinja2 finds it.
+        (
+            "{% set ns = namespace(n=0) %}{% for x in [1,2,3] if ns.n < 2 %}{% set ns.n = ns.n + 1 %}{{ x }}{{ loop.length }}{% endfor %}",
+            "132333",
+        ),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter(|(src, want)| render(src) != *want)
+        .map(|(src, want)| format!("{src}\n  want {want:?}\n  got  {:?}", render(src)))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
