@@ -197,6 +197,7 @@ pub(crate) struct BudgetScope {
 
 impl BudgetScope {
     /// Starts counting a render's steps against `limits`.
+    #[inline]
     pub(crate) fn start(limits: &Limits) -> BudgetScope {
         let deadline = limits
             .max_duration

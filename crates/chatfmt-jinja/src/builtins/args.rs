@@ -274,6 +274,7 @@ impl<'a> CallArgs<'a> {
 
     /// [`bind_sig`](Self::bind_sig), taking the arguments: a signature of hidden parameters and
     /// `*args` called without keywords (`selectattr`, `map`) gets the positional list itself.
+    #[inline]
     pub fn bind_owned(self, sig: &Signature) -> Result<Bound<'a>> {
         if matches!(sig.style, Style::Python) && sig.varargs && sig.params.len() == sig.hidden && self.kw.is_empty() {
             return Ok(Bound {

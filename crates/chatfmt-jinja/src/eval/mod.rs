@@ -1793,6 +1793,7 @@ impl<'a> Evaluator<'a> {
     // ---- calls ----------------------------------------------------------------------------
 
     /// `obj.name(args)`: a method call, or a call of whatever attribute `name` holds.
+    #[inline]
     fn call_attr(&mut self, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
         if obj.is_undefined() {
             return Err(obj.undefined_error());
