@@ -312,20 +312,21 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
     if !v.truthy() {
         return Ok(Value::generator(Vec::new()));
     }
-    let mut pos = b.rest.into_iter();
-    let attr = if by_attr {
-        Some(
-            pos.next()
+    // The attribute and the test lead the positional arguments; the test's own follow, kept in
+    // the same list.
+    let mut pos = b.rest;
+    let lead = usize::from(by_attr) + 1;
+    let mut head = pos.drain(..lead.min(pos.len()));
+    let attr = match by_attr {
+        true => Some(
+            head.next()
                 .ok_or_else(|| err!(FilterArgumentError, "Missing parameter for attribute name"))?,
-        )
-    } else {
-        None
+        ),
+        false => None,
     };
-    let test = pos.next();
-    let test_args = CallArgs {
-        pos: pos.collect(),
-        kw: b.kwrest,
-    };
+    let test = head.next();
+    drop(head);
+    let test_args = CallArgs { pos, kw: b.kwrest };
     // A list of the caller's JSON is read in place; anything else as its items.
     let items = match &v {
         Value::Json(Json::Array(a)) => LoopItems::Json(a),
