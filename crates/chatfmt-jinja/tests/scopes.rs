@@ -117,6 +117,15 @@ fn loops_over_a_borrowed_list() {
             "{{ messages | length }}{% for m in messages %}{{ m.r }}{% endfor %}",
             "2ab",
         ),
+        // Read as a list value first, then iterated in place: the items are the same objects.
+        (
+            "{% set u = messages|selectattr('r', 'equalto', 'a')|list %}{% for m in messages %}{{ m is sameas u[0] }}{{ m == u[0] }}{{ loop.length }}{% endfor %}",
+            "TrueTrue2FalseFalse2",
+        ),
+        (
+            "{{ messages[1].r }}{% for m in messages %}{{ m.r }}{% endfor %}{{ messages|first is sameas messages[0] }}",
+            "babTrue",
+        ),
         (
             "{% for m in messages %}{{ m.r }}{{ loop.last }}{% endfor %}",
             "aFalsebTrue",

@@ -311,9 +311,10 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
-    /// value: the loop iterates a name that only the context binds, as a borrowed list not yet
-    /// read in this render, and has no filter (its `loop` object, if any, reads the items in
-    /// place too). With spans the name is noted as read (a list value itself is never noted).
+    /// value: the loop iterates a name that only the context binds, as a borrowed list, and has
+    /// no filter (its `loop` object, if any, reads the items in place too). A list value made of
+    /// it earlier in the render holds the same items. With spans the name is noted as read when
+    /// it is first read (a list value itself is never noted).
     fn borrowed_items(&mut self, f: &'a ForLoop) -> Option<&'a [Json]> {
         if f.cond.is_some() {
             return None;
@@ -325,8 +326,8 @@ impl<'a> Evaluator<'a> {
             return None;
         }
         match (self.outer.get(var.outer as usize), self.context_source(name)) {
-            (Some(None), Some(Borrowed::List(items))) => {
-                if let Some(rec) = &mut self.spans {
+            (Some(cached), Some(Borrowed::List(items))) => {
+                if let (None, Some(rec)) = (cached, &mut self.spans) {
                     rec.note_name(name);
                 }
                 Some(items)
