@@ -1023,6 +1023,7 @@ impl<'a> Evaluator<'a> {
     /// `bind`; with `cond`, an item whose condition is false is passed over, the condition being
     /// evaluated as the loop reaches the item (as Jinja2's loop filter does, which sees what the
     /// iterations before it changed).
+    #[inline(never)]
     fn run_loop_with<T>(
         &mut self,
         f: &'a ForLoop,
