@@ -92,9 +92,9 @@ pub struct Signature {
 
 impl Signature {
     /// Whether a call without arguments binds nothing: a Python function of hidden parameters only
-    /// (`test_string(value)`).
+    /// (`test_string(value)`, `do_length(obj)`).
     pub fn takes_only_hidden(&self) -> bool {
-        matches!(self.style, Style::Python) && self.params.len() == self.hidden && !self.varargs && !self.varkw
+        matches!(self.style, Style::Python) && self.params.len() == self.hidden
     }
 
     /// `def func(params...)` whose first `hidden` parameters the caller passes, the others after
@@ -276,7 +276,7 @@ impl<'a> CallArgs<'a> {
     /// `*args` called without keywords (`selectattr`, `map`) gets the positional list itself.
     #[inline]
     pub fn bind_owned(self, sig: &Signature) -> Result<Bound<'a>> {
-        if matches!(sig.style, Style::Python) && sig.varargs && sig.params.len() == sig.hidden && self.kw.is_empty() {
+        if sig.takes_only_hidden() && sig.varargs && self.kw.is_empty() {
             return Ok(Bound {
                 rest: self.pos,
                 ..Bound::default()
@@ -331,8 +331,7 @@ impl<'a> CallArgs<'a> {
             }
         }
         let total = sig.params.len();
-        // No arguments for a signature of hidden parameters only (`x | length`, `x is string`).
-        if total == sig.hidden && self.pos.is_empty() && self.kw.is_empty() {
+        if sig.takes_only_hidden() && self.pos.is_empty() && self.kw.is_empty() {
             return Ok(Bound::default());
         }
         let given = sig.hidden + self.pos.len();

@@ -348,18 +348,15 @@ fn select_like<'a>(v: Value<'a>, b: Bound<'a>, by_attr: bool, keep_when: bool) -
                     Some(found) => found,
                     None => {
                         let t = lookup_name("test", t, TESTS)?;
+                        // `operator.eq` binds only one positional argument: that one is compared
+                        // with directly; any other call fails in the binder.
                         let is_eq = matches!(t.name, "eq" | "equalto" | "==");
-                        // `equalto(value, other)` called with one positional argument binds it
-                        // as `other`, which cannot fail.
-                        if let ([other], true, true) = (&test_args.pos[..], test_args.kw.is_empty(), is_eq) {
-                            equal_to = Some(other.clone());
-                            bound_test.insert((t, Bound::default()))
-                        } else {
-                            let found = bound_test.insert((t, test_args.bind_sig(&t.sig)?));
-                            if is_eq {
-                                equal_to = super::tests::other(found.1.clone()).ok();
+                        match (&test_args.pos[..], test_args.kw.is_empty(), is_eq) {
+                            ([other], true, true) => {
+                                equal_to = Some(other.clone());
+                                bound_test.insert((t, Bound::default()))
                             }
-                            found
+                            _ => bound_test.insert((t, test_args.bind_sig(&t.sig)?)),
                         }
                     }
                 };

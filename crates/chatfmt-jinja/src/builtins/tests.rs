@@ -5,8 +5,8 @@ use crate::ast::{BinOp, CmpOp};
 use crate::error::{err, Result};
 use crate::value::{compare, Object, Value};
 
-/// The one argument a test takes after the value (what a comparison test compares with).
-pub(super) fn other<'a>(mut b: Bound<'a>) -> Result<Value<'a>> {
+/// The one argument a test takes after the value.
+fn other<'a>(mut b: Bound<'a>) -> Result<Value<'a>> {
     let [arg] = b.take();
     arg.ok_or_else(|| err!(TypeError, "missing the argument to compare with"))
 }

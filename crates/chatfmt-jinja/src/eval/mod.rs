@@ -740,7 +740,7 @@ impl<'a> Evaluator<'a> {
                 if let Some(items) = self.borrowed_items(f) {
                     let lp = f.uses_loop.then(|| self.loop_object(f, LoopItems::Json(items), 0));
                     return self
-                        .run_loop(f, items.iter().map(Value::from_json), lp)
+                        .run_loop(f, items.iter().map(Value::from_json), None, lp)
                         .map_err(|e| at(e, s.pos));
                 }
                 if let Some(pairs) = pairs_loop(f).filter(|_| self.spans.is_none()) {
@@ -894,36 +894,42 @@ impl<'a> Evaluator<'a> {
         let cond = f.cond.as_ref();
         if let (Value::Iter(g), false) = (&iter, f.uses_loop) {
             let g = g.clone();
-            let bind = |me: &mut Self, item| me.assign(&f.target, item);
-            return self.run_loop_with(f, std::iter::from_fn(|| g.next_item()), bind, cond, None);
+            return self.run_loop(f, std::iter::from_fn(|| g.next_item()), cond, None);
         }
         let items = iter.iterate()?;
         if !f.uses_loop {
-            let bind = |me: &mut Self, item| me.assign(&f.target, item);
-            return self.run_loop_with(f, items.iter().cloned(), bind, cond, None);
+            return self.run_loop(f, items.iter().cloned(), cond, None);
         }
-        let restore = self.current;
-        let items = match &f.cond {
+        let items = match cond {
             None => items,
-            Some(cond) => {
-                let mut kept = Vec::new();
-                for item in items.iter() {
-                    let id = self.push_frame(restore, f.scope);
-                    let r = self
-                        .assign(&f.target, item.clone())
-                        .and_then(|_| self.eval_truthy(cond));
-                    self.pop_frame(id, restore);
-                    if r? {
-                        kept.push(item.clone());
-                    }
-                }
-                Rc::new(kept)
-            }
+            Some(_) => Rc::new(self.passing(f, items.iter().cloned(), |me, item| me.assign(&f.target, item))?),
         };
-        let lp = f
-            .uses_loop
-            .then(|| self.loop_object(f, LoopItems::Values(items.clone()), depth0));
-        self.run_loop(f, items.iter().cloned(), lp)
+        let lp = self.loop_object(f, LoopItems::Values(items.clone()), depth0);
+        self.run_loop(f, items.iter().cloned(), None, Some(lp))
+    }
+
+    /// The items whose condition holds, for a loop whose `loop` object needs them all first:
+    /// each bound by `bind` in a frame of its own, the condition evaluated there.
+    fn passing<T: Clone>(
+        &mut self,
+        f: &'a ForLoop,
+        items: impl Iterator<Item = T>,
+        bind: impl Fn(&mut Self, T) -> Result<()>,
+    ) -> Result<Vec<T>> {
+        let Some(cond) = &f.cond else {
+            return Ok(items.collect());
+        };
+        let restore = self.current;
+        let mut kept = Vec::with_capacity(items.size_hint().0);
+        for item in items {
+            let id = self.push_frame(restore, f.scope);
+            let r = bind(self, item.clone()).and_then(|_| self.eval_truthy(cond));
+            self.pop_frame(id, restore);
+            if r? {
+                kept.push(item);
+            }
+        }
+        Ok(kept)
     }
 
     /// `for key, value in object | items` (or `object.items()`): over a JSON object of the
@@ -938,12 +944,11 @@ impl<'a> Evaluator<'a> {
         let v = self.eval(object)?;
         if let Value::Json(Json::Object(m)) = v {
             // Charged as the filter, or the method, which also charges the view it builds.
-            let method = matches!(f.iter.kind, ExprKind::Call(..));
-            let charged = match method {
-                true => crate::limits::charge_items(m.len()),
-                false => Ok(()),
+            let view = match f.iter.kind {
+                ExprKind::Call(..) => m.len(),
+                _ => 0,
             };
-            charged
+            crate::limits::charge_items(view)
                 .and_then(|_| crate::limits::charge(crate::limits::CALL_STEPS))
                 .map_err(|err| at(err, f.iter.pos))?;
             return self.run_pairs(f, m, (key, value)).map_err(|e| at(e, pos));
@@ -971,27 +976,11 @@ impl<'a> Evaluator<'a> {
             me.assign(key, Value::Str(k))?;
             me.assign(value, Value::from_json(v))
         };
+        let pairs = m.iter().map(|(k, v)| (k.as_str(), v));
         if !f.uses_loop {
-            let pairs = m.iter().map(|(k, v)| (k.as_str(), v));
             return self.run_loop_with(f, pairs, bind, f.cond.as_ref(), None);
         }
-        let restore = self.current;
-        let mut pairs = Vec::with_capacity(m.len());
-        for (k, v) in m {
-            let kept = match &f.cond {
-                None => true,
-                Some(cond) => {
-                    let id = self.push_frame(restore, f.scope);
-                    let r = bind(self, (k, v)).and_then(|_| self.eval_truthy(cond));
-                    self.pop_frame(id, restore);
-                    r?
-                }
-            };
-            if kept {
-                pairs.push((k.as_str(), v));
-            }
-        }
-        let pairs = Rc::new(JsonPairs::new(pairs));
+        let pairs = Rc::new(JsonPairs::new(self.passing(f, pairs, bind)?));
         let lp = self.loop_object(f, LoopItems::Pairs(pairs.clone()), 0);
         self.run_loop_with(f, pairs.pairs.iter().copied(), bind, None, Some(lp))
     }
@@ -1014,9 +1003,10 @@ impl<'a> Evaluator<'a> {
         &mut self,
         f: &'a ForLoop,
         items: impl Iterator<Item = Value<'a>>,
+        cond: Option<&'a Expr>,
         lp: Option<Rc<Object<'a>>>,
     ) -> Result<Flow> {
-        self.run_loop_with(f, items, |me, item| me.assign(&f.target, item), None, lp)
+        self.run_loop_with(f, items, |me, item| me.assign(&f.target, item), cond, lp)
     }
 
     /// [`run_loop`](Self::run_loop) over items of any kind, each bound to the loop's target by
@@ -1047,39 +1037,29 @@ impl<'a> Evaluator<'a> {
                 }
                 None => *frame.insert(self.push_frame(restore, f.scope)),
             };
-            let bound = bind(self, item);
             // The condition sees the item bound in the frame the body then runs in.
-            let kept = match (bound, cond) {
-                (Ok(()), None) => Ok(true),
-                (Ok(()), Some(c)) => self.eval_truthy(c),
-                (Err(e), _) => Err(e),
-            };
-            let kept = kept.and_then(|kept| match kept {
-                true => self.step().map(|_| true),
-                false => Ok(false),
+            let kept = bind(self, item).and_then(|_| match cond {
+                Some(c) => self.eval_truthy(c),
+                None => Ok(true),
             });
-            match kept {
-                Ok(true) => {}
+            let r = match kept {
                 Ok(false) => continue,
-                Err(e) => {
-                    self.pop_frame(id, restore);
-                    return Err(e);
-                }
-            }
-            if let Some(Object::Loop(l)) = lp.as_deref() {
-                l.index0.set(i);
-            }
-            i += 1;
-            let r = Ok(()).and_then(|_| {
-                if let Some(lp) = &lp {
-                    let at = Bind {
-                        scope: f.scope,
-                        slot: f.loop_slot,
-                    };
-                    self.bind("loop", at, Value::Object(lp.clone()));
-                }
-                self.exec_block(&f.body)
-            });
+                Ok(true) => self.step().and_then(|_| {
+                    if let Some(lp) = &lp {
+                        if let Object::Loop(l) = &**lp {
+                            l.index0.set(i);
+                        }
+                        let at = Bind {
+                            scope: f.scope,
+                            slot: f.loop_slot,
+                        };
+                        self.bind("loop", at, Value::Object(lp.clone()));
+                    }
+                    i += 1;
+                    self.exec_block(&f.body)
+                }),
+                Err(e) => Err(e),
+            };
             let flow = match r {
                 Ok(flow) => flow,
                 Err(e) => {
