@@ -1,32 +1,22 @@
 //! A loop's condition (`for x in xs if cond`) is evaluated as the loop reaches each item, as
 //! Jinja2's loop filter is, so it sees what earlier iterations changed; a generator is iterated
 //! once, item by item. Expected outputs recorded from transformers' Jinja2 environment (Jinja2 3.1.6).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::print_stdout,
-    clippy::print_stderr
-)]
 
 use chatfmt_jinja::{Context, Template};
 use serde_json::json;
 
-/// The output, or `Class: message` of the error.
-fn render(src: &str) -> String {
+#[test]
+fn conditions_see_what_earlier_iterations_changed() {
     let context = json!({
         "d": {"b": 1, "a": [1, 2]},
         "msgs": [{"role": "user"}, {"role": "assistant"}],
     });
     let ctx = Context::from_json(context).unwrap();
-    match Template::new("t", src).and_then(|t| t.render(&ctx)) {
+    // The output, or `Class: message` of the error.
+    let render = |src: &str| match Template::new("t", src).and_then(|t| t.render(&ctx)) {
         Ok(r) => r.text,
         Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
-    }
-}
-
-#[test]
-fn conditions_see_what_earlier_iterations_changed() {
+    };
     let cases = [
         (
             "{% set ns = namespace(n=0) %}{% for x in [1,2,3] if ns.n < 2 %}{% set ns.n = ns.n + 1 %}{{ x }}{% endfor %}",
