@@ -507,6 +507,41 @@ for s in ["a\u0001\"\\\n<é\t\u001f", "0123456\"89abcdef\\", "01234567", "012345
     case("filter", "tojson", "{{ s|tojson }}", {"s": s})
 
 
+# `length` and `count` read a container's length in place; namespace attributes are read and set by their name;
+# `startswith` / `endswith` without bounds look at the ends only.
+for t in [
+    "{{ msgs|length }}{{ d|length }}{{ d.a|count }}{{ d.c|length }}{{ (1, 2)|length }}{{ [1, [2, 3]]|count }}",
+    "{{ dict(a=1, b=2)|length }}{{ {}|length }}{{ []|count }}{{ 'héllo'|length }}{{ range(5)|length }}",
+    "{{ msgs|selectattr('role', 'equalto', 'user')|length }}",
+    "{{ none|length }}", "{{ nope|length }}", "{{ 3|count }}", "{{ namespace(a=1)|length }}",
+    "{{ msgs|length(1) }}", "{{ msgs|length(x=1) }}", "{{ msgs|length - 1 }}{{ (msgs|length) * 2 }}",
+    "{% for m in msgs %}{{ loop.index0 }}/{{ msgs|length }}{% endfor %}",
+]:
+    case("filter", "length", t, PAIRS)
+for t in [
+    "{% set ns = namespace(a=1, b='x') %}{% set ns.a = ns.a + 1 %}{% set ns.c = [ns.b] %}{{ ns.a }}{{ ns.b }}{{ ns.c }}",
+    "{% set ns = namespace({'a': 1, 'b': 2}, a=3) %}{{ ns.a }}{{ ns.b }}{{ ns.z is defined }}{{ ns.z }}",
+    "{% set ns = namespace(items=1, get=2, keys=3) %}{{ ns.items }}{{ ns.get }}{{ ns.keys }}",
+    "{% set ns = namespace(a=1) %}{{ ns._a is defined }}{{ ns['a'] }}{{ ns.__class__ is defined }}",
+    "{% set ns = namespace() %}{% for i in range(12) %}{% set ns.x = ns.x|default(0) + i %}"
+    "{% endfor %}{{ ns.x }}",
+    "{% set ns = namespace(a0=0, a1=1, a2=2, a3=3, a4=4, a5=5, a6=6, a7=7, a8=8, a9=9) %}{% set ns.a3 = 'x' %}"
+    "{% set ns.a10 = 10 %}{{ ns.a3 }}{{ ns.a9 }}{{ ns.a10 }}{{ ns.a11 is defined }}",
+    "{% set ns = namespace(a=1) %}{% set ns.a = none %}{{ ns.a is none }}{% set ns._b = 2 %}{{ ns._b }}",
+    "{% set ns = namespace({1: 'one'}) %}{{ ns[1] }}",
+]:
+    case("global", "namespace", t, PAIRS)
+for t in [
+    "{{ s.startswith('ab') }}{{ s.startswith('') }}{{ s.startswith('abcdefg') }}{{ s.startswith('é', 2) }}"
+    "{{ s.startswith('c', 2, 3) }}{{ s.startswith('c', -3) }}{{ s.startswith(('x', 'ab')) }}",
+    "{{ s.endswith('éf') }}{{ s.endswith('') }}{{ s.endswith('zabcdéf') }}{{ s.endswith('d', 0, 4) }}"
+    "{{ s.endswith('d', none, -2) }}{{ s.endswith(('x', 'f')) }}{{ ''.endswith('') }}{{ ''.startswith('a') }}",
+    "{{ s.startswith(1) }}", "{{ s.endswith(('a', 1)) }}", "{{ s.startswith() }}",
+    "{{ s.startswith('a', 'b') }}",
+]:
+    case("method", "str.startswith", t, {"s": "abcdéf"})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -62,7 +62,7 @@ fn dict_of<'a>(b: Bound<'a>) -> Result<Dict<'a>> {
     }
     crate::limits::charge_items(b.kwrest.len())?;
     for (k, v) in b.kwrest {
-        d.insert(Value::Str(k), v)?;
+        d.insert_str(k, v);
     }
     Ok(d)
 }

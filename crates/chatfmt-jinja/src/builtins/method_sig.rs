@@ -135,7 +135,8 @@ pub(crate) fn bind<'a>(sig: Sig, recv: &Value, name: &str, args: &CallArgs<'a>) 
     };
     let n = args.pos.len();
     let positional = |slots: usize| -> Vec<Option<Value<'a>>> {
-        let mut out: Vec<Option<Value<'a>>> = args.pos.iter().cloned().map(Some).collect();
+        let mut out = Vec::with_capacity(slots.max(n));
+        out.extend(args.pos.iter().cloned().map(Some));
         out.resize(slots, None);
         out
     };

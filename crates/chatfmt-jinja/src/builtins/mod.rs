@@ -207,7 +207,7 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
             _ => None,
         },
         Value::Object(o) => match &**o {
-            Object::Namespace(d) => d.borrow().get(&Value::Str(name)).cloned(),
+            Object::Namespace(d) => d.borrow().get_str(name).cloned(),
             Object::Loop(l) => globals::loop_attribute(l, name),
             Object::Macro(m) => match name {
                 "name" => Some(Value::Str(&m.def.name)),

@@ -39,6 +39,9 @@ pub struct Builtin<F> {
     /// For a filter that, called without arguments on a string, gives a part of it: that part,
     /// taken without binding arguments or building values (the evaluator's shortcut).
     pub on_str: Option<fn(&str) -> &str>,
+    /// A filter giving the number of items of its input (`length`, `count`): called without
+    /// arguments on a list or mapping, the evaluator reads the length without binding arguments.
+    pub counts: bool,
     /// What it does, in one line.
     pub summary: &'static str,
 }
@@ -52,6 +55,7 @@ const fn plain<F>(name: &'static str, sig: S, run: F, summary: &'static str) -> 
         lazy: false,
         keeps_items: false,
         on_str: None,
+        counts: false,
         summary,
     }
 }
@@ -64,6 +68,14 @@ const fn pure(name: &'static str, sig: S, run: FilterFn, summary: &'static str) 
     Builtin {
         pure: true,
         ..plain(name, sig, run, summary)
+    }
+}
+
+/// `length` and its alias `count`.
+const fn counting(name: &'static str, summary: &'static str) -> Builtin<FilterFn> {
+    Builtin {
+        counts: true,
+        ..plain(name, S::one_arg("len"), f::do_length, summary)
     }
 }
 
@@ -124,12 +136,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_center,
         "The text centred in a field of `width` characters.",
     ),
-    filter(
-        "count",
-        S::one_arg("len"),
-        f::do_length,
-        "The number of items (alias of `length`).",
-    ),
+    counting("count", "The number of items (alias of `length`)."),
     pure(
         "d",
         S::def(
@@ -264,7 +271,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         "The last item.",
     )
     .keeps_items(),
-    filter("length", S::one_arg("len"), f::do_length, "The number of items."),
+    counting("length", "The number of items."),
     filter(
         "list",
         S::def("sync_do_list", VALUE, 1, 1, NO),

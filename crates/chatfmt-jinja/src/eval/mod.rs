@@ -593,10 +593,18 @@ impl<'a> Evaluator<'a> {
                 if !matches!(e.kind, ExprKind::GetAttr(..)) {
                     return None;
                 }
-                if let Object::Loop(l) = &**o {
-                    if let Some(attr) = builtins::globals::loop_attribute(l, key) {
-                        return Some(attr);
+                match &**o {
+                    Object::Loop(l) => {
+                        if let Some(attr) = builtins::globals::loop_attribute(l, key) {
+                            return Some(attr);
+                        }
                     }
+                    Object::Namespace(d) if !key.starts_with('_') => {
+                        if let Some(attr) = d.borrow().get_str(key) {
+                            return Some(attr.clone());
+                        }
+                    }
+                    _ => {}
                 }
                 return object_attribute(v, key).ok();
             }
@@ -872,7 +880,8 @@ impl<'a> Evaluator<'a> {
                     if self.marks.is_some() {
                         self.note_namespace_write(o);
                     }
-                    d.borrow_mut().insert(Value::Str(attr), v)
+                    d.borrow_mut().insert_str(attr, v);
+                    Ok(())
                 }
                 _ => Err(err!(
                     TemplateRuntimeError,
@@ -1759,6 +1768,20 @@ impl<'a> Evaluator<'a> {
         if let (Some(on_str), Value::Str(s), true) = (filter.and_then(|f| f.on_str), &v, args.is_empty()) {
             crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
             return Ok(Value::Str(on_str(s)));
+        }
+        // `items | length`: a list's or mapping's length, charged as the call would be.
+        if let (Some(true), true) = (filter.map(|f| f.counts), args.is_empty()) {
+            let len = match &v {
+                Value::List(items) | Value::Tuple(items) => Some(items.len()),
+                Value::Json(Json::Array(items)) => Some(items.len()),
+                Value::Json(Json::Object(m)) => Some(m.len()),
+                Value::Dict(d) => Some(d.len()),
+                _ => None,
+            };
+            if let Some(len) = len {
+                crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
+                return Ok(Value::Int(len as i64));
+            }
         }
         let a = self.eval_args(args)?;
         let Some(filter) = filter else {

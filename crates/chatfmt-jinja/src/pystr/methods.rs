@@ -188,6 +188,10 @@ pub fn endswith(s: &str, suffix: &str, start: Option<i64>, end: Option<i64>) -> 
 }
 
 fn tailmatch(s: &str, sub: &str, start: Option<i64>, end: Option<i64>, at_end: bool) -> bool {
+    // The whole string: no code points to count.
+    if start.is_none() && end.is_none() {
+        return if at_end { s.ends_with(sub) } else { s.starts_with(sub) };
+    }
     let (start, end) = adjust(start, end, cp_len(s));
     if end - cp_len(sub) < start {
         return false;

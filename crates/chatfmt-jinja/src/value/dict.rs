@@ -154,6 +154,15 @@ impl<'a> Dict<'a> {
         }
     }
 
+    /// The value for the string key `key`, if present: [`get`](Self::get) for a string, without
+    /// comparing it as a general value (namespace attributes are read this way).
+    pub fn get_str(&self, key: &'a str) -> Option<&Value<'a>> {
+        match &self.entries {
+            Entries::Few(list) => list.iter().find(|(k, _)| k.0.as_str() == Some(key)).map(|(_, v)| v),
+            Entries::Many(map) => map.get(&KeyRef(&Value::Str(key))),
+        }
+    }
+
     /// Whether `key` is present, or Python's `TypeError` when it is unhashable.
     pub fn contains(&self, key: &Value<'a>) -> Result<bool> {
         check_hashable(key)?;
@@ -179,6 +188,25 @@ impl<'a> Dict<'a> {
             }
         }
         Ok(())
+    }
+
+    /// [`insert`](Self::insert) of the string key `key` (always hashable), found without comparing
+    /// it as a general value: keyword arguments and namespace attributes are set this way.
+    pub fn insert_str(&mut self, key: &'a str, value: Value<'a>) {
+        match &mut self.entries {
+            Entries::Few(list) => match list.iter().position(|(k, _)| k.0.as_str() == Some(key)) {
+                Some(at) => list[at].1 = value,
+                None if list.len() < SCAN_LEN => list.push((Key(Value::Str(key)), value)),
+                None => {
+                    let mut map: IndexMap<Key<'a>, Value<'a>> = std::mem::take(list).into_iter().collect();
+                    map.insert(Key(Value::Str(key)), value);
+                    self.entries = Entries::Many(map);
+                }
+            },
+            Entries::Many(map) => {
+                map.insert(Key(Value::Str(key)), value);
+            }
+        }
     }
 
     /// The number of entries.
