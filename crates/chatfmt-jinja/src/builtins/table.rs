@@ -13,6 +13,7 @@ use crate::pystr;
 use crate::value::{Object, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// A filter: the filtered value and the bound arguments in, the result out.
 pub type FilterFn = for<'a> fn(Value<'a>, Bound<'a>) -> Result<Value<'a>>;
@@ -1505,36 +1506,77 @@ pub static METHODS: &[&[Method]] = &[
     CYCLER_METHODS,
 ];
 
+/// A method table with its entries ordered by the length and text of their names on first use,
+/// searched by bisection (a call site looks its method up on every call).
+struct ByName {
+    table: &'static [Method],
+    sorted: OnceLock<Vec<&'static Method>>,
+}
+
+impl ByName {
+    const fn new(table: &'static [Method]) -> Self {
+        ByName {
+            table,
+            sorted: OnceLock::new(),
+        }
+    }
+
+    /// The first entry named `name`, as a scan of the table in order finds it.
+    fn find(&self, name: &str) -> Option<&'static Method> {
+        let sorted = self.sorted.get_or_init(|| {
+            let mut entries: Vec<&'static Method> = self.table.iter().collect();
+            // By length first, so that most comparisons are of lengths. Stable: of entries with
+            // one name, the first in the table stays first.
+            entries.sort_by_key(|m| (m.name.len(), m.name));
+            entries
+        });
+        let at = sorted.partition_point(|m| (m.name.len(), m.name) < (name.len(), name));
+        sorted.get(at).copied().filter(|m| m.name == name)
+    }
+}
+
+static STR_BY_NAME: ByName = ByName::new(STR_METHODS);
+static MARKUP_BY_NAME: ByName = ByName::new(MARKUP_METHODS);
+static LIST_BY_NAME: ByName = ByName::new(LIST_METHODS);
+static DICT_BY_NAME: ByName = ByName::new(DICT_METHODS);
+static TUPLE_BY_NAME: ByName = ByName::new(TUPLE_METHODS);
+static RANGE_BY_NAME: ByName = ByName::new(RANGE_METHODS);
+static INT_BY_NAME: ByName = ByName::new(INT_METHODS);
+static FLOAT_BY_NAME: ByName = ByName::new(FLOAT_METHODS);
+static DICT_TYPE_BY_NAME: ByName = ByName::new(DICT_TYPE_METHODS);
+static DICT_VIEW_BY_NAME: ByName = ByName::new(DICT_VIEW_METHODS);
+static LOOP_BY_NAME: ByName = ByName::new(LOOP_METHODS);
+static CYCLER_BY_NAME: ByName = ByName::new(CYCLER_METHODS);
+
 /// The method tables of a receiver, most specific first.
-fn method_tables(recv: &Value) -> &'static [&'static [Method]] {
+fn method_tables(recv: &Value) -> [Option<&'static ByName>; 2] {
+    let one = |t: &'static ByName| [Some(t), None];
     match recv {
-        Value::Safe(_) => &[MARKUP_METHODS, STR_METHODS],
-        Value::Str(_) | Value::String(_) => &[STR_METHODS],
-        Value::Json(Json::Array(_)) | Value::List(_) => &[LIST_METHODS],
-        Value::Json(Json::Object(_)) | Value::Dict(_) => &[DICT_METHODS],
-        Value::Tuple(_) => &[TUPLE_METHODS],
-        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => &[INT_METHODS],
-        Value::Float(_) => &[FLOAT_METHODS],
+        Value::Safe(_) => [Some(&MARKUP_BY_NAME), Some(&STR_BY_NAME)],
+        Value::Str(_) | Value::String(_) => one(&STR_BY_NAME),
+        Value::Json(Json::Array(_)) | Value::List(_) => one(&LIST_BY_NAME),
+        Value::Json(Json::Object(_)) | Value::Dict(_) => one(&DICT_BY_NAME),
+        Value::Tuple(_) => one(&TUPLE_BY_NAME),
+        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) => one(&INT_BY_NAME),
+        Value::Float(_) => one(&FLOAT_BY_NAME),
         Value::Object(o) => match &**o {
-            Object::Range(..) => &[RANGE_METHODS],
-            Object::Function("dict") => &[DICT_TYPE_METHODS],
-            Object::View(kind, ..) if *kind != "dict_values" => &[DICT_VIEW_METHODS],
-            Object::Loop(_) => &[LOOP_METHODS],
-            Object::Cycler(..) => &[CYCLER_METHODS],
-            _ => &[],
+            Object::Range(..) => one(&RANGE_BY_NAME),
+            Object::Function("dict") => one(&DICT_TYPE_BY_NAME),
+            Object::View(kind, ..) if *kind != "dict_values" => one(&DICT_VIEW_BY_NAME),
+            Object::Loop(_) => one(&LOOP_BY_NAME),
+            Object::Cycler(..) => one(&CYCLER_BY_NAME),
+            _ => [None, None],
         },
-        _ => &[],
+        _ => [None, None],
     }
 }
 
 /// The method `name` of `recv`, if it has one.
 pub fn method(recv: &Value, name: &str) -> Option<&'static Method> {
-    method_tables(recv)
-        .iter()
-        .find_map(|t| t.iter().find(|m| m.name == name))
+    method_tables(recv).into_iter().flatten().find_map(|t| t.find(name))
 }
 
 /// The method `name` of `dict`, if there is one.
 pub fn dict_method(name: &str) -> Option<&'static Method> {
-    DICT_METHODS.iter().find(|m| m.name == name)
+    DICT_BY_NAME.find(name)
 }

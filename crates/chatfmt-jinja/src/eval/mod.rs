@@ -1267,11 +1267,47 @@ impl<'a> Evaluator<'a> {
             builtins::charge_result(&out)?;
             return Ok(out);
         }
+        // `namespace(...)`, `range(...)`: a global function called by its name, without a function
+        // value made for it.
+        if let ExprKind::Name(n, var) = &callee.kind {
+            if let Some(global) = self.global_named(n, *var) {
+                let a = self.eval_args(args)?;
+                let out = builtins::call_global(&self.ctx.clock, global, a)?;
+                builtins::charge_result(&out)?;
+                return Ok(out);
+            }
+        }
         let f = self.eval(callee)?;
         let a = self.eval_args(args)?;
         let out = self.call_value(&f, a)?;
         builtins::charge_result(&out)?;
         Ok(out)
+    }
+
+    /// The global function a name reads as, when neither a template scope nor the context binds
+    /// it (what evaluating the name would note as read is noted).
+    fn global_named(&mut self, name: &'a str, var: VarRef) -> Option<&'static str> {
+        if name == "self" || self.find_in_scopes(name, var).is_some() {
+            return None;
+        }
+        let outer = var.outer as usize;
+        let global = self.scopes.outer.get(outer).copied().flatten()?;
+        match self.outer.get(outer) {
+            Some(Some(Value::Undefined(None))) => Some(global),
+            Some(Some(_)) => None,
+            _ => match self.context_source(name) {
+                Some(_) => None,
+                None => {
+                    if let Some(rec) = &mut self.spans {
+                        rec.note_name(name);
+                    }
+                    if let Some(cached) = self.outer.get_mut(outer) {
+                        *cached = Some(Value::Undefined(None));
+                    }
+                    Some(global)
+                }
+            },
+        }
     }
 
     #[inline(never)]

@@ -119,7 +119,7 @@ impl ChatTemplate {
     ) -> Result<(), Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
         let mut input = Input::default();
-        let template = self.input(messages, opts, &selected, &mut input)?;
+        let template = self.input(messages, opts, Prompt::AsAsked, &selected, &mut input)?;
         let final_text = input.final_text.take();
         let ctx = self.context(messages, opts, &mut input, opts.add_generation_prompt);
         render(template, &ctx, out)?;
@@ -139,10 +139,11 @@ impl ChatTemplate {
         messages: &[Json],
         opts: &ApplyOptions,
     ) -> Result<(Rendered, Result<Rendered, Error>), Error> {
-        self.with_plain_input(messages, opts, |template, plain, mut input| {
+        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+        self.with_plain_input(messages, opts, &selected, |template, mut input| {
             let mut second = input.clone();
-            let ctx = self.context(messages, plain, &mut input, false);
-            let alt = self.context(messages, plain, &mut second, true);
+            let ctx = self.context(messages, opts, &mut input, false);
+            let alt = self.context(messages, opts, &mut second, true);
             let mut out = Rendered {
                 text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
                 ..Rendered::default()
@@ -153,24 +154,19 @@ impl ChatTemplate {
         })
     }
 
-    /// Runs `f` with the template `messages` select, `opts` without the generation prompt and
-    /// without `continue_final_message`, and the checked input: what renders with and without the
-    /// prompt share.
+    /// Runs `f` with the `selected` template, the checked input of `messages` with `opts` read
+    /// without the generation prompt and without `continue_final_message`: what renders with and
+    /// without the prompt share (their contexts take the prompt flag apart).
     fn with_plain_input<R>(
         &self,
         messages: &[Json],
         opts: &ApplyOptions,
-        f: impl FnOnce(&Template, &ApplyOptions, Input) -> Result<R, Error>,
+        selected: &Selected<'_>,
+        f: impl FnOnce(&Template, Input) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let plain = ApplyOptions {
-            add_generation_prompt: false,
-            continue_final_message: None,
-            ..opts.clone()
-        };
-        let selected = self.select(plain.chat_template.as_deref(), plain.tools.is_some())?;
         let mut input = Input::default();
-        let template = self.input(messages, &plain, &selected, &mut input)?;
-        f(template, &plain, input)
+        let template = self.input(messages, opts, Prompt::Left, selected, &mut input)?;
+        f(template, input)
     }
 
     /// The render of `messages` as [`apply_pair`](Self::apply_pair) gives it without the prompt
@@ -185,13 +181,18 @@ impl ChatTemplate {
         opts: &ApplyOptions,
         prompt_for: &dyn Fn(usize) -> bool,
     ) -> Result<Option<(Rendered, Vec<LoopPrefix>)>, Error> {
-        self.with_plain_input(messages, opts, |template, plain, mut input| {
-            if template.causal_loop("messages", "add_generation_prompt").is_none() {
-                return Ok(None);
-            }
+        let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
+        if selected
+            .get()?
+            .causal_loop("messages", "add_generation_prompt")
+            .is_none()
+        {
+            return Ok(None);
+        }
+        self.with_plain_input(messages, opts, &selected, |template, mut input| {
             let mut second = input.clone();
-            let ctx = self.context(messages, plain, &mut input, false);
-            let alt = self.context(messages, plain, &mut second, true);
+            let ctx = self.context(messages, opts, &mut input, false);
+            let alt = self.context(messages, opts, &mut second, true);
             let mut out = Rendered::default();
             let names = ("messages", "add_generation_prompt");
             let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
@@ -207,6 +208,7 @@ impl ChatTemplate {
         &self,
         messages: &[Json],
         opts: &ApplyOptions,
+        prompt: Prompt,
         selected: &'s Selected<'_>,
         input: &mut Input,
     ) -> Result<&'s Template, Error> {
@@ -215,7 +217,11 @@ impl ChatTemplate {
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
-        if opts.continue_final_message.is_some() && opts.add_generation_prompt {
+        let continue_final = match prompt {
+            Prompt::AsAsked => opts.continue_final_message.as_ref(),
+            Prompt::Left => None,
+        };
+        if continue_final.is_some() && opts.add_generation_prompt {
             return Err(value_error("continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when you want the model to continue the final message, and add_generation_prompt when you want to add a header that will prompt it to start a new assistant message instead."));
         }
         let template = selected.get()?;
@@ -226,9 +232,9 @@ impl ChatTemplate {
             prepare |= needs_preparation(m)?;
         }
         // The caller's messages are read in place unless transformers' preparation changes them.
-        if prepare || opts.continue_final_message.is_some() {
+        if prepare || continue_final.is_some() {
             let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
-            if let Some(field) = &opts.continue_final_message {
+            if let Some(field) = continue_final {
                 input.final_text = Some(tag_final_message(&mut chat, field, template.source())?);
             }
             input.chat = Some(chat);
@@ -271,6 +277,15 @@ impl ChatTemplate {
             track_spans: opts.track_spans,
         }
     }
+}
+
+/// Whether a render's input is checked and prepared with the options' generation prompt and
+/// `continue_final_message` as asked, or without both (the renders with and without the prompt
+/// that [`ChatTemplate::apply_pair`] and the prefix derivation share).
+#[derive(Clone, Copy)]
+enum Prompt {
+    AsAsked,
+    Left,
 }
 
 /// What a render reads besides the options: the messages when transformers' preparation changed
