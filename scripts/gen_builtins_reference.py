@@ -516,6 +516,23 @@ for t in [
     "{{ none|length }}", "{{ nope|length }}", "{{ 3|count }}", "{{ namespace(a=1)|length }}",
     "{{ msgs|length(1) }}", "{{ msgs|length(x=1) }}", "{{ msgs|length - 1 }}{{ (msgs|length) * 2 }}",
     "{% for m in msgs %}{{ loop.index0 }}/{{ msgs|length }}{% endfor %}",
+    # Integer arithmetic on lengths, loop indices and numbers held by names (computed on the integers).
+    "{% set n = msgs|length - 1 %}{{ n }}{% set m = (msgs|length - 1) - 2 %}{{ m }}{% set k = d|length * 3 // 2 %}"
+    "{{ k }}{% set j = -7 % (d|count) %}{{ j }}{% set h = msgs|length - 1 - 1 - 1 - 1 %}{{ h }}",
+    "{% for m in msgs %}{% set i = (msgs|length - 1) - loop.index0 %}{{ i }}{% set j = loop.index0 // 2 + loop.length %}"
+    "{{ j }}{% endfor %}",
+    "{% set big = 9223372036854775807 %}{% set x = big + msgs|length %}{{ x }}{% set y = big * (d|length) %}{{ y }}"
+    "{% set z = -big - 2 * (d|length) %}{{ z }}",
+    "{% set x = msgs|length // 0 %}{{ x }}", "{% set x = msgs|length % 0 %}{{ x }}",
+    "{% set x = msgs|length / 2 %}{{ x }}{% set y = (d|length) ** 2 %}{{ y }}",
+    "{% set s = 'héllo' %}{% set x = s|length - 1 %}{{ x }}",
+    "{% set x = true + (msgs|length) %}{{ x }}{% set y = 1.5 + (msgs|length) %}{{ y }}",
+    "{% set x = nope|length - 1 %}{{ x }}",
+    "{% set g = msgs|selectattr('role', 'equalto', 'user') %}{% set x = g|length - 1 %}{{ x }}",
+    "{% set x = 'a' + msgs|length %}{{ x }}", "{% set x = msgs|length + 'a' %}{{ x }}",
+    "{% set ns = namespace(i=2) %}{% set x = ns.i * (msgs|length) - d.b %}{{ x }}{% set ns.i = 'x' %}"
+    "{% set y = ns.i * (d|length) %}{{ y }}",
+    "{{ msgs|length - 1 }}{{ (d|count) * (msgs|length) }}",
 ]:
     case("filter", "length", t, PAIRS)
 for t in [

@@ -1177,6 +1177,15 @@ impl<'a> Evaluator<'a> {
             ExprKind::Unary(UnOp::Not, x) => Value::Bool(!self.eval_truthy(x)?),
             ExprKind::Unary(op, x) => self.eval(x)?.negate(*op == UnOp::Neg)?,
             ExprKind::Binary(op, a, b) => {
+                if may_be_int(a) && may_be_int(b) {
+                    let mut counted = Counted::default();
+                    if let Some(i) = self.int_expr(e, &mut counted) {
+                        for pos in &counted.at[..counted.len] {
+                            crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, *pos))?;
+                        }
+                        return Ok(Value::Int(i));
+                    }
+                }
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
                 x.binary(*op, &y)?
@@ -1401,7 +1410,16 @@ impl<'a> Evaluator<'a> {
                     }
                     None => Ok(self.eval(e)?.truthy()),
                 },
-                None => Ok(self.eval(e)?.truthy()),
+                // `ns.flag`, `loop.first`: read in place, as evaluating it would.
+                None => match self.member_in_place(e) {
+                    Some(v) => {
+                        if let Some(rec) = &mut self.spans {
+                            rec.note(&v);
+                        }
+                        Ok(v.truthy())
+                    }
+                    None => Ok(self.eval(e)?.truthy()),
+                },
             },
             ExprKind::Compare(first, rest) => {
                 let decided = match self.compare_in_place(first, rest) {
@@ -1478,6 +1496,43 @@ impl<'a> Evaluator<'a> {
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => Scalar::of(&self.member_in_place(e)?),
             ExprKind::Compare(first, rest) => self.nested(|me| me.nested_comparison(first, rest)),
             ExprKind::Binary(op, a, b) => self.nested(|me| me.int_operation(*op, a, b)),
+            _ => None,
+        }
+    }
+
+    /// Integer arithmetic evaluated on the integers themselves, without a value made for each
+    /// step (`(messages|length - 1) - loop.index0`): integer literals, names and members holding
+    /// integers, `length` or `count` of a name holding a list, tuple or mapping (noted in
+    /// `counted`, to be charged as the calls are), and `+ - * // %` on them within 64 bits.
+    /// `None` for anything else, with nothing charged and nothing observable done.
+    fn int_expr(&mut self, e: &'a Expr, counted: &mut Counted) -> Option<i64> {
+        match &e.kind {
+            ExprKind::Const(Const::Int(i)) => Some(*i),
+            ExprKind::Name(..) | ExprKind::GetItem(..) | ExprKind::GetAttr(..) => match self.scalar(e)? {
+                Scalar::Int(i) => Some(i),
+                _ => None,
+            },
+            ExprKind::Filter(Some(inner), name, args) if args.is_empty() && counted.len < counted.at.len() => {
+                let filter = name.index.and_then(|i| FILTERS.get(i))?;
+                let ExprKind::Name(n, var) = &inner.kind else {
+                    return None;
+                };
+                if !filter.counts {
+                    return None;
+                }
+                let len = match self.find_in_scopes(n, *var) {
+                    Some(v) => container_len(v),
+                    None => container_len(&self.find_outside_scopes(n, var.outer)?),
+                }?;
+                counted.at[counted.len] = e.pos;
+                counted.len += 1;
+                i64::try_from(len).ok()
+            }
+            ExprKind::Binary(op, a, b) => self.nested(|me| {
+                let x = me.int_expr(a, counted)?;
+                let y = me.int_expr(b, counted)?;
+                int_arithmetic(*op, x, y)
+            }),
             _ => None,
         }
     }
@@ -1807,14 +1862,7 @@ impl<'a> Evaluator<'a> {
         }
         // `items | length`: a list's or mapping's length, charged as the call would be.
         if let (Some(true), true) = (filter.map(|f| f.counts), args.is_empty()) {
-            let len = match &v {
-                Value::List(items) | Value::Tuple(items) => Some(items.len()),
-                Value::Json(Json::Array(items)) => Some(items.len()),
-                Value::Json(Json::Object(m)) => Some(m.len()),
-                Value::Dict(d) => Some(d.len()),
-                _ => None,
-            };
-            if let Some(len) = len {
+            if let Some(len) = container_len(&v) {
                 crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
                 return Ok(Value::Int(len as i64));
             }
@@ -2116,6 +2164,35 @@ fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Option<i64> {
         BinOp::Mod => crate::pystr::int_mod(x, y).ok(),
         BinOp::FloorDiv => crate::pystr::int_floordiv(x, y).ok().flatten(),
         BinOp::Div | BinOp::Pow => None,
+    }
+}
+
+/// The `length` filters [`Evaluator::int_expr`] evaluated, where each is, to charge them as calls
+/// once the whole expression is known to be integer arithmetic.
+#[derive(Default)]
+struct Counted {
+    at: [Pos; 4],
+    len: usize,
+}
+
+/// The number of items of a list, tuple or mapping, as `length` gives it.
+fn container_len(v: &Value) -> Option<usize> {
+    match v {
+        Value::List(items) | Value::Tuple(items) => Some(items.len()),
+        Value::Json(Json::Array(items)) => Some(items.len()),
+        Value::Json(Json::Object(m)) => Some(m.len()),
+        Value::Dict(d) => Some(d.len()),
+        _ => None,
+    }
+}
+
+/// Whether `e` is of a kind [`Evaluator::int_expr`] may evaluate (checked before anything is read).
+fn may_be_int(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(c) => matches!(c, Const::Int(_)),
+        ExprKind::Name(..) | ExprKind::Binary(..) => true,
+        ExprKind::Filter(Some(inner), _, args) => args.is_empty() && matches!(inner.kind, ExprKind::Name(..)),
+        _ => named_member(e).is_some(),
     }
 }
 
