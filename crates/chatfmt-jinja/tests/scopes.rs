@@ -184,6 +184,57 @@ fn loops_over_a_borrowed_list() {
     );
 }
 
+/// The length of a list the caller lends, arithmetic on it and slices of it are read in place, as
+/// Jinja2 3.1.6 computes them on the list (the expected outputs are its own); a name the template
+/// binds itself takes the general path.
+#[test]
+fn lengths_and_slices_of_a_borrowed_list() {
+    use chatfmt_jinja::{Borrowed, Layer};
+    let items = [json!({"r": "a"}), json!({"r": "b"})];
+    let render = |src: &str| {
+        let t = Template::new("t", src).unwrap();
+        let ctx = Context {
+            layers: vec![Layer::Var("messages", Borrowed::List(&items))],
+            ..Context::default()
+        };
+        match t.render(&ctx) {
+            Ok(r) => r.text,
+            Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
+        }
+    };
+    let cases = [
+        (
+            "{{ messages|length }}{{ messages|count }}{% set n = messages|length - 1 %}{{ n }}{{ (messages|length) * 2 - 1 }}{{ messages|length // 0 if false else 7 }}",
+            "22137",
+        ),
+        (
+            "{{ messages[::-1]|map(attribute='r')|join }}{{ messages[1:]|length }}{{ messages[:-1][0].r }}{{ messages[::2] }}{{ messages[5:] }}",
+            "ba1a[{'r': 'a'}][]",
+        ),
+        (
+            "{% set r = messages[::-1] %}{% for m in messages %}{{ m is sameas r[1 - loop.index0] }}{% endfor %}{{ messages[-1:] == [messages[1]] }}",
+            "TrueTrueTrue",
+        ),
+        ("{{ messages[0:1:0] }}", "ValueError: slice step cannot be zero"),
+        (
+            "{{ messages['a':] }}",
+            "TypeError: slice indices must be integers or None or have an __index__ method",
+        ),
+        (
+            "{% set messages = [1, 2, 3] %}{{ messages|length }}{{ messages[::-1] }}{{ messages|length - 1 }}",
+            "3[3, 2, 1]2",
+        ),
+        (
+            "{% for m in messages %}{{ messages|length - loop.index0 }}{{ messages[loop.index0:]|length }}{% endfor %}",
+            "2211",
+        ),
+        ("{{ messages|length % 0 }}", "ZeroDivisionError: integer modulo by zero"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(render(src), want, "{src}");
+    }
+}
+
 #[test]
 fn a_loop_else_body_has_a_frame_of_its_own() {
     // What the `else` of a `for` sets stays in it; it reads the loop's enclosing frame.

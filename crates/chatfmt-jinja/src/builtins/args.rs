@@ -273,13 +273,21 @@ impl<'a> CallArgs<'a> {
     }
 
     /// [`bind_sig`](Self::bind_sig), taking the arguments: a signature of hidden parameters and
-    /// `*args` called without keywords (`selectattr`, `map`) gets the positional list itself.
+    /// `*args` called without keywords (`selectattr`, `map`) gets the positional list itself, and
+    /// one that reads its arguments as given (`namespace`) both lists.
     #[inline]
     pub fn bind_owned(self, sig: &Signature) -> Result<Bound<'a>> {
         if sig.takes_only_hidden() && sig.varargs && self.kw.is_empty() {
             return Ok(Bound {
                 rest: self.pos,
                 ..Bound::default()
+            });
+        }
+        if let Style::Own = sig.style {
+            return Ok(Bound {
+                args: ArgSlots::default(),
+                rest: self.pos,
+                kwrest: self.kw,
             });
         }
         self.bind_sig(sig)

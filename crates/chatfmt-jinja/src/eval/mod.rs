@@ -322,7 +322,14 @@ impl<'a> Evaluator<'a> {
         let ExprKind::Name(name, var) = &f.iter.kind else {
             return None;
         };
-        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
+        self.borrowed_list(name, *var)
+    }
+
+    /// The caller's list a name only the context binds, read in place (a list value made of it
+    /// earlier in the render holds the same items, which no template can change). With spans the
+    /// name is noted as read when it is first read.
+    fn borrowed_list(&mut self, name: &'a str, var: VarRef) -> Option<&'a [Json]> {
+        if name == "self" || self.find_in_scopes(name, var).is_some() {
             return None;
         }
         match (self.outer.get(var.outer as usize), self.context_source(name)) {
@@ -1154,6 +1161,13 @@ impl<'a> Evaluator<'a> {
                 if let Some(v) = self.borrowed_item(obj, key) {
                     return Ok(v);
                 }
+                // `messages[::-1]`: a slice of the caller's list, without the whole list made a value.
+                if let (ExprKind::Name(n, var), ExprKind::Slice(a, b, c)) = (&obj.kind, &key.kind) {
+                    if let Some(items) = self.borrowed_list(n, *var) {
+                        let (a, b, c) = (self.slice_bound(a)?, self.slice_bound(b)?, self.slice_bound(c)?);
+                        return crate::value::ops::slice_json(items, a, b, c);
+                    }
+                }
                 let o = self.eval(obj)?;
                 // `obj['key']` on a JSON object that has the key (otherwise the general rules).
                 if let (Value::Json(Json::Object(m)), ExprKind::Const(Const::Str(k))) = (&o, &key.kind) {
@@ -1500,6 +1514,21 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// For `name | length` (or `count`) without arguments, where `name` is the caller's list read in
+    /// place: its length.
+    fn counted_name(&mut self, e: &'a Expr) -> Option<usize> {
+        let ExprKind::Filter(Some(inner), name, args) = &e.kind else {
+            return None;
+        };
+        let ExprKind::Name(n, var) = &inner.kind else {
+            return None;
+        };
+        if !args.is_empty() || !name.index.and_then(|i| FILTERS.get(i)).is_some_and(|f| f.counts) {
+            return None;
+        }
+        self.borrowed_list(n, *var).map(<[Json]>::len)
+    }
+
     /// Integer arithmetic evaluated on the integers themselves, without a value made for each
     /// step (`(messages|length - 1) - loop.index0`): integer literals, names and members holding
     /// integers, `length` or `count` of a name holding a list, tuple or mapping (noted in
@@ -1520,10 +1549,13 @@ impl<'a> Evaluator<'a> {
                 if !filter.counts {
                     return None;
                 }
-                let len = match self.find_in_scopes(n, *var) {
-                    Some(v) => container_len(v),
-                    None => container_len(&self.find_outside_scopes(n, var.outer)?),
-                }?;
+                let len = match self.borrowed_list(n, *var) {
+                    Some(items) => items.len(),
+                    None => match self.find_in_scopes(n, *var) {
+                        Some(v) => container_len(v)?,
+                        None => container_len(&self.find_outside_scopes(n, var.outer)?)?,
+                    },
+                };
                 counted.at[counted.len] = e.pos;
                 counted.len += 1;
                 i64::try_from(len).ok()
@@ -1842,7 +1874,14 @@ impl<'a> Evaluator<'a> {
         };
         let v = match inner {
             Some(inner) if matches!(inner.kind, ExprKind::Filter(..)) => self.eval_filter_chain(inner, input)?,
-            Some(inner) => self.eval(inner)?,
+            Some(inner) => {
+                // `messages | length`: the caller's list counted in place.
+                if let Some(len) = self.counted_name(e) {
+                    crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
+                    return Ok(Value::Int(len as i64));
+                }
+                self.eval(inner)?
+            }
             None => input,
         };
         self.finish_filter(e, v)

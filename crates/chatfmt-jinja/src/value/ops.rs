@@ -373,6 +373,9 @@ impl<'a> Value<'a> {
                 Cow::Owned(out) => Value::string(out),
             });
         }
+        if let Value::Json(Json::Array(items)) = self {
+            return slice_json(items, start, stop, step);
+        }
         let len = match self {
             Value::Object(o) if matches!(&**o, Object::Range(..)) => self.py_len()? as i64,
             _ if self.is_sequence_like() => self.py_len()? as i64,
@@ -393,9 +396,6 @@ impl<'a> Value<'a> {
         Ok(match self {
             Value::List(items) => Value::list(run(items)),
             Value::Tuple(items) => Value::Tuple(Rc::new(run(items))),
-            Value::Json(Json::Array(items)) => {
-                Value::list(positions.filter_map(|i| items.get(i).map(Value::from_json)).collect())
-            }
             Value::Object(o) => match &**o {
                 // A range slice is a range.
                 Object::Range(a, _, s) => {
@@ -744,4 +744,20 @@ pub(crate) fn ordering_holds(op: CmpOp, order: std::cmp::Ordering) -> bool {
         CmpOp::Gt => order.is_gt(),
         _ => order.is_ge(),
     }
+}
+
+/// `items[start:stop:step]` of a JSON list (a JSON array, or the caller's list read in place), as a
+/// list value.
+pub(crate) fn slice_json<'a>(
+    items: &'a [Json],
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Result<Value<'a>> {
+    let (first, _, step, count) = pystr::slice_indices(items.len() as i64, start, stop, step).map_err(py_err)?;
+    Ok(Value::list(
+        (0..count)
+            .filter_map(|k| items.get((first + k * step) as usize).map(Value::from_json))
+            .collect(),
+    ))
 }
