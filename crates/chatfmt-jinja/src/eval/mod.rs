@@ -1190,20 +1190,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
             ExprKind::Unary(UnOp::Not, x) => Value::Bool(!self.eval_truthy(x)?),
             ExprKind::Unary(op, x) => self.eval(x)?.negate(*op == UnOp::Neg)?,
-            ExprKind::Binary(op, a, b) => {
-                if may_be_int(a) && may_be_int(b) {
-                    let mut counted = Counted::default();
-                    if let Some(i) = self.int_expr(e, &mut counted) {
-                        for pos in &counted.at[..counted.len] {
-                            crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, *pos))?;
-                        }
-                        return Ok(Value::Int(i));
-                    }
-                }
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
-                x.binary(*op, &y)?
-            }
+            ExprKind::Binary(op, a, b) => self.eval_binary(e, *op, a, b)?,
             ExprKind::And(a, b) => {
                 let x = self.eval(a)?;
                 if !x.truthy() {
@@ -1424,16 +1411,7 @@ impl<'a> Evaluator<'a> {
                     }
                     None => Ok(self.eval(e)?.truthy()),
                 },
-                // `ns.flag`, `loop.first`: read in place, as evaluating it would.
-                None => match self.member_in_place(e) {
-                    Some(v) => {
-                        if let Some(rec) = &mut self.spans {
-                            rec.note(&v);
-                        }
-                        Ok(v.truthy())
-                    }
-                    None => Ok(self.eval(e)?.truthy()),
-                },
+                None => self.member_truthy(e),
             },
             ExprKind::Compare(first, rest) => {
                 let decided = match self.compare_in_place(first, rest) {
@@ -1456,6 +1434,21 @@ impl<'a> Evaluator<'a> {
                 .map(|t| t.truthy())
                 .map_err(|err| at(err, e.pos)),
             _ => Ok(self.eval(e)?.truthy()),
+        }
+    }
+
+    /// Whether a member that is not a JSON key (`ns.flag`, `loop.first`) is true, read in place
+    /// and noted as evaluating it would be.
+    #[inline(never)]
+    fn member_truthy(&mut self, e: &'a Expr) -> Result<bool> {
+        match self.member_in_place(e) {
+            Some(v) => {
+                if let Some(rec) = &mut self.spans {
+                    rec.note(&v);
+                }
+                Ok(v.truthy())
+            }
+            None => Ok(self.eval(e)?.truthy()),
         }
     }
 
@@ -1512,6 +1505,24 @@ impl<'a> Evaluator<'a> {
             ExprKind::Binary(op, a, b) => self.nested(|me| me.int_operation(*op, a, b)),
             _ => None,
         }
+    }
+
+    /// `a op b`: on the integers themselves when it is integer arithmetic (see
+    /// [`int_expr`](Self::int_expr)), else on the operands' values.
+    #[inline(never)]
+    fn eval_binary(&mut self, e: &'a Expr, op: BinOp, a: &'a Expr, b: &'a Expr) -> Result<Value<'a>> {
+        if may_be_int(a) && may_be_int(b) {
+            let mut counted = Counted::default();
+            if let Some(i) = self.int_expr(e, &mut counted) {
+                for pos in &counted.at[..counted.len] {
+                    crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, *pos))?;
+                }
+                return Ok(Value::Int(i));
+            }
+        }
+        let x = self.eval(a)?;
+        let y = self.eval(b)?;
+        x.binary(op, &y)
     }
 
     /// For `name | length` (or `count`) without arguments, where `name` is the caller's list read in
