@@ -2,7 +2,11 @@
 //! Jinja2's loop filter is, so it sees what earlier iterations changed; a generator is iterated
 //! once, item by item. Expected outputs recorded from transformers' Jinja2 environment (Jinja2 3.1.6).
 
-use chatfmt_jinja::{Context, Template};
+#![allow(clippy::expect_used)]
+
+#[path = "support/outcome.rs"]
+mod support;
+
 use serde_json::json;
 
 #[test]
@@ -11,12 +15,7 @@ fn conditions_see_what_earlier_iterations_changed() {
         "d": {"b": 1, "a": [1, 2]},
         "msgs": [{"role": "user"}, {"role": "assistant"}],
     });
-    let ctx = Context::from_json(context).unwrap();
-    // The output, or `Class: message` of the error.
-    let render = |src: &str| match Template::new("t", src).and_then(|t| t.render(&ctx)) {
-        Ok(r) => r.text,
-        Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
-    };
+    let render = |src: &str| support::outcome(context.clone(), src);
     let cases = [
         (
             "{% set ns = namespace(n=0) %}{% for x in [1,2,3] if ns.n < 2 %}{% set ns.n = ns.n + 1 %}{{ x }}{% endfor %}",

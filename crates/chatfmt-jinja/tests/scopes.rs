@@ -2,13 +2,14 @@
 //! each name reads. The expected results are Jinja2 3.1.6's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "support/outcome.rs"]
+mod support;
+
 use chatfmt_jinja::{Context, Template};
 use serde_json::json;
 
 fn render(src: &str) -> String {
-    let t = Template::new("t", src).unwrap();
-    let ctx = Context::from_json(json!({"x": 1, "messages": [1, 2, 3]})).unwrap();
-    t.render(&ctx).unwrap().text
+    support::outcome(json!({"x": 1, "messages": [1, 2, 3]}), src)
 }
 
 #[test]
@@ -191,17 +192,11 @@ fn loops_over_a_borrowed_list() {
 fn lengths_and_slices_of_a_borrowed_list() {
     use chatfmt_jinja::{Borrowed, Layer};
     let items = [json!({"r": "a"}), json!({"r": "b"})];
-    let render = |src: &str| {
-        let t = Template::new("t", src).unwrap();
-        let ctx = Context {
-            layers: vec![Layer::Var("messages", Borrowed::List(&items))],
-            ..Context::default()
-        };
-        match t.render(&ctx) {
-            Ok(r) => r.text,
-            Err(e) => format!("{}: {}", e.kind().python_name(), e.message()),
-        }
+    let ctx = Context {
+        layers: vec![Layer::Var("messages", Borrowed::List(&items))],
+        ..Context::default()
     };
+    let render = |src: &str| support::outcome_in(&ctx, src);
     let cases = [
         (
             "{{ messages|length }}{{ messages|count }}{% set n = messages|length - 1 %}{{ n }}{{ (messages|length) * 2 - 1 }}{{ messages|length // 0 if false else 7 }}",

@@ -343,24 +343,13 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// `name[i]` read in place, without spans (which note the name when its value is first read):
-    /// the item of a list the context lends under a name only the context binds, not yet read as
-    /// a value in this render, at an integer literal `i` in range. A `for` over the list later in
-    /// the render can then still iterate it in place (see [`borrowed_items`]).
-    ///
-    /// [`borrowed_items`]: Self::borrowed_items
+    /// `name[i]` of the caller's list read in place (see [`borrowed_list`](Self::borrowed_list)),
+    /// at an integer literal `i` in range.
     fn borrowed_item(&mut self, obj: &'a Expr, key: &'a Expr) -> Option<Value<'a>> {
-        let (ExprKind::Name(name, var), ExprKind::Const(Const::Int(i)), None) = (&obj.kind, &key.kind, &self.spans)
-        else {
+        let (ExprKind::Name(name, var), ExprKind::Const(Const::Int(i))) = (&obj.kind, &key.kind) else {
             return None;
         };
-        if &**name == "self" || self.find_in_scopes(name, *var).is_some() {
-            return None;
-        }
-        let (Some(None), Some(Borrowed::List(items))) = (self.outer.get(var.outer as usize), self.context_source(name))
-        else {
-            return None;
-        };
+        let items = self.borrowed_list(name, *var)?;
         let i = if *i < 0 { i.checked_add(items.len() as i64)? } else { *i };
         items.get(usize::try_from(i).ok()?).map(Value::from_json)
     }
@@ -1525,21 +1514,6 @@ impl<'a> Evaluator<'a> {
         x.binary(op, &y)
     }
 
-    /// For `name | length` (or `count`) without arguments, where `name` is the caller's list read in
-    /// place: its length.
-    fn counted_name(&mut self, e: &'a Expr) -> Option<usize> {
-        let ExprKind::Filter(Some(inner), name, args) = &e.kind else {
-            return None;
-        };
-        let ExprKind::Name(n, var) = &inner.kind else {
-            return None;
-        };
-        if !args.is_empty() || !name.index.and_then(|i| FILTERS.get(i)).is_some_and(|f| f.counts) {
-            return None;
-        }
-        self.borrowed_list(n, *var).map(<[Json]>::len)
-    }
-
     /// Integer arithmetic evaluated on the integers themselves, without a value made for each
     /// step (`(messages|length - 1) - loop.index0`): integer literals, names and members holding
     /// integers, `length` or `count` of a name holding a list, tuple or mapping (noted in
@@ -1552,17 +1526,11 @@ impl<'a> Evaluator<'a> {
                 Scalar::Int(i) => Some(i),
                 _ => None,
             },
-            ExprKind::Filter(Some(inner), name, args) if args.is_empty() && counted.len < counted.at.len() => {
-                let filter = name.index.and_then(|i| FILTERS.get(i))?;
-                let ExprKind::Name(n, var) = &inner.kind else {
-                    return None;
-                };
-                if !filter.counts {
-                    return None;
-                }
-                let len = match self.borrowed_list(n, *var) {
+            ExprKind::Filter(..) if counted.len < counted.at.len() => {
+                let (n, var) = counted_name(e)?;
+                let len = match self.borrowed_list(n, var) {
                     Some(items) => items.len(),
-                    None => match self.find_in_scopes(n, *var) {
+                    None => match self.find_in_scopes(n, var) {
                         Some(v) => container_len(v)?,
                         None => container_len(&self.find_outside_scopes(n, var.outer)?)?,
                     },
@@ -1887,9 +1855,9 @@ impl<'a> Evaluator<'a> {
             Some(inner) if matches!(inner.kind, ExprKind::Filter(..)) => self.eval_filter_chain(inner, input)?,
             Some(inner) => {
                 // `messages | length`: the caller's list counted in place.
-                if let Some(len) = self.counted_name(e) {
+                if let Some(items) = counted_name(e).and_then(|(n, var)| self.borrowed_list(n, var)) {
                     crate::limits::charge(crate::limits::CALL_STEPS).map_err(|err| at(err, e.pos))?;
-                    return Ok(Value::Int(len as i64));
+                    return Ok(Value::Int(items.len() as i64));
                 }
                 self.eval(inner)?
             }
@@ -2217,6 +2185,18 @@ fn int_arithmetic(op: BinOp, x: i64, y: i64) -> Option<i64> {
     }
 }
 
+/// For `name | length` (or `count`) without arguments: the name and its reference.
+fn counted_name(e: &Expr) -> Option<(&str, VarRef)> {
+    let ExprKind::Filter(Some(inner), filter, args) = &e.kind else {
+        return None;
+    };
+    let (ExprKind::Name(n, var), true) = (&inner.kind, args.is_empty()) else {
+        return None;
+    };
+    filter.index.and_then(|i| FILTERS.get(i)).filter(|f| f.counts)?;
+    Some((n, *var))
+}
+
 /// The `length` filters [`Evaluator::int_expr`] evaluated, where each is, to charge them as calls
 /// once the whole expression is known to be integer arithmetic.
 #[derive(Default)]
@@ -2241,7 +2221,7 @@ fn may_be_int(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Const(c) => matches!(c, Const::Int(_)),
         ExprKind::Name(..) | ExprKind::Binary(..) => true,
-        ExprKind::Filter(Some(inner), _, args) => args.is_empty() && matches!(inner.kind, ExprKind::Name(..)),
+        ExprKind::Filter(..) => counted_name(e).is_some(),
         _ => named_member(e).is_some(),
     }
 }
