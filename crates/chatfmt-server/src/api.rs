@@ -100,7 +100,7 @@ impl IntoResponse for ApiError {
             body["error"]["line"] = json!(line);
             body["error"]["column"] = json!(column);
         }
-        let mut response = (self.status, axum::Json(body)).into_response();
+        let mut response = (self.status, crate::answer::JsonAnswer(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()

@@ -4,6 +4,7 @@
 //! its engine-side machinery (structured outputs, multimodal inputs, truncation, transfer params)
 //! are refused rather than ignored.
 
+use crate::answer::JsonAnswer;
 use crate::api::ApiError;
 use crate::app::Shared;
 use crate::body::{self, Fields};
@@ -325,7 +326,7 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
         "history_tool_call_cnt": history_tool_calls,
     });
     out.insert("parse_context".into(), parse_context);
-    Ok(axum::Json(Json::Object(out)))
+    Ok(JsonAnswer(Json::Object(out)))
 }
 
 /// The prompts of a completion request: a string, strings, token ids, or lists of token ids.
@@ -407,5 +408,5 @@ pub async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         let id = if several { format!("{base}-{i}") } else { base.clone() };
         out.push(Json::Object(common.generate_request(id, ids, &sampling, params)));
     }
-    Ok(axum::Json(Json::Array(out)))
+    Ok(JsonAnswer(Json::Array(out)))
 }

@@ -10,6 +10,7 @@
 //! worker. `/` is a playground page built into the
 //! binary that renders through the same routes.
 
+mod answer;
 mod api;
 mod app;
 mod body;

@@ -3,6 +3,7 @@
 //! `/v1/render`, and the two JSON routes it reads besides `/v1/models`: each model's templates and
 //! special tokens, and the character offsets of a text's tokens.
 
+use crate::answer::JsonAnswer;
 use crate::api::ApiError;
 use crate::app::Shared;
 use crate::body;
@@ -46,7 +47,7 @@ async fn page() -> Response {
 /// `GET /v1/playground/models`: for each model, in the order served, its template sources (`name`
 /// null for a single template), the special tokens to highlight (the tokenizer's special added
 /// tokens and the template's named special tokens) and whether it can tokenize.
-async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
+async fn models(State(shared): State<Arc<Shared>>) -> JsonAnswer {
     let data: Vec<Json> = (shared.models.all().iter())
         .map(|m| {
             let templates: Vec<Json> = (m.resolved.template.sources().into_iter())
@@ -68,17 +69,13 @@ async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
             })
         })
         .collect();
-    axum::Json(json!({ "data": data }))
+    JsonAnswer(json!({ "data": data }))
 }
 
 /// `POST /v1/playground/tokens {model?, text}`: the ids of `text` as a rendered prompt is encoded
 /// (the `input_ids` of `/v1/render` for that prompt), each token's `[start, end]` code-point offsets
 /// (the characters it has a byte of) and whether it is a special added token.
-async fn tokens(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<axum::Json<Json>, ApiError> {
+async fn tokens(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Result<JsonAnswer, ApiError> {
     let bytes = body::read(body, shared.config.max_body_bytes).await?;
     if !body::is_json(&headers) {
         return Err(body::unsupported_media_type());
@@ -108,5 +105,5 @@ async fn tokens(
             Ok(json!({"input_ids": found.input_ids, "offsets": offsets, "special": flags}))
         })
         .await?;
-    Ok(axum::Json(out))
+    Ok(JsonAnswer(out))
 }

@@ -2,6 +2,7 @@
 //! `/tokenize` and `/detokenize` (told apart from vLLM's by their fields); chatfmt's `/v1/render`;
 //! `/health` and `/metrics`.
 
+use crate::answer::{JsonAnswer, JsonBytes};
 use crate::api::ApiError;
 use crate::app::Shared;
 use crate::body::{self, Fields};
@@ -9,13 +10,13 @@ use crate::models::Model;
 use crate::work::{Chat, ChatFields, MaskMode, Prepared};
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
-pub(crate) type Answer = Result<axum::Json<Json>, ApiError>;
+pub(crate) type Answer = Result<JsonAnswer, ApiError>;
 
 /// The work of vLLM's `/tokenize`: ids, and their strings when asked.
 type TokenizeJob = Box<dyn FnOnce() -> Result<(Vec<u32>, Option<Vec<String>>), ApiError> + Send>;
@@ -82,7 +83,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
         tokens: &ids,
         token_strs: strs.as_deref(),
     };
-    Ok(axum::Json(answer).into_response())
+    Ok(JsonAnswer(answer).into_response())
 }
 
 /// vLLM's `/tokenize` answer, serialized from the ids themselves.
@@ -119,7 +120,7 @@ async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
             Ok(Json::Array(pieces))
         })
         .await?;
-    Ok(axum::Json(json!({ "tokens": tokens })))
+    Ok(JsonAnswer(json!({ "tokens": tokens })))
 }
 
 /// The bytes a token stands for: a string when they are UTF-8, else the list of byte values
@@ -181,11 +182,11 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         })
         .await?;
     let key = if vllm { "prompt" } else { "content" };
-    Ok(axum::Json(json!({ key: text })))
+    Ok(JsonAnswer(json!({ key: text })))
 }
 
 /// `GET /v1/models`: vLLM's model list.
-pub async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
+pub async fn models(State(shared): State<Arc<Shared>>) -> JsonAnswer {
     let data: Vec<Json> = (shared.models.all().iter())
         .map(|m| {
             json!({
@@ -213,7 +214,7 @@ pub async fn models(State(shared): State<Arc<Shared>>) -> axum::Json<Json> {
             })
         })
         .collect();
-    axum::Json(json!({"object": "list", "data": data}))
+    JsonAnswer(json!({"object": "list", "data": data}))
 }
 
 /// llama.cpp's `POST /apply-template`: the prompt of a chat-completions body. A trailing assistant
@@ -258,7 +259,7 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
             Ok(text)
         })
         .await?;
-    Ok(axum::Json(json!({ "prompt": prompt })))
+    Ok(JsonAnswer(json!({ "prompt": prompt })))
 }
 
 /// The text of a prefilled assistant message: its string content, or its text parts joined.
@@ -346,11 +347,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
             Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize, shared2.config.spans_timeout)
         })
         .await?;
-    Ok((
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        out,
-    )
-        .into_response())
+    Ok(JsonBytes(out).into_response())
 }
 
 /// `GET /health`.

@@ -1,5 +1,6 @@
 //! SGLang's `POST /v1/tokenize` and `POST /v1/detokenize`, and TGI's `POST /chat_tokenize`.
 
+use crate::answer::JsonAnswer;
 use crate::api::ApiError;
 use crate::app::Shared;
 use crate::body::{self, Fields};
@@ -122,7 +123,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
                 .await?
         }
     };
-    Ok(axum::Json(
+    Ok(JsonAnswer(
         json!({"tokens": tokens, "count": count, "max_model_len": max_model_len}),
     ))
 }
@@ -169,7 +170,7 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     } else {
         json!(texts.into_iter().next().unwrap_or_default())
     };
-    Ok(axum::Json(json!({ "text": text })))
+    Ok(JsonAnswer(json!({ "text": text })))
 }
 
 /// TGI's `POST /chat_tokenize {messages, tools?}` -> `{templated_text, tokenize_response: [{id,
@@ -212,5 +213,5 @@ pub async fn chat_tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap
             Ok(json!({"tokenize_response": tokens, "templated_text": text}))
         })
         .await?;
-    Ok(axum::Json(out))
+    Ok(JsonAnswer(out))
 }
