@@ -559,6 +559,15 @@ for t in [
     case("method", "str.startswith", t, {"s": "abcdéf"})
 
 
+# Orderings with NaN on either side are false, as operators and as tests.
+for t in [
+    "{% set n = nan_s|float %}{{ 1.5 >= n }}{{ 1.5 <= n }}{{ n >= 1.5 }}{{ n <= n }}{{ 1 < n }}{{ n > 1 }}"
+    "{{ n == n }}{{ n != n }}{{ 2 >= n >= 1 }}",
+    "{% set n = nan_s|float %}{{ 1.5 is ge(n) }}{{ 1.5 is le(n) }}{{ n is ge(n) }}{{ n is le 1 }}",
+]:
+    case("test", "ge", t, {"nan_s": "nan"})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

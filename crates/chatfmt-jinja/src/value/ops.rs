@@ -721,11 +721,11 @@ pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
                 CmpOp::Gt => ">",
                 _ => ">=",
             };
-            if let (Value::Float(x), _) | (_, Value::Float(x)) = (a, b) {
-                if x.is_nan() {
-                    a.py_cmp(b, sym)?;
-                    return Ok(false);
-                }
+            // Every ordering with NaN is false (either operand: `1.5 >= nan` too).
+            let nan = |v: &Value| matches!(v, Value::Float(x) if x.is_nan());
+            if nan(a) || nan(b) {
+                a.py_cmp(b, sym)?;
+                return Ok(false);
             }
             ordering_holds(op, a.py_cmp(b, sym)?)
         }
