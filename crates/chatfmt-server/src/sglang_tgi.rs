@@ -175,8 +175,8 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
 
 /// TGI's `POST /chat_tokenize {messages, tools?}` -> `{templated_text, tokenize_response: [{id,
 /// text, start, stop}]}`: the prompt with the generation prompt, encoded without added special
-/// tokens; `start` and `stop` are the byte offsets `tokenizers` reports and `text` the characters
-/// from `start` to `stop` counted as characters, as TGI's handler slices them.
+/// tokens; `start` and `stop` are the byte offsets `tokenizers` reports and `text` those bytes of the
+/// prompt, invalid UTF-8 replaced by U+FFFD (TGI's `encoding_to_tokens`, since v3.3.0).
 pub async fn chat_tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
     let parsed = read(&shared, body).await?;
     require_json(&headers)?;
@@ -206,8 +206,8 @@ pub async fn chat_tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap
                 .map_err(|e| ApiError::tokenize(&e, false))?;
             let tokens: Vec<Json> = (ids.iter().zip(offsets))
                 .map(|(&id, (start, stop))| {
-                    let piece: String = text.chars().skip(start).take(stop.saturating_sub(start)).collect();
-                    json!({"id": id, "text": piece, "start": start, "stop": stop})
+                    let bytes = text.as_bytes().get(start..stop.max(start)).unwrap_or_default();
+                    json!({"id": id, "text": String::from_utf8_lossy(bytes), "start": start, "stop": stop})
                 })
                 .collect();
             Ok(json!({"tokenize_response": tokens, "templated_text": text}))
