@@ -123,22 +123,49 @@ async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
     Ok(JsonAnswer(json!({ "tokens": tokens })))
 }
 
-/// The bytes a token stands for: a string when they are UTF-8, else the list of byte values
-/// (a byte-level token that holds part of a character).
+/// A token's piece as llama.cpp's `/tokenize` shows it: a string when its bytes are UTF-8, else the
+/// list of byte values.
 fn piece(model: &Model, id: u32) -> Result<Json, ApiError> {
+    Ok(match String::from_utf8(piece_bytes(model, id)?) {
+        Ok(s) => Json::String(s),
+        Err(e) => json!(e.into_bytes()),
+    })
+}
+
+/// The bytes a token stands for, as llama.cpp's `common_token_to_piece` gives them: a byte-level
+/// BPE token's bytes through GPT-2's byte table, a SentencePiece token with `▁` as a space (the
+/// leading one too, which the decoder's `Strip` drops when the token is decoded alone), a
+/// byte-fallback token `<0xHH>` as its byte, anything else (added tokens) as it decodes.
+fn piece_bytes(model: &Model, id: u32) -> Result<Vec<u8>, ApiError> {
     let tokenizer = model.tokenizer()?;
     let text = tokenizer.decode(&[id]).map_err(|e| ApiError::tokenize(&e, false))?;
-    if !text.contains('\u{FFFD}') {
-        return Ok(Json::String(text));
+    let Some(token) = tokenizer.id_to_token(id) else {
+        return Ok(text.into_bytes());
+    };
+    if let Some(byte) = fallback_byte(&token) {
+        // The decoder turns it into that byte (U+FFFD when it is not UTF-8 on its own).
+        if text == "\u{FFFD}" || text.as_bytes() == [byte] {
+            return Ok(vec![byte]);
+        }
     }
-    let bytes = tokenizer.id_to_token(id).and_then(|t| byte_level_bytes(&t));
-    Ok(match bytes {
-        Some(b) => match String::from_utf8(b) {
-            Ok(s) => Json::String(s),
-            Err(e) => json!(e.into_bytes()),
-        },
-        None => Json::String(text),
-    })
+    if token.contains('\u{2581}') {
+        let spaced = token.replace('\u{2581}', " ");
+        if spaced.strip_prefix(' ').is_some_and(|rest| rest == text) || spaced == text {
+            return Ok(spaced.into_bytes());
+        }
+    }
+    if text.contains('\u{FFFD}') {
+        if let Some(bytes) = byte_level_bytes(&token) {
+            return Ok(bytes);
+        }
+    }
+    Ok(text.into_bytes())
+}
+
+/// The byte of a SentencePiece byte-fallback token (`<0x0A>`).
+fn fallback_byte(token: &str) -> Option<u8> {
+    let hex = token.strip_prefix("<0x")?.strip_suffix('>')?;
+    (hex.len() == 2).then(|| u8::from_str_radix(hex, 16).ok()).flatten()
 }
 
 /// The bytes of a byte-level BPE token string (GPT-2's mapping of bytes to printable characters).
@@ -161,8 +188,8 @@ fn byte_level_bytes(token: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// `POST /detokenize`: vLLM's (`{model, tokens}` -> `{prompt}`) or llama.cpp's (`{tokens}` ->
-/// `{content}`); special tokens are kept.
+/// `POST /detokenize`: vLLM's (`{model, tokens}` -> `{prompt}`, the tokenizer's decoding) or
+/// llama.cpp's (`{tokens}` -> `{content}`, its pieces joined); special tokens are kept.
 pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Answer {
     let parsed = read(&shared, body).await?;
     let vllm = !matches!(&parsed, Ok(f) if !f.has("model"));
@@ -176,9 +203,18 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let text = shared
         .pool
         .run(light, move || {
-            (model.tokenizer()?)
-                .decode(&tokens)
-                .map_err(|e| ApiError::tokenize(&e, false))
+            if vllm {
+                return (model.tokenizer()?)
+                    .decode(&tokens)
+                    .map_err(|e| ApiError::tokenize(&e, false));
+            }
+            // llama.cpp's `tokens_to_str`: the pieces' bytes one after the other, invalid UTF-8
+            // replaced as its JSON writer does.
+            let mut bytes = Vec::new();
+            for &id in &tokens {
+                bytes.extend(piece_bytes(&model, id)?);
+            }
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
         })
         .await?;
     let key = if vllm { "prompt" } else { "content" };

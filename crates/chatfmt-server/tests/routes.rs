@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use chatfmt_server::{Config, ModelSpec};
 use serde_json::{json, Value};
-use support::{app, app_with, call, check_error, check_keys, fixture, post, qwen3};
+use support::{app, app_with, call, check_error, check_keys, fixture, mistral, post, qwen3};
 use tower::ServiceExt;
 
 #[tokio::test]
@@ -149,6 +149,61 @@ async fn llama_cpp_routes() {
         })
         .collect();
     assert_eq!(bytes, "😀".bytes().map(u64::from).collect::<Vec<_>>(), "{v}");
+}
+
+#[tokio::test]
+async fn llama_cpp_pieces_of_a_sentencepiece_vocabulary() {
+    let Some(dir) = mistral() else { return };
+    let app = app(&dir);
+    // `▁` is a space, the leading one too; byte-fallback tokens are their bytes.
+    let (s, v) = post(
+        &app,
+        "/tokenize",
+        json!({"content": "Hello world", "with_pieces": true}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(
+        v["tokens"],
+        json!([{"id": 22557, "piece": " Hello"}, {"id": 1526, "piece": " world"}])
+    );
+    let (_, v) = post(
+        &app,
+        "/tokenize",
+        json!({"content": "\u{1D11E}\nb", "with_pieces": true}),
+    )
+    .await;
+    assert_eq!(
+        v["tokens"],
+        json!([
+            {"id": 28705, "piece": " "}, {"id": 243, "piece": [240]}, {"id": 160, "piece": [157]},
+            {"id": 135, "piece": [132]}, {"id": 161, "piece": [158]}, {"id": 13, "piece": "\n"},
+            {"id": 28726, "piece": "b"}
+        ])
+    );
+    let (_, v) = post(
+        &app,
+        "/tokenize",
+        json!({"content": "Hi", "add_special": true, "with_pieces": true}),
+    )
+    .await;
+    assert_eq!(
+        v["tokens"],
+        json!([{"id": 1, "piece": "<s>"}, {"id": 15359, "piece": " Hi"}])
+    );
+    // llama.cpp's /detokenize joins the pieces; vLLM's decodes.
+    let (_, v) = post(
+        &app,
+        "/detokenize",
+        json!({"tokens": [1, 22557, 1526, 28705, 243, 160, 135, 161]}),
+    )
+    .await;
+    assert_eq!(v, json!({"content": "<s> Hello world \u{1D11E}"}));
+    let (_, v) = post(&app, "/detokenize", json!({"tokens": [22557, 243]})).await;
+    assert_eq!(v, json!({"content": " Hello\u{FFFD}"}));
+    let model = dir.display().to_string();
+    let (_, v) = post(&app, "/detokenize", json!({"model": model, "tokens": [22557, 1526]})).await;
+    assert_eq!(v, json!({"prompt": "Hello world"}));
 }
 
 #[tokio::test]

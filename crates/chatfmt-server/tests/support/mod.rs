@@ -17,6 +17,19 @@ pub fn qwen3() -> Option<PathBuf> {
     kits::kit_for_test("tokens/tokenizers/qwen3")
 }
 
+/// A model folder with the tokens kit's Mistral 7B v0.1 tokenizer (SentencePiece with byte
+/// fallback) and a small chat template, which the folder lacks.
+pub fn mistral() -> Option<PathBuf> {
+    let kit = kits::kit_for_test("tokens/tokenizers/mistral-7b-v0.1")?;
+    let dir = std::env::temp_dir().join(format!("chatfmt-server-mistral-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(kit.join("tokenizer.json"), dir.join("tokenizer.json")).unwrap();
+    let mut config: Value = serde_json::from_slice(&std::fs::read(kit.join("tokenizer_config.json")).unwrap()).unwrap();
+    config["chat_template"] = json!("{% for m in messages %}[INST] {{ m['content'] }} [/INST]{% endfor %}");
+    std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
+    Some(dir)
+}
+
 pub fn app_with(config: Config) -> App {
     App::load(config).expect("the models load")
 }
