@@ -31,21 +31,112 @@ pub(crate) const SPECIAL_TOKEN_KEYS: [&str; 7] = [
     "mask_token",
 ];
 
-/// The special tokens of a `tokenizer_config.json` that transformers 5 passes to templates: the seven
-/// named ones (not `additional_special_tokens`), as strings (`{"content": ...}` objects unwrapped).
+/// The special tokens of a `tokenizer_config.json` that transformers 5 passes to templates (see
+/// [`special_tokens_of`]), without a `special_tokens_map.json`.
 pub fn special_tokens(config: &Json) -> Map<String, Json> {
-    let content = |v: &Json| match v {
-        Json::String(s) => Some(Json::String(s.clone())),
-        Json::Object(o) => o.get("content").filter(|c| c.is_string()).cloned(),
+    special_tokens_of(config, None)
+}
+
+/// The special tokens transformers 5 passes to templates (`special_tokens_map`), as strings: the seven
+/// named ones, then the model-specific ones (`image_token` and any other `*_token` key whose value is a
+/// string or an `AddedToken`, and the entries of an `extra_special_tokens` object). A config without
+/// `added_tokens_decoder` is a legacy one: the folder's `special_tokens_map.json` (`legacy_map`) is
+/// merged over it first, as `from_pretrained` does, where a config's own string wins over the map's for
+/// a model-specific token and the map's wins for a named one.
+pub fn special_tokens_of(config: &Json, legacy_map: Option<&Json>) -> Map<String, Json> {
+    let empty = Map::new();
+    let mut init = config.as_object().unwrap_or(&empty).clone();
+    let named = |k: &str| SPECIAL_TOKEN_KEYS.contains(&k);
+    if init.contains_key("additional_special_tokens") && !truthy(init.get("extra_special_tokens")) {
+        if let Some(v) = init.shift_remove("additional_special_tokens") {
+            init.insert("extra_special_tokens".into(), v);
+        }
+    }
+    // Model-specific tokens given as strings, and an `extra_special_tokens` object, are taken first.
+    let mut explicit = Map::new();
+    let strings: Vec<String> = (init.iter())
+        .filter(|(k, v)| !named(k) && k.ends_with("_token") && v.is_string())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in strings {
+        if let Some(v) = init.shift_remove(&k) {
+            explicit.insert(k, v);
+        }
+    }
+    let take_extra = |init: &mut Map<String, Json>, explicit: &mut Map<String, Json>| {
+        if let Some(Json::Object(extra)) = init.get("extra_special_tokens").cloned() {
+            init.shift_remove("extra_special_tokens");
+            explicit.extend(extra);
+        }
+    };
+    take_extra(&mut init, &mut explicit);
+    if let (false, Some(Json::Object(map))) = (init.contains_key("added_tokens_decoder"), legacy_map) {
+        for (k, v) in map {
+            let v = match v {
+                // An object becomes an AddedToken, whatever its `__type`.
+                Json::Object(o) if k != "extra_special_tokens" => match o.get("content") {
+                    Some(Json::String(c)) => Json::String(c.clone()),
+                    _ => continue,
+                },
+                other => other.clone(),
+            };
+            init.insert(k.clone(), v);
+        }
+        take_extra(&mut init, &mut explicit);
+    }
+    // The value a token attribute takes: a string, or an object saved as an AddedToken.
+    let token = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Object(o) if o.get("__type").and_then(Json::as_str) == Some("AddedToken") => {
+            o.get("content").and_then(Json::as_str).map(str::to_string)
+        }
         _ => None,
     };
     let mut out = Map::new();
     for key in SPECIAL_TOKEN_KEYS {
-        if let Some(v) = config.get(key).and_then(content) {
-            out.insert(key.to_string(), v);
+        // A named token given as a plain object is read by its `content` too.
+        let content = init
+            .get(key)
+            .and_then(|v| token(v).or_else(|| v.get("content")?.as_str().map(str::to_string)));
+        if let Some(c) = content {
+            out.insert(key.to_string(), Json::String(c));
         }
     }
+    let auto = (init.iter()).filter(|(k, _)| !named(k) && k.ends_with("_token"));
+    let mut model_specific: Map<String, Json> = auto
+        .filter_map(|(k, v)| token(v).map(|c| (k.clone(), Json::String(c))))
+        .collect();
+    for (k, v) in explicit {
+        if let Some(c) = token(&v) {
+            model_specific.insert(k, Json::String(c));
+        }
+    }
+    for (k, v) in model_specific {
+        out.entry(k).or_insert(v);
+    }
     out
+}
+
+/// Python's truth value of an optional JSON value.
+fn truthy(v: Option<&Json>) -> bool {
+    match v {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(Json::String(s)) => !s.is_empty(),
+        Some(Json::Array(a)) => !a.is_empty(),
+        Some(Json::Object(o)) => !o.is_empty(),
+        Some(Json::Number(n)) => n.as_f64() != Some(0.0),
+    }
+}
+
+/// The special tokens of a model folder: its `tokenizer_config.json`, with its
+/// `special_tokens_map.json` when the config is a legacy one (see [`special_tokens_of`]).
+pub fn folder_special_tokens(dir: &Path, config: &Json) -> Result<Map<String, Json>, Error> {
+    let map = match config.get("added_tokens_decoder") {
+        Some(_) => None,
+        None => read_json(&dir.join("special_tokens_map.json"))?,
+    };
+    Ok(special_tokens_of(config, map.as_ref()))
 }
 
 fn read_text(path: &Path) -> Result<String, Error> {
@@ -93,14 +184,14 @@ fn read_config(dir: &Path) -> Result<(PathBuf, Json), Error> {
 /// The special tokens of a model folder's `tokenizer_config.json`, whether or not it has a chat
 /// template (for rendering it with another template).
 pub fn model_dir_special_tokens(dir: &Path) -> Result<Map<String, Json>, Error> {
-    Ok(special_tokens(&read_config(dir)?.1))
+    folder_special_tokens(dir, &read_config(dir)?.1)
 }
 
 impl ChatTemplate {
     /// Loads the chat template(s) and special tokens of a model folder.
     pub fn from_model_dir(dir: &Path) -> Result<ChatTemplate, Error> {
         let (config_path, config) = read_config(dir)?;
-        let special = special_tokens(&config);
+        let special = folder_special_tokens(dir, &config)?;
         // (name, origin, source); an empty name is the single unnamed template.
         let mut named: Vec<(String, String, String)> = Vec::new();
         let jinja = dir.join("chat_template.jinja");
