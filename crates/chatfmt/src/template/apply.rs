@@ -363,26 +363,38 @@ fn tag_final_message(chat: &mut [Json], field: &str, source: &str) -> Result<Str
     if let Json::Array(blocks) = &final_message {
         let mut blocks = blocks.clone();
         for block in blocks.iter_mut().rev() {
-            if let Some(Json::String(text)) = block.get("text").cloned() {
-                if let Some(b) = block.as_object_mut() {
-                    b.insert("text".to_string(), Json::String(format!("{text}{CONTINUE_TAG}")));
+            // `"text" in block`, then `block["text"] + tag`, as Python evaluates them on any block.
+            let Json::Object(b) = block else {
+                let indexed = match block {
+                    Json::String(s) => s
+                        .contains("text")
+                        .then_some("string indices must be integers, not 'str'"),
+                    Json::Array(items) => (items.iter().any(|i| i == "text"))
+                        .then_some("list indices must be integers or slices, not str"),
+                    other => {
+                        let what = format!("argument of type '{}' is not iterable", json_type(other));
+                        return Err(Error::new(chatfmt_jinja::ErrorKind::TypeError, what));
+                    }
+                };
+                match indexed {
+                    Some(what) => return Err(Error::new(chatfmt_jinja::ErrorKind::TypeError, what)),
+                    None => continue,
                 }
-                last.insert(field.to_string(), Json::Array(blocks));
-                return Ok(text);
-            }
+            };
+            let Some(text) = b.get("text") else { continue };
+            let Json::String(text) = text.clone() else {
+                return Err(plus_tag_error(text));
+            };
+            b.insert("text".to_string(), Json::String(format!("{text}{CONTINUE_TAG}")));
+            last.insert(field.to_string(), Json::Array(blocks));
+            return Ok(text);
         }
         return Err(value_error(
             "continue_final_message is set but we could not find any text to continue in the final message!",
         ));
     }
     let Json::String(text) = final_message else {
-        return Err(Error::new(
-            chatfmt_jinja::ErrorKind::TypeError,
-            format!(
-                "can only concatenate str (not \"{}\") to str",
-                json_type(&final_message)
-            ),
-        ));
+        return Err(plus_tag_error(&final_message));
     };
     for f in &fields {
         if let Some(Json::String(v)) = last.get(f).cloned() {
@@ -390,6 +402,15 @@ fn tag_final_message(chat: &mut [Json], field: &str, source: &str) -> Result<Str
         }
     }
     Ok(text)
+}
+
+/// Python's error for `value + tag` when `value` is not a string.
+fn plus_tag_error(value: &Json) -> Error {
+    let what = match value {
+        Json::Array(_) => "can only concatenate list (not \"str\") to list".to_string(),
+        other => format!("unsupported operand type(s) for +: '{}' and 'str'", json_type(other)),
+    };
+    Error::new(chatfmt_jinja::ErrorKind::TypeError, what)
 }
 
 fn json_type(v: &Json) -> &'static str {
