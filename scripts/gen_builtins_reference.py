@@ -568,6 +568,14 @@ for t in [
     case("test", "ge", t, {"nan_s": "nan"})
 
 
+# A loop object has a length (`LoopContext.__len__`).
+for t in [
+    "{% for x in [1, 2, 3] %}{{ loop|length }}{{ loop|count }}{% endfor %}",
+    "{% for x in [1, 2, 3] if x > 1 %}{{ loop|length }}{% endfor %}{% for k, v in d|items %}{{ loop|length }}{% endfor %}",
+]:
+    case("filter", "length", t, {"d": {"a": 1, "b": 2}})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -524,6 +524,11 @@ impl<'a> Value<'a> {
                 Object::View(_, _, items) => items.len(),
                 _ => 0,
             },
+            // Jinja2's `LoopContext.__len__`: the loop's length.
+            Value::Object(o) if matches!(&**o, Object::Loop(..)) => match &**o {
+                Object::Loop(l) => l.items.len(),
+                _ => 0,
+            },
             _ => return Err(err!(TypeError, "object of type '{}' has no len()", self.type_name())),
         })
     }
