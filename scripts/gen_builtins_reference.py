@@ -576,6 +576,15 @@ for t in [
     case("filter", "length", t, {"d": {"a": 1, "b": 2}})
 
 
+# A loop filter over names to unpack into yields the unpacked target: the loop's items are tuples.
+for t in [
+    "{% for a, b in [[1, 2], [3, 4], [5, 6]] if a > 1 %}{{ loop.previtem }}{{ loop.nextitem }}{{ a }}{% endfor %}",
+    "{% for a, (b, c) in [[1, 'xy'], [2, 'zw']] if a %}{{ loop.nextitem }}{{ loop.previtem }}{% endfor %}",
+    "{% for k, v in d.items() if v %}{{ loop.nextitem }}{% endfor %}{% for k, v in d|items if v %}{{ loop.previtem }}{% endfor %}",
+]:
+    case("filter", "items", t, {"d": {"a": 1, "b": 2}})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -907,7 +907,17 @@ impl<'a> Evaluator<'a> {
         }
         let items = match cond {
             None => items,
-            Some(_) => Rc::new(self.passing(f, items.iter().cloned(), |me, item| me.assign(&f.target, item))?),
+            Some(_) => {
+                let mut kept = self.passing(f, items.iter().cloned(), |me, item| me.assign(&f.target, item))?;
+                // Jinja2's loop filter yields the unpacked target, so with names to unpack into the
+                // loop's items (`loop.previtem`, ...) are tuples.
+                if let Target::Tuple(_) = &f.target {
+                    for item in &mut kept {
+                        *item = target_value(&f.target, item)?;
+                    }
+                }
+                Rc::new(kept)
+            }
         };
         let lp = self.loop_object(f, LoopItems::Values(items.clone()), depth0);
         self.run_loop(f, items.iter().cloned(), None, Some(lp))
@@ -2252,6 +2262,21 @@ fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
 }
 
 /// Python tuple unpacking of `v` into `n` values (a tuple or list gives its own items, uncopied).
+/// The value a loop target holds after `v` is bound to it: `v` for a name, the tuple of its unpacked
+/// parts for names to unpack into.
+fn target_value<'a>(target: &Target, v: &Value<'a>) -> Result<Value<'a>> {
+    match target {
+        Target::Tuple(names) => {
+            let items = unpack(v, names.len())?;
+            let parts = (names.iter().zip(items.iter()))
+                .map(|(t, item)| target_value(t, item))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Value::Tuple(Rc::new(parts)))
+        }
+        _ => Ok(v.clone()),
+    }
+}
+
 fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Rc<Vec<Value<'a>>>> {
     let items = v
         .iterate()
