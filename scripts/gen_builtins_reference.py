@@ -585,6 +585,30 @@ for t in [
     case("filter", "items", t, {"d": {"a": 1, "b": 2}})
 
 
+# Macro calls as Jinja2's Macro.__call__ binds them: parameters named varargs, kwargs or caller, a keyword
+# naming a parameter a positional argument already filled, defaults that read other parameters.
+for t in [
+    "{% macro m(varargs) %}[{{ varargs }}]{% endmacro %}{{ m(1) }}{{ m() }}{{ m(varargs=3) }}",
+    "{% macro m(varargs) %}{{ varargs }}{% endmacro %}{{ m(1, 2) }}",
+    "{% macro m(kwargs) %}[{{ kwargs }}]{% endmacro %}{{ m(1) }}{{ m() }}",
+    "{% macro m(kwargs) %}{{ kwargs }}{% endmacro %}{{ m(1, b=2) }}",
+    "{% macro m(a, caller=none) %}{{ a }}{{ caller }}{% endmacro %}{{ m(1) }}",
+    "{% macro m(a, caller=none) %}{{ a }}{{ caller() if caller else 'no' }}{% endmacro %}{{ m(1) }}"
+    "{% call m(2) %}body{% endcall %}",
+    "{% macro m(caller) %}{{ caller() }}{% endmacro %}x",
+    "{% macro m(caller) %}{{ caller }}{% endmacro %}{{ m(5) }}",
+    "{% macro m(a) %}{{ kwargs }}{% endmacro %}{{ m(1, a=2) }}",
+    "{% macro m(a, b='x') %}{{ a }}{{ b }}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(1, 2, 3, b=3) }}",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, a=2) }}",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2, b=3) }}",
+    "{% macro m() %}{{ 1 }}{% endmacro %}{% call m() %}{% endcall %}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{{ m(caller=none) }}",
+    "{% macro m() %}{{ varargs }}{% endmacro %}{% call m(1) %}{% endcall %}",
+    "{% macro m(a, b=a ~ c, c='z') %}{{ b }}{% endmacro %}{{ m(1, c='y') }}{{ m(2) }}",
+]:
+    case("global", "macro", t)
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

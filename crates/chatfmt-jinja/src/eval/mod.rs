@@ -1986,62 +1986,71 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Calls a macro as Jinja2's `Macro.__call__` does: positional arguments fill the parameters in
+    /// order, keyword arguments the rest; `caller` goes to the implicit parameter of a body that
+    /// calls it unless a `caller` parameter took it; what is left goes to `kwargs` and `varargs`
+    /// when the body reads them, else is an error (keywords checked first).
     fn call_macro(&mut self, m: &MacroValue<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
         let def = m.def;
+        let argc = def.params.len();
         let mut kw = args.kw;
-        let mut caller = None;
-        if let Some(i) = kw.iter().position(|(k, _)| *k == "caller") {
-            if def.uses_caller || def.params.iter().any(|(n, _)| &**n == "caller") {
-                caller = Some(kw.remove(i).1);
+        let take = |kw: &mut Vec<(&'a str, Value<'a>)>, name: &str| {
+            kw.iter().position(|(k, _)| *k == name).map(|i| kw.remove(i).1)
+        };
+        let mut pos = args.pos.into_iter();
+        let mut bound: Vec<Option<Value<'a>>> = pos.by_ref().take(argc).map(Some).collect();
+        let found_caller = if bound.len() != argc {
+            let mut found = false;
+            for (name, _) in &def.params[bound.len()..] {
+                found |= &**name == "caller";
+                bound.push(take(&mut kw, name));
+            }
+            found
+        } else {
+            def.params.iter().any(|(n, _)| &**n == "caller")
+        };
+        let caller = (def.uses_caller && !found_caller).then(|| match take(&mut kw, "caller") {
+            Some(v) if !matches!(v, Value::None) => v,
+            _ => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
+                "No caller defined".to_string(),
+                crate::error::ErrorKind::UndefinedError,
+            )))),
+        });
+        if !def.uses_kwargs {
+            if kw.iter().any(|(k, _)| *k == "caller") {
+                return Err(err!(
+                    TypeError,
+                    "macro '{}' was invoked with two values for the special caller argument. This is most likely a bug.",
+                    def.name
+                ));
+            }
+            if let Some((k, _)) = kw.first() {
+                return Err(err!(TypeError, "macro '{}' takes no keyword argument '{k}'", def.name));
             }
         }
-        let nparams = def.params.len();
-        if args.pos.len() > nparams && !def.uses_varargs {
+        let varargs: Vec<Value<'a>> = pos.collect();
+        if !varargs.is_empty() && !def.uses_varargs {
             return Err(err!(
                 TypeError,
                 "macro '{}' takes not more than {} argument(s)",
                 def.name,
-                nparams
+                argc
             ));
         }
-        let args_pos = args.pos.len();
         self.enter()?;
         let restore = self.current;
         let id = self.push_frame(m.scope, def.scope);
         let r = (|| -> Result<String> {
-            let mut varargs = Vec::new();
-            for (i, v) in args.pos.into_iter().enumerate() {
-                if i < nparams {
+            // Every given argument is bound before the defaults are evaluated, in order.
+            let missing: Vec<bool> = bound.iter().map(Option::is_none).collect();
+            for (i, v) in bound.into_iter().enumerate() {
+                if let Some(v) = v {
                     self.bind_param(i, v);
-                } else {
-                    varargs.push(v);
                 }
             }
-            let npos = nparams.min(args_pos);
-            let mut extra_kw = Vec::new();
-            for (k, v) in kw {
-                match def.params.iter().position(|(n, _)| &**n == k) {
-                    Some(i) if i < npos => {
-                        return Err(err!(
-                            TypeError,
-                            "macro '{}' got multiple values for argument '{k}'",
-                            def.name
-                        ));
-                    }
-                    Some(i) => self.bind_param(i, v),
-                    None if def.uses_kwargs => extra_kw.push((Value::Str(k), v)),
-                    None => {
-                        return Err(err!(TypeError, "macro '{}' takes no keyword argument '{k}'", def.name));
-                    }
-                }
-            }
-            for (i, (name, default)) in def.params.iter().enumerate() {
-                if matches!(self.frames[id].slots.get(i), Some(Some(_))) {
-                    continue;
-                }
+            for (i, (name, default)) in def.params.iter().enumerate().filter(|(i, _)| missing[*i]) {
                 let v = match default {
                     Some(d) => self.eval(d)?,
-                    None if &**name == "caller" && caller.is_some() => caller.clone().unwrap_or(Value::Undefined(None)),
                     None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
                         format!("parameter '{name}' was not provided"),
                         crate::error::ErrorKind::UndefinedError,
@@ -2053,15 +2062,10 @@ impl<'a> Evaluator<'a> {
                 self.bind_by_name("varargs", Value::Tuple(Rc::new(varargs)));
             }
             if def.uses_kwargs {
-                self.bind_by_name("kwargs", crate::value::ops::dict_from(extra_kw)?);
+                let extra = kw.into_iter().map(|(k, v)| (Value::Str(k), v)).collect();
+                self.bind_by_name("kwargs", crate::value::ops::dict_from(extra)?);
             }
-            if def.uses_caller {
-                let c = caller.clone().unwrap_or_else(|| {
-                    Value::Undefined(Some(Rc::new(UndefInfo::Hint(
-                        "No caller defined".to_string(),
-                        crate::error::ErrorKind::UndefinedError,
-                    ))))
-                });
+            if let Some(c) = caller {
                 self.bind_by_name("caller", c);
             }
             self.capture(|me| me.exec_block(&def.body))

@@ -470,13 +470,16 @@ impl<'s> Parser<'s> {
     fn make_macro(name: Ident, params: Vec<(Ident, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
         let mut uses = UsedNames::default();
         uses.stmts(&body);
+        // A parameter named `varargs` or `kwargs` is an ordinary parameter, not the catch-all.
+        let param = |name: &str| params.iter().any(|(n, _)| &**n == name);
+        let (uses_varargs, uses_kwargs) = (uses.varargs && !param("varargs"), uses.kwargs && !param("kwargs"));
         Arc::new(MacroDef {
             name,
             params,
             body,
             uses_caller: uses.caller,
-            uses_varargs: uses.varargs,
-            uses_kwargs: uses.kwargs,
+            uses_varargs,
+            uses_kwargs,
             scope: 0,
         })
     }
@@ -1352,6 +1355,19 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
 
 /// Unknown filters and tests are compile-time errors outside `if` bodies and conditional
 /// expressions (Jinja2's "soft" frames), and run-time errors inside them.
+/// Jinja2's check of a macro (or call block) whose body calls `caller` and that names `caller` as a
+/// parameter: the parameter needs a default.
+fn caller_has_default(m: &MacroDef, pos: Pos) -> Result<()> {
+    if m.uses_caller && m.params.iter().any(|(n, d)| &**n == "caller" && d.is_none()) {
+        return Err(err!(
+            TemplateAssertionError,
+            "When defining macros or call blocks the special \"caller\" argument must be omitted or be given a default."
+        )
+        .at(pos.line, pos.col));
+    }
+    Ok(())
+}
+
 pub fn check_names(body: &[Stmt]) -> Result<()> {
     NameCheck.stmts(body, false)
 }
@@ -1392,6 +1408,7 @@ impl NameCheck {
                 }
             }
             StmtKind::Macro(m) => {
+                caller_has_default(m, s.pos)?;
                 for (_, d) in &m.params {
                     if let Some(d) = d {
                         self.expr(d, false)?;
@@ -1401,6 +1418,7 @@ impl NameCheck {
             }
             // The caller's body (defaults, then statements) compiles before the call.
             StmtKind::CallBlock(call, m) => {
+                caller_has_default(m, s.pos)?;
                 for (_, d) in &m.params {
                     if let Some(d) = d {
                         self.expr(d, false)?;
