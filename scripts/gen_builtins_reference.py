@@ -609,6 +609,15 @@ for t in [
     case("global", "macro", t)
 
 
+# `float` parses as Python's float(): Unicode digits and spaces, underscores between digits only.
+for t in [
+    "{% for s in xs %}{{ s|float }},{% endfor %}",
+]:
+    case("filter", "float", t, {"xs": ["\u0661\u0662", "\u0661\u0662.5", " \u2003\u0661\u0662\u00a0", "1_0.5", "1__0",
+                                    "_1", "1e_5", "\u0663e\u0662", "1.5\x1c", "\x1c1.5", "\u0661_\u0662", "1.5e", "+.5",
+                                    "5.", "0x10", "-Infinity", "\u00bd"]})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -763,7 +763,8 @@ pub(super) fn do_float<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> 
         Value::BigInt(i) => Value::Float(pystr::int_to_float(i).map_err(crate::error::py_err)?),
         Value::Bool(b) => Value::Float(*b as i64 as f64),
         Value::Float(_) => v,
-        _ if v.is_str() => py_float_parse(v.as_str().unwrap_or(""))
+        // Python's `float(s)`; what it refuses gives the default.
+        _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or(""))
             .map(Value::Float)
             .unwrap_or(default),
         _ => default,
@@ -1482,33 +1483,6 @@ fn int_of_float<'a>(x: f64, default: Value<'a>) -> Result<Value<'a>> {
         Err(e) if e.kind == pystr::PyErrorKind::ValueError => Ok(default),
         Err(e) => Err(crate::error::py_err(e)),
     }
-}
-
-/// Python `float(s)` for strings; `None` where Python raises ValueError.
-pub fn py_float_parse(s: &str) -> Option<f64> {
-    let t = s.trim_matches(is_py_space);
-    if t.starts_with('_') || t.ends_with('_') || t.contains("__") {
-        return None;
-    }
-    let t: String = t.chars().filter(|c| *c != '_').collect();
-    let lower = t.to_ascii_lowercase();
-    let (sign, body) = match lower.strip_prefix('-') {
-        Some(r) => (-1.0, r),
-        None => (1.0, lower.strip_prefix('+').unwrap_or(&lower)),
-    };
-    match body {
-        "nan" => return Some(f64::NAN),
-        "inf" | "infinity" => return Some(sign * f64::INFINITY),
-        _ => {}
-    }
-    if body.is_empty()
-        || !body
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-'))
-    {
-        return None;
-    }
-    body.parse::<f64>().ok().map(|f| sign * f)
 }
 
 /// Python's `hash()` refuses mutable containers.
