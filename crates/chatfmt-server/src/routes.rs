@@ -57,7 +57,11 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let return_token_strs = f.bool("return_token_strs", false, true)?;
     let max_model_len = model.max_model_len;
-    let job: TokenizeJob = if f.has("messages") {
+    // vLLM validates the body against the union (completion form | chat form) in pydantic's smart
+    // mode: with both `prompt` and `messages`, the form with more of its own fields given wins, the
+    // completion form on a tie.
+    let chat_only = CHAT_ONLY_FIELDS.iter().any(|k| f.has(k));
+    let job: TokenizeJob = if f.has("messages") && (!f.has("prompt") || chat_only) {
         let chat = ChatFields::read(&mut f, false)?;
         let shared = Arc::clone(&shared);
         Box::new(move || {
@@ -85,6 +89,18 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     };
     Ok(JsonAnswer(answer).into_response())
 }
+
+/// The fields of vLLM's chat form of `/tokenize` that its completion form does not have, besides
+/// `messages`.
+const CHAT_ONLY_FIELDS: [&str; 7] = [
+    "add_generation_prompt",
+    "continue_final_message",
+    "chat_template",
+    "chat_template_kwargs",
+    "media_io_kwargs",
+    "mm_processor_kwargs",
+    "tools",
+];
 
 /// vLLM's `/tokenize` answer, serialized from the ids themselves.
 #[derive(Serialize)]

@@ -207,6 +207,34 @@ async fn llama_cpp_pieces_of_a_sentencepiece_vocabulary() {
 }
 
 #[tokio::test]
+async fn vllm_tokenize_with_prompt_and_messages_picks_the_form_pydantic_picks() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let messages = json!([{"role": "user", "content": "Hello"}]);
+    let (_, completion) = post(&app, "/tokenize", json!({"prompt": "Hi"})).await;
+    let (_, chat) = post(&app, "/tokenize", json!({"messages": messages})).await;
+    assert_ne!(completion["tokens"], chat["tokens"]);
+    // A tie of given fields goes to the completion form, the first of the union.
+    let (_, both) = post(&app, "/tokenize", json!({"prompt": "Hi", "messages": messages})).await;
+    assert_eq!(both["tokens"], completion["tokens"]);
+    let (_, shared) = post(
+        &app,
+        "/tokenize",
+        json!({"prompt": "Hi", "messages": messages, "add_special_tokens": true, "return_token_strs": false}),
+    )
+    .await;
+    assert_eq!(shared["tokens"], completion["tokens"]);
+    // A field only the chat form has makes it the chat form.
+    let (_, with_chat_field) = post(
+        &app,
+        "/tokenize",
+        json!({"prompt": "Hi", "messages": messages, "add_generation_prompt": true}),
+    )
+    .await;
+    assert_eq!(with_chat_field["tokens"], chat["tokens"]);
+}
+
+#[tokio::test]
 async fn errors_have_one_shape_and_the_right_status() {
     let Some(dir) = qwen3() else { return };
     let app = app_with(Config {
