@@ -53,24 +53,23 @@ const LENGTH_KEYS: [&str; 8] = [
 
 impl Model {
     fn load(spec: &ModelSpec, max_model_len: Option<u64>) -> Result<Model, Error> {
-        let fail = |what: &str, e: &dyn std::fmt::Display| {
-            Error::new(ErrorKind::Model, format!("--model {}: {what}: {e}", spec.source))
-        };
+        // The cause follows as the error's source (printed after the message, once).
+        let fail = |what: &str| Error::new(ErrorKind::Model, format!("--model {}: {what}", spec.source));
         let request = TemplateRequest {
             model: Some(spec.source.clone()),
             ..TemplateRequest::default()
         };
         let resolved = request
             .resolve()
-            .map_err(|e| fail("no chat template", &e).with_source(e))?;
+            .map_err(|e| fail("the template does not load").with_source(e))?;
         let dir = match &resolved.model {
             Some(ModelSource::Dir(d)) => Some(d.clone()),
             _ => None,
         };
         let tokenizer = match &dir {
-            Some(d) if d.join("tokenizer.json").is_file() => Some(
-                ChatTokenizer::from_model_dir(d).map_err(|e| fail("the tokenizer does not load", &e).with_source(e))?,
-            ),
+            Some(d) if d.join("tokenizer.json").is_file() => {
+                Some(ChatTokenizer::from_model_dir(d).map_err(|e| fail("the tokenizer does not load").with_source(e))?)
+            }
             _ => None,
         };
         let eos = resolved
@@ -79,8 +78,8 @@ impl Model {
             .get("eos_token")
             .and_then(Json::as_str);
         let eos_id_markers =
-            stop_markers(dir.as_deref(), None, &[]).map_err(|e| fail("stop strings", &e).with_source(e))?;
-        let stop = stop_markers(None, eos, &eos_id_markers).map_err(|e| fail("stop strings", &e).with_source(e))?;
+            stop_markers(dir.as_deref(), None, &[]).map_err(|e| fail("stop strings").with_source(e))?;
+        let stop = stop_markers(None, eos, &eos_id_markers).map_err(|e| fail("stop strings").with_source(e))?;
         let max_model_len = max_model_len.unwrap_or_else(|| derived_length(dir.as_deref()));
         let tokenizer_max_length = dir
             .as_deref()
