@@ -2042,13 +2042,15 @@ impl<'a> Evaluator<'a> {
         let id = self.push_frame(m.scope, def.scope);
         let r = (|| -> Result<String> {
             // Every given argument is bound before the defaults are evaluated, in order.
-            let missing: Vec<bool> = bound.iter().map(Option::is_none).collect();
             for (i, v) in bound.into_iter().enumerate() {
                 if let Some(v) = v {
                     self.bind_param(i, v);
                 }
             }
-            for (i, (name, default)) in def.params.iter().enumerate().filter(|(i, _)| missing[*i]) {
+            for (i, (name, default)) in def.params.iter().enumerate() {
+                if matches!(self.frames[id].slots.get(i), Some(Some(_))) {
+                    continue;
+                }
                 let v = match default {
                     Some(d) => self.eval(d)?,
                     None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
