@@ -605,6 +605,11 @@ for t in [
     "{% macro m() %}{{ caller() }}{% endmacro %}{{ m(caller=none) }}",
     "{% macro m() %}{{ varargs }}{% endmacro %}{% call m(1) %}{% endcall %}",
     "{% macro m(a, b=a ~ c, c='z') %}{{ b }}{% endmacro %}{{ m(1, c='y') }}{{ m(2) }}",
+    # A call block's caller has no name.
+    "{% macro m(a, caller=none) %}{{ caller }}|{{ caller.name }}{% endmacro %}{% call(x) m() %}{{ x }}{% endcall %}",
+    "{% macro m(a=1) %}{{ caller(a, 2) }}{% endmacro %}{% call(x) m() %}{{ x }}{% endcall %}",
+    "{% macro m() %}{{ caller(y=1) }}{% endmacro %}{% call(x) m() %}{{ x }}{% endcall %}",
+    "{% macro m() %}{{ kwargs|dictsort }}{% endmacro %}{% call(x) m() %}{{ x }}{% endcall %}",
 ]:
     case("global", "macro", t)
 

@@ -195,6 +195,8 @@ impl Default for VarRef {
 #[derive(Debug, Clone)]
 pub struct MacroDef {
     pub name: Ident,
+    /// A call block's `caller`, which Jinja2 gives no name (`<Macro anonymous>`, `macro None ...`).
+    pub anonymous: bool,
     pub params: Vec<(Ident, Option<Expr>)>,
     pub body: Vec<Stmt>,
     pub uses_caller: bool,
@@ -202,6 +204,17 @@ pub struct MacroDef {
     pub uses_kwargs: bool,
     /// The scope of the body's frame (see [`Scopes`]).
     pub scope: u32,
+}
+
+impl MacroDef {
+    /// The name as Jinja2's messages show it: `'name'`, or `None` for a call block's `caller`.
+    pub fn shown_name(&self) -> String {
+        if self.anonymous {
+            "None".to_string()
+        } else {
+            format!("'{}'", self.name)
+        }
+    }
 }
 
 /// A statement node.

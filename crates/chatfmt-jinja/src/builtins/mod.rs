@@ -210,6 +210,7 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
             Object::Namespace(d) => d.borrow().get_str(name).cloned(),
             Object::Loop(l) => globals::loop_attribute(l, name),
             Object::Macro(m) => match name {
+                "name" if m.def.anonymous => Some(Value::None),
                 "name" => Some(Value::Str(&m.def.name)),
                 "arguments" => Some(Value::Tuple(Rc::new(
                     m.def.params.iter().map(|(n, _)| Value::Str(n)).collect(),

@@ -2020,20 +2020,24 @@ impl<'a> Evaluator<'a> {
             if kw.iter().any(|(k, _)| *k == "caller") {
                 return Err(err!(
                     TypeError,
-                    "macro '{}' was invoked with two values for the special caller argument. This is most likely a bug.",
-                    def.name
+                    "macro {} was invoked with two values for the special caller argument. This is most likely a bug.",
+                    def.shown_name()
                 ));
             }
             if let Some((k, _)) = kw.first() {
-                return Err(err!(TypeError, "macro '{}' takes no keyword argument '{k}'", def.name));
+                return Err(err!(
+                    TypeError,
+                    "macro {} takes no keyword argument '{k}'",
+                    def.shown_name()
+                ));
             }
         }
         let varargs: Vec<Value<'a>> = pos.collect();
         if !varargs.is_empty() && !def.uses_varargs {
             return Err(err!(
                 TypeError,
-                "macro '{}' takes not more than {} argument(s)",
-                def.name,
+                "macro {} takes not more than {} argument(s)",
+                def.shown_name(),
                 argc
             ));
         }

@@ -467,7 +467,7 @@ impl<'s> Parser<'s> {
         Ok(params)
     }
 
-    fn make_macro(name: Ident, params: Vec<(Ident, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
+    fn make_macro(name: Ident, anonymous: bool, params: Vec<(Ident, Option<Expr>)>, body: Vec<Stmt>) -> Arc<MacroDef> {
         let mut uses = UsedNames::default();
         uses.stmts(&body);
         // A parameter named `varargs` or `kwargs` is an ordinary parameter, not the catch-all.
@@ -475,6 +475,7 @@ impl<'s> Parser<'s> {
         let (uses_varargs, uses_kwargs) = (uses.varargs && !param("varargs"), uses.kwargs && !param("kwargs"));
         Arc::new(MacroDef {
             name,
+            anonymous,
             params,
             body,
             uses_caller: uses.caller,
@@ -490,7 +491,7 @@ impl<'s> Parser<'s> {
         let name = self.ident(name);
         let params = self.parse_signature()?;
         let body = self.parse_statements(&["endmacro"], true)?;
-        Ok(StmtKind::Macro(Self::make_macro(name, params, body)))
+        Ok(StmtKind::Macro(Self::make_macro(name, false, params, body)))
     }
 
     fn parse_call_block(&mut self) -> Result<StmtKind> {
@@ -508,7 +509,7 @@ impl<'s> Parser<'s> {
         let body = self.parse_statements(&["endcall"], true)?;
         Ok(StmtKind::CallBlock(
             call,
-            Self::make_macro(self.ident("caller"), params, body),
+            Self::make_macro(self.ident("caller"), true, params, body),
         ))
     }
 

@@ -235,6 +235,7 @@ impl<'a> Object<'a> {
                 Value::Dict(Rc::new(d.borrow().clone())).write_repr(out);
                 out.push('>');
             }
+            Object::Macro(m) if m.def.anonymous => out.push_str("<Macro anonymous>"),
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
             Object::Function(name) => out.push_str(&format!("<function {name}>")),
