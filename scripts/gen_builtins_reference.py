@@ -623,6 +623,11 @@ for t in [
                                     "5.", "0x10", "-Infinity", "\u00bd"]})
 
 
+# The globals that are classes in transformers' environment print as their classes.
+for t in ["{{ cycler }}|{{ joiner }}|{{ namespace }}|{{ [cycler, joiner] }}"]:
+    case("global", "cycler", t)
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

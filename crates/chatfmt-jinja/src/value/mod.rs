@@ -238,7 +238,16 @@ impl<'a> Object<'a> {
             Object::Macro(m) if m.def.anonymous => out.push_str("<Macro anonymous>"),
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
-            Object::Function(name) => out.push_str(&format!("<function {name}>")),
+            // The globals transformers' environment holds as classes print as those classes; the
+            // others are functions, whose Python repr holds an address no render can match.
+            Object::Function(name) => out.push_str(match &**name {
+                "cycler" => "<class 'jinja2.utils.Cycler'>",
+                "joiner" => "<class 'jinja2.utils.Joiner'>",
+                "namespace" => {
+                    "<class 'transformers.utils.chat_template_utils._cached_compile_jinja_template.<locals>.TemplateNamespace'>"
+                }
+                _ => return out.push_str(&format!("<function {name}>")),
+            }),
             Object::Method(recv, name, true) => {
                 out.push_str(&format!("<bound method Markup.{name} of "));
                 recv.write_repr(out);
