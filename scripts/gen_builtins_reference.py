@@ -546,6 +546,7 @@ for t in [
     "{% set ns.a10 = 10 %}{{ ns.a3 }}{{ ns.a9 }}{{ ns.a10 }}{{ ns.a11 is defined }}",
     "{% set ns = namespace(a=1) %}{% set ns.a = none %}{{ ns.a is none }}{% set ns._b = 2 %}{{ ns._b }}",
     "{% set ns = namespace({1: 'one'}) %}{{ ns[1] }}",
+    "{% set ns = namespace(a=1) %}{{ ns.get('a') }}",
 ]:
     case("global", "namespace", t, PAIRS)
 for t in [

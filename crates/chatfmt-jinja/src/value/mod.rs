@@ -402,7 +402,7 @@ impl<'a> Value<'a> {
             Value::Iter(_) => "generator object",
             Value::Undefined(_) => "jinja2.runtime.Undefined object",
             Value::Object(o) => match &**o {
-                Object::Namespace(_) => "jinja2.utils.Namespace object",
+                Object::Namespace(_) => "transformers.utils.chat_template_utils.TemplateNamespace object",
                 Object::Macro(_) => "jinja2.runtime.Macro object",
                 Object::Loop(_) => "jinja2.runtime.LoopContext object",
                 Object::Function(_) => "function object",
