@@ -629,6 +629,26 @@ for t in ["{{ cycler }}|{{ joiner }}|{{ namespace }}|{{ [cycler, joiner] }}"]:
     case("global", "cycler", t)
 
 
+# The `loop` object: calling it without `recursive`, its attributes and recursion.
+for t in [
+    "{% for x in [1, 2] %}{{ loop(x) }}{% endfor %}",
+    "{% for x in [1, 2] recursive %}{{ loop(x, 1) }}{% endfor %}",
+    "{% for x in 'abc' %}{{ loop.index }}{{ loop.revindex0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{% endfor %}",
+    "{% for x in [1, 1, 2] %}{{ loop.changed(x) }}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    "{% for x in [[1, [2, [3]]]] recursive %}{% for y in x %}{% if y is iterable %}{{ loop(y) }}{% else %}"
+    "{{ y }}@{{ loop.depth }}{% endif %}{% endfor %}{% endfor %}",
+    "{% for x in [{'c': [{'c': []}]}] recursive %}<{{ loop.depth0 }}{{ loop(x.c) }}>{% endfor %}",
+    "{% for x in [1, 2] %}{{ loop.cycle() }}{% endfor %}",
+    "{% for x in [1] %}{{ loop.nope }}|{{ loop.index0 + 1 }}|{{ loop }}{% endfor %}",
+    "{% for x in [[1]] recursive %}{{ loop(iterable=[]) }}{% endfor %}",
+    "{% for x in [1] recursive %}{{ loop() }}{% endfor %}",
+    "{% for x in [1] recursive %}{{ loop([], iterable=[]) }}{% endfor %}",
+    "{% for x in [1] recursive %}{{ loop([], [], y=1) }}{% endfor %}",
+    "{% for x in [1] %}{{ loop(1, 2, 3) }}{% endfor %}",
+]:
+    case("global", "loop", t)
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

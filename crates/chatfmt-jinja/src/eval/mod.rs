@@ -1958,20 +1958,40 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
+    /// `loop(iterable)`: Jinja2's `LoopContext.__call__`, its arguments bound as Python binds them.
     fn call_loop(&mut self, l: &LoopValue<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
+        const CALL: &str = "LoopContext.__call__()";
+        if let Some((k, _)) = args.kw.iter().find(|(k, _)| *k != "iterable") {
+            return Err(err!(TypeError, "{CALL} got an unexpected keyword argument '{k}'"));
+        }
+        let iter = match (args.pos.as_slice(), args.kw.as_slice()) {
+            ([_, ..], [_]) => {
+                return Err(err!(TypeError, "{CALL} got multiple values for argument 'iterable'"));
+            }
+            ([v], []) | ([], [(_, v)]) => v.clone(),
+            ([], _) => {
+                return Err(err!(
+                    TypeError,
+                    "{CALL} missing 1 required positional argument: 'iterable'"
+                ));
+            }
+            (many, _) => {
+                let given = many.len() + 1;
+                return Err(err!(
+                    TypeError,
+                    "{CALL} takes 2 positional arguments but {given} were given"
+                ));
+            }
+        };
         let Some(f) = l.recursive else {
             return Err(err!(
                 TypeError,
-                "Tried to call non recursive loop.  Maybe you forgot the 'recursive' modifier."
+                "The loop must have the 'recursive' marker to be called recursively."
             ));
         };
-        if args.pos.len() != 1 || !args.kw.is_empty() {
-            return Err(err!(TypeError, "loop() takes exactly one argument"));
-        }
         self.enter()?;
         let restore = self.current;
         self.current = l.scope;
-        let iter = args.pos[0].clone();
         let depth0 = l.depth0 + 1;
         let r = self.capture(|me| me.exec_for(f, iter, depth0));
         self.current = restore;
