@@ -19,6 +19,8 @@ pub enum Const {
     None,
     Bool(bool),
     Int(i64),
+    /// An integer literal beyond 64 bits.
+    BigInt(Box<num_bigint::BigInt>),
     Float(f64),
     Str(Box<str>),
 }

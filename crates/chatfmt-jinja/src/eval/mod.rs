@@ -1492,6 +1492,7 @@ impl<'a> Evaluator<'a> {
                 Const::None => Scalar::None,
                 Const::Bool(b) => Scalar::Bool(*b),
                 Const::Int(i) => Scalar::Int(*i),
+                Const::BigInt(_) => return None,
                 Const::Float(f) => Scalar::Float(*f),
                 Const::Str(s) => Scalar::Str(s),
             }),
@@ -1806,6 +1807,12 @@ impl<'a> Evaluator<'a> {
             Value::None => Ok(None),
             Value::Int(i) => Ok(Some(i)),
             Value::Bool(b) => Ok(Some(b as i64)),
+            // Python clamps an index beyond the machine's range to it.
+            Value::BigInt(b) => Ok(Some(if b.sign() == num_bigint::Sign::Minus {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            })),
             _ => Err(err!(
                 TypeError,
                 "slice indices must be integers or None or have an __index__ method"
@@ -2108,6 +2115,7 @@ fn const_value(c: &Const) -> Value<'_> {
         Const::None => Value::None,
         Const::Bool(b) => Value::Bool(*b),
         Const::Int(i) => Value::Int(*i),
+        Const::BigInt(i) => Value::BigInt(Rc::new((**i).clone())),
         Const::Float(f) => Value::Float(*f),
         Const::Str(s) => Value::Str(s),
     }

@@ -15,6 +15,8 @@ pub enum Tok<'s> {
     Name(&'s str),
     Str(String),
     Int(i64),
+    /// An integer literal beyond 64 bits.
+    BigInt(Box<num_bigint::BigInt>),
     Float(f64),
     Op(&'static str),
     Eof,
@@ -296,15 +298,16 @@ impl<'s> Lexer<'s> {
             if let Some((len, radix, digits_at)) = match_int(rest) {
                 let digits: String = rest[digits_at..len].chars().filter(|c| *c != '_').collect();
                 let (line, col) = self.line_col(pos);
-                let v = i64::from_str_radix(&digits, radix).map_err(|_| {
-                    err!(
-                        OverflowError,
-                        "integer literal {} is too large for chatfmt",
-                        &rest[..len]
-                    )
-                    .at(line, col)
-                })?;
-                self.push(Tok::Int(v), pos);
+                let tok = match i64::from_str_radix(&digits, radix) {
+                    Ok(v) => Tok::Int(v),
+                    // Beyond 64 bits the literal is read as Python's int() reads it (a decimal one of
+                    // more than 4300 digits is refused).
+                    Err(_) => Tok::BigInt(Box::new(
+                        crate::pystr::parse_int(&digits, i64::from(radix))
+                            .map_err(|e| crate::error::py_err(e).at(line, col))?,
+                    )),
+                };
+                self.push(tok, pos);
                 self.pos += len;
                 continue;
             }

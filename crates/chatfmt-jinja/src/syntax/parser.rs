@@ -32,7 +32,7 @@ fn describe(t: &Tok) -> String {
         Tok::BlockEnd => "end of statement block".into(),
         Tok::Name(n) => (*n).to_string(),
         Tok::Str(_) => "string".into(),
-        Tok::Int(_) => "integer".into(),
+        Tok::Int(_) | Tok::BigInt(_) => "integer".into(),
         Tok::Float(_) => "float".into(),
         Tok::Op(o) => (*o).to_string(),
         Tok::Eof => "end of template".into(),
@@ -938,6 +938,10 @@ impl<'s> Parser<'s> {
                 self.next();
                 ExprKind::Const(Const::Int(v))
             }
+            Tok::BigInt(v) => {
+                self.next();
+                ExprKind::Const(Const::BigInt(v))
+            }
             Tok::Float(v) => {
                 self.next();
                 ExprKind::Const(Const::Float(v))
@@ -1188,7 +1192,7 @@ impl<'s> Parser<'s> {
             self.parse_call_args()?
         } else if matches!(
             self.cur(),
-            Tok::Name(_) | Tok::Str(_) | Tok::Int(_) | Tok::Float(_) | Tok::Op("(" | "[" | "{")
+            Tok::Name(_) | Tok::Str(_) | Tok::Int(_) | Tok::BigInt(_) | Tok::Float(_) | Tok::Op("(" | "[" | "{")
         ) && !matches!(self.cur(), Tok::Name("else" | "or" | "and"))
         {
             if self.is_name("is") {
@@ -1550,6 +1554,7 @@ fn const_int(e: &Expr) -> Option<num_bigint::BigInt> {
     use num_bigint::BigInt;
     match &e.kind {
         ExprKind::Const(Const::Int(i)) => Some(BigInt::from(*i)),
+        ExprKind::Const(Const::BigInt(i)) => Some((**i).clone()),
         ExprKind::Const(Const::Bool(b)) => Some(BigInt::from(*b as i64)),
         ExprKind::Unary(UnOp::Neg, x) => const_int(x).map(|v| -v),
         ExprKind::Unary(UnOp::Pos, x) => const_int(x),

@@ -297,7 +297,6 @@ impl<'a> Value<'a> {
         }
     }
 
-    /// An integer from a big integer, as `Int` when it fits 64 bits.
     /// An integer value of a 128-bit integer.
     pub fn from_i128(i: i128) -> Value<'a> {
         match i64::try_from(i) {
@@ -306,6 +305,7 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// An integer from a big integer, as `Int` when it fits 64 bits.
     pub fn from_bigint(b: num_bigint::BigInt) -> Value<'a> {
         match i64::try_from(&b) {
             Ok(i) => Value::Int(i),
