@@ -71,12 +71,31 @@ async fn vllm_details_clients_rely_on() {
     assert_eq!(d["prompt"], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
     let (_, l) = post(&app, "/detokenize", json!({"tokens": a["tokens"]})).await;
     assert_eq!(l["content"], d["prompt"]);
-    // Generation prompt and continue-final together.
+    // Generation prompt and continue-final together: given both, vLLM's own check refuses them; given
+    // continue-final alone, the default generation prompt stays on and the render refuses the pair
+    // with transformers' message.
     let mut both = chat.clone();
     both["continue_final_message"] = json!(true);
-    let (s, v) = post(&app, "/tokenize", both).await;
+    let mut explicit = both.clone();
+    explicit["add_generation_prompt"] = json!(true);
+    let (s, v) = post(&app, "/tokenize", explicit).await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
     check_error("both", s, &v);
+    assert_eq!(
+        (v["error"]["param"].clone(), v["error"]["message"].as_str().unwrap()),
+        (
+            json!("body"),
+            "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
+        )
+    );
+    let (s, v) = post(&app, "/tokenize", both).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    check_error("continue-final alone", s, &v);
+    assert!(
+        (v["error"]["message"].as_str().unwrap())
+            .starts_with("continue_final_message and add_generation_prompt are not compatible."),
+        "{v}"
+    );
     // Tools are rendered as sent.
     let mut with_tools = chat.clone();
     with_tools["tools"] = json!([{"type": "function", "function": {"name": "f", "parameters": {"x": 1}}}]);
