@@ -42,25 +42,13 @@ pub struct ChatFields {
     pub template_kwargs: Map<String, Json>,
 }
 
-/// Python's truth value of a JSON value.
-fn python_truthy(value: &Json) -> bool {
-    match value {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
-    }
-}
-
 impl ChatFields {
     /// vLLM's fields and defaults (`documents` only where its request model has them); both
     /// `add_generation_prompt` and `continue_final_message` given true is a 400. (vLLM checks the
     /// fields as given, before defaults: `continue_final_message` alone leaves the default prompt
     /// on, and the render refuses the pair as transformers does.)
     pub fn read(f: &mut Fields, with_documents: bool) -> Result<ChatFields, ApiError> {
-        let given_true = |f: &Fields, k: &str| f.0.get(k).is_some_and(python_truthy);
+        let given_true = |f: &Fields, k: &str| f.0.get(k).is_some_and(chatfmt::json_input::py_truthy);
         let both_given = given_true(f, "add_generation_prompt") && given_true(f, "continue_final_message");
         let messages = f.messages()?;
         let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;

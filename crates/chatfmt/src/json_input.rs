@@ -129,9 +129,47 @@ fn path_at(text: &str, offset: usize, root: Root) -> String {
     path
 }
 
+/// Python's truth value of a JSON value, as `bool(json.loads(...))` gives it.
+pub fn py_truthy(value: &Json) -> bool {
+    match value {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truth_values_are_pythons() {
+        let truthy: Vec<bool> = [
+            "null",
+            "false",
+            "true",
+            "0",
+            "0.0",
+            "-0.0",
+            "2",
+            "\"\"",
+            "\"0\"",
+            "[]",
+            "[0]",
+            "{}",
+            "{\"a\":0}",
+        ]
+        .iter()
+        .map(|t| py_truthy(&serde_json::from_str(t).unwrap()))
+        .collect();
+        let want = [
+            false, false, true, false, false, false, true, false, true, false, true, false, true,
+        ];
+        assert_eq!(truthy, want);
+    }
 
     fn error(text: &str) -> String {
         parse(text, "conv.json", Root::File("messages"))

@@ -47,7 +47,11 @@ pub fn special_tokens_of(config: &Json, legacy_map: Option<&Json>) -> Map<String
     let empty = Map::new();
     let mut init = config.as_object().unwrap_or(&empty).clone();
     let named = |k: &str| SPECIAL_TOKEN_KEYS.contains(&k);
-    if init.contains_key("additional_special_tokens") && !truthy(init.get("extra_special_tokens")) {
+    if init.contains_key("additional_special_tokens")
+        && !init
+            .get("extra_special_tokens")
+            .is_some_and(crate::json_input::py_truthy)
+    {
         if let Some(v) = init.shift_remove("additional_special_tokens") {
             init.insert("extra_special_tokens".into(), v);
         }
@@ -115,18 +119,6 @@ pub fn special_tokens_of(config: &Json, legacy_map: Option<&Json>) -> Map<String
         out.entry(k).or_insert(v);
     }
     out
-}
-
-/// Python's truth value of an optional JSON value.
-fn truthy(v: Option<&Json>) -> bool {
-    match v {
-        None | Some(Json::Null) => false,
-        Some(Json::Bool(b)) => *b,
-        Some(Json::String(s)) => !s.is_empty(),
-        Some(Json::Array(a)) => !a.is_empty(),
-        Some(Json::Object(o)) => !o.is_empty(),
-        Some(Json::Number(n)) => n.as_f64() != Some(0.0),
-    }
 }
 
 /// The special tokens of a model folder: its `tokenizer_config.json`, with its
