@@ -31,19 +31,13 @@ pub(crate) const SPECIAL_TOKEN_KEYS: [&str; 7] = [
     "mask_token",
 ];
 
-/// The special tokens of a `tokenizer_config.json` that transformers 5 passes to templates (see
-/// [`special_tokens_of`]), without a `special_tokens_map.json`.
-pub fn special_tokens(config: &Json) -> Map<String, Json> {
-    special_tokens_of(config, None)
-}
-
 /// The special tokens transformers 5 passes to templates (`special_tokens_map`), as strings: the seven
 /// named ones, then the model-specific ones (`image_token` and any other `*_token` key whose value is a
 /// string or an `AddedToken`, and the entries of an `extra_special_tokens` object). A config without
 /// `added_tokens_decoder` is a legacy one: the folder's `special_tokens_map.json` (`legacy_map`) is
 /// merged over it first, as `from_pretrained` does, where a config's own string wins over the map's for
 /// a model-specific token and the map's wins for a named one.
-pub fn special_tokens_of(config: &Json, legacy_map: Option<&Json>) -> Map<String, Json> {
+fn special_tokens(config: &Json, legacy_map: Option<&Json>) -> Map<String, Json> {
     let empty = Map::new();
     let mut init = config.as_object().unwrap_or(&empty).clone();
     let named = |k: &str| SPECIAL_TOKEN_KEYS.contains(&k);
@@ -121,14 +115,15 @@ pub fn special_tokens_of(config: &Json, legacy_map: Option<&Json>) -> Map<String
     out
 }
 
-/// The special tokens of a model folder: its `tokenizer_config.json`, with its
-/// `special_tokens_map.json` when the config is a legacy one (see [`special_tokens_of`]).
+/// The special tokens transformers 5 passes to the templates of a model folder whose
+/// `tokenizer_config.json` is `config`, with the folder's `special_tokens_map.json` when the config is
+/// a legacy one (see `special_tokens`).
 pub fn folder_special_tokens(dir: &Path, config: &Json) -> Result<Map<String, Json>, Error> {
     let map = match config.get("added_tokens_decoder") {
         Some(_) => None,
         None => read_json(&dir.join("special_tokens_map.json"))?,
     };
-    Ok(special_tokens_of(config, map.as_ref()))
+    Ok(special_tokens(config, map.as_ref()))
 }
 
 fn read_text(path: &Path) -> Result<String, Error> {
