@@ -81,12 +81,9 @@ impl ChatTokenizer {
             .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")))
             .map_err(fail)?;
 
-        let map_path = dir.join("special_tokens_map.json");
-        let special_tokens = chatfmt::template::folder_special_tokens(dir, &config).map_err(|e| {
-            Error::new(ErrorKind::Malformed, "malformed special_tokens_map.json")
-                .caused_by(e)
-                .at(&map_path)
-        })?;
+        // The cause names the file and the place in it.
+        let special_tokens = chatfmt::template::folder_special_tokens(dir, &config)
+            .map_err(|e| Error::new(ErrorKind::Malformed, "the special tokens do not load").caused_by(e))?;
         let side = |key: &str, default: Side| -> Result<Side, Error> {
             match config.get(key).and_then(Json::as_str) {
                 None => Ok(default),
