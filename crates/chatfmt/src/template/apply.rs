@@ -365,21 +365,15 @@ fn tag_final_message(chat: &mut [Json], field: &str, source: &str) -> Result<Str
         for block in blocks.iter_mut().rev() {
             // `"text" in block`, then `block["text"] + tag`, as Python evaluates them on any block.
             let Json::Object(b) = block else {
-                let indexed = match block {
-                    Json::String(s) => s
-                        .contains("text")
-                        .then_some("string indices must be integers, not 'str'"),
-                    Json::Array(items) => (items.iter().any(|i| i == "text"))
-                        .then_some("list indices must be integers or slices, not str"),
-                    other => {
-                        let what = format!("argument of type '{}' is not iterable", json_type(other));
-                        return Err(Error::new(chatfmt_jinja::ErrorKind::TypeError, what));
+                let what = match block {
+                    Json::String(s) if s.contains("text") => "string indices must be integers, not 'str'".to_string(),
+                    Json::Array(items) if items.iter().any(|i| i == "text") => {
+                        "list indices must be integers or slices, not str".to_string()
                     }
+                    Json::String(_) | Json::Array(_) => continue,
+                    other => format!("argument of type '{}' is not iterable", json_type(other)),
                 };
-                match indexed {
-                    Some(what) => return Err(Error::new(chatfmt_jinja::ErrorKind::TypeError, what)),
-                    None => continue,
-                }
+                return Err(Error::new(chatfmt_jinja::ErrorKind::TypeError, what));
             };
             let Some(text) = b.get("text") else { continue };
             let Json::String(text) = text.clone() else {
