@@ -32,7 +32,7 @@ impl IntoResponse for JsonBytes {
     }
 }
 
-/// The error of an answer that could not be written: values and the answer structs always
+/// The error of an answer that could not be written: ids, strings, values and the answer structs always
 /// serialize, so this would be a bug of the server's.
 pub fn internal(e: &serde_json::Error) -> ApiError {
     ApiError::new(

@@ -5,7 +5,6 @@ use crate::api::{ApiError, TEMPLATE_LIMIT};
 use crate::body::Fields;
 use crate::cache::TemplateCache;
 use crate::models::Model;
-use axum::http::StatusCode;
 use chatfmt::jinja::CodePoints;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions, TemplateInfo};
@@ -314,14 +313,7 @@ impl Prepared {
         };
         // About 4 bytes an id in each of the three lists, plus the text and spans.
         let mut out = Vec::with_capacity(12 * enc.input_ids.len() + 2 * chat.text.len() + 256);
-        // Ids, strings and pairs always serialize; a failure would be a bug of the server's.
-        serde_json::to_writer(&mut out, &answer).map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
-                format!("the answer could not be written: {e}"),
-            )
-        })?;
+        serde_json::to_writer(&mut out, &answer).map_err(|e| crate::answer::internal(&e))?;
         Ok(out)
     }
 }
