@@ -133,11 +133,7 @@ fn slice_index(v: Option<Value>, none_ok: bool) -> Result<Option<i64>> {
         Some(Value::None) if none_ok => Ok(None),
         Some(Value::Int(i)) => Ok(Some(i)),
         Some(Value::Bool(b)) => Ok(Some(b as i64)),
-        Some(Value::BigInt(b)) => Ok(Some(if b.sign() == num_bigint::Sign::Minus {
-            i64::MIN / 2
-        } else {
-            i64::MAX / 2
-        })),
+        Some(Value::BigInt(b)) => Ok(Some(crate::value::ops::clamped_index(&b))),
         Some(_) if none_ok => Err(err!(
             TypeError,
             "slice indices must be integers or None or have an __index__ method"

@@ -1807,12 +1807,7 @@ impl<'a> Evaluator<'a> {
             Value::None => Ok(None),
             Value::Int(i) => Ok(Some(i)),
             Value::Bool(b) => Ok(Some(b as i64)),
-            // Python clamps an index beyond the machine's range to it.
-            Value::BigInt(b) => Ok(Some(if b.sign() == num_bigint::Sign::Minus {
-                i64::MIN / 2
-            } else {
-                i64::MAX / 2
-            })),
+            Value::BigInt(b) => Ok(Some(crate::value::ops::clamped_index(&b))),
             _ => Err(err!(
                 TypeError,
                 "slice indices must be integers or None or have an __index__ method"
@@ -2299,7 +2294,6 @@ fn named_member(e: &Expr) -> Option<(&str, VarRef, &str)> {
     }
 }
 
-/// Python tuple unpacking of `v` into `n` values (a tuple or list gives its own items, uncopied).
 /// The value a loop target holds after `v` is bound to it: `v` for a name, the tuple of its unpacked
 /// parts for names to unpack into.
 fn target_value<'a>(target: &Target, v: &Value<'a>) -> Result<Value<'a>> {
@@ -2315,6 +2309,7 @@ fn target_value<'a>(target: &Target, v: &Value<'a>) -> Result<Value<'a>> {
     }
 }
 
+/// Python tuple unpacking of `v` into `n` values (a tuple or list gives its own items, uncopied).
 fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Rc<Vec<Value<'a>>>> {
     let items = v
         .iterate()

@@ -746,6 +746,16 @@ pub(crate) fn ordering_holds(op: CmpOp, order: std::cmp::Ordering) -> bool {
     }
 }
 
+/// A slice index beyond 64 bits, clamped as Python clamps it to the machine's range (halved, so
+/// that the slice arithmetic on it cannot overflow).
+pub(crate) fn clamped_index(b: &num_bigint::BigInt) -> i64 {
+    if b.sign() == num_bigint::Sign::Minus {
+        i64::MIN / 2
+    } else {
+        i64::MAX / 2
+    }
+}
+
 /// `items[start:stop:step]` of a JSON list (a JSON array, or the caller's list read in place), as a
 /// list value.
 pub(crate) fn slice_json<'a>(
