@@ -38,7 +38,8 @@ pub struct Context<'v> {
     /// Template variables (top-level names).
     pub vars: Map<String, Json>,
     /// More variables, looked up after `vars`, layer by layer (the first layer with the name wins).
-    pub layers: Vec<Layer<'v>>,
+    /// Borrowed, so a context built for each render allocates nothing for them.
+    pub layers: &'v [Layer<'v>],
     /// The clock for `strftime_now`.
     pub clock: Clock,
     /// Resource limits.

@@ -251,7 +251,7 @@ impl<'w, T: Copy, F: FnMut(&str) -> T> PathFinder<'w, T, F> {
                 self.visit(Step::Name(k), v);
             }
         }
-        for layer in &ctx.layers {
+        for layer in ctx.layers {
             match layer {
                 Layer::Var(name, _) if !read(name) => {}
                 Layer::Var(name, Borrowed::Json(v)) => self.visit(Step::Name(name), v),

@@ -84,7 +84,7 @@ fn loops_over_a_borrowed_list() {
     let render = |src: &str, items: &[serde_json::Value]| {
         let t = Template::new("t", src).unwrap();
         let ctx = Context {
-            layers: vec![Layer::Var("messages", Borrowed::List(items))],
+            layers: &[Layer::Var("messages", Borrowed::List(items))],
             ..Context::default()
         };
         t.render(&ctx).unwrap().text
@@ -193,7 +193,7 @@ fn lengths_and_slices_of_a_borrowed_list() {
     use chatfmt_jinja::{Borrowed, Layer};
     let items = [json!({"r": "a"}), json!({"r": "b"})];
     let ctx = Context {
-        layers: vec![Layer::Var("messages", Borrowed::List(&items))],
+        layers: &[Layer::Var("messages", Borrowed::List(&items))],
         ..Context::default()
     };
     let render = |src: &str| support::outcome_in(&ctx, src);

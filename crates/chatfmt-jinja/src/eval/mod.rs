@@ -143,6 +143,7 @@ fn at(e: Error, pos: Pos) -> Error {
 impl<'a> Evaluator<'a> {
     /// A fresh evaluator for the template `body` with `ctx`, recording spans when `track` is set
     /// (in buffers sized by `span_sizes`).
+    #[inline(always)]
     pub(crate) fn new(
         body: &'a [Stmt],
         scopes: &'a Scopes,
@@ -296,7 +297,7 @@ impl<'a> Evaluator<'a> {
                 return Some(Borrowed::Json(v));
             }
         }
-        for layer in &self.ctx.layers {
+        for layer in self.ctx.layers {
             match layer {
                 Layer::Var(n, v) if same_name(n, name) => return Some(*v),
                 Layer::Var(..) => {}
@@ -539,31 +540,57 @@ impl<'a> Evaluator<'a> {
     /// name), the globals.
     #[inline(never)]
     fn find_outside_scopes(&mut self, name: &'a str, outer: u32) -> Option<Value<'a>> {
+        if let Some(v) = self.context_value(name, outer) {
+            return Some(v.clone());
+        }
         if name == "self" {
             let mut blocks = Vec::new();
             collect_blocks(self.body, &mut blocks);
             return Some(Value::Object(Rc::new(Object::SelfRef(blocks))));
         }
         let outer = outer as usize;
-        match self.outer.get(outer) {
-            Some(Some(Value::Undefined(None))) => {}
-            Some(Some(v)) => return Some(v.clone()),
-            _ => {
-                if let Some(rec) = &mut self.spans {
-                    rec.note_name(name);
-                }
-                let found = self.context_var(name);
-                if let Some(cached) = self.outer.get_mut(outer) {
-                    // Context values are never undefined: this marks a name the context lacks.
-                    *cached = Some(found.clone().unwrap_or(Value::Undefined(None)));
-                }
-                if found.is_some() {
-                    return found;
-                }
+        if outer >= OUTER_CACHED {
+            if let Some(rec) = &mut self.spans {
+                rec.note_name(name);
+            }
+            if let Some(v) = self.context_var(name) {
+                return Some(v);
             }
         }
         let global = self.scopes.outer.get(outer).copied().flatten();
         global.map(|g| Value::Object(Rc::new(Object::Function(g))))
+    }
+
+    /// The context's value of a name no template scope binds, where the render keeps it: read
+    /// once per render and name (noted as read then) for the first [`OUTER_CACHED`] such names.
+    /// `None` for a name the context lacks, for `self`, and for the names past those.
+    #[inline]
+    fn context_value(&mut self, name: &'a str, outer: u32) -> Option<&Value<'a>> {
+        let outer = outer as usize;
+        if outer >= OUTER_CACHED || name == "self" {
+            return None;
+        }
+        if self.outer[outer].is_none() {
+            if let Some(rec) = &mut self.spans {
+                rec.note_name(name);
+            }
+            // Context values are never undefined: this marks a name the context lacks.
+            self.outer[outer] = Some(self.context_var(name).unwrap_or(Value::Undefined(None)));
+        }
+        match &self.outer[outer] {
+            Some(Value::Undefined(None)) | None => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// The value of a name no template scope binds, borrowed where the render keeps it or made
+    /// (see [`find_outside_scopes`](Self::find_outside_scopes)), given to `f`.
+    #[inline]
+    fn with_outside<R>(&mut self, name: &'a str, outer: u32, f: impl FnOnce(Option<&Value<'a>>) -> R) -> R {
+        match self.context_value(name, outer) {
+            Some(v) => f(Some(v)),
+            None => f(self.find_outside_scopes(name, outer).as_ref()),
+        }
     }
 
     /// For `name['key']` or `name.key` (a data key) where `name` holds a JSON object: the object
@@ -605,7 +632,7 @@ impl<'a> Evaluator<'a> {
                 return object_attribute(v, key).ok();
             }
             Some(v) => v.as_json(),
-            None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
+            None => self.with_outside(name, var.outer, |v| v.and_then(Value::as_json)),
         };
         match found? {
             Json::Object(m) => crate::value::json_map_get(m, key).map(Value::from_json),
@@ -617,7 +644,7 @@ impl<'a> Evaluator<'a> {
     fn find_json(&mut self, name: &'a str, var: VarRef) -> Option<&'a Json> {
         match self.find_in_scopes(name, var) {
             Some(v) => v.as_json(),
-            None => self.find_outside_scopes(name, var.outer).and_then(|v| v.as_json()),
+            None => self.with_outside(name, var.outer, |v| v.and_then(Value::as_json)),
         }
     }
 
@@ -1425,7 +1452,7 @@ impl<'a> Evaluator<'a> {
             // A name's value, read where it is (without spans, which note it).
             ExprKind::Name(n, var) if self.spans.is_none() => Ok(match self.find_in_scopes(n, *var) {
                 Some(v) => v.truthy(),
-                None => self.find_outside_scopes(n, var.outer).is_some_and(|v| v.truthy()),
+                None => self.with_outside(n, var.outer, |v| v.is_some_and(Value::truthy)),
             }),
             // A test gives a boolean, which evaluating it would note nothing of.
             ExprKind::Test(v, name, args) => self
@@ -1498,7 +1525,7 @@ impl<'a> Evaluator<'a> {
             }),
             ExprKind::Name(n, var) => match self.find_in_scopes(n, *var) {
                 Some(v) => Scalar::of(v),
-                None => Scalar::of(&self.find_outside_scopes(n, var.outer)?),
+                None => self.with_outside(n, var.outer, |v| v.and_then(Scalar::of)),
             },
             ExprKind::GetItem(..) | ExprKind::GetAttr(..) => Scalar::of(&self.member_in_place(e)?),
             ExprKind::Compare(first, rest) => self.nested(|me| me.nested_comparison(first, rest)),
@@ -1543,7 +1570,7 @@ impl<'a> Evaluator<'a> {
                     Some(items) => items.len(),
                     None => match self.find_in_scopes(n, var) {
                         Some(v) => container_len(v)?,
-                        None => container_len(&self.find_outside_scopes(n, var.outer)?)?,
+                        None => self.with_outside(n, var.outer, |v| v.and_then(container_len))?,
                     },
                 };
                 counted.at[counted.len] = e.pos;

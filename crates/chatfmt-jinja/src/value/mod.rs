@@ -283,17 +283,23 @@ impl<'a> Object<'a> {
 
 impl<'a> Value<'a> {
     /// Views a JSON value (scalars are converted, arrays and objects borrowed).
+    #[inline]
     pub fn from_json(j: &'a Json) -> Value<'a> {
         match j {
             Json::Null => Value::None,
             Json::Bool(b) => Value::Bool(*b),
-            Json::Number(n) => match (n.as_i64(), n.as_u64()) {
-                (Some(i), _) => Value::Int(i),
-                (None, Some(u)) => Value::BigInt(Rc::new(u.into())),
-                _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
+            Json::Number(n) => Value::from_json_number(n),
             Json::String(s) => Value::Str(s),
             _ => Value::Json(j),
+        }
+    }
+
+    /// The value of a JSON number: an integer, a big integer past `i64`, or a float.
+    fn from_json_number(n: &serde_json::Number) -> Value<'a> {
+        match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::Int(i),
+            (None, Some(u)) => Value::BigInt(Rc::new(u.into())),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         }
     }
 

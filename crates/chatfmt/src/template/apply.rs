@@ -121,8 +121,8 @@ impl ChatTemplate {
         let mut input = Input::default();
         let template = self.input(messages, opts, Prompt::AsAsked, &selected, &mut input)?;
         let final_text = input.final_text.take();
-        let ctx = self.context(messages, opts, &mut input, opts.add_generation_prompt);
-        render(template, &ctx, out)?;
+        let layers = self.layers(messages, opts, &input, opts.add_generation_prompt);
+        render(template, &self.context(opts, &layers), out)?;
         if let Some(final_text) = final_text {
             cut_at_tag(out, &final_text)?;
         }
@@ -140,10 +140,12 @@ impl ChatTemplate {
         opts: &ApplyOptions,
     ) -> Result<(Rendered, Result<Rendered, Error>), Error> {
         let selected = self.select(opts.chat_template.as_deref(), opts.tools.is_some())?;
-        self.with_plain_input(messages, opts, &selected, |template, mut input| {
-            let mut second = input.clone();
-            let ctx = self.context(messages, opts, &mut input, false);
-            let alt = self.context(messages, opts, &mut second, true);
+        self.with_plain_input(messages, opts, &selected, |template, input| {
+            let (layers, alt_layers) = (
+                self.layers(messages, opts, &input, false),
+                self.layers(messages, opts, &input, true),
+            );
+            let (ctx, alt) = (self.context(opts, &layers), self.context(opts, &alt_layers));
             let mut out = Rendered {
                 text: String::with_capacity(self.last_len.load(Ordering::Relaxed)),
                 ..Rendered::default()
@@ -189,10 +191,12 @@ impl ChatTemplate {
         {
             return Ok(None);
         }
-        self.with_plain_input(messages, opts, &selected, |template, mut input| {
-            let mut second = input.clone();
-            let ctx = self.context(messages, opts, &mut input, false);
-            let alt = self.context(messages, opts, &mut second, true);
+        self.with_plain_input(messages, opts, &selected, |template, input| {
+            let (layers, alt_layers) = (
+                self.layers(messages, opts, &input, false),
+                self.layers(messages, opts, &input, true),
+            );
+            let (ctx, alt) = (self.context(opts, &layers), self.context(opts, &alt_layers));
             let mut out = Rendered::default();
             let names = ("messages", "add_generation_prompt");
             let wanted = |i: usize| (i > 0, i > 0 && prompt_for(i));
@@ -242,35 +246,37 @@ impl ChatTemplate {
         Ok(template)
     }
 
-    /// The render context of `input` (its prepared messages move into it).
+    /// The variables a render of `input` reads besides the special tokens' and `opts`' own: the
+    /// messages (prepared ones when transformers' preparation changed them), `tools`,
+    /// `documents` and the generation prompt, then the extra variables and the special tokens.
     #[inline(always)]
-    fn context<'c>(
+    fn layers<'c>(
         &'c self,
         messages: &'c [Json],
         opts: &'c ApplyOptions,
-        input: &'c mut Input,
+        input: &'c Input,
         add_generation_prompt: bool,
-    ) -> Context<'c> {
-        // Built field by field and returned whole, so the context is written in place.
-        let mut vars = Map::new();
-        let mut layers = Vec::with_capacity(6);
-        match input.chat.take() {
-            Some(chat) => {
-                vars.insert("messages".to_string(), Json::Array(chat));
-            }
-            None => layers.push(Layer::Var("messages", Borrowed::List(messages))),
-        }
+    ) -> [Layer<'c>; 6] {
+        let messages = input.chat.as_deref().unwrap_or(messages);
         let tools = input.tools.as_ref().or(opts.tools.as_ref()).unwrap_or(&NULL);
         let documents = input.documents.as_ref().or(opts.documents.as_ref()).unwrap_or(&NULL);
-        layers.push(Layer::Var("tools", Borrowed::Json(tools)));
-        layers.push(Layer::Var("documents", Borrowed::Json(documents)));
         let prompt = if add_generation_prompt { &TRUE } else { &FALSE };
-        layers.push(Layer::Var("add_generation_prompt", Borrowed::Json(prompt)));
-        // Extra variables override special tokens.
-        layers.push(Layer::Map(&opts.kwargs));
-        layers.push(Layer::Map(&self.special_tokens));
+        [
+            Layer::Var("messages", Borrowed::List(messages)),
+            Layer::Var("tools", Borrowed::Json(tools)),
+            Layer::Var("documents", Borrowed::Json(documents)),
+            Layer::Var("add_generation_prompt", Borrowed::Json(prompt)),
+            // Extra variables override special tokens.
+            Layer::Map(&opts.kwargs),
+            Layer::Map(&self.special_tokens),
+        ]
+    }
+
+    /// The render context of `layers` (see [`layers`](Self::layers)) with `opts`' clock.
+    #[inline(always)]
+    fn context<'c>(&self, opts: &ApplyOptions, layers: &'c [Layer<'c>]) -> Context<'c> {
         Context {
-            vars,
+            vars: Map::new(),
             layers,
             clock: opts.clock.clone(),
             limits: self.limits.clone(),
