@@ -63,6 +63,7 @@ pub fn tokenize_error(py: Python<'_>, e: &chatfmt_tokenize::Error) -> PyErr {
     }
     match e.python_class() {
         Some("ValueError") => PyValueError::new_err(e.message().to_string()),
+        Some("OverflowError") => PyOverflowError::new_err(e.message().to_string()),
         Some(_) => chatfmt_class(py, "OffsetError", e.message(), None, None),
         None => PyOSError::new_err(e.with_causes()),
     }
@@ -83,7 +84,7 @@ pub fn tokenize_error_text(e: &chatfmt_tokenize::Error) -> String {
         return jinja_error_text(t);
     }
     match e.python_class() {
-        Some("ValueError") => format!("ValueError: {}", e.message()),
+        Some(class @ ("ValueError" | "OverflowError")) => format!("{class}: {}", e.message()),
         Some(_) => format!("OffsetError: {}", e.message()),
         None => format!("OSError: {}", e.with_causes()),
     }

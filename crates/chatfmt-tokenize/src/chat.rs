@@ -192,6 +192,6 @@ impl ChatTokenizer {
             .into_iter()
             .map(|ids| self.truncate(ids, None, max, opts.truncation_side))
             .collect();
-        Ok(self.finish_batch(seqs, &[], pad_id, opts))
+        self.finish_batch(seqs, &[], pad_id, opts)
     }
 }

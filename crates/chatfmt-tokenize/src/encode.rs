@@ -239,7 +239,7 @@ impl ChatTokenizer {
             }
             seqs.push(seq);
         }
-        Ok(self.finish_batch(seqs, texts, pad_id, opts))
+        self.finish_batch(seqs, texts, pad_id, opts)
     }
 
     /// Pads the (truncated) sequences of a batch and computes their masks.
@@ -249,7 +249,7 @@ impl ChatTokenizer {
         texts: &[Text<'_>],
         pad_id: Option<u32>,
         opts: &EncodeOptions,
-    ) -> Vec<Encoded> {
+    ) -> Result<Vec<Encoded>, Error> {
         let target = match opts.padding {
             Padding::None => None,
             Padding::Longest => seqs.iter().map(|s| s.ids.len()).max(),
@@ -298,7 +298,8 @@ impl ChatTokenizer {
             });
             let assistant_masks = (tokens.as_ref())
                 .filter(|_| opts.assistant_masks)
-                .map(|t| t.assistant_mask(spans));
+                .map(|t| t.assistant_mask(spans))
+                .transpose()?;
             let span_tokens = match &tokens {
                 Some(t) => t.token_ranges(wanted),
                 None => Vec::new(),
@@ -310,7 +311,7 @@ impl ChatTokenizer {
                 span_tokens,
             });
         }
-        out
+        Ok(out)
     }
 
     /// Cuts a sequence (and its token ranges) to `max` tokens on `side`, else the tokenizer's

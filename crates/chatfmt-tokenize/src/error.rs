@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Offsets,
     /// Ids could not be decoded into text (`ValueError`).
     Decode,
+    /// A generation block transformers cannot map to tokens: an empty one at the start of the text,
+    /// whose last character it looks up at index -1 (`OverflowError`).
+    Mask,
 }
 
 /// Where `apply_chat_template(tokenize=True)` failed, as the tokens kit records it.
@@ -57,7 +60,7 @@ impl ErrorKind {
     pub fn stage(self) -> Option<Stage> {
         match self {
             ErrorKind::Render | ErrorKind::Options => Some(Stage::Render),
-            ErrorKind::Padding | ErrorKind::Encode | ErrorKind::Offsets => Some(Stage::Tokenize),
+            ErrorKind::Padding | ErrorKind::Encode | ErrorKind::Offsets | ErrorKind::Mask => Some(Stage::Tokenize),
             ErrorKind::Io | ErrorKind::Malformed | ErrorKind::Unsupported | ErrorKind::Decode => None,
         }
     }
@@ -165,6 +168,7 @@ impl Error {
             ErrorKind::Render => self.template_error().map(|e| e.kind().python_name()),
             ErrorKind::Options | ErrorKind::Padding | ErrorKind::Encode | ErrorKind::Decode => Some("ValueError"),
             ErrorKind::Offsets => Some("OffsetError"),
+            ErrorKind::Mask => Some("OverflowError"),
             ErrorKind::Io | ErrorKind::Malformed | ErrorKind::Unsupported => None,
         }
     }

@@ -7,6 +7,7 @@
 //! character). So a token contains character `c` exactly when its byte range overlaps the bytes of
 //! `c`: masks are found on byte ranges, a span's first and last character read at its ends.
 
+use crate::error::{Error, ErrorKind};
 use chatfmt::jinja::ByteSpan;
 
 /// The tokens of one (possibly padded) sequence as `char_to_token` sees them.
@@ -66,19 +67,22 @@ impl TokenBytes<'_> {
     }
 
     /// The assistant mask of transformers' `apply_chat_template(return_assistant_tokens_mask=True)`
-    /// for `spans` of the text.
-    pub fn assistant_mask(&self, spans: &[ByteSpan]) -> Vec<u8> {
+    /// for `spans` of the text. An empty span at 0 fails as there: transformers looks its last
+    /// character up at index -1, which `char_to_token` refuses with an `OverflowError`.
+    pub fn assistant_mask(&self, spans: &[ByteSpan]) -> Result<Vec<u8>, Error> {
         let mut mask = vec![0u8; self.len];
         for &(start, end) in spans {
-            let Some(t0) = self.token_of_byte(start) else {
+            // Both ends are looked up before either is checked.
+            let t0 = self.token_of_byte(start);
+            let Some(last) = end.checked_sub(1) else {
+                return Err(Error::new(ErrorKind::Mask, "can't convert negative int to unsigned"));
+            };
+            let Some(t0) = t0 else {
                 // The span starts past a truncation cut: it and every later span are dropped.
                 break;
             };
-            // The character before `end` of an empty span at 0 is at -1 in Python, which no token
-            // contains.
-            let t1 = end.checked_sub(1).and_then(|b| self.token_of_byte(b));
             // Python truthiness: a last token of None *or 0* marks to the end of the sequence.
-            let stop = match t1 {
+            let stop = match self.token_of_byte(last) {
                 Some(t) if t > 0 => t + 1,
                 _ => self.len,
             };
@@ -86,7 +90,7 @@ impl TokenBytes<'_> {
                 *m = 1;
             }
         }
-        mask
+        Ok(mask)
     }
 }
 
@@ -141,7 +145,7 @@ mod tests {
             len: 2,
         };
         assert_eq!(t.token_at((1, 3)), Some(0));
-        assert_eq!(t.assistant_mask(&[(1, 3)]), vec![1, 1]);
+        assert_eq!(t.assistant_mask(&[(1, 3)]).unwrap(), vec![1, 1]);
     }
 
     #[test]
@@ -157,7 +161,7 @@ mod tests {
         assert_eq!(t.token_at((1, 2)), Some(1));
         assert_eq!(t.token_at((2, 3)), None);
         assert_eq!(t.token_at((3, 4)), Some(3));
-        assert_eq!(t.assistant_mask(&[(1, 2)]), vec![0, 1, 0, 0]);
+        assert_eq!(t.assistant_mask(&[(1, 2)]).unwrap(), vec![0, 1, 0, 0]);
     }
 
     #[test]
@@ -168,14 +172,14 @@ mod tests {
             first: 1,
             len: 4,
         };
-        assert_eq!(t.assistant_mask(&[(1, 9), (20, 25)]), vec![0, 0, 1, 1]);
-        assert_eq!(t.assistant_mask(&[(9, 12), (0, 1)]), vec![0, 0, 0, 0]);
+        assert_eq!(t.assistant_mask(&[(1, 9), (20, 25)]).unwrap(), vec![0, 0, 1, 1]);
+        assert_eq!(t.assistant_mask(&[(9, 12), (0, 1)]).unwrap(), vec![0, 0, 0, 0]);
     }
 
     /// transformers' rule stated directly: each token's char offsets as `tokenizers` reports them
     /// (`(c(b), c(e-1)+1)`; an empty range holds nothing), then `char_to_token` = the first token whose
-    /// offsets contain the char.
-    fn reference_mask(text: &str, ranges: &[(usize, usize)], spans: &[(usize, usize)], len: usize) -> Vec<u8> {
+    /// offsets contain the char. `None` where Python raises (`char_to_token(-1)`).
+    fn reference_mask(text: &str, ranges: &[(usize, usize)], spans: &[(usize, usize)], len: usize) -> Option<Vec<u8>> {
         // The character holding byte `b`.
         let char_of = |b: usize| text.as_bytes()[..=b].iter().filter(|&&x| starts_char(x)).count() - 1;
         let n = text.chars().count();
@@ -189,14 +193,15 @@ mod tests {
         let to_token = |c: usize| offsets.iter().position(|&(s, e)| s <= c && c < e);
         let mut mask = vec![0u8; len];
         for &(start, end) in spans {
-            let Some(t0) = to_token(start) else { break };
-            let stop = match end.checked_sub(1).and_then(to_token) {
+            let (t0, t1) = (to_token(start), to_token(end.checked_sub(1)?));
+            let Some(t0) = t0 else { break };
+            let stop = match t1 {
                 Some(t) if t > 0 => t + 1,
                 _ => len,
             };
             mask.iter_mut().take(stop).skip(t0).for_each(|m| *m = 1);
         }
-        mask
+        Some(mask)
     }
 
     proptest::proptest! {
@@ -238,7 +243,7 @@ mod tests {
             let byte = |c: usize| starts.get(c).copied().unwrap_or(text.len() + c - (starts.len() - 1));
             let byte_spans: Vec<ByteSpan> = spans.iter().map(|&(s, e)| (byte(s), byte(e))).collect();
             let t = TokenBytes { text: &text, ranges: &ranges, first: 0, len: ranges.len() };
-            proptest::prop_assert_eq!(t.assistant_mask(&byte_spans), reference_mask(&text, &ranges, &spans, ranges.len()));
+            proptest::prop_assert_eq!(t.assistant_mask(&byte_spans).ok(), reference_mask(&text, &ranges, &spans, ranges.len()));
         }
     }
 }

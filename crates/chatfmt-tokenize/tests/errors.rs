@@ -173,7 +173,7 @@ fn chat_failures_have_a_stage_and_the_python_class() {
         CONTENT,
         json!([{"role": "user", "content": "hi?"}]),
         &ApplyOptions::default(),
-        masks,
+        masks.clone(),
     )
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Offsets);
@@ -186,4 +186,32 @@ fn chat_failures_have_a_stage_and_the_python_class() {
             .starts_with("cannot rebuild token offsets for the assistant mask: "),
         "{e}"
     );
+
+    // An empty generation block at the start of the text: transformers looks up the character
+    // before its end, at -1.
+    let e = chat(
+        "{% generation %}{% endgeneration %}{{ messages[0].content }}",
+        hi.clone(),
+        &ApplyOptions::default(),
+        masks.clone(),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Mask);
+    assert_eq!(
+        (e.stage(), e.python_class()),
+        (Some(Stage::Tokenize), Some("OverflowError"))
+    );
+    assert_eq!(
+        e.to_string(),
+        "tokenizing failed: OverflowError: can't convert negative int to unsigned"
+    );
+    // Anywhere else an empty block marks nothing.
+    chat(
+        "{{ messages[0].content }}{% generation %}{% endgeneration %}",
+        hi,
+        &ApplyOptions::default(),
+        masks,
+    )
+    .unwrap();
 }
+

@@ -133,7 +133,7 @@ impl<'a> Evaluator<'a> {
         };
         result.steps = marks.budget.used();
         result.text.clone_from(&self.out);
-        result.generation_spans.clone_from(&self.generation_spans);
+        super::generation_byte_spans(&self.generation_spans, &self.out, &mut result.generation_spans);
         let plain = self.ctx;
         // The whole render's spans; the prefixes' are not recorded.
         if let Some(rec) = self.spans.take() {

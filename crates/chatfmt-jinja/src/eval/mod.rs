@@ -105,7 +105,13 @@ pub struct Evaluator<'a> {
     spans: Option<SpanRecorder<'a>>,
     /// Where the template keeps its recorder's buffer sizes.
     span_sizes: &'a SpanSizes,
-    generation_spans: Vec<ByteSpan>,
+    generation_spans: Vec<GenerationSpan>,
+    /// How deep the render is in what Jinja2 buffers before it yields it (macro bodies, captured
+    /// blocks, a generation block's body, recursive loops).
+    buffered: usize,
+    /// Where the output stood when the render last went from yielding to buffering: the text
+    /// yielded so far, which is what transformers' generation tracker measures.
+    yielded: usize,
     depth: usize,
     autoescape: bool,
     /// Where the iterations of a causal loop began, when this render derives prefixes.
@@ -177,6 +183,8 @@ impl<'a> Evaluator<'a> {
             spans: track.then(|| span_sizes.recorder()),
             span_sizes,
             generation_spans: Vec::new(),
+            buffered: 0,
+            yielded: 0,
             depth: 0,
             autoescape: false,
             marks: None,
@@ -214,7 +222,7 @@ impl<'a> Evaluator<'a> {
         let budget = crate::limits::BudgetScope::start(&self.ctx.limits);
         self.exec_block(body)?;
         result.steps = budget.used();
-        result.generation_spans = self.generation_spans;
+        generation_byte_spans(&self.generation_spans, &self.out, &mut result.generation_spans);
         result.text = self.out;
         Ok(self.spans.map(|rec| {
             self.span_sizes.remember(&rec);
@@ -240,7 +248,7 @@ impl<'a> Evaluator<'a> {
         let (used, at_fork) = (budget.used(), self.top_state());
         self.exec_block(tail)?;
         result.steps = budget.used();
-        result.generation_spans.clone_from(&self.generation_spans);
+        generation_byte_spans(&self.generation_spans, &self.out, &mut result.generation_spans);
         result.text.clone_from(&self.out);
         self.ctx = alt;
         // Context values read so far are the same in `alt`, except what the fork is on, which
@@ -250,7 +258,7 @@ impl<'a> Evaluator<'a> {
         budget.rewind(used);
         Ok(self.exec_block(tail).map(|_| {
             alt_result.steps = budget.used();
-            alt_result.generation_spans = self.generation_spans;
+            generation_byte_spans(&self.generation_spans, &self.out, &mut alt_result.generation_spans);
             alt_result.text = self.out;
         }))
     }
@@ -276,6 +284,7 @@ impl<'a> Evaluator<'a> {
         self.current = 0;
         self.depth = 0;
         self.capture_depth = 0;
+        self.buffered = 0;
         self.autoescape = at.autoescape;
         self.out.truncate(at.out);
         self.generation_spans.truncate(at.generation);
@@ -651,12 +660,26 @@ impl<'a> Evaluator<'a> {
     // ---- output ---------------------------------------------------------------------------
 
     fn capture(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<String> {
-        let saved = std::mem::take(&mut self.out);
-        self.capture_depth += 1;
+        self.buffered(|me| {
+            let saved = std::mem::take(&mut me.out);
+            me.capture_depth += 1;
+            let r = f(me);
+            me.capture_depth -= 1;
+            let captured = std::mem::replace(&mut me.out, saved);
+            r.map(|_| captured)
+        })
+    }
+
+    /// Runs `f` where Jinja2 buffers its text (see [`Evaluator::buffered`](Self::buffered)'s field):
+    /// the text written before is what the template has yielded.
+    fn buffered<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        if self.buffered == 0 {
+            self.yielded = self.out.len();
+        }
+        self.buffered += 1;
         let r = f(self);
-        self.capture_depth -= 1;
-        let captured = std::mem::replace(&mut self.out, saved);
-        r.map(|_| captured)
+        self.buffered -= 1;
+        r
     }
 
     fn write_value(&mut self, v: &Value<'a>) {
@@ -767,19 +790,9 @@ impl<'a> Evaluator<'a> {
                 }
                 return self.exec_block(else_body);
             }
-            StmtKind::For(f) => {
-                if let Some(items) = self.borrowed_items(f) {
-                    let lp = f.uses_loop.then(|| self.loop_object(f, LoopItems::Json(items), 0));
-                    return self
-                        .run_loop(f, items.iter().map(Value::from_json), None, lp)
-                        .map_err(|e| at(e, s.pos));
-                }
-                if let Some(pairs) = pairs_loop(f).filter(|_| self.spans.is_none()) {
-                    return self.exec_pairs_loop(f, pairs, s.pos);
-                }
-                let iter = self.eval(&f.iter)?;
-                return self.exec_for(f, iter, 0).map_err(|e| at(e, s.pos));
-            }
+            // Jinja2 buffers a recursive loop's text and yields it whole.
+            StmtKind::For(f) if f.recursive => return self.buffered(|me| me.exec_for_stmt(f, s.pos)),
+            StmtKind::For(f) => return self.exec_for_stmt(f, s.pos),
             StmtKind::Set(target, e) => {
                 let v = self.eval(e)?;
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
@@ -840,11 +853,18 @@ impl<'a> Evaluator<'a> {
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
             StmtKind::Generation(body) => {
-                let start = self.out.len();
-                let flow = self.exec_block(body)?;
-                if self.capture_depth == 0 {
-                    self.generation_spans.push((start, self.out.len()));
-                }
+                // transformers' tracker runs the body as a caller (buffered) and records, when it
+                // returns, the length of the text yielded so far and the length of the body's
+                // text. At the top level that is where the block's text is; elsewhere (a macro, a
+                // captured block) its length is counted from there in characters.
+                let top = self.buffered == 0;
+                let (start, body_start) = (if top { self.out.len() } else { self.yielded }, self.out.len());
+                let flow = self.buffered(|me| me.exec_block(body))?;
+                let len = match top {
+                    true => GenerationLen::Bytes(self.out.len() - body_start),
+                    false => GenerationLen::Chars(self.out[body_start..].chars().count()),
+                };
+                self.generation_spans.push(GenerationSpan { start, len });
                 return Ok(flow);
             }
             StmtKind::Block(_, body, block) => {
@@ -916,6 +936,22 @@ impl<'a> Evaluator<'a> {
                 "cannot assign attribute on non-namespace object"
             )),
         }
+    }
+
+    /// A `for` statement at `pos`.
+    #[inline(always)]
+    fn exec_for_stmt(&mut self, f: &'a ForLoop, pos: Pos) -> Result<Flow> {
+        if let Some(items) = self.borrowed_items(f) {
+            let lp = f.uses_loop.then(|| self.loop_object(f, LoopItems::Json(items), 0));
+            return self
+                .run_loop(f, items.iter().map(Value::from_json), None, lp)
+                .map_err(|e| at(e, pos));
+        }
+        if let Some(pairs) = pairs_loop(f).filter(|_| self.spans.is_none()) {
+            return self.exec_pairs_loop(f, pairs, pos);
+        }
+        let iter = self.eval(&f.iter)?;
+        self.exec_for(f, iter, 0).map_err(|e| at(e, pos))
     }
 
     fn exec_for(&mut self, f: &'a ForLoop, iter: Value<'a>, depth0: usize) -> Result<Flow> {
@@ -2352,4 +2388,42 @@ fn unpack<'a>(v: &Value<'a>, n: usize) -> Result<Rc<Vec<Value<'a>>>> {
         return Err(err!(ValueError, "too many values to unpack (expected {n})"));
     }
     Ok(items)
+}
+
+/// A `{% generation %}` block as transformers' tracker records it: the length of the text the
+/// template had yielded when the block's body returned, and the length of the body's text.
+#[derive(Clone, Copy)]
+struct GenerationSpan {
+    start: usize,
+    len: GenerationLen,
+}
+
+/// How long a generation block's text is: its bytes where it was written in place (at `start`), or
+/// its characters where Jinja2 buffered it (counted over the output from `start`, as Python
+/// indexes the text).
+#[derive(Clone, Copy)]
+enum GenerationLen {
+    Bytes(usize),
+    Chars(usize),
+}
+
+/// The byte spans of `spans` over the finished `text`, into `out`. A span counted in characters
+/// may reach past the text (the block's text was not written there, or not at all): each
+/// character past the end counts one byte, so [`CodePoints::span`](crate::output::CodePoints::span) gives
+/// transformers' indices and no token holds them.
+fn generation_byte_spans(spans: &[GenerationSpan], text: &str, out: &mut Vec<ByteSpan>) {
+    out.clear();
+    out.extend(spans.iter().map(|s| {
+        let end = match s.len {
+            GenerationLen::Bytes(n) => s.start + n,
+            GenerationLen::Chars(n) => {
+                let rest = text.get(s.start..).unwrap_or_default();
+                match rest.char_indices().nth(n) {
+                    Some((i, _)) => s.start + i,
+                    None => text.len() + (n - rest.chars().count()),
+                }
+            }
+        };
+        (s.start, end)
+    }));
 }
