@@ -1,6 +1,7 @@
 //! Encoding rendered text: transformers' `tokenizer(texts, add_special_tokens=False, padding=,
 //! truncation=, max_length=)` followed by the assistant-mask mapping of `apply_chat_template`.
 
+use crate::guard::guarded;
 use crate::masks::TokenBytes;
 use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use chatfmt::jinja::ByteSpan;
@@ -103,9 +104,10 @@ impl ChatTokenizer {
     /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.
     fn encode_ids_with(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
         let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
-        self.pipeline_for(changes)?
-            .encode_into(text, &Self::pipeline_options(false), &mut out)
-            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
+        let pipeline = self.pipeline_for(changes)?;
+        guarded(ErrorKind::Encode, "tokenizer failed", || {
+            pipeline.encode_into(text, &Self::pipeline_options(false), &mut out)
+        })?;
         Ok(PipelineToken::cast_slice(&out).to_vec())
     }
 
@@ -129,11 +131,10 @@ impl ChatTokenizer {
             encode_special_tokens: true,
             ..Self::pipeline_options(add_special_tokens)
         };
-        let encodings = self
-            .pipeline_for(changes)?
-            .encode(text, &options)
-            .wait()
-            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
+        let pipeline = self.pipeline_for(changes)?;
+        let encodings = guarded(ErrorKind::Encode, "tokenizer failed", || {
+            pipeline.encode(text, &options).wait()
+        })?;
         Ok(encodings
             .first()
             .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
@@ -141,11 +142,10 @@ impl ChatTokenizer {
     }
 
     fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
-        let encodings = self
-            .pipeline_for(changes)?
-            .encode(text, &Self::pipeline_options(true))
-            .wait()
-            .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
+        let pipeline = self.pipeline_for(changes)?;
+        let encodings = guarded(ErrorKind::Encode, "tokenizer failed", || {
+            pipeline.encode(text, &Self::pipeline_options(true)).wait()
+        })?;
         Ok(encodings
             .first()
             .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())

@@ -12,6 +12,7 @@
 pub mod chat;
 mod encode;
 mod error;
+mod guard;
 mod incremental;
 mod load;
 mod masks;
@@ -145,9 +146,9 @@ impl ChatTokenizer {
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
-        self.pipeline
-            .decode(ids, false)
-            .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
+        guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
+            self.pipeline.decode(ids, false)
+        })
     }
 
     /// The byte offsets in `text` of each of its tokens `ids` (as [`ChatTokenizer::encode_text`]

@@ -28,9 +28,9 @@ impl ChatTokenizer {
 
     /// The text of `ids`, leaving out special tokens when `skip_special_tokens`.
     pub fn decode_with(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
-        self.pipeline
-            .decode(ids, skip_special_tokens)
-            .map_err(|e| Error::new(ErrorKind::Decode, format!("cannot decode {ids:?}: {e}")))
+        crate::guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
+            self.pipeline.decode(ids, skip_special_tokens)
+        })
     }
 
     /// The `tokenizer.json` model's type (`"BPE"`, `"Unigram"`, `"WordPiece"`, ...).
