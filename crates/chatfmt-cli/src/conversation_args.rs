@@ -93,6 +93,7 @@ impl ConversationArgs {
             kwargs,
             clock: self.now.map(Clock::Fixed).unwrap_or_default(),
             track_spans: false,
+            in_batch: false,
         };
         Ok((messages, opts))
     }

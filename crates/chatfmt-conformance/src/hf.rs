@@ -143,6 +143,7 @@ fn apply_options(opts: &Json, scenario: &Json, frozen_now: &str) -> ApplyOptions
         kwargs: opts["kwargs"].as_object().cloned().unwrap_or_default(),
         clock: Clock::Fixed(frozen_now.to_string()),
         track_spans: false,
+        in_batch: false,
     }
 }
 

@@ -199,7 +199,13 @@ fn expected(g: &Json) -> Json {
 }
 
 /// The [`ApplyOptions`] and tokenizer options of a record.
-fn options(opts: &Json, first_scenario: &Json, frozen_now: &str, masks: bool) -> Result<(ApplyOptions, EncodeOptions)> {
+fn options(
+    opts: &Json,
+    first_scenario: &Json,
+    frozen_now: &str,
+    masks: bool,
+    batched: bool,
+) -> Result<(ApplyOptions, EncodeOptions)> {
     let cfm = match &opts["continue_final_message"] {
         Json::Bool(true) => Some("content".to_string()),
         Json::String(s) => Some(s.clone()),
@@ -214,6 +220,7 @@ fn options(opts: &Json, first_scenario: &Json, frozen_now: &str, masks: bool) ->
         kwargs: opts["kwargs"].as_object().cloned().unwrap_or_default(),
         clock: Clock::Fixed(frozen_now.to_string()),
         track_spans: false,
+        in_batch: batched,
     };
     let padding = match &opts["padding"] {
         Json::Null | Json::Bool(false) => Padding::None,
@@ -290,7 +297,7 @@ impl Kit {
             let sanitize = opts["sanitize_control_tokens"].as_bool().unwrap_or(false);
             let naive = opts["encode"].as_str() == Some("tokenizer(text)");
             let masks = generation_tags && opts["continue_final_message"].is_null() && !sanitize && !naive;
-            let (apply, encode) = options(opts, &first, &self.frozen_now, masks)?;
+            let (apply, encode) = options(opts, &first, &self.frozen_now, masks, batched)?;
             let tokenizer = self.tokenizer(tok_name, &opts["tokenizer_overrides"])?;
             let template = ChatTemplate::new(source, tokenizer.special_tokens().clone());
             let convs: Vec<&[Json]> = conversations.iter().map(Vec::as_slice).collect();

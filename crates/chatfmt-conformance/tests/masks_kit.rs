@@ -72,6 +72,7 @@ fn cases(dir: &Path) -> BTreeMap<String, (String, Vec<Case>)> {
             kwargs: o["kwargs"].as_object().cloned().unwrap_or_default(),
             clock: Clock::Fixed(now.clone()),
             track_spans: false,
+            in_batch: false,
         };
         list.push(Case {
             scenario: g["scenario"].as_str().unwrap().to_string(),

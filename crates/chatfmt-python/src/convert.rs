@@ -1,7 +1,9 @@
 //! Python values to JSON, as transformers' `_plain_template_data` rebuilds what a template sees: JSON
 //! scalars and containers as they are (subclasses of `str`, `int`, `float` reduced to the base type),
-//! mappings, lists and tuples element by element, NumPy scalars by their `.item()`, dataclasses by
-//! their fields, pydantic models by `model_dump()`, and anything else as a `<TypeName>` placeholder.
+//! mappings, lists and tuples element by element, NumPy scalars (`numpy.generic`) by their `.item()`,
+//! dataclasses by their fields, pydantic models by `model_dump()`, and anything else (NumPy arrays
+//! included) as a `<TypeName>` placeholder. JSON cannot hold everything Python can: tuples arrive as
+//! lists, and a mapping key that is not a string, or a NaN or infinite float, is refused.
 
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -61,7 +63,7 @@ fn plain(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Json> {
     let py = obj.py();
     let ty = obj.get_type();
     let module: String = ty.getattr("__module__").and_then(|m| m.extract()).unwrap_or_default();
-    if module == "numpy" && obj.hasattr("item")? {
+    if module == "numpy" && obj.is_instance(&py.import("numpy")?.getattr("generic")?)? {
         return plain(&obj.call_method0("item")?, depth + 1);
     }
     if ty.hasattr("__dataclass_fields__")? && obj.cast::<PyType>().is_err() {
@@ -100,21 +102,17 @@ fn float(f: f64) -> PyResult<Json> {
     })
 }
 
-/// A mapping's items; keys become strings (an `int` key its decimal form).
+/// A mapping's items. Keys must be strings: a template would see another key as itself (`d[1]`,
+/// `{1: 'a'}` printed), which a JSON object cannot hold.
 fn mapping<'py>(items: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>, depth: usize) -> PyResult<Json> {
     let mut out = Map::new();
     for (k, v) in items {
-        let key = match plain(&k, depth + 1)? {
-            Json::String(s) => s,
-            Json::Number(n) => n.to_string(),
-            Json::Bool(b) => if b { "True" } else { "False" }.to_string(),
-            Json::Null => "None".to_string(),
-            _ => {
-                return Err(PyTypeError::new_err(format!(
-                    "unhashable key type for a template: {}",
-                    k.get_type().name()?
-                )))
-            }
+        let Json::String(key) = plain(&k, depth + 1)? else {
+            return Err(PyTypeError::new_err(format!(
+                "chatfmt passes only str keys to a template (JSON objects), but got the {} key {}; convert the keys to str",
+                k.get_type().name()?,
+                k.repr()?
+            )));
         };
         out.insert(key, plain(&v, depth + 1)?);
     }

@@ -312,7 +312,7 @@ impl Model {
         tools: Option<&Bound<'_, PyAny>>,
         documents: Option<&Bound<'_, PyAny>>,
         chat_template: Option<String>,
-        add_generation_prompt: bool,
+        add_generation_prompt: &Bound<'_, PyAny>,
         continue_final_message: Option<String>,
         kwargs: &Bound<'_, PyDict>,
         tokenize: bool,
@@ -330,15 +330,30 @@ impl Model {
             .iter()
             .map(|c| c.try_iter()?.map(|m| to_json(&m?)).collect())
             .collect::<PyResult<_>>()?;
+        let kwargs = to_object(kwargs.as_any())?;
+        if kwargs.contains_key("messages") {
+            // transformers passes the template variables next to its own `messages=`.
+            let render = match assistant_masks {
+                true => "transformers.utils.chat_template_utils._render_with_assistant_indices",
+                false => "jinja2.environment.Template.render",
+            };
+            return Err(PyTypeError::new_err(format!(
+                "{render}() got multiple values for keyword argument 'messages'"
+            )));
+        }
         let mut opts = ApplyOptions {
-            add_generation_prompt,
+            // The template reads it as a condition: Python's truthiness decides.
+            add_generation_prompt: add_generation_prompt.is_truthy()?,
             continue_final_message,
             tools: tools.map(to_json).transpose()?,
             documents: documents.map(to_json).transpose()?,
             chat_template,
-            kwargs: to_object(kwargs.as_any())?,
+            kwargs,
             clock: clock_of(now),
             track_spans: false,
+            // Every conversation here is one of the caller's batch (a single one included), whose
+            // emptiness the caller checked.
+            in_batch: true,
         };
         let encode = EncodeOptions {
             add_special_tokens: false,

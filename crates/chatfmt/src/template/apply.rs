@@ -24,6 +24,9 @@ pub struct ApplyOptions {
     pub clock: Clock,
     /// Record where each span of the prompt came from ([`Rendered::spans`]).
     pub track_spans: bool,
+    /// The conversation is one of a batch: transformers refuses an empty batch but hands an empty
+    /// conversation within one to the template.
+    pub in_batch: bool,
 }
 
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
@@ -216,7 +219,7 @@ impl ChatTemplate {
         selected: &'s Selected<'_>,
         input: &mut Input,
     ) -> Result<&'s Template, Error> {
-        if messages.is_empty() {
+        if messages.is_empty() && !opts.in_batch {
             return Err(value_error(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
