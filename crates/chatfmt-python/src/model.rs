@@ -474,6 +474,11 @@ impl Model {
     fn vocab_size(&self) -> PyResult<usize> {
         Ok(self.tokenizer()?.vocab().len())
     }
+
+    /// The model's own vocabulary size, without the added tokens.
+    fn model_vocab_size(&self) -> PyResult<usize> {
+        Ok(self.tokenizer()?.model_vocab_size())
+    }
 }
 
 impl Model {

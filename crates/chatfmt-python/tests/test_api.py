@@ -216,10 +216,10 @@ def test_bad_inputs_raise_clear_python_errors(llama3, tmp_path):
         ours.apply_chat_template(MESSAGES, tools=[42], tokenize=False)
     with pytest.raises(ValueError, match="not a valid TensorType"):
         ours.apply_chat_template(MESSAGES, return_tensors="tf")
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="text input must be of type `str`"):
         ours(42)
-    with pytest.raises(ValueError):
-        ours.padding_side = "middle"
+    with pytest.raises(ValueError, match="Padding side should be selected between 'right' and 'left'"):
+        chatfmt.Tokenizer.from_pretrained(kit_dir("tokens") / "tokenizers" / "llama3", padding_side="middle")
 
 
 def test_template_only_folders_render_without_a_tokenizer(tmp_path):

@@ -55,6 +55,7 @@ class Tokenizer:
     mask_token_id: Optional[int]
     padding_side: str
     truncation_side: str
+    model_max_length: int
     clean_up_tokenization_spaces: bool
     clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output: bool
     chat_template: Optional[Union[str, Dict[str, str]]]
@@ -76,8 +77,6 @@ class Tokenizer:
     def all_special_ids(self) -> List[Optional[int]]: ...
     @property
     def model_input_names(self) -> List[str]: ...
-    @property
-    def model_max_length(self) -> int: ...
     @property
     def vocab_size(self) -> int: ...
     def get_chat_template(self, chat_template: Optional[str] = ..., tools: Optional[list] = ...) -> str: ...

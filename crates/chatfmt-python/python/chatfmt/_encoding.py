@@ -37,7 +37,10 @@ def to_tensor(key: str, value: Any, return_tensors: str) -> Any:
             return np.asarray(value, dtype=dtype)
 
     else:
-        import torch
+        try:
+            import torch
+        except ImportError:
+            raise ImportError("Unable to convert output to PyTorch tensors format, PyTorch is not installed.") from None
 
         def make(value: Any, dtype: Any = None) -> Any:
             if isinstance(value, list) and value and isinstance(value[0], np.ndarray):

@@ -1,14 +1,17 @@
 """``chatfmt.patch``: a transformers tokenizer's ``apply_chat_template`` served by chatfmt.
 
 What chatfmt cannot serve exactly goes to the original method, with one warning per reason: a
-tokenizer chatfmt cannot load from its folder (or whose vocabulary has changed since), a
-``return_tensors`` other than ``"np"``/``"pt"``, or tokenizer arguments chatfmt does not take.
+tokenizer chatfmt cannot load from its folder (or whose vocabulary differs from it, checked on each
+call, as after ``add_tokens``), a ``return_tensors`` other than ``"np"``/``"pt"``, or tokenizer
+arguments chatfmt does not take. Encodings are transformers' own ``BatchEncoding``, without the
+``tokenizers`` encodings behind ``char_to_token`` and the like.
 """
 
 import inspect
 import logging
 from typing import Any, Callable, Optional
 
+from ._encoding import BatchEncoding
 from ._tokenizer import _CALL_OPTIONS, SPECIAL_TOKENS_ATTRIBUTES, Tokenizer
 
 _logger = logging.getLogger("chatfmt")
@@ -29,8 +32,6 @@ def _load(hf_tokenizer: Any) -> "tuple[Optional[Tokenizer], Optional[str]]":
         return None, f"chatfmt cannot load {hf_tokenizer.name_or_path!r} ({e})"
     if not ours._model.has_tokenizer:
         return None, f"{hf_tokenizer.name_or_path!r} has no tokenizer.json"
-    if len(ours) != len(hf_tokenizer):
-        return None, f"the vocabulary of {hf_tokenizer.name_or_path!r} differs from its tokenizer.json (added tokens?)"
     return ours, None
 
 
@@ -48,6 +49,7 @@ def _sync(ours: Tokenizer, hf_tokenizer: Any, state: dict) -> None:
             setattr(ours, name, value)
     ours.padding_side = hf_tokenizer.padding_side
     ours.truncation_side = hf_tokenizer.truncation_side
+    ours.model_max_length = hf_tokenizer.model_max_length
 
 
 def patch(hf_tokenizer: Any) -> Any:
@@ -63,6 +65,9 @@ def patch(hf_tokenizer: Any) -> Any:
         if ours is None:
             _fallback(reason or "chatfmt cannot load this tokenizer")
             return original(*args, **kwargs)
+        if len(ours) != len(hf_tokenizer):
+            _fallback(f"the vocabulary of {hf_tokenizer.name_or_path!r} differs from its tokenizer.json (added tokens?)")
+            return original(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         call = dict(bound.arguments)
         call.update(call.pop("kwargs", {}))
@@ -71,12 +76,21 @@ def patch(hf_tokenizer: Any) -> Any:
         if tensors not in (None, "np", "pt"):
             _fallback(f"return_tensors={tensors!r}")
             return original(*args, **kwargs)
-        extra = set(call.get("tokenizer_kwargs") or {}) - set(_CALL_OPTIONS)
+        given = call.get("tokenizer_kwargs")
+        if given is not None and not hasattr(given, "keys"):  # transformers' own error (or no use of them)
+            _fallback("tokenizer_kwargs that is not a mapping")
+            return original(*args, **kwargs)
+        extra = set(given or {}) - set(_CALL_OPTIONS)
         if extra:
             _fallback(f"tokenizer_kwargs {sorted(extra)}")
             return original(*args, **kwargs)
         _sync(ours, hf_tokenizer, state)
-        return ours.apply_chat_template(**call)
+        out = ours.apply_chat_template(**call)
+        if isinstance(out, BatchEncoding):
+            from transformers.tokenization_utils_base import BatchEncoding as HFBatchEncoding
+
+            out = HFBatchEncoding(dict(out), tensor_type=call.get("return_tensors"))
+        return out
 
     apply_chat_template.__doc__ = original.__doc__
     setattr(hf_tokenizer, _ORIGINAL, original)

@@ -6,6 +6,7 @@ import enum
 import inspect
 import json
 import re
+import sys
 import types
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -46,6 +47,19 @@ _CUSTOM_CLASS = (
 )
 
 
+def _bare_schema(hint: Any) -> Optional[Dict[str, Any]]:
+    """transformers' ``_get_json_schema_type``: also ``PIL.Image.Image`` as ``"image"`` and, with torch
+    2.6 or later, ``torch.Tensor`` as ``"audio"`` (a hint that is one has its module imported already,
+    so neither is imported here); an unhashable hint raises ``TypeError`` as there."""
+    image, torch = sys.modules.get("PIL.Image"), sys.modules.get("torch")
+    if image is not None and hint is image.Image:
+        return {"type": "image"}
+    if torch is not None and hint is torch.Tensor:
+        if tuple(int(n) for n in re.findall(r"\d+", torch.__version__)[:2]) >= (2, 6):
+            return {"type": "audio"}
+    return _BARE.get(hint)
+
+
 def _enum_schema(values: List[Any]) -> Dict[str, Any]:
     kinds: List[str] = []
     for v in values:
@@ -72,10 +86,7 @@ def _hint_schema(hint: Any) -> Dict[str, Any]:
                     "Enum member values must be int, float, str, bool or None to be converted to a JSON schema."
                 )
             return _enum_schema(values)
-        try:
-            known = _BARE.get(hint)
-        except TypeError:  # unhashable hint
-            known = None
+        known = _bare_schema(hint)
         if known is None:
             raise TypeHintParsingException(_CUSTOM_CLASS.format(hint))
         return dict(known)

@@ -15,8 +15,10 @@ _logger = logging.getLogger("chatfmt")
 _warned: set = set()
 
 SPECIAL_TOKENS_ATTRIBUTES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
-# transformers' "no limit" model_max_length (VERY_LARGE_INTEGER).
+# transformers' "no limit" model_max_length (VERY_LARGE_INTEGER), and the bound above which a
+# model_max_length counts as no limit (LARGE_INTEGER).
 _VERY_LARGE_INTEGER = int(1e30)
+_LARGE_INTEGER = int(1e20)
 _GENERATION_TAG = re.compile(r"\{\%-?\s*generation\s*-?\%\}")
 # The arguments ``apply_chat_template`` passes to ``self(...)`` besides ``tokenizer_kwargs``.
 _CHAT_CALL_ARGUMENTS = ("padding", "truncation", "max_length", "add_special_tokens", "return_tensors", "sanitize_control_tokens")
@@ -45,7 +47,7 @@ def _padding(padding: Any) -> str:
 
 def _truncates(truncation: Any) -> bool:
     """Whether a ``truncation=`` value truncates (one sequence: every strategy but
-    ``do_not_truncate`` cuts it the same way)."""
+    ``do_not_truncate`` cuts it the same way, ``only_second`` where it does not raise)."""
     value = getattr(truncation, "value", truncation)
     if value is False or value is None or value == "do_not_truncate":
         return False
@@ -142,6 +144,20 @@ def _added_by_post_processor(with_specials: List[int], plain: List[int], attenti
     raise ValueError("chatfmt cannot tell which tokens the post-processor added to this text")
 
 
+def _is_text_input(text: Any) -> bool:
+    """transformers' check of ``tokenizer(text)``'s input: a string or (nested up to three deep) lists
+    and tuples, judged by their first items."""
+    for _ in range(3):
+        if isinstance(text, str):
+            return True
+        if not isinstance(text, (list, tuple)):
+            return False
+        if len(text) == 0:
+            return True
+        text = text[0]
+    return isinstance(text, str)
+
+
 def _ids_list(ids: Any) -> List[int]:
     if hasattr(ids, "tolist"):
         ids = ids.tolist()
@@ -161,8 +177,11 @@ class Tokenizer:
         config = config or {}
         self._model = model
         self._extra_special_tokens = _extra_special_tokens(config)
-        self._padding_side = model.padding_side or "right"
+        # Set freely, as on a transformers tokenizer: a bad padding side fails only when padding.
+        self.padding_side: str = model.padding_side or "right"
         self._truncation_side = model.truncation_side or "right"
+        limit = model.model_max_length
+        self.model_max_length: int = _VERY_LARGE_INTEGER if limit is None else limit
         names = config.get("model_input_names")
         self._model_input_names = list(names) if isinstance(names, list) else ["input_ids", "attention_mask"]
         self.clean_up_tokenization_spaces = bool(config.get("clean_up_tokenization_spaces", False))
@@ -191,6 +210,7 @@ class Tokenizer:
         model = _native.Model.load(path, os.fspath(cache_dir) if cache_dir is not None else None, revision)
         tok = cls(model, _config(model.path))
         if padding_side is not None:
+            _check_side("padding", padding_side)
             tok.padding_side = padding_side
         return tok
 
@@ -280,7 +300,6 @@ class Tokenizer:
             return_dict = False
         if return_assistant_tokens_mask and not (return_dict and tokenize):
             raise ValueError("`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`")
-        tokenizer_kwargs = dict(tokenizer_kwargs or {})
         source = self.get_chat_template(chat_template, tools)
         if isinstance(conversation, (list, tuple)) and len(conversation) == 0:
             raise ValueError("Cannot apply chat template to an empty conversation. Provide at least one message.")
@@ -320,15 +339,20 @@ class Tokenizer:
             texts = [r[0] for r in rows]
             return texts if is_batched else texts[0]
         try:
-            options = _call_options(self, tokenizer_kwargs, _CHAT_CALL_ARGUMENTS)
+            if tokenizer_kwargs is None:
+                tokenizer_kwargs = {}
+            elif not hasattr(tokenizer_kwargs, "keys"):  # as Python rejects `self(..., **tokenizer_kwargs)`
+                raise TypeError(f"{self!r} argument after ** must be a mapping, not {type(tokenizer_kwargs).__name__}")
+            options = _call_options(self, dict(tokenizer_kwargs), _CHAT_CALL_ARGUMENTS)
             tensors = _tensor_type(return_tensors)
-            padding_mode = _padding(padding)
-            truncates = _truncates(truncation)
+            padding_mode, truncates, max_length = self._strategies(
+                padding, truncation, max_length, options["pad_to_multiple_of"]
+            )
+            padding_side = self._padding_side(padding_mode, options["padding_side"])
         except (TypeError, ValueError):
             # transformers renders before it calls the tokenizer: template errors come first.
             self._apply(conversations, tokenize=False, **render_only, **_NO_ENCODING)
             raise
-        self._check_lengths(padding_mode, truncates, max_length, options["pad_to_multiple_of"])
         rows = self._apply(
             conversations,
             **render_only,
@@ -337,11 +361,13 @@ class Tokenizer:
             padding=padding_mode,
             truncation=truncates,
             max_length=max_length,
-            padding_side=options["padding_side"] or self.padding_side,
+            padding_side=padding_side,
             sanitize=sanitize_control_tokens,
             pad_to_multiple_of=options["pad_to_multiple_of"],
             truncation_side=self.truncation_side,
         )
+        if truncates and not sanitize_control_tokens:  # transformers truncates sanitized chats itself
+            self._check_only_second(truncation, [r[0] for r in rows], False, max_length)
         out = self._encoding(
             [r[1] for r in rows],
             [r[2] for r in rows],
@@ -356,15 +382,53 @@ class Tokenizer:
             out.convert_to_tensors(tensors)
         return out if return_dict else out["input_ids"]
 
-    def _check_lengths(self, padding: str, truncates: bool, max_length: Optional[int], multiple: Optional[int]) -> None:
-        """transformers' check that truncation leaves room for ``pad_to_multiple_of``."""
-        if max_length is None and (padding == "max_length" or truncates):
-            max_length = self._model.model_max_length
-        if truncates and padding != "none" and multiple is not None and max_length is not None and max_length % multiple:
+    def _strategies(
+        self, padding: Any, truncation: Any, max_length: Optional[int], multiple: Optional[int]
+    ) -> "tuple[str, bool, Optional[int]]":
+        """transformers' ``_get_padding_truncation_strategies``: the padding mode, whether to truncate, and
+        the length both go by, ``model_max_length`` when ``max_length`` is None (neither pads nor truncates
+        when that is unlimited); checks for a pad token and that truncation leaves room for
+        ``pad_to_multiple_of``."""
+        padding_mode, truncates = _padding(padding), _truncates(truncation)
+        if max_length is None:
+            unlimited = self.model_max_length > _LARGE_INTEGER
+            if padding_mode == "max_length":
+                padding_mode, max_length = ("none", None) if unlimited else (padding_mode, self.model_max_length)
+            if truncates:
+                truncates, max_length = (False, None) if unlimited else (True, self.model_max_length)
+        if padding_mode != "none" and self.pad_token is None:
+            raise ValueError(
+                "Asking to pad but the tokenizer does not have a padding token. Please select a token to use as "
+                "`pad_token` `(tokenizer.pad_token = tokenizer.eos_token e.g.)` or add a new pad token via "
+                "`tokenizer.add_special_tokens({'pad_token': '[PAD]'})`."
+            )
+        if truncates and padding_mode != "none" and multiple is not None and max_length is not None and max_length % multiple:
             raise ValueError(
                 "Truncation and padding are both activated but "
                 f"truncation length ({max_length}) is not a multiple of pad_to_multiple_of ({multiple})."
             )
+        return padding_mode, truncates, max_length
+
+    def _padding_side(self, padding_mode: str, padding_side: Optional[str]) -> Optional[str]:
+        """The side to pad on (None when not padding), checked as ``tokenizers`` checks it."""
+        if padding_mode == "none":
+            return None
+        side = self.padding_side if padding_side is None else padding_side
+        if side not in ("left", "right"):
+            raise ValueError(f"Unknown `direction`: `{side}`. Use one of `left` or `right`")
+        return side
+
+    def _check_only_second(self, truncation: Any, texts: List[str], add_special_tokens: bool, max_length: int) -> None:
+        """``tokenizers``' error for ``only_second`` truncation of single texts: raised where it would cut,
+        at ``max_length`` less the special tokens added (when that leaves a positive length)."""
+        if getattr(truncation, "value", truncation) != "only_second":
+            return
+        uncut = dict(truncation=False, max_length=None, padding="none", padding_side=None)
+        plain = self._model.encode(texts, add_special_tokens=False, **uncut)
+        full = self._model.encode(texts, add_special_tokens=True, **uncut) if add_special_tokens else plain
+        for (ids, _), (all_ids, _) in zip(plain, full):
+            if max_length > len(all_ids) - len(ids) and len(all_ids) > max_length:
+                raise Exception("Truncation error: Second sequence not provided")
 
     def _encoding(
         self, ids: list, attention: list, added: list, options: Dict[str, Any], *, batched: bool
@@ -395,6 +459,10 @@ class Tokenizer:
         return out
 
     def _apply(self, conversations: list, *, tools: Any, documents: Any, continue_final_message: Any, **options: Any) -> list:
+        template = options["chat_template"]
+        if template is not None and not isinstance(template, str):
+            hash(template)  # transformers' template cache rejects an unhashable one first
+            raise TypeError("Can't compile non template nodes")  # jinja2's error for a non-string source
         schemas = _tool_schemas(tools)
         if documents is not None:
             for document in documents:
@@ -529,32 +597,39 @@ class Tokenizer:
             raise TypeError(f"chatfmt does not support the tokenizer arguments {asked}")
         if text is None:
             raise ValueError("You need to specify either `text` or `text_target`.")
-        if not isinstance(text, (str, list, tuple)):
-            raise TypeError(f"text input must be of type `str` (single example) or `list[str]` (batch), not {type(text).__name__}")
+        options = {k: given[k] for k in _CALL_OPTIONS}
+        truncation = given["truncation"]
+        # transformers: max_length alone (no padding, truncation unset) truncates.
+        if given["max_length"] is not None and given["padding"] is False and truncation is None:
+            truncation = True
+        padding_mode, truncates, max_length = self._strategies(
+            given["padding"], truncation, given["max_length"], options["pad_to_multiple_of"]
+        )
+        if not _is_text_input(text):
+            raise ValueError(
+                "text input must be of type `str` (single example), `list[str]` (batch or single pretokenized "
+                "example) or `list[list[str]]` (batch of pretokenized examples) or `list[tuple[list[str], "
+                "list[str]]]` (batch of pretokenized sequence pairs)."
+            )
         batched = not isinstance(text, str)
         texts = list(text) if batched else [text]
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("text input must be of type `str` (single example) or `list[str]` (batch)")
-        options = {k: given[k] for k in _CALL_OPTIONS}
-        max_length = given["max_length"]
-        truncation = given["truncation"]
-        # transformers: max_length alone (no padding, truncation unset) truncates.
-        if max_length is not None and given["padding"] is False and truncation is None:
-            truncation = True
-        padding_mode = _padding(given["padding"])
-        truncates = _truncates(truncation)
-        tensors = _tensor_type(given["return_tensors"])
-        self._check_lengths(padding_mode, truncates, max_length, options["pad_to_multiple_of"])
         encode = dict(
             add_special_tokens=bool(given["add_special_tokens"]),
             truncation=truncates,
             max_length=max_length,
             padding=padding_mode,
-            padding_side=options["padding_side"] or self.padding_side,
+            padding_side=self._padding_side(padding_mode, options["padding_side"]),
             pad_to_multiple_of=options["pad_to_multiple_of"],
             truncation_side=self.truncation_side,
         )
+        if not texts:
+            raise IndexError("list index out of range")  # transformers' failure on an empty batch
+        tensors = _tensor_type(given["return_tensors"])
         rows = self._model.encode(texts, **encode)
+        if truncates:
+            self._check_only_second(truncation, texts, encode["add_special_tokens"], max_length)
         added = [[0] * len(r[0]) for r in rows]
         if options["return_special_tokens_mask"] and encode["add_special_tokens"]:
             plain = self._model.encode(
@@ -621,8 +696,6 @@ class Tokenizer:
 
     def convert_tokens_to_ids(self, tokens: Any) -> Any:
         """The id of a token string (the unknown token's id when absent), or of each of a list."""
-        if tokens is None:
-            return None
         if isinstance(tokens, str):
             found = self._model.token_to_id(tokens)
             if found is None and "unk_token" in self.special_tokens_map:
@@ -636,20 +709,26 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        return self._model.vocab_size()
+        """The size of the tokenizer model's own vocabulary: without the added tokens ``len()`` counts."""
+        return self._model.model_vocab_size()
 
     def __len__(self) -> int:
         return self._model.vocab_size()
 
     @property
+    def truncation_side(self) -> str:
+        """The side truncation cuts ("left" or "right", checked when set)."""
+        return self._truncation_side
+
+    @truncation_side.setter
+    def truncation_side(self, value: str) -> None:
+        _check_side("truncation", value)
+        self._truncation_side = value
+
+    @property
     def model_input_names(self) -> List[str]:
         """The model inputs ``tokenizer(...)`` returns by default (the config's ``model_input_names``)."""
         return list(self._model_input_names)
-
-    @property
-    def model_max_length(self) -> int:
-        limit = self._model.model_max_length
-        return _VERY_LARGE_INTEGER if limit is None else limit
 
     def __reduce__(self) -> Any:
         """Pickles by the resolved model files and the changes made since loading, in a stable order,
@@ -662,8 +741,9 @@ class Tokenizer:
             "chat_template": template,
             "special_tokens": dict(sorted(self._model.special_tokens.items())),
             "extra_special_tokens": list(self._extra_special_tokens),
-            "padding_side": self._padding_side,
+            "padding_side": self.padding_side,
             "truncation_side": self._truncation_side,
+            "model_max_length": self.model_max_length,
             "clean_up_tokenization_spaces": self.clean_up_tokenization_spaces,
         }
         return (_restore, (state,))
@@ -695,25 +775,11 @@ def _special_id_property(name: str) -> property:
     return property(get, set_, doc=f"The id of the {name.replace('_', ' ')} (settable).")
 
 
-def _side_property(kind: str) -> property:
-    """``padding_side`` / ``truncation_side``: "left" or "right", checked when set."""
-    attribute = f"_{kind}_side"
-
-    def get(self: Tokenizer) -> str:
-        return getattr(self, attribute)
-
-    def set_(self: Tokenizer, value: str) -> None:
-        if value not in ("left", "right"):
-            raise ValueError(
-                f"{kind.capitalize()} side should be selected between 'right' and 'left', current value: {value}"
-            )
-        setattr(self, attribute, value)
-
-    return property(get, set_, doc=f"The side {kind} applies to (settable).")
+def _check_side(kind: str, value: Any) -> None:
+    if value not in ("left", "right"):
+        raise ValueError(f"{kind.capitalize()} side should be selected between 'right' and 'left', current value: {value}")
 
 
-Tokenizer.padding_side = _side_property("padding")  # type: ignore[assignment]
-Tokenizer.truncation_side = _side_property("truncation")  # type: ignore[assignment]
 for _name in SPECIAL_TOKENS_ATTRIBUTES:
     setattr(Tokenizer, _name, _special_property(_name))
     setattr(Tokenizer, f"{_name}_id", _special_id_property(_name))
@@ -732,6 +798,7 @@ def _restore(state: Dict[str, Any]) -> Tokenizer:
         tok.chat_template = state["chat_template"]
     tok.padding_side = state["padding_side"]
     tok.truncation_side = state["truncation_side"]
+    tok.model_max_length = state["model_max_length"]
     tok.clean_up_tokenization_spaces = state["clean_up_tokenization_spaces"]
     return tok
 
