@@ -12,7 +12,7 @@ sys.path.insert(0, str(REPO / "crates" / "chatfmt" / "tests" / "support"))
 
 from kits import kit_dir  # noqa: E402  (the test modules import it from here)
 
-__all__ = ["kit_dir"]
+__all__ = ["kit_dir", "outcome"]
 
 
 def read_jsonl(path: pathlib.Path) -> list:
@@ -28,3 +28,23 @@ def error_record(e: BaseException) -> dict:
 @pytest.fixture(scope="session")
 def repo() -> pathlib.Path:
     return REPO
+
+
+def plain(value):
+    """Arrays as (dtype, nested lists), recursively, so that results compare with ``==``."""
+    if hasattr(value, "dtype") and hasattr(value, "tolist"):
+        return (str(value.dtype), [plain(v) for v in value] if value.dtype == object else value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def outcome(call):
+    """A call's result as plain values, or its exception's class name and message."""
+    try:
+        result = call()
+    except Exception as e:  # the comparison is the point: any class, with its message
+        return ("raised", type(e).__name__, str(e))
+    if hasattr(result, "items"):  # transformers' BatchEncoding is a UserDict
+        return {k: plain(v) for k, v in result.items()}
+    return plain(result)

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 import chatfmt
-from conftest import kit_dir
+from conftest import kit_dir, outcome
 
 NAMES = ["qwen3", "llama3", "mistral-7b-v0.1"]
 CHAT = [{"role": "user", "content": "one two three four five six"}]
@@ -30,26 +30,6 @@ def pair(request):
     if theirs.chat_template is None:
         ours.chat_template = theirs.chat_template = TEMPLATE
     return ours, theirs
-
-
-def plain(value):
-    """Arrays as (dtype, nested lists), recursively, so that results compare with ``==``."""
-    if hasattr(value, "dtype") and hasattr(value, "tolist"):
-        return (str(value.dtype), [plain(v) for v in value] if value.dtype == object else value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-def outcome(call):
-    """A call's result as plain values, or its exception's class name and message."""
-    try:
-        result = call()
-    except Exception as e:  # the comparison is the point: any class, with its message
-        return ("raised", type(e).__name__, str(e))
-    if hasattr(result, "items"):
-        return {k: plain(v) for k, v in result.items()}
-    return plain(result)
 
 
 def same(ours, theirs, call):

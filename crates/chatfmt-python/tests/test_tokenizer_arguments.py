@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 import chatfmt
-from conftest import kit_dir
+from conftest import kit_dir, outcome
 
 CHATS = [
     [{"role": "user", "content": "Hi there! café"}, {"role": "assistant", "content": "Hello , you 're fine ."}],
@@ -26,26 +26,6 @@ def pair(request):
         ours.pad_token = ours.eos_token
         theirs.pad_token = theirs.eos_token
     return ours, theirs
-
-
-def plain(value):
-    """Arrays as (dtype, nested lists), recursively, so that results compare with ``==``."""
-    if hasattr(value, "dtype") and hasattr(value, "tolist"):
-        return (str(value.dtype), [plain(v) for v in value] if value.dtype == object else value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-def outcome(call):
-    """A call's result as plain values, or its exception's class name and message."""
-    try:
-        result = call()
-    except Exception as e:  # the comparison is the point: any class, with its message
-        return ("raised", type(e).__name__, str(e))
-    if hasattr(result, "items"):  # transformers' BatchEncoding is a UserDict
-        return {k: plain(v) for k, v in result.items()}
-    return plain(result)
 
 
 def same(ours, theirs, method, *args, **kwargs):
