@@ -220,8 +220,9 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
         .pool
         .run(light, move || {
             if vllm {
+                // vLLM answers `tokenizer.decode(tokens)`.
                 return (model.tokenizer()?)
-                    .decode(&tokens)
+                    .decode_as_transformers(&tokens, false)
                     .map_err(|e| ApiError::tokenize(&e, false));
             }
             // llama.cpp's `tokens_to_str`: the pieces' bytes one after the other, invalid UTF-8

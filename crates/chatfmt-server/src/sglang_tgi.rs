@@ -159,7 +159,7 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
             (lists.iter())
                 .map(|ids| {
                     tokenizer
-                        .decode_with(ids, skip)
+                        .decode_as_transformers(ids, skip)
                         .map_err(|e| ApiError::tokenize(&e, false))
                 })
                 .collect::<Result<Vec<_>, _>>()

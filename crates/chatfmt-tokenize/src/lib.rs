@@ -68,6 +68,9 @@ pub struct ChatTokenizer {
     padding_side: Side,
     truncation_side: Side,
     model_max_length: Option<usize>,
+    /// Whether transformers' `decode` cleans up the decoded text by default (see
+    /// [`ChatTokenizer::decode_as_transformers`]).
+    clean_up_decoded: bool,
     chat_control_tokens: Option<Vec<String>>,
 }
 

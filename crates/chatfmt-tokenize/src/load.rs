@@ -104,6 +104,16 @@ impl ChatTokenizer {
             .and_then(Json::as_f64)
             .filter(|&n| n <= LARGE_INTEGER)
             .map(|n| n as usize);
+        // transformers' decode skips the clean-up for a BPE model unless told it may corrupt it.
+        let flag = |key: &str| config.get(key).is_some_and(chatfmt::json_input::py_truthy);
+        let clean_up_decoded = flag("clean_up_tokenization_spaces")
+            && (json
+                .tree()
+                .get("model")
+                .and_then(|m| m.get("type"))
+                .and_then(Json::as_str)
+                != Some("BPE")
+                || flag("clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output"));
         let chat_control_tokens = config
             .get("chat_control_tokens")
             .and_then(Json::as_array)
@@ -119,6 +129,7 @@ impl ChatTokenizer {
             padding_side,
             truncation_side,
             model_max_length,
+            clean_up_decoded,
             chat_control_tokens,
         })
     }

@@ -43,6 +43,19 @@ impl ChatTokenizer {
         })
     }
 
+    /// The text of `ids` as transformers' `tokenizer.decode(ids, skip_special_tokens=...)` gives it
+    /// with the tokenizer's own settings: the decoder's text, cleaned up by `clean_up_tokenization`
+    /// when `tokenizer_config.json` sets `clean_up_tokenization_spaces` (which transformers ignores
+    /// for a BPE model unless `clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output`
+    /// is set too).
+    pub fn decode_as_transformers(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
+        let text = self.decode_with(ids, skip_special_tokens)?;
+        Ok(match self.clean_up_decoded {
+            true => clean_up_tokenization(&text),
+            false => text,
+        })
+    }
+
     /// The `tokenizer.json` model's type (`"BPE"`, `"Unigram"`, `"WordPiece"`, ...).
     pub fn model_type(&self) -> Option<&str> {
         self.json.tree().get("model")?.get("type")?.as_str()
@@ -57,4 +70,24 @@ impl ChatTokenizer {
     pub fn model_max_length(&self) -> Option<usize> {
         self.model_max_length
     }
+}
+
+/// transformers' `clean_up_tokenization`: no space before `.`, `?`, `!` and `,`, nor around an
+/// apostrophe of an English contraction, replaced in this order.
+fn clean_up_tokenization(text: &str) -> String {
+    const JOINED: [(&str, &str); 10] = [
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
+    ];
+    JOINED
+        .iter()
+        .fold(text.to_string(), |t, (spaced, joined)| t.replace(spaced, joined))
 }
