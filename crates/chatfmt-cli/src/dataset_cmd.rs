@@ -87,6 +87,9 @@ pub struct DatasetArgs {
     /// Name of the tools column.
     #[arg(long, default_value = "tools")]
     tools_field: String,
+    /// Name of the documents column (for RAG templates).
+    #[arg(long, default_value = "documents")]
+    documents_field: String,
     /// Worker threads (default: all cores).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
@@ -167,6 +170,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             messages: args.messages_field,
             conversations: args.conversations_field,
             tools: args.tools_field,
+            documents: args.documents_field,
         },
         max_length: args.max_length,
         spans,

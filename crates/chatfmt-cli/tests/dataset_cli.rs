@@ -335,3 +335,54 @@ fn masks_write_assistant_and_message_spans_and_reject_empty_masks() {
     assert!(err.contains("--masks provenance"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What transformers' `apply_chat_template(row["messages"], tools=row["tools"],
+/// documents=row["documents"])` gets from a row: the documents column reaches the template, a column
+/// given as a JSON string is parsed, and a message's keys (its role included) are the template's to
+/// read.
+#[test]
+fn documents_json_strings_and_messages_without_a_role_reach_the_template() {
+    let dir = temp("documents");
+    let template = dir.join("t.jinja");
+    std::fs::write(
+        &template,
+        "{% for d in documents %}[{{ d.title }}]{% endfor %}{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}",
+    )
+    .expect("template");
+    let input = dir.join("in.jsonl");
+    let rows = [
+        r#"{"messages": [{"role": "user", "content": "Hi"}], "documents": [{"title": "A", "text": "a"}]}"#,
+        r#"{"messages": "[{\"role\": \"user\", \"content\": \"Hi\"}]", "documents": "[{\"title\": \"B\", \"text\": \"b\"}]"}"#,
+        r#"{"messages": [{"content": "no role"}], "documents": []}"#,
+        r#"{"messages": "{\"role\": \"user\"}", "documents": []}"#,
+    ];
+    std::fs::write(&input, rows.join("\n") + "\n").expect("input");
+    let output = dir.join("out.jsonl");
+    let out = chatfmt(&[
+        "dataset",
+        &s(&input),
+        "--template",
+        &s(&template),
+        "--output",
+        &s(&output),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<serde_json::Value> = std::fs::read_to_string(&output)
+        .expect("output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("row"))
+        .collect();
+    let texts: Vec<Option<&str>> = written.iter().map(|r| r["text"].as_str()).collect();
+    assert_eq!(
+        texts[..3],
+        [Some("[A]user:Hi;"), Some("[B]user:Hi;"), Some(":no role;")]
+    );
+    assert!(
+        written[3]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("field `messages` is a JSON string of an object, not a list of messages")),
+        "{:?}",
+        written[3]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

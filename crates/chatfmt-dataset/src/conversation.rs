@@ -24,6 +24,8 @@ pub struct Fields {
     pub conversations: String,
     /// The tool schemas column (default `tools`); a JSON string is parsed.
     pub tools: String,
+    /// The documents column (default `documents`, for RAG templates); a JSON string is parsed.
+    pub documents: String,
 }
 
 impl Default for Fields {
@@ -33,6 +35,7 @@ impl Default for Fields {
             messages: "messages".into(),
             conversations: "conversations".into(),
             tools: "tools".into(),
+            documents: "documents".into(),
         }
     }
 }
@@ -42,6 +45,7 @@ impl Default for Fields {
 pub struct Conversation {
     pub messages: Vec<Json>,
     pub tools: Option<Json>,
+    pub documents: Option<Json>,
 }
 
 fn type_name(v: &Json) -> &'static str {
@@ -71,6 +75,27 @@ fn sharegpt_role(from: &str) -> Option<&'static str> {
     }
 }
 
+/// A column holding a list (of messages, tool schemas, documents), or a JSON string of one; `None`
+/// when the row lacks it or holds null.
+fn list_field(obj: &Map<String, Json>, field: &str, what: &str) -> Result<Option<Vec<Json>>, Error> {
+    match obj.get(field) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) => match serde_json::from_str(s) {
+            Ok(Json::Array(list)) => Ok(Some(list)),
+            Ok(v) => Err(invalid(format!(
+                "field `{field}` is a JSON string of {}, not a list of {what}",
+                type_name(&v)
+            ))),
+            Err(e) => Err(invalid(format!("field `{field}` is a string but not JSON: {e}"))),
+        },
+        Some(Json::Array(list)) => Ok(Some(list.clone())),
+        Some(v) => Err(invalid(format!(
+            "field `{field}` must be a list of {what} (or a JSON string of one), got {}",
+            type_name(v)
+        ))),
+    }
+}
+
 impl Fields {
     /// The conversation of `row`, or why the row has none.
     pub fn conversation(&self, row: &Json) -> Result<Conversation, Error> {
@@ -89,56 +114,33 @@ impl Fields {
         } else {
             self.sharegpt_of(obj)?
         };
-        let tools = match obj.get(&self.tools) {
-            None | Some(Json::Null) => None,
-            Some(Json::String(s)) => Some(
-                serde_json::from_str(s)
-                    .map_err(|e| invalid(format!("field `{}` is a string but not JSON: {e}", self.tools)))?,
-            ),
-            Some(v @ Json::Array(_)) => Some(v.clone()),
-            Some(v) => {
-                return Err(invalid(format!(
-                    "field `{}` must be a list of tool schemas (or a JSON string of one), got {}",
-                    self.tools,
-                    type_name(v)
-                )))
-            }
-        };
-        Ok(Conversation { messages, tools })
+        let tools = list_field(obj, &self.tools, "tool schemas")?.map(Json::Array);
+        let documents = list_field(obj, &self.documents, "documents")?.map(Json::Array);
+        Ok(Conversation {
+            messages,
+            tools,
+            documents,
+        })
     }
 
     fn messages_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, Error> {
         let field = &self.messages;
-        let list = match obj.get(field) {
+        let list = match list_field(obj, field, "messages")? {
+            Some(list) => list,
+            None if obj.contains_key(field) => {
+                return Err(invalid(format!("{field} is null; expected a list of messages")))
+            }
             None => return Err(invalid(format!("missing field `{field}` (the conversation)"))),
-            Some(Json::Null) => return Err(invalid(format!("{field} is null; expected a list of messages"))),
-            Some(Json::Array(list)) => list,
-            Some(v) => {
-                return Err(invalid(format!(
-                    "field `{field}` must be a list of messages, got {}",
-                    type_name(v)
-                )))
-            }
         };
-        for (i, m) in list.iter().enumerate() {
-            let Json::Object(m) = m else {
-                return Err(invalid(format!(
-                    "{field}[{i}] must be an object with role and content, got {}",
-                    type_name(m)
-                )));
-            };
-            match m.get("role") {
-                Some(Json::String(_)) => {}
-                Some(v) => {
-                    return Err(invalid(format!(
-                        "{field}[{i}].role must be a string, got {}",
-                        type_name(v)
-                    )))
-                }
-                None => return Err(invalid(format!("{field}[{i}] has no `role`"))),
-            }
+        // Only objects: what a message holds (its role included) is the template's to read, as
+        // transformers leaves it.
+        if let Some((i, m)) = list.iter().enumerate().find(|(_, m)| !m.is_object()) {
+            return Err(invalid(format!(
+                "{field}[{i}] must be an object with role and content, got {}",
+                type_name(m)
+            )));
         }
-        Ok(list.clone())
+        Ok(list)
     }
 
     fn sharegpt_of(&self, obj: &Map<String, Json>) -> Result<Vec<Json>, Error> {
@@ -203,7 +205,9 @@ mod tests {
     fn bad_rows_say_why() {
         let f = Fields::default();
         let err = |row: Json| f.conversation(&row).unwrap_err().to_string();
-        assert!(err(json!({"messages": 42})).contains("must be a list of messages, got a number"));
+        assert!(
+            err(json!({"messages": 42})).contains("must be a list of messages (or a JSON string of one), got a number")
+        );
         assert!(err(json!({"conversations": [{"from": "bot", "value": "x"}]})).contains("unknown ShareGPT role"));
         assert!(err(json!({"text": "x"})).contains("missing field `messages`"));
         assert!(err(json!({"messages": [], "tools": "{"})).contains("not JSON"));

@@ -155,16 +155,17 @@ impl Formatter {
             .fields
             .conversation(value)
             .map_err(|e| Reject::new(index, INVALID_INPUT, e))?;
-        // The shared options, copied only for a row that has tools of its own.
-        let with_tools;
-        let apply = match conv.tools {
-            None => &self.apply,
-            Some(tools) => {
-                with_tools = ApplyOptions {
-                    tools: Some(tools),
+        // The shared options, copied only for a row that has tools or documents of its own.
+        let own;
+        let apply = match (conv.tools, conv.documents) {
+            (None, None) => &self.apply,
+            (tools, documents) => {
+                own = ApplyOptions {
+                    tools,
+                    documents,
                     ..self.apply.clone()
                 };
-                &with_tools
+                &own
             }
         };
         let template_error = |e: chatfmt::jinja::Error| Reject::new(index, e.kind().python_name(), e.located_message());
@@ -420,6 +421,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
         config.fields.messages.as_str(),
         config.fields.conversations.as_str(),
         config.fields.tools.as_str(),
+        config.fields.documents.as_str(),
     ];
     let chunk_rows = config.window.max(1);
     let source = Source::open(&config.input, config.input_format, &columns, chunk_rows)?;
