@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Writes crates/chatfmt-tokenize/tests/fixtures/token_offsets.json: reference token ids and character -> token
 maps from transformers, for the offsets behind assistant masks: text in and out of Unicode NFC (normalization
-alignments) and ByteLevel post-processors that trim offsets.
+alignments), ByteLevel post-processors that trim offsets, and SentencePiece-style text holding the space marker
+`▁` itself.
 
     target/bench/venv/bin/python scripts/gen_token_offsets.py   # the venv of scripts/bench_dataset.py
 
 `tokenizers` lists the tokenizers: the tokens kit's three, and variants of them whose tokenizer.json
-`post_processor` is replaced (the test builds the same variants from the kit's files). Each record: tokenizer,
-text, whether the text is NFC, `tokenizer(text, add_special_tokens=False)["input_ids"]`, and `char_to_token`:
-for every character of the text, `BatchEncoding.char_to_token(i)` (None when no token holds it), which is all
-that transformers' assistant masks read from a tokenization.
+`post_processor` is replaced, whose tokenizer_config.json takes the settings of `config`, or (`drop_marker_piece`)
+whose vocabulary has no `▁` piece, so that byte fallback spells it `<0xE2><0x96><0x81>` (the test builds the
+same variants from the kit's files). Each record: tokenizer, text, whether the text is NFC,
+`tokenizer(text, add_special_tokens=False)["input_ids"]`, and `char_to_token`: for every character of the text,
+`BatchEncoding.char_to_token(i)` (None when no token holds it), which is all that transformers' assistant masks
+read from a tokenization; the records of texts holding `▁` also have the `offset_mapping` of each token.
+`chats`: `apply_chat_template(messages, chat_template=template, tokenize=True, return_dict=True,
+return_assistant_tokens_mask=True)` of conversations holding `▁`, with the SentencePiece tokenizers.
 """
 import json
 import os
@@ -33,6 +38,39 @@ TOKENIZERS = [
     {"name": "qwen3+trim-no-prefix", "base": "qwen3", "post_processor": dict(TRIM, add_prefix_space=False)},
     # Llama 3's own Sequence, its ByteLevel member trimming.
     {"name": "llama3+trim", "base": "llama3", "post_processor_member_trim": True},
+    # Metaspace with prepend_scheme "first" (LlamaTokenizer, legacy=False).
+    {"name": "mistral-7b-v0.1+first", "base": "mistral-7b-v0.1", "config": {"legacy": False}},
+    # tokenizer.json's own Prepend + Replace normalizers (not LlamaTokenizer's Metaspace).
+    {"name": "mistral-7b-v0.1+prepend", "base": "mistral-7b-v0.1",
+     "config": {"tokenizer_class": "PreTrainedTokenizerFast"}},
+    {"name": "mistral-7b-v0.1+byte-marker", "base": "mistral-7b-v0.1", "drop_marker_piece": True},
+]
+SENTENCEPIECE = [t["name"] for t in TOKENIZERS if t["base"] == "mistral-7b-v0.1"]
+
+MARKER = "\u2581"
+# The marker character in the text: alone, doubled, at either end, beside spaces (where it is ambiguous with
+# a space or the prefix marker) and beside added tokens (where segments start).
+MARKER_TEXTS = [
+    "\u2581", "\u2581\u2581", "\u2581x", "x\u2581", "a\u2581b", "\u2581 ", " \u2581", "\u2581 \u2581", " \u2581 ",
+    "  \u2581\u2581  ", "\u2581\u2581\u2581\u2581hello world", "\u2581\u2581 a \u2581 b\u2581 \u2581c",
+    "</s>\u2581<s>\u2581x", "<s>\u2581", "\u2581</s>", "<s> \u2581", "<s>\u2581 x", "x </s> \u2581\u2581</s>",
+    "[INST] \u2581start mid\u2581dle end\u2581 [/INST]\u2581\u2581 a \u2581 b\u2581 \u2581c</s>\u2581<s>\u2581x",
+    "\u2581\U0001f600\u2581\u00e9\u2581\u6771", "\n\u2581\n \u2581\t\u2581", "\u2581the \u2581\u2581the the\u2581",
+]
+MARKER_POOL = [MARKER, MARKER * 2, MARKER * 4, " ", "  ", "a", "the", "x", "\n", "</s>", "<s>", "\u00e9", "\U0001f600"]
+
+# A simple template with {% generation %} around assistant content, and conversations holding the marker.
+CHAT_TEMPLATE = ("{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}"
+                 "{% endgeneration %}{% else %}[INST] {{ m.content }} [/INST]{% endif %}{% endfor %}")
+CHATS = [
+    [{"role": "user", "content": "\u2581start mid\u2581dle end\u2581"},
+     {"role": "assistant", "content": "\u2581\u2581 a \u2581 b\u2581 \u2581c</s>\u2581<s>\u2581x"}],
+    [{"role": "user", "content": "\u2581"}, {"role": "assistant", "content": "\u2581"},
+     {"role": "user", "content": " \u2581 "}, {"role": "assistant", "content": "\u2581 \u2581"}],
+    [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "</s>\u2581\u2581x"},
+     {"role": "user", "content": "<s>\u2581"}, {"role": "assistant", "content": "\u2581</s> \u2581"}],
+    [{"role": "assistant", "content": "\u2581 starts"}, {"role": "user", "content": "x\u2581"},
+     {"role": "assistant", "content": " \u2581\u2581\u2581 \u00e9\u2581"}],
 ]
 
 NORMALIZATION_TEXTS = [
@@ -84,53 +122,81 @@ def random_texts(pool, n, seed, keep=lambda t: True):
 
 
 def build(spec, workdir):
-    """The tokenizer folder of `spec`: the kit's, or a copy with its post-processor replaced."""
+    """The tokenizer folder of `spec`: the kit's, or a copy with its post-processor replaced, its config
+    changed or its `▁` piece dropped."""
     src = os.path.join(KITS, "tokens", "tokenizers", spec["base"])
-    if "post_processor" not in spec and "post_processor_member_trim" not in spec:
+    if spec.keys() <= {"name", "base"}:
         return src
     dst = os.path.join(workdir, spec["name"])
     os.makedirs(dst)
-    shutil.copy(os.path.join(src, "tokenizer_config.json"), dst)
+    with open(os.path.join(src, "tokenizer_config.json")) as f:
+        config = json.load(f)
+    config.update(spec.get("config", {}))
+    with open(os.path.join(dst, "tokenizer_config.json"), "w") as f:
+        json.dump(config, f)
     with open(os.path.join(src, "tokenizer.json")) as f:
         tj = json.load(f)
     if "post_processor" in spec:
         tj["post_processor"] = spec["post_processor"]
-    else:
+    if spec.get("post_processor_member_trim"):
         for member in tj["post_processor"]["processors"]:
             if member["type"] == "ByteLevel":
                 member["trim_offsets"] = True
+    if spec.get("drop_marker_piece"):
+        # The piece keeps its id under a name no text spells; merges of it go.
+        model = tj["model"]
+        model["vocab"] = {("<dropped-marker>" if k == MARKER else k): v for k, v in model["vocab"].items()}
+        model["merges"] = [m for m in model["merges"] if MARKER not in m.split(" ")]
     with open(os.path.join(dst, "tokenizer.json"), "w") as f:
         json.dump(tj, f)
     return dst
 
 
 def record(tok, name, text):
-    enc = tok(text, add_special_tokens=False)
-    return {
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=MARKER in text)
+    r = {
         "tokenizer": name,
         "text": text,
         "nfc": unicodedata.is_normalized("NFC", text),
         "input_ids": enc["input_ids"],
         "char_to_token": [enc.char_to_token(i) for i in range(len(text))],
     }
+    if MARKER in text:
+        r["offsets"] = [list(o) for o in enc["offset_mapping"]]
+    return r
+
+
+def chat(tok, name, messages):
+    out = tok.apply_chat_template(messages, chat_template=CHAT_TEMPLATE, tokenize=True, return_dict=True,
+                                  return_assistant_tokens_mask=True)
+    return {"tokenizer": name, "messages": messages, "input_ids": out["input_ids"],
+            "assistant_masks": out["assistant_masks"]}
 
 
 def main():
     not_nfc = random_texts(NORMALIZATION_POOL, 300, 7, lambda t: not unicodedata.is_normalized("NFC", t))
     spaces = SPACE_TEXTS + random_texts(SPACE_POOL, 100, 11)
-    records = []
+    markers = MARKER_TEXTS + random_texts(MARKER_POOL, 60, 13, lambda t: MARKER in t)
+    records, chats = [], []
     with tempfile.TemporaryDirectory() as workdir:
         for spec in TOKENIZERS:
             tok = AutoTokenizer.from_pretrained(build(spec, workdir))
             if "+trim" in spec["name"]:
                 texts = spaces
+            elif spec["name"] != spec["base"]:
+                texts = markers + spaces[:len(SPACE_TEXTS)]
             else:
                 texts = NORMALIZATION_TEXTS + spaces[:len(SPACE_TEXTS)] + (not_nfc if spec["name"] == "qwen3" else [])
+                texts += markers if spec["name"] in SENTENCEPIECE else []
             records.extend(record(tok, spec["name"], t) for t in texts)
+            if spec["name"] in SENTENCEPIECE:
+                chats.extend(chat(tok, spec["name"], m) for m in CHATS)
     with open(OUT, "w") as f:
         f.write('{"tokenizers": ' + json.dumps(TOKENIZERS) + ',\n"records": [\n'
-                + ",\n".join(json.dumps(r, ensure_ascii=True) for r in records) + "\n]}\n")
-    print(f"{len(records)} records -> {OUT}")
+                + ",\n".join(json.dumps(r, ensure_ascii=True) for r in records)
+                + '\n],\n"chat_template": ' + json.dumps(CHAT_TEMPLATE) + ',\n"chats": [\n'
+                + ",\n".join(json.dumps(c, ensure_ascii=True) for c in chats) + "\n]}\n")
+    print(f"{len(records)} records, {len(chats)} chats -> {OUT}")
 
 
 if __name__ == "__main__":

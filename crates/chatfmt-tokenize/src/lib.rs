@@ -188,26 +188,50 @@ mod tests {
         None
     }
 
-    /// A tokenizer of the fixture: the kit's folder, or a copy whose post-processor is replaced.
+    /// A tokenizer of the fixture: the kit's folder, or a copy whose post-processor is replaced, whose
+    /// config takes the settings of `config`, or whose vocabulary has no `▁` piece (`drop_marker_piece`).
     fn tokenizer(kit: &Path, spec: &Json, scratch: &Path) -> ChatTokenizer {
         let base = kit.join(spec["base"].as_str().expect("base"));
-        let dir = if spec.get("post_processor").is_none() && spec.get("post_processor_member_trim").is_none() {
+        let dir = if spec
+            .as_object()
+            .expect("a spec")
+            .keys()
+            .all(|k| k == "name" || k == "base")
+        {
             base
         } else {
             let dir: PathBuf = scratch.join(spec["name"].as_str().expect("name"));
             std::fs::create_dir_all(&dir).expect("scratch dir");
-            std::fs::copy(base.join("tokenizer_config.json"), dir.join("tokenizer_config.json")).expect("copy");
-            let text = std::fs::read_to_string(base.join("tokenizer.json")).expect("tokenizer.json");
-            let mut json: Json = serde_json::from_str(&text).expect("tokenizer.json parses");
-            match spec.get("post_processor") {
-                Some(p) => json["post_processor"] = p.clone(),
-                None => {
-                    for member in json["post_processor"]["processors"].as_array_mut().expect("a Sequence") {
-                        if member["type"] == "ByteLevel" {
-                            member["trim_offsets"] = Json::Bool(true);
-                        }
+            let read = |file: &str| -> Json {
+                let text = std::fs::read_to_string(base.join(file)).expect("read");
+                serde_json::from_str(&text).expect("parses")
+            };
+            let mut config = read("tokenizer_config.json");
+            for (k, v) in spec.get("config").and_then(Json::as_object).into_iter().flatten() {
+                config[k] = v.clone();
+            }
+            std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).expect("write");
+            let mut json = read("tokenizer.json");
+            if let Some(p) = spec.get("post_processor") {
+                json["post_processor"] = p.clone();
+            }
+            if spec.get("post_processor_member_trim").is_some() {
+                for member in json["post_processor"]["processors"].as_array_mut().expect("a Sequence") {
+                    if member["type"] == "ByteLevel" {
+                        member["trim_offsets"] = Json::Bool(true);
                     }
                 }
+            }
+            if spec.get("drop_marker_piece").is_some() {
+                // The piece keeps its id under a name no text spells; merges of it go.
+                let model = &mut json["model"];
+                let vocab = model["vocab"].as_object_mut().expect("a vocab");
+                let id = vocab.remove("\u{2581}").expect("a marker piece");
+                vocab.insert("<dropped-marker>".into(), id);
+                model["merges"]
+                    .as_array_mut()
+                    .expect("merges")
+                    .retain(|m| !m.as_str().expect("a merge").split(' ').any(|p| p == "\u{2581}"));
             }
             std::fs::write(dir.join("tokenizer.json"), json.to_string()).expect("write");
             dir
@@ -215,10 +239,30 @@ mod tests {
         ChatTokenizer::from_model_dir(&dir).expect("tokenizer loads")
     }
 
+    /// Char offsets of byte ranges, as `tokenizers` reports them: from the character holding the first
+    /// byte to the one holding the last (an empty range at the character it starts at).
+    fn char_offsets(text: &str, ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let char_of = |b: usize| text.char_indices().take_while(|&(i, _)| i <= b).count().max(1) - 1;
+        let before = |b: usize| text.char_indices().take_while(|&(i, _)| i < b).count();
+        ranges
+            .iter()
+            .map(|&(b, e)| {
+                if e > b {
+                    (char_of(b), char_of(e - 1) + 1)
+                } else {
+                    (before(b), before(b))
+                }
+            })
+            .collect()
+    }
+
     /// Reference ids and `char_to_token` maps from transformers (`scripts/gen_token_offsets.py`): texts
-    /// in and out of NFC, and ByteLevel post-processors that trim offsets. The ids come from the right
-    /// pipeline and every character maps to the token transformers gives it (assistant masks read
-    /// nothing else of a tokenization).
+    /// in and out of NFC, ByteLevel post-processors that trim offsets, and texts holding the space
+    /// marker `▁` itself for SentencePiece-style tokenizers (Metaspace "always" and "first", a
+    /// `Prepend` normalizer, and byte fallback for a vocabulary without `▁`). The ids come from the
+    /// right pipeline and every character maps to the token transformers gives it (assistant masks
+    /// read nothing else of a tokenization); where the fixture has them, the offsets are those
+    /// `tokenizers` reports.
     #[test]
     fn ids_and_character_maps_match_transformers() {
         let Some(kit) = kit("tokens/tokenizers") else {
@@ -244,10 +288,67 @@ mod tests {
                 let mut ranges = tok.token_ranges(text, &ids, changes).expect("offsets");
                 tok.pieces.trim_offsets(text, &ids, &mut ranges);
                 assert_eq!(masks::char_to_token(text, &ranges), want_map, "{name}: {text:?}");
+                if let Some(offsets) = r.get("offsets") {
+                    let want: Vec<(usize, usize)> = serde_json::from_value(offsets.clone()).expect("offsets");
+                    assert_eq!(char_offsets(text, &ranges), want, "{name}: {text:?}");
+                }
                 seen += 1;
             }
             assert!(seen > 0, "{name} has records");
         }
+        assert!(records.iter().filter(|r| r.get("offsets").is_some()).count() > 300);
+        std::fs::remove_dir_all(&scratch).ok();
+    }
+
+    /// Conversations holding the space marker `▁` (at the start, middle and end of turns, doubled,
+    /// beside spaces and added tokens): ids and assistant masks as transformers'
+    /// `apply_chat_template(..., return_assistant_tokens_mask=True)` gives them
+    /// (`scripts/gen_token_offsets.py`).
+    #[test]
+    fn assistant_masks_of_text_holding_the_space_marker_match_transformers() {
+        use chatfmt::{ApplyOptions, ChatTemplate};
+        let Some(kit) = kit("tokens/tokenizers") else {
+            return;
+        };
+        let fixture: Json =
+            serde_json::from_str(include_str!("../tests/fixtures/token_offsets.json")).expect("fixture");
+        let source = fixture["chat_template"].as_str().expect("chat_template");
+        let chats = fixture["chats"].as_array().expect("chats");
+        let scratch = std::env::temp_dir().join(format!("chatfmt-marker-chats-{}", std::process::id()));
+        let mut seen = 0;
+        for spec in fixture["tokenizers"].as_array().expect("tokenizers") {
+            let name = spec["name"].as_str().expect("name");
+            let mine: Vec<&Json> = chats.iter().filter(|c| c["tokenizer"] == name).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let tok = tokenizer(&kit, spec, &scratch);
+            let template = ChatTemplate::new(source, tok.special_tokens().clone());
+            let opts = chat::ChatTokenizeOptions {
+                encode: EncodeOptions {
+                    assistant_masks: true,
+                    ..EncodeOptions::default()
+                },
+                sanitize_control_tokens: None,
+                spans: None,
+            };
+            for c in mine {
+                let messages = c["messages"].as_array().expect("messages").clone();
+                let out = chat::tokenize_chats(&template, &tok, &[&messages], &ApplyOptions::default(), &opts)
+                    .expect("tokenizes");
+                let want_ids: Vec<u32> = serde_json::from_value(c["input_ids"].clone()).expect("ids");
+                let want_mask: Vec<u8> = serde_json::from_value(c["assistant_masks"].clone()).expect("mask");
+                let got = &out[0].encoded;
+                assert_eq!(got.input_ids, want_ids, "{name}: {messages:?}");
+                assert_eq!(
+                    got.assistant_masks.as_deref(),
+                    Some(&want_mask[..]),
+                    "{name}: {messages:?}"
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 16, "chats checked: {seen}");
         std::fs::remove_dir_all(&scratch).ok();
     }
 }

@@ -20,15 +20,37 @@ pub struct AddedToken {
 /// How a token of the model covers text.
 #[derive(Debug, Clone, Copy, Default)]
 struct Piece {
-    /// Bytes of input text the token stands for (a space marker counts as the one space it replaces).
+    /// Bytes of input text the token's spelling stands for after its leading space markers.
     bytes: u32,
-    /// The token starts with the space marker, which may be a prefix the pre-tokenizer added.
-    marker_lead: bool,
-    /// Index into `added` for added tokens.
-    added: Option<u32>,
+    /// How many space markers the spelling starts with. Each stands for a space, for the marker
+    /// character itself when the text has it (SentencePiece-style markers), or for the prefix the
+    /// pre-tokenizer added (the first marker of a segment's first token).
+    lead: u32,
+    kind: Kind,
     /// Leading and trailing characters of the token's spelling that `trim_offsets` trims (`Ġ` and
     /// whitespace), at most 255.
     spaces: (u8, u8),
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+enum Kind {
+    /// Leading space markers, then `bytes` bytes of other characters.
+    #[default]
+    Text,
+    /// A spelling with space markers after other characters: the index of its runs in
+    /// [`PieceTable::runs`].
+    Runs(u32),
+    /// A byte-fallback token `<0xNN>`, one byte of the (pre-tokenized) text.
+    Byte(u8),
+    /// Index into `added` for added tokens.
+    Added(u32),
+}
+
+/// A run of space markers followed by a run of `bytes` bytes of other characters.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    markers: u32,
+    bytes: u32,
 }
 
 /// The number of leading and trailing `Ġ` or whitespace characters of a token's spelling (what the
@@ -46,7 +68,14 @@ fn trimmed_spaces(token: &str) -> (u8, u8) {
 #[derive(Debug)]
 pub struct PieceTable {
     pieces: Vec<Piece>,
+    /// The runs of [`Kind::Runs`] spellings.
+    runs: Vec<Box<[Run]>>,
     added: Vec<AddedToken>,
+    /// The UTF-8 of a space marker that stands for itself where the text has it (a SentencePiece-style
+    /// `▁`; not byte-level `Ġ`, which only ever stands for a space).
+    literal_marker: Option<Box<[u8]>>,
+    /// A `Prepend` normalizer adds the prefix marker to every segment, whatever it starts with.
+    prefix_always: bool,
     /// Why offsets cannot be rebuilt for this tokenizer, if they cannot.
     unsupported: Option<String>,
     /// A ByteLevel post-processor trims the offsets (`trim_offsets`), with its `add_prefix_space`.
@@ -64,6 +93,9 @@ struct Spelling {
     /// The space marker (`▁` or `Ġ`) when spaces are spelled with one.
     marker: Option<char>,
     byte_fallback: bool,
+    /// A `Prepend` normalizer writes the marker in front of every segment (a Metaspace pre-tokenizer
+    /// only in front of one that does not start with a space or the marker).
+    prefix_always: bool,
     continuing_prefix: String,
     end_suffix: String,
 }
@@ -88,6 +120,7 @@ impl Spelling {
         components(&json["pre_tokenizer"], &mut parts);
         components(&json["normalizer"], &mut parts);
         let mut s = Spelling::default();
+        let mut prepend = None;
         for p in parts {
             match p["type"].as_str() {
                 Some("ByteLevel") => {
@@ -103,9 +136,11 @@ impl Spelling {
                 Some("Replace") if p["pattern"]["String"].as_str() == Some(" ") => {
                     s.marker = p["content"].as_str().and_then(|r| r.chars().next());
                 }
+                Some("Prepend") => prepend = p["prepend"].as_str().and_then(|r| r.chars().next()),
                 _ => {}
             }
         }
+        s.prefix_always = prepend.is_some() && prepend == s.marker && !s.byte_level;
         let model = &json["model"];
         s.byte_fallback = model["byte_fallback"].as_bool().unwrap_or(false);
         s.continuing_prefix = model["continuing_subword_prefix"].as_str().unwrap_or("").to_string();
@@ -113,29 +148,58 @@ impl Spelling {
         s
     }
 
-    fn piece(&self, token: &str) -> Piece {
+    /// The piece of a vocabulary token; the runs of a [`Kind::Runs`] spelling go to `runs`.
+    fn piece(&self, token: &str, runs: &mut Vec<Box<[Run]>>) -> Piece {
         if self.byte_fallback && token.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
-            return Piece {
-                bytes: 1,
-                ..Piece::default()
-            };
+            if let Ok(b) = u8::from_str_radix(&token[3..5], 16) {
+                return Piece {
+                    bytes: 1,
+                    kind: Kind::Byte(b),
+                    ..Piece::default()
+                };
+            }
         }
         let mut t = token.strip_prefix(self.continuing_prefix.as_str()).unwrap_or(token);
         if !self.end_suffix.is_empty() {
             t = t.strip_suffix(self.end_suffix.as_str()).unwrap_or(t);
         }
-        let bytes = if self.byte_level {
-            t.chars().count()
+        let is_marker = |c: char| Some(c) == self.marker;
+        let lead = t.chars().take_while(|&c| is_marker(c)).count();
+        let rest = &t[lead * self.marker.map_or(0, char::len_utf8)..];
+        let spaces = trimmed_spaces(token);
+        if self.byte_level {
+            // Every character is one byte, a `Ġ` always a space.
+            return Piece {
+                bytes: rest.chars().count() as u32,
+                lead: lead as u32,
+                kind: Kind::Text,
+                spaces,
+            };
+        }
+        let kind = if rest.chars().any(is_marker) {
+            // Markers after other characters: the spelling run by run.
+            let mut spelled = vec![Run {
+                markers: lead as u32,
+                bytes: 0,
+            }];
+            for c in rest.chars() {
+                let last = spelled.len() - 1;
+                match (is_marker(c), spelled[last].bytes) {
+                    (true, 0) => spelled[last].markers += 1,
+                    (true, _) => spelled.push(Run { markers: 1, bytes: 0 }),
+                    (false, _) => spelled[last].bytes += c.len_utf8() as u32,
+                }
+            }
+            runs.push(spelled.into_boxed_slice());
+            Kind::Runs(runs.len() as u32 - 1)
         } else {
-            t.chars()
-                .map(|c| if Some(c) == self.marker { 1 } else { c.len_utf8() })
-                .sum()
+            Kind::Text
         };
         Piece {
-            bytes: bytes as u32,
-            marker_lead: self.marker.is_some_and(|m| t.starts_with(m)),
-            added: None,
-            spaces: trimmed_spaces(token),
+            bytes: rest.len() as u32,
+            lead: lead as u32,
+            kind,
+            spaces,
         }
     }
 }
@@ -202,13 +266,14 @@ impl PieceSource {
             )
         })?;
         let mut pieces = Vec::new();
+        let mut runs = Vec::new();
         let spelling = &self.spelling;
         read_vocab(vocab, |token, id| {
             let i = id as usize;
             if i >= pieces.len() {
                 pieces.resize(i + 1, Piece::default());
             }
-            pieces[i] = spelling.piece(token);
+            pieces[i] = spelling.piece(token, &mut runs);
         })?;
         for (i, a) in self.added.iter().enumerate() {
             let id = a.id as usize;
@@ -217,14 +282,21 @@ impl PieceSource {
             }
             pieces[id] = Piece {
                 bytes: a.content.len() as u32,
-                marker_lead: false,
-                added: Some(i as u32),
+                lead: 0,
+                kind: Kind::Added(i as u32),
                 spaces: trimmed_spaces(&a.content),
             };
         }
+        let literal_marker = match spelling.marker {
+            Some(m) if !spelling.byte_level => Some(m.to_string().into_bytes().into_boxed_slice()),
+            _ => None,
+        };
         Ok(PieceTable {
             pieces,
+            runs,
             added: self.added,
+            literal_marker,
+            prefix_always: spelling.prefix_always,
             unsupported: self.unsupported,
             trim: self.trim,
         })
@@ -239,14 +311,16 @@ impl PieceTable {
 
     /// The added token an id stands for (`None` for other ids).
     pub fn added_token(&self, id: u32) -> Option<&AddedToken> {
-        let piece = self.pieces.get(id as usize)?;
-        piece.added.map(|a| &self.added[a as usize])
+        match self.pieces.get(id as usize)?.kind {
+            Kind::Added(a) => self.added.get(a as usize),
+            _ => None,
+        }
     }
 
     /// Whether the token's spelling starts with the space marker (which decoding may drop at the
     /// start of a text).
     pub fn marker_lead(&self, id: u32) -> bool {
-        self.pieces.get(id as usize).is_some_and(|p| p.marker_lead)
+        self.pieces.get(id as usize).is_some_and(|p| p.lead > 0)
     }
 
     /// Whether another added token contains this one's text (and so could match across it).
@@ -267,54 +341,90 @@ impl PieceTable {
     }
 
     /// The byte range of `text` each token of `ids` covers (its offsets hold every character it has a
-    /// byte of), found by walking the token spellings along the text. A space marker at the start of
-    /// a segment (after an added token, or at the start) that faces no space is the prefix the
-    /// pre-tokenizer added: it spells no text, and its offsets are those of the character after it.
+    /// byte of), found by walking the token spellings along the text.
+    ///
+    /// A space marker stands for what the text has where it lies: a space, or (SentencePiece's `▁`)
+    /// the marker character itself. The one exception is the first marker of a segment (the text
+    /// after an added token, or the start): where the text does not start with a space or the marker
+    /// (or always, after a `Prepend` normalizer), it is the prefix the pre-processing added, which
+    /// spells no text and whose offsets are those of the character after it. Byte-fallback tokens
+    /// spelling a marker's UTF-8 stand for it together, each with its whole range.
     pub fn byte_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, Error> {
         if let Some(why) = &self.unsupported {
             return Err(Error::offsets(why));
         }
-        let bytes = text.as_bytes();
         let mut out = Vec::with_capacity(ids.len());
         let mut pos = 0usize;
         let mut segment_start = true;
-        for (i, &id) in ids.iter().enumerate() {
+        let mut i = 0;
+        while i < ids.len() {
+            let id = ids[i];
             let piece = self
                 .pieces
                 .get(id as usize)
                 .copied()
                 .ok_or_else(|| Error::offsets(format_args!("token {i}: id {id} is outside the vocabulary")))?;
-            if let Some(a) = piece.added {
-                let a = &self.added[a as usize];
-                let start = pos;
-                if a.lstrip {
-                    pos += text.get(pos..).map_or(0, whitespace_len);
+            match piece.kind {
+                Kind::Added(a) => {
+                    let a = &self.added[a as usize];
+                    let start = pos;
+                    if a.lstrip {
+                        pos += text.get(pos..).map_or(0, whitespace_len);
+                    }
+                    if !text.get(pos..).is_some_and(|rest| rest.starts_with(a.content.as_str())) {
+                        return Err(Error::offsets(format_args!(
+                            "token {i} ({:?}) is not at byte {pos} of the text",
+                            a.content
+                        )));
+                    }
+                    pos += a.content.len();
+                    if a.rstrip {
+                        pos += text.get(pos..).map_or(0, whitespace_len);
+                    }
+                    out.push((start, pos));
+                    segment_start = true;
+                    i += 1;
+                    continue;
                 }
-                if !text.get(pos..).is_some_and(|rest| rest.starts_with(a.content.as_str())) {
-                    return Err(Error::offsets(format_args!(
-                        "token {i} ({:?}) is not at byte {pos} of the text",
-                        a.content
-                    )));
+                Kind::Byte(_) => {
+                    let n = self.marker_in_bytes(&ids[i..]);
+                    if n > 0 {
+                        // The bytes of one marker: each token holds what the marker stands for.
+                        let len = self.marker_len(text, pos, segment_start);
+                        let range = (pos, pos + self.holds(text, pos, len));
+                        out.extend(std::iter::repeat_n(range, n));
+                        pos += len;
+                        i += n;
+                    } else {
+                        out.push((pos, pos + 1));
+                        pos += 1;
+                        i += 1;
+                    }
                 }
-                pos += a.content.len();
-                if a.rstrip {
-                    pos += text.get(pos..).map_or(0, whitespace_len);
+                Kind::Text | Kind::Runs(_) => {
+                    let start = pos;
+                    let one = [Run {
+                        markers: piece.lead,
+                        bytes: piece.bytes,
+                    }];
+                    let runs = match piece.kind {
+                        Kind::Runs(r) => self.runs.get(r as usize).map_or(&one[..], |r| &r[..]),
+                        _ => &one[..],
+                    };
+                    // Only the spelling's first character may be the prefix.
+                    let mut first = segment_start;
+                    for run in runs {
+                        for _ in 0..run.markers {
+                            pos += self.marker_len(text, pos, first);
+                            first = false;
+                        }
+                        first = false;
+                        pos += run.bytes as usize;
+                    }
+                    out.push((start, start + self.holds(text, start, pos - start)));
+                    i += 1;
                 }
-                out.push((start, pos));
-                segment_start = true;
-                continue;
             }
-            let mut len = piece.bytes as usize;
-            if piece.marker_lead && segment_start && bytes.get(pos) != Some(&b' ') {
-                len -= 1;
-            }
-            // A lone prefix marker holds the character after it (if any).
-            let holds = match len {
-                0 => text.get(pos..).and_then(|t| t.chars().next()).map_or(0, char::len_utf8),
-                n => n,
-            };
-            out.push((pos, pos + holds));
-            pos += len;
             segment_start = false;
         }
         if pos != text.len() {
@@ -324,6 +434,50 @@ impl PieceTable {
             )));
         }
         Ok(out)
+    }
+
+    /// The bytes of text a space marker at byte `pos` stands for: a space (1), the marker character
+    /// when the text has it there, or nothing for the prefix of a segment (`first`: the marker starts
+    /// the first token after the segment's start).
+    fn marker_len(&self, text: &str, pos: usize, first: bool) -> usize {
+        let rest = text.as_bytes().get(pos..).unwrap_or_default();
+        let space = rest.first() == Some(&b' ');
+        let literal = self.literal_marker.as_deref().filter(|m| rest.starts_with(m));
+        if first && (self.prefix_always || !(space || literal.is_some())) {
+            0
+        } else if let (false, Some(m)) = (space, literal) {
+            m.len()
+        } else {
+            // A space (or text the walk cannot explain, which the length check reports).
+            1
+        }
+    }
+
+    /// The length of the range of a token at `pos` that spells `len` bytes: those, or the character
+    /// after it for a lone prefix marker, which spells nothing (none at the end of the text).
+    fn holds(&self, text: &str, pos: usize, len: usize) -> usize {
+        match len {
+            0 => text.get(pos..).and_then(|t| t.chars().next()).map_or(0, char::len_utf8),
+            n => n,
+        }
+    }
+
+    /// How many of the byte-fallback tokens starting `ids` spell the UTF-8 of a (literal-capable)
+    /// space marker together: its length, or 0.
+    fn marker_in_bytes(&self, ids: &[u32]) -> usize {
+        let Some(m) = self.literal_marker.as_deref() else {
+            return 0;
+        };
+        let byte = |id: &u32| match self.pieces.get(*id as usize).map(|p| p.kind) {
+            Some(Kind::Byte(b)) => Some(b),
+            _ => None,
+        };
+        let spelled = ids.iter().take(m.len()).map_while(byte);
+        if spelled.eq(m.iter().copied()) {
+            m.len()
+        } else {
+            0
+        }
     }
 }
 
@@ -361,4 +515,145 @@ impl PieceTable {
 
 fn whitespace_len(s: &str) -> usize {
     s.len() - s.trim_start().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A SentencePiece-style table: `▁` pieces, `x▁` (a marker after another character), byte
+    /// fallback tokens, and the added token `<s>`; `normalizer` and `pre_tokenizer` as given.
+    fn table(normalizer: Json, pre_tokenizer: Json) -> PieceTable {
+        let vocab =
+            json!({"▁": 0, "▁▁": 1, "x": 2, "▁x": 3, "<0xE2>": 4, "<0x96>": 5, "<0x81>": 6, "x▁": 7, "<0x82>": 9});
+        let json = json!({
+            "added_tokens": [{"id": 8, "content": "<s>", "special": true}],
+            "normalizer": normalizer,
+            "pre_tokenizer": pre_tokenizer,
+            "model": {"type": "BPE", "byte_fallback": true, "vocab": vocab, "merges": []},
+        });
+        PieceSource::of(&json).unwrap().build(Some(&vocab.to_string())).unwrap()
+    }
+
+    /// A text, its token ids and the byte ranges they cover.
+    type Case = (&'static str, &'static [u32], &'static [(usize, usize)]);
+
+    fn check(t: &PieceTable, cases: &[Case]) {
+        for &(text, ids, want) in cases {
+            assert_eq!(t.byte_ranges(text, ids).unwrap(), want, "{text:?}");
+        }
+    }
+
+    fn metaspace() -> PieceTable {
+        table(
+            Json::Null,
+            json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": false}),
+        )
+    }
+
+    #[test]
+    fn a_marker_stands_for_a_space_or_itself_as_the_text_has_it() {
+        let t = metaspace();
+        // (text, ids, ranges): `▁` is 3 bytes in the text, a space 1.
+        let cases: &[Case] = &[
+            (" x", &[3], &[(0, 2)]),
+            ("\u{2581}x", &[3], &[(0, 4)]),
+            ("\u{2581} ", &[1], &[(0, 4)]),
+            (" \u{2581}", &[1], &[(0, 4)]),
+            ("\u{2581}", &[0], &[(0, 3)]),
+            ("\u{2581} x", &[0, 3], &[(0, 3), (3, 5)]),
+            (" \u{2581}x", &[0, 3], &[(0, 1), (1, 5)]),
+            ("x\u{2581}\u{2581}", &[3, 0, 0], &[(0, 1), (1, 4), (4, 7)]),
+            ("<s>\u{2581}", &[8, 0], &[(0, 3), (3, 6)]),
+            (
+                "<s> \u{2581}<s>\u{2581}x",
+                &[8, 1, 8, 3],
+                &[(0, 3), (3, 7), (7, 10), (10, 14)],
+            ),
+        ];
+        check(&t, cases);
+    }
+
+    #[test]
+    fn a_segment_facing_other_text_starts_with_the_prefix_marker() {
+        let t = metaspace();
+        let cases: &[Case] = &[
+            // The prefix spells nothing: a lone one holds the character after it.
+            ("x", &[3], &[(0, 1)]),
+            ("x", &[0, 2], &[(0, 1), (0, 1)]),
+            ("<s>x", &[8, 3], &[(0, 3), (3, 4)]),
+            // A marker after other characters is never the prefix.
+            ("x ", &[0, 7], &[(0, 1), (0, 2)]),
+            ("x\u{2581}", &[0, 7], &[(0, 1), (0, 4)]),
+            ("x\u{2581}x", &[3, 0, 2], &[(0, 1), (1, 4), (4, 5)]),
+        ];
+        check(&t, cases);
+        // Text that does not hold what the tokens spell is an error.
+        let e = t.byte_ranges("x\u{2581}", &[3, 2]).unwrap_err();
+        assert!(e.to_string().contains("the tokens spell"), "{e}");
+    }
+
+    #[test]
+    fn a_prepend_normalizer_writes_the_prefix_before_any_text() {
+        // tokenizer.json's own SentencePiece pre-processing: every segment gets the prefix, even
+        // one that starts with a space or the marker.
+        let t = table(
+            json!({"type": "Sequence", "normalizers": [
+                {"type": "Prepend", "prepend": "▁"},
+                {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+            ]}),
+            Json::Null,
+        );
+        let cases: &[Case] = &[
+            (" x", &[1, 2], &[(0, 1), (1, 2)]),
+            ("\u{2581}x", &[0, 3], &[(0, 3), (0, 4)]),
+            ("x", &[3], &[(0, 1)]),
+            ("<s> x", &[8, 1, 2], &[(0, 3), (3, 4), (4, 5)]),
+        ];
+        check(&t, cases);
+    }
+
+    #[test]
+    fn byte_fallback_tokens_of_a_marker_stand_for_it_together() {
+        let t = metaspace();
+        let marker: &[u32] = &[4, 5, 6];
+        let ids = |tail: &[u32]| [marker, tail].concat();
+        // The prefix, a space, the marker itself: each byte token holds what the marker stands for.
+        assert_eq!(
+            t.byte_ranges("x", &ids(&[2])).unwrap(),
+            [(0, 1), (0, 1), (0, 1), (0, 1)]
+        );
+        assert_eq!(
+            t.byte_ranges(" x", &ids(&[2])).unwrap(),
+            [(0, 1), (0, 1), (0, 1), (1, 2)]
+        );
+        assert_eq!(
+            t.byte_ranges("\u{2581}x", &ids(&[2])).unwrap(),
+            [(0, 3), (0, 3), (0, 3), (3, 4)]
+        );
+        assert_eq!(
+            t.byte_ranges("\u{2581} ", &[4, 5, 6, 4, 5, 6]).unwrap(),
+            [(0, 3), (0, 3), (0, 3), (3, 4), (3, 4), (3, 4)]
+        );
+        // The bytes of another character (`▂`, E2 96 82) are one byte each.
+        assert_eq!(
+            t.byte_ranges("x\u{2582}", &[3, 4, 5, 9]).unwrap(),
+            [(0, 1), (1, 2), (2, 3), (3, 4)]
+        );
+    }
+
+    #[test]
+    fn byte_level_markers_are_only_spaces() {
+        let vocab = json!({"Ġ": 0, "x": 1, "Ġx": 2, "Ä": 3, "ł": 4});
+        let json = json!({
+            "added_tokens": [],
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
+            "model": {"type": "BPE", "vocab": vocab, "merges": []},
+        });
+        let t = PieceSource::of(&json).unwrap().build(Some(&vocab.to_string())).unwrap();
+        assert_eq!(t.byte_ranges(" x", &[2]).unwrap(), [(0, 2)]);
+        // `Ġ` in the text is two bytes of its own, never a marker.
+        assert_eq!(t.byte_ranges("\u{120}x", &[3, 4, 1]).unwrap(), [(0, 1), (1, 2), (2, 3)]);
+    }
 }
