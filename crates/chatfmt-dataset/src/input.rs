@@ -1,5 +1,6 @@
 //! Reading rows, streamed in chunks: JSON Lines (one object a line) or Parquet (each row as a JSON
-//! object of the conversation's columns, and every column kept for the output).
+//! object of the conversation's columns, as a template sees a `datasets` row, and every column kept
+//! for the output).
 
 use crate::{row_json, Error, ErrorKind};
 use arrow_array::RecordBatch;
@@ -37,7 +38,8 @@ pub struct Chunk {
     pub columns: Option<RecordBatch>,
 }
 
-/// Row `row` of `batch` as a JSON object of its columns.
+/// Row `row` of `batch` as a JSON object of its columns, as `arrow_json` writes them (for the JSON
+/// Lines output, which keeps every input value).
 pub(crate) fn row_object(batch: &RecordBatch, row: usize) -> Result<Json, Error> {
     match row_json::row(batch, row) {
         Some(value) => Ok(value),
@@ -52,7 +54,8 @@ impl Row {
     pub fn into_value(self) -> Result<Json, Error> {
         let invalid = |message: String| Error::new(ErrorKind::InvalidRow, message);
         match self.payload {
-            Payload::Arrow { batch, row } => row_object(&batch, row),
+            // As a chat template would see the row from `datasets` (see `row_json`).
+            Payload::Arrow { batch, row } => row_json::template_row(&batch, row).map_err(|e| invalid(e.to_string())),
             Payload::Line { line, bytes } => match std::str::from_utf8(without_bom(line, &bytes)) {
                 Err(e) => Err(invalid(format!("line {line}: not UTF-8: {e}"))),
                 Ok(text) => serde_json::from_str::<Json>(text)

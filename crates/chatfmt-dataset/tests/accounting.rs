@@ -122,7 +122,12 @@ fn bad_rows_are_rejected_with_their_index_and_reason() {
         reasons[0].0 == 1 && reasons[0].1.contains("line 2: malformed JSON"),
         "{reasons:?}"
     );
-    assert!(reasons[1].0 == 3 && reasons[1].1.contains("must be a list of messages, got a number"));
+    assert!(
+        reasons[1].0 == 3
+            && reasons[1]
+                .1
+                .contains("must be a list of messages (or a JSON string of one), got a number")
+    );
     assert!(reasons[2].0 == 4 && reasons[2].1.contains("unknown ShareGPT role"));
     assert!(reasons[3].0 == 5 && reasons[3].1.contains("missing field `messages`"));
     // A row with a key named like a new column is rejected.

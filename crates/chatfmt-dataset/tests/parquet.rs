@@ -270,9 +270,9 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
     let reasons = rejects(&cfg.rejects);
     assert_eq!(reasons.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1, 2]);
     assert!(
-        reasons
-            .iter()
-            .all(|r| r.1.contains("must be a list of messages, got a number")),
+        reasons.iter().all(|r| r
+            .1
+            .contains("must be a list of messages (or a JSON string of one), got a number")),
         "{reasons:?}"
     );
 

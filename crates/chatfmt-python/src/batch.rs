@@ -1,7 +1,9 @@
 //! `format_batch`, the Arrow batch kernel: each row of the record batches becomes a conversation (read
-//! as `chatfmt_dataset` reads Parquet rows, JSON strings parsed), is rendered and encoded on a rayon
-//! pool with the GIL released, and comes back in one record batch of new columns per input batch, in
-//! row order. A row that fails has its `error` set and nulls elsewhere.
+//! as `chatfmt_dataset` reads Parquet rows: as a template sees a `datasets` row, `Json` feature
+//! values decoded, other Arrow types as transformers rebuilds their Python objects; JSON strings
+//! parsed), is rendered and encoded on a rayon pool with the GIL released, and comes back in one
+//! record batch of new columns per input batch, in row order. A row that fails has its `error` set
+//! and nulls elsewhere.
 
 use crate::convert::to_object;
 use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
@@ -9,7 +11,7 @@ use crate::import;
 use crate::model::{clock_of, Model};
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
-use arrow_schema::{ArrowError, DataType, Schema};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
 use chatfmt_dataset::columns::{self, check_ids, Columns, Formatted, NewColumns, Outcome, Overflow, Tokens};
@@ -163,12 +165,21 @@ fn documents_of(column: &str, value: Option<&Json>) -> Result<Option<Json>, Stri
     }
 }
 
-/// Whether `t` is a column type a conversation (or tools, documents) can be read from: lists of
-/// structs, as datasets and Parquet store them, or JSON strings.
-fn readable(t: &DataType) -> bool {
-    match t {
+/// Whether `field` is an Arrow `arrow.json` extension column (datasets' `Json` feature).
+fn is_json(field: &Field) -> bool {
+    field.metadata().get("ARROW:extension:name").map(String::as_str) == Some("arrow.json")
+}
+
+/// Whether `field` is a column a conversation (or tools, documents) can be read from: lists of
+/// structs, as datasets and Parquet store them, JSON strings, datasets' `Json` feature (the
+/// `arrow.json` extension type, decoded as datasets decodes it), or lists of `Json` values.
+fn readable(field: &Field) -> bool {
+    if is_json(field) {
+        return true;
+    }
+    match field.data_type() {
         DataType::List(f) | DataType::LargeList(f) | DataType::ListView(f) | DataType::LargeListView(f) => {
-            matches!(f.data_type(), DataType::Struct(_) | DataType::Null)
+            is_json(f) || matches!(f.data_type(), DataType::Struct(_) | DataType::Null)
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => true,
         _ => false,
@@ -205,9 +216,9 @@ fn columns_read(schema: &Schema, fields: &Fields, documents: Option<&str>) -> Py
         if !read.contains(&Some(field.name().as_str())) {
             continue;
         }
-        if !readable(field.data_type()) {
+        if !readable(field) {
             return Err(PyTypeError::new_err(format!(
-                "column `{}` is {}; expected a list of structs or JSON strings",
+                "column `{}` is {}; expected a list of structs, JSON strings or datasets Json values",
                 field.name(),
                 field.data_type()
             )));
