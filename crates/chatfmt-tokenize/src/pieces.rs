@@ -401,6 +401,14 @@ impl PieceTable {
                         i += 1;
                     }
                 }
+                // Markers that only lead the spelling, where each is one space (byte-level `Ġ`) and
+                // none can be a segment's prefix: the common token, counted at once.
+                Kind::Text if self.literal_marker.is_none() && !(segment_start && piece.lead > 0) => {
+                    let len = (piece.lead + piece.bytes) as usize;
+                    out.push((pos, pos + self.holds(text, pos, len)));
+                    pos += len;
+                    i += 1;
+                }
                 Kind::Text | Kind::Runs(_) => {
                     let start = pos;
                     let one = [Run {
