@@ -34,12 +34,14 @@ enum FileFormat {
     Jsonl,
     /// Apache Parquet.
     Parquet,
+    /// An Arrow IPC file or stream (`datasets`' `save_to_disk` writes `data-*.arrow` streams).
+    Arrow,
 }
 
 /// Options of `chatfmt dataset`.
 #[derive(Args)]
 pub struct DatasetArgs {
-    /// The dataset: Parquet or JSON Lines (recognised from the first bytes).
+    /// The dataset: Parquet, Arrow IPC or JSON Lines (recognised from the first bytes).
     input: PathBuf,
     #[command(flatten)]
     model: ModelArgs,
@@ -152,6 +154,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         input_format: args.input_format.map(|f| match f {
             FileFormat::Jsonl => InputFormat::Jsonl,
             FileFormat::Parquet => InputFormat::Parquet,
+            FileFormat::Arrow => InputFormat::ArrowIpc,
         }),
         template: Arc::new(resolved.template),
         tokenizer,

@@ -4,9 +4,10 @@
 
 use crate::{row_json, Error, ErrorKind};
 use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
 use arrow_schema::SchemaRef;
 use arrow_select::concat::concat_batches;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -81,9 +82,10 @@ pub enum Source {
         line: u64,
         next_index: u64,
     },
-    Parquet {
+    /// Columnar batches: a Parquet file, or an Arrow IPC file or stream.
+    Columnar {
         path: PathBuf,
-        reader: ParquetRecordBatchReader,
+        reader: Batches,
         /// The file's columns.
         schema: SchemaRef,
         /// The columns a conversation is read from.
@@ -91,9 +93,13 @@ pub enum Source {
         /// The batch being handed out (all its columns, and those read), and its next row.
         pending: Option<(RecordBatch, Arc<RecordBatch>, usize)>,
         next_index: u64,
-        total: u64,
+        /// The number of rows, when the file records it (Parquet).
+        total: Option<u64>,
     },
 }
+
+/// The record batches of a columnar file.
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch, ArrowError>> + Send>;
 
 /// How the input file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +108,12 @@ pub enum InputFormat {
     Jsonl,
     /// An Apache Parquet file.
     Parquet,
+    /// An Arrow IPC file or stream (what `datasets`' `save_to_disk` writes).
+    ArrowIpc,
 }
 
-/// Recognises the format from the file's first bytes: Parquet's `PAR1` magic, else JSON Lines.
+/// Recognises the format from the file's first bytes: Parquet's `PAR1` magic, Arrow IPC's (a file's
+/// `ARROW1`, a stream's continuation marker), else JSON Lines.
 /// Formats that would otherwise read as garbage (compressed files, a single JSON array) are refused
 /// with what to do instead.
 fn sniff(path: &Path, file: &mut File) -> Result<InputFormat, Error> {
@@ -131,6 +140,9 @@ fn sniff(path: &Path, file: &mut File) -> Result<InputFormat, Error> {
     if head.starts_with(b"PAR1") {
         return Ok(InputFormat::Parquet);
     }
+    if head.starts_with(b"ARROW1") || head.starts_with(&[0xff, 0xff, 0xff, 0xff]) {
+        return Ok(InputFormat::ArrowIpc);
+    }
     if head.starts_with(&[0x1f, 0x8b]) {
         return refuse(
             "gzip-compressed",
@@ -153,6 +165,24 @@ fn sniff(path: &Path, file: &mut File) -> Result<InputFormat, Error> {
     Ok(InputFormat::Jsonl)
 }
 
+/// The batches of an Arrow IPC file (random-access format) or stream, and their schema.
+fn ipc_batches(path: &Path, mut file: File) -> Result<(Batches, SchemaRef, Option<u64>), Error> {
+    let fail = |e: ArrowError| Error::file(ErrorKind::Input, path, format!("not a readable Arrow IPC file: {e}"));
+    let mut magic = [0u8; 6];
+    let is_file = file.read_exact(&mut magic).is_ok() && &magic == b"ARROW1";
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot read: {e}")))?;
+    if is_file {
+        let reader = arrow_ipc::reader::FileReader::try_new(file, None).map_err(fail)?;
+        let schema = reader.schema();
+        return Ok((Box::new(reader), schema, None));
+    }
+    let reader =
+        arrow_ipc::reader::StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None).map_err(fail)?;
+    let schema = reader.schema();
+    Ok((Box::new(reader), schema, None))
+}
+
 impl Source {
     /// Opens `path`, in `format` or (when `None`) the format its first bytes show. Parquet is read
     /// `batch_rows` rows at a time; rows are turned into JSON from the `columns` that exist only.
@@ -166,7 +196,7 @@ impl Source {
             return Err(Error::file(
                 ErrorKind::Input,
                 path,
-                "is a folder; the input is one JSON Lines or Parquet file",
+                "is a folder; the input is one JSON Lines, Parquet or Arrow IPC file (for a dataset saved with save_to_disk, its data-*.arrow file)",
             ));
         }
         let mut file =
@@ -183,10 +213,21 @@ impl Source {
                 next_index: 0,
             });
         }
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| Error::file(ErrorKind::Input, path, format!("not a readable Parquet file: {e}")))?;
-        let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
-        let schema = builder.schema().clone();
+        let cannot_read = |e: &dyn std::fmt::Display| Error::file(ErrorKind::Input, path, format!("cannot read: {e}"));
+        let (reader, schema, total): (Batches, SchemaRef, Option<u64>) = match format {
+            InputFormat::ArrowIpc => ipc_batches(path, file)?,
+            _ => {
+                let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                    .map_err(|e| Error::file(ErrorKind::Input, path, format!("not a readable Parquet file: {e}")))?;
+                let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+                let schema = builder.schema().clone();
+                let reader = builder
+                    .with_batch_size(batch_rows.max(1))
+                    .build()
+                    .map_err(|e| cannot_read(&e))?;
+                (Box::new(reader), schema, Some(total))
+            }
+        };
         let fields = schema.fields();
         let read: Vec<usize> = fields
             .iter()
@@ -204,11 +245,7 @@ impl Source {
                 ),
             ));
         }
-        let reader = builder
-            .with_batch_size(batch_rows.max(1))
-            .build()
-            .map_err(|e| Error::file(ErrorKind::Input, path, format!("cannot read: {e}")))?;
-        Ok(Source::Parquet {
+        Ok(Source::Columnar {
             path: path.to_path_buf(),
             reader,
             schema,
@@ -223,7 +260,7 @@ impl Source {
     pub fn total_rows(&self) -> Option<u64> {
         match self {
             Source::Jsonl { .. } => None,
-            Source::Parquet { total, .. } => Some(*total),
+            Source::Columnar { total, .. } => *total,
         }
     }
 
@@ -231,7 +268,7 @@ impl Source {
     pub fn schema(&self) -> Option<&SchemaRef> {
         match self {
             Source::Jsonl { .. } => None,
-            Source::Parquet { schema, .. } => Some(schema),
+            Source::Columnar { schema, .. } => Some(schema),
         }
     }
 
@@ -267,7 +304,7 @@ impl Source {
                     *next_index += 1;
                 }
             }
-            Source::Parquet {
+            Source::Columnar {
                 path,
                 reader,
                 schema,
