@@ -74,6 +74,10 @@ pub struct DatasetArgs {
     /// Keep only the first N tokens of each row.
     #[arg(long, value_name = "N", requires = "tokenize")]
     max_length: Option<usize>,
+    /// Write ids without assistant_masks, as apply_chat_template without return_assistant_tokens_mask:
+    /// no row is rejected for its masks (an assistant turn truncated away, or none found).
+    #[arg(long, requires = "tokenize", conflicts_with_all = ["masks", "stop_tokens", "message_spans"])]
+    no_masks: bool,
     /// Append the assistant header at the end of each conversation.
     #[arg(long)]
     add_generation_prompt: bool,
@@ -134,7 +138,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         );
     };
     // Rows with assistant messages but no assistant span are rejected rather than given an all-zero mask.
-    let spans = if args.tokenize || args.message_spans || args.masks.given() {
+    let spans = if (args.tokenize && !args.no_masks) || args.message_spans || args.masks.given() {
         let opts = ApplyOptions {
             chat_template: args.model.template_name.clone(),
             kwargs: args.model.special_tokens(),
@@ -177,6 +181,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         },
         max_length: args.max_length,
         spans,
+        assistant_masks: !args.no_masks,
         add_generation_prompt: args.add_generation_prompt,
         jobs: args.jobs,
         strict: args.strict,

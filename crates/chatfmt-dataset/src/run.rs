@@ -52,6 +52,10 @@ pub struct Config {
     /// (`EmptyAssistantMask`), as is one whose assistant tokens truncation removed all of
     /// (`AssistantTruncated`). `None`: `assistant_masks` from `{% generation %}` blocks, unchecked.
     pub spans: Option<SpanOptions>,
+    /// With a tokenizer, write `assistant_masks` (from `spans`, else the template's generation
+    /// blocks). `false`: ids only, as `apply_chat_template` without `return_assistant_tokens_mask`,
+    /// and no row is rejected for its masks.
+    pub assistant_masks: bool,
     pub add_generation_prompt: bool,
     /// Worker threads (0 = all cores).
     pub jobs: usize,
@@ -209,11 +213,14 @@ impl Formatter {
             .ok_or_else(|| Reject::new(index, INVALID_INPUT, "no conversation was tokenized"))?;
         let e = chat.encoded;
         check_ids(&e.input_ids).map_err(overflow(index))?;
+        let masks = self.columns.masks;
         let assistant_masks = e.assistant_masks.unwrap_or_else(|| vec![0; e.input_ids.len()]);
         let mut message_spans = None;
         if let Some(spans) = chat.spans {
-            check_spans(index, &spans, &conv.messages)?;
-            if spans.assistant_spans.iter().any(|&(s, e)| s < e) && !assistant_masks.contains(&1) {
+            if masks {
+                check_spans(index, &spans, &conv.messages)?;
+            }
+            if masks && spans.assistant_spans.iter().any(|&(s, e)| s < e) && !assistant_masks.contains(&1) {
                 let (kind, why) = match opts.encode.max_length {
                     Some(n) if opts.encode.truncation => (
                         ASSISTANT_TRUNCATED,
@@ -234,7 +241,7 @@ impl Formatter {
         Ok(Formatted {
             text: chat.text,
             tokens: Some(Tokens {
-                assistant_masks: Some(assistant_masks),
+                assistant_masks: masks.then_some(assistant_masks),
                 input_ids: e.input_ids,
                 attention_mask: e.attention_mask,
             }),
@@ -428,7 +435,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     let tokenize = config.tokenizer.is_some();
     let wanted = Columns {
         tokenize,
-        masks: tokenize,
+        masks: tokenize && config.assistant_masks,
         text: config.text || !tokenize,
         message_spans: config.spans.as_ref().is_some_and(|s| s.message_spans),
         assistant_spans: !tokenize && config.spans.is_some(),
@@ -502,7 +509,7 @@ fn format_chunks(
         encode: EncodeOptions {
             truncation: config.max_length.is_some(),
             max_length: config.max_length,
-            assistant_masks: true,
+            assistant_masks: config.assistant_masks,
             ..EncodeOptions::default()
         },
         sanitize_control_tokens: None,

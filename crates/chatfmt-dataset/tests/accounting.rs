@@ -48,6 +48,7 @@ fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
         fields: Fields::default(),
         max_length: None,
         spans: None,
+        assistant_masks: true,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,

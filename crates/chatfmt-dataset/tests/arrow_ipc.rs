@@ -59,6 +59,7 @@ fn formatted(input: &Path, dir: &Path) -> String {
         fields: Fields::default(),
         max_length: None,
         spans: None,
+        assistant_masks: true,
         add_generation_prompt: false,
         jobs: 2,
         strict: true,

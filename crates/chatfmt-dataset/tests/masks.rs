@@ -77,6 +77,7 @@ fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) 
         fields: Fields::default(),
         max_length: None,
         spans: Some(spans),
+        assistant_masks: true,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,

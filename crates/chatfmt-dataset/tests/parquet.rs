@@ -105,6 +105,7 @@ fn config(input: &Path, model: &Path, dir: &Path) -> Config {
         fields: Fields::default(),
         max_length: None,
         spans: None,
+        assistant_masks: true,
         add_generation_prompt: false,
         jobs: 2,
         strict: false,
@@ -297,6 +298,58 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
         "{err}"
     );
     assert!(!cfg.output.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Without assistant masks (`apply_chat_template` without `return_assistant_tokens_mask`), a row
+/// whose assistant turn truncation removes is kept with its ids, where the masks would reject it.
+#[test]
+fn ids_without_masks_keep_the_rows_masks_would_reject() {
+    let Some(kit) = kits::kit_for_test("tokens") else {
+        return;
+    };
+    let model = kit.join("tokenizers/qwen3");
+    let dir = temp_dir("no-masks");
+    std::fs::write(dir.join("template.jinja"), TEMPLATE).expect("write template");
+    let chat: &[(&str, &str)] = &[("user", "A question that takes a few tokens"), ("assistant", "Yes.")];
+    let input = dir.join("in.parquet");
+    write_parquet(&input, messages_column(&[Some(chat), Some(chat)]));
+    // The masks of the CLI's `--tokenize`: the template's generation blocks, checked.
+    let masked = Config {
+        max_length: Some(5),
+        spans: Some(chatfmt::SpanOptions {
+            source: chatfmt::MaskSource::Tags,
+            stop_markers: Vec::new(),
+            message_spans: false,
+            deadline: None,
+        }),
+        ..config(&input, &model, &dir)
+    };
+    let s = run(&masked).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected), (0, 2));
+    let ids_only = Config {
+        assistant_masks: false,
+        spans: None,
+        ..masked
+    };
+    let s = run(&ids_only).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected), (2, 0));
+    let batches = read_parquet(&ids_only.output);
+    let names: Vec<String> = batches[0].schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(
+        names,
+        ["id", "messages", "input_ids", "attention_mask", "text", "error"]
+    );
+    let text = batches[0].column_by_name("text").expect("text");
+    let text = text
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .expect("string text")
+        .value(0);
+    let ids = list_values::<Int32Array>(batches[0].column_by_name("input_ids").expect("ids"), 0);
+    let ids: Vec<u32> = ids.values().iter().map(|&id| id as u32).collect();
+    let tokenizer = ChatTokenizer::from_model_dir(&model).expect("tokenizer");
+    assert_eq!(ids, tokenizer.encode_ids(text).expect("encodes")[..5]);
     std::fs::remove_dir_all(&dir).ok();
 }
 
