@@ -7,7 +7,7 @@ use crate::mask_args::MaskArgs;
 use crate::model_args::{ModelArgs, Plan};
 use crate::progress::Bar;
 use anyhow::{bail, Result};
-use chatfmt::ApplyOptions;
+use chatfmt::{ApplyOptions, MaskSource};
 use chatfmt_dataset::{Config, Fields, Format, InputFormat, OutputFormat};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
@@ -81,6 +81,10 @@ pub struct DatasetArgs {
     /// Append the assistant header at the end of each conversation.
     #[arg(long)]
     add_generation_prompt: bool,
+    /// Leave each conversation's final message open for the model to continue (optionally naming the
+    /// field); with --tokenize, masks come from provenance (--masks provenance) or are left out (--no-masks).
+    #[arg(long, num_args = 0..=1, default_missing_value = "content", conflicts_with = "add_generation_prompt")]
+    continue_final_message: Option<String>,
     /// How rows spell the conversation.
     #[arg(long, value_enum, default_value = "auto")]
     format: RowFormat,
@@ -144,7 +148,20 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             kwargs: args.model.special_tokens(),
             ..ApplyOptions::default()
         };
-        Some(args.masks.span_options(&resolved, &opts, args.message_spans)?)
+        let spans = args.masks.span_options(&resolved, &opts, args.message_spans)?;
+        // transformers refuses continue_final_message with return_assistant_tokens_mask.
+        let tags = match spans.source {
+            MaskSource::Tags => true,
+            MaskSource::Auto => resolved.template.has_generation_blocks(&opts)?,
+            MaskSource::Provenance => false,
+        };
+        if args.continue_final_message.is_some() && tags {
+            bail!(
+                "--continue-final-message is not compatible with masks from {{% generation %}} blocks; \
+                 use --masks provenance, or --no-masks for ids only"
+            );
+        }
+        Some(spans)
     } else {
         None
     };
@@ -183,6 +200,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         spans,
         assistant_masks: !args.no_masks,
         add_generation_prompt: args.add_generation_prompt,
+        continue_final_message: args.continue_final_message,
         jobs: args.jobs,
         strict: args.strict,
         window: args.window,

@@ -57,6 +57,9 @@ pub struct Config {
     /// and no row is rejected for its masks.
     pub assistant_masks: bool,
     pub add_generation_prompt: bool,
+    /// Leave each conversation's final message open, naming its field (transformers'
+    /// `continue_final_message`).
+    pub continue_final_message: Option<String>,
     /// Worker threads (0 = all cores).
     pub jobs: usize,
     /// The first reject ends the run with an error.
@@ -500,6 +503,7 @@ fn format_chunks(
     kwargs.extend(config.variables.clone());
     let apply = ApplyOptions {
         add_generation_prompt: config.add_generation_prompt,
+        continue_final_message: config.continue_final_message.clone(),
         chat_template: config.template_name.clone(),
         kwargs,
         clock: Clock::default(),

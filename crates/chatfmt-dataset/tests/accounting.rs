@@ -50,6 +50,7 @@ fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
         spans: None,
         assistant_masks: true,
         add_generation_prompt: false,
+        continue_final_message: None,
         jobs: 2,
         strict: false,
         window: 3,

@@ -61,6 +61,7 @@ fn formatted(input: &Path, dir: &Path) -> String {
         spans: None,
         assistant_masks: true,
         add_generation_prompt: false,
+        continue_final_message: None,
         jobs: 2,
         strict: true,
         window: 3,

@@ -79,6 +79,7 @@ fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) 
         spans: Some(spans),
         assistant_masks: true,
         add_generation_prompt: false,
+        continue_final_message: None,
         jobs: 2,
         strict: false,
         window: 2,

@@ -107,6 +107,7 @@ fn config(input: &Path, model: &Path, dir: &Path) -> Config {
         spans: None,
         assistant_masks: true,
         add_generation_prompt: false,
+        continue_final_message: None,
         jobs: 2,
         strict: false,
         window: 2,
@@ -302,7 +303,8 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
 }
 
 /// Without assistant masks (`apply_chat_template` without `return_assistant_tokens_mask`), a row
-/// whose assistant turn truncation removes is kept with its ids, where the masks would reject it.
+/// whose assistant turn truncation removes is kept with its ids, where the masks would reject it;
+/// and the final message can be left open (`continue_final_message`).
 #[test]
 fn ids_without_masks_keep_the_rows_masks_would_reject() {
     let Some(kit) = kits::kit_for_test("tokens") else {
@@ -350,6 +352,23 @@ fn ids_without_masks_keep_the_rows_masks_would_reject() {
     let ids: Vec<u32> = ids.values().iter().map(|&id| id as u32).collect();
     let tokenizer = ChatTokenizer::from_model_dir(&model).expect("tokenizer");
     assert_eq!(ids, tokenizer.encode_ids(text).expect("encodes")[..5]);
+
+    // transformers' continue_final_message: the final message left open.
+    let open = Config {
+        max_length: None,
+        continue_final_message: Some("content".into()),
+        ..ids_only
+    };
+    let s = run(&open).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected), (2, 0));
+    let batches = read_parquet(&open.output);
+    let text = batches[0].column_by_name("text").expect("text");
+    let text = text
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .expect("string text")
+        .value(1);
+    assert!(text.ends_with("<|im_start|>assistant\nYes."), "{text:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
