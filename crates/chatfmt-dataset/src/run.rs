@@ -220,10 +220,12 @@ impl Formatter {
         let assistant_masks = e.assistant_masks.unwrap_or_else(|| vec![0; e.input_ids.len()]);
         let mut message_spans = None;
         if let Some(spans) = chat.spans {
-            if masks {
+            // Judged on the tokens: an empty span inside a token marks it, as transformers' rule does.
+            let unmasked = masks && !assistant_masks.contains(&1);
+            if unmasked {
                 check_spans(index, &spans, &conv.messages)?;
             }
-            if masks && spans.assistant_spans.iter().any(|&(s, e)| s < e) && !assistant_masks.contains(&1) {
+            if unmasked && spans.assistant_spans.iter().any(|&(s, e)| s < e) {
                 let (kind, why) = match opts.encode.max_length {
                     Some(n) if opts.encode.truncation => (
                         ASSISTANT_TRUNCATED,

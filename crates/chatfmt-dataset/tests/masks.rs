@@ -261,3 +261,31 @@ fn tokenized_rows_reject_empty_and_truncated_assistant_masks() {
         std::fs::remove_dir_all(&dir).ok();
     }
 }
+
+/// An empty generation block inside a token: transformers' rule looks up the character before its
+/// end, in the same token, and marks from there (to the end when that is token 0), so the row's mask
+/// is not all zeros and the row is kept, as it is there.
+#[test]
+fn an_empty_generation_block_inside_a_token_marks_it() {
+    let Some(kit) = kits::kit_for_test("tokens") else {
+        return;
+    };
+    let dir = temp_dir("empty-in-token");
+    let template = "{% for m in messages %}{% if m.role == 'assistant' %}{{ m.content[:3] }}{% generation %}\
+        {% endgeneration %}{{ m.content[3:] }}{% else %}{{ m.content }} {% endif %}{% endfor %}";
+    let mut cfg = config(&dir, template, OutputFormat::Jsonl, spans(MaskSource::Tags));
+    cfg.tokenizer = Some(kit.join("tokenizers/qwen3"));
+    std::fs::write(
+        &cfg.input,
+        json!({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "hello"}]}).to_string()
+            + "\n",
+    )
+    .expect("input");
+    let s = run(&cfg).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected), (1, 0));
+    let rows = output_rows(&cfg);
+    // transformers 5.23.0 gives [13048, 23811] ("Hi ", "hello") and the mask [0, 1].
+    assert_eq!(rows[0]["input_ids"], json!([13048, 23811]));
+    assert_eq!(rows[0]["assistant_masks"], json!([0, 1]));
+    std::fs::remove_dir_all(&dir).ok();
+}
