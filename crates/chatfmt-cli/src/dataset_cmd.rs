@@ -194,7 +194,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
             messages: args.messages_field,
             conversations: args.conversations_field,
             tools: args.tools_field,
-            documents: args.documents_field,
+            documents: Some(args.documents_field),
         },
         max_length: args.max_length,
         spans,

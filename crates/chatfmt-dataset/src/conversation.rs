@@ -24,8 +24,9 @@ pub struct Fields {
     pub conversations: String,
     /// The tool schemas column (default `tools`); a JSON string is parsed.
     pub tools: String,
-    /// The documents column (default `documents`, for RAG templates); a JSON string is parsed.
-    pub documents: String,
+    /// The documents column (default `documents`, for RAG templates; `None`: none is read); a JSON
+    /// string is parsed.
+    pub documents: Option<String>,
 }
 
 impl Default for Fields {
@@ -35,7 +36,7 @@ impl Default for Fields {
             messages: "messages".into(),
             conversations: "conversations".into(),
             tools: "tools".into(),
-            documents: "documents".into(),
+            documents: Some("documents".into()),
         }
     }
 }
@@ -115,7 +116,10 @@ impl Fields {
             self.sharegpt_of(obj)?
         };
         let tools = list_field(obj, &self.tools, "tool schemas")?.map(Json::Array);
-        let documents = list_field(obj, &self.documents, "documents")?.map(Json::Array);
+        let documents = match &self.documents {
+            Some(field) => list_field(obj, field, "documents")?.map(Json::Array),
+            None => None,
+        };
         Ok(Conversation {
             messages,
             tools,

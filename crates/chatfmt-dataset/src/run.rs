@@ -429,12 +429,12 @@ fn read_chunks(mut source: Source, n: usize, chunks: SyncSender<Result<Chunk, Er
 /// and rejects files are moved into place at the end, and no output may be the input.
 pub fn run(config: &Config) -> Result<Summary, Error> {
     let started = Instant::now();
-    let columns = [
+    let mut columns = vec![
         config.fields.messages.as_str(),
         config.fields.conversations.as_str(),
         config.fields.tools.as_str(),
-        config.fields.documents.as_str(),
     ];
+    columns.extend(config.fields.documents.as_deref());
     let chunk_rows = config.window.max(1);
     let source = Source::open(&config.input, config.input_format, &columns, chunk_rows)?;
     let tokenize = config.tokenizer.is_some();

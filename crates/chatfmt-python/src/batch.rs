@@ -340,6 +340,8 @@ pub fn format_batch(
         format,
         messages: messages_column,
         tools: tools_column,
+        // The kernel reads its documents column itself (`documents_column`).
+        documents: None,
         ..Fields::default()
     };
     let mut read = Vec::new();
