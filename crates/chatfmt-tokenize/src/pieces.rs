@@ -68,6 +68,8 @@ fn trimmed_spaces(token: &str) -> (u8, u8) {
 #[derive(Debug)]
 pub struct PieceTable {
     pieces: Vec<Piece>,
+    /// How many tokens the model's own vocabulary holds (the added tokens left out).
+    model_vocab: usize,
     /// The runs of [`Kind::Runs`] spellings.
     runs: Vec<Box<[Run]>>,
     added: Vec<AddedToken>,
@@ -268,7 +270,9 @@ impl PieceSource {
         let mut pieces = Vec::new();
         let mut runs = Vec::new();
         let spelling = &self.spelling;
+        let mut model_vocab = 0;
         read_vocab(vocab, |token, id| {
+            model_vocab += 1;
             let i = id as usize;
             if i >= pieces.len() {
                 pieces.resize(i + 1, Piece::default());
@@ -293,6 +297,7 @@ impl PieceSource {
         };
         Ok(PieceTable {
             pieces,
+            model_vocab,
             runs,
             added: self.added,
             literal_marker,
@@ -307,6 +312,11 @@ impl PieceTable {
     /// The text of an added token's id (`None` for other ids).
     pub fn added_content(&self, id: u32) -> Option<&str> {
         self.added_token(id).map(|a| a.content.as_str())
+    }
+
+    /// How many tokens the model's own vocabulary holds (the added tokens left out).
+    pub fn model_vocab_size(&self) -> usize {
+        self.model_vocab
     }
 
     /// The added token an id stands for (`None` for other ids).

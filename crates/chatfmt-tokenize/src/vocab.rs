@@ -14,11 +14,7 @@ impl ChatTokenizer {
     /// The size of the model's own vocabulary, the added tokens left out (transformers' `vocab_size`;
     /// `len(tokenizer)` counts both, as [`ChatTokenizer::vocab`] does).
     pub fn model_vocab_size(&self) -> usize {
-        let mut n = 0;
-        if let Some(vocab) = self.json.vocab_text() {
-            let _ = crate::tokenizer_json::read_vocab(vocab, |_, _| n += 1);
-        }
-        n
+        self.pieces.model_vocab_size()
     }
 
     /// The token string of `id` (an added token's content, else the model's piece).
