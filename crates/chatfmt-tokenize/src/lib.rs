@@ -26,6 +26,7 @@ mod vocab;
 pub use encode::{EncodeOptions, Encoded, Padding, Text, TokenOffsets};
 pub use error::{Error, ErrorKind, Stage};
 pub use incremental::Extended;
+pub use vocab::clean_up_tokenization;
 
 use pieces::PieceTable;
 use serde_json::{Map, Value as Json};
@@ -170,6 +171,11 @@ mod tests {
 
     /// The kit folder `name` under `$CHATFMT_KITS` (else `../shared/conformance` beside the
     /// repository); `None` when absent, which fails under `CI=true`.
+    /// The records of `scripts/gen_token_offsets.py`.
+    fn offsets_fixture() -> Json {
+        serde_json::from_str(include_str!("../tests/fixtures/token_offsets.json")).expect("fixture")
+    }
+
     fn kit(name: &str) -> Option<PathBuf> {
         let base = std::env::var_os("CHATFMT_KITS")
             .map(PathBuf::from)
@@ -268,8 +274,7 @@ mod tests {
         let Some(kit) = kit("tokens/tokenizers") else {
             return;
         };
-        let fixture: Json =
-            serde_json::from_str(include_str!("../tests/fixtures/token_offsets.json")).expect("fixture");
+        let fixture = offsets_fixture();
         let records = fixture["records"].as_array().expect("records");
         assert!(records.iter().filter(|r| r["nfc"] == false).count() > 300);
         let scratch = std::env::temp_dir().join(format!("chatfmt-token-offsets-{}", std::process::id()));
@@ -310,8 +315,7 @@ mod tests {
         let Some(kit) = kit("tokens/tokenizers") else {
             return;
         };
-        let fixture: Json =
-            serde_json::from_str(include_str!("../tests/fixtures/token_offsets.json")).expect("fixture");
+        let fixture = offsets_fixture();
         let source = fixture["chat_template"].as_str().expect("chat_template");
         let chats = fixture["chats"].as_array().expect("chats");
         let scratch = std::env::temp_dir().join(format!("chatfmt-marker-chats-{}", std::process::id()));

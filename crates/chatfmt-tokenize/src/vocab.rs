@@ -70,7 +70,7 @@ impl ChatTokenizer {
 
 /// transformers' `clean_up_tokenization`: no space before `.`, `?`, `!` and `,`, nor around an
 /// apostrophe of an English contraction, replaced in this order.
-fn clean_up_tokenization(text: &str) -> String {
+pub fn clean_up_tokenization(text: &str) -> String {
     const JOINED: [(&str, &str); 10] = [
         (" .", "."),
         (" ?", "?"),

@@ -120,14 +120,8 @@ _ENCODE_ARGUMENTS = frozenset(
 )
 
 
-def clean_up_tokenization(text: str) -> str:
-    """transformers' ``clean_up_tokenization``: no space before punctuation and English contractions."""
-    for spaced, joined in (
-        (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"),
-        (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
-    ):
-        text = text.replace(spaced, joined)
-    return text
+# transformers' ``clean_up_tokenization``: no space before punctuation and English contractions.
+clean_up_tokenization = _native.clean_up_tokenization
 
 
 def _added_by_post_processor(with_specials: List[int], plain: List[int], attention: List[int]) -> List[int]:
