@@ -539,14 +539,8 @@ pub(crate) mod ujson {
                     break;
                 }
                 items.push(self.any()?);
-                self.skip_ws();
-                match self.peek() {
-                    b']' => {
-                        self.pos += 1;
-                        break;
-                    }
-                    b',' => self.pos += 1,
-                    _ => return Err(self.error("unexpected character in an array")),
+                if self.closes(b']', "an array")? {
+                    break;
                 }
             }
             self.depth -= 1;
@@ -576,18 +570,23 @@ pub(crate) mod ujson {
                 let v = self.any()?;
                 // As a Python dict: the last of duplicate keys wins, at the first one's place.
                 obj.insert(key, v);
-                self.skip_ws();
-                match self.peek() {
-                    b'}' => {
-                        self.pos += 1;
-                        break;
-                    }
-                    b',' => self.pos += 1,
-                    _ => return Err(self.error("unexpected character in an object")),
+                if self.closes(b'}', "an object")? {
+                    break;
                 }
             }
             self.depth -= 1;
             Ok(Json::Object(obj))
+        }
+
+        /// After a member of an array or object: whether `close` ends it there (a comma goes on).
+        fn closes(&mut self, close: u8, what: &str) -> Result<bool, String> {
+            self.skip_ws();
+            let at = self.peek();
+            if at != close && at != b',' {
+                return Err(self.error(&format!("unexpected character in {what}")));
+            }
+            self.pos += 1;
+            Ok(at == close)
         }
 
         fn hex4(&mut self) -> Result<u32, String> {
