@@ -267,6 +267,10 @@ pub struct ForLoop {
     pub scope: u32,
     /// The slot of `loop` in that frame (when `uses_loop`).
     pub loop_slot: u32,
+    /// Every slot of that frame is bound afresh before each iteration's body sees it (the body
+    /// binds no other names, and no loop filter could see the previous `loop`): an iteration
+    /// need not unbind the previous one's values first.
+    pub rebinds_all: bool,
     /// The scope of the `else` body's frame: a child of the loop's enclosing frame, so what it
     /// sets stays in it, as in Jinja2.
     pub else_scope: u32,

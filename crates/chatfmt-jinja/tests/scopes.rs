@@ -343,3 +343,31 @@ fn attributes_of_bound_objects() {
         "FalseTrue, "
     );
 }
+
+#[test]
+fn loop_iterations_start_from_their_own_bindings() {
+    // Bodies that bind nothing but the loop's targets keep the frame between iterations; what
+    // each iteration reads must still be its own item, and a loop filter's `loop` the outer one.
+    assert_eq!(
+        render("{% for a, b in [[1, 2], [3, 4]] %}{{ a }}{{ b }}{% endfor %}"),
+        "1234"
+    );
+    assert_eq!(
+        render("{% for i in range(4) if i > 1 %}{{ loop.index }}{{ i }}{% endfor %}"),
+        "1223"
+    );
+    assert_eq!(
+        render("{% for o in [7] %}{% for i in range(3) if loop.index == 1 %}{{ loop.index }}{{ i }}{% endfor %}{% endfor %}"),
+        "102132"
+    );
+    assert_eq!(
+        render(
+            "{% macro m(v) %}{% set w = v %}{{ w }}{% endmacro %}{% for i in [1, 2] %}{{ m(i) }}{{ w }}{% endfor %}"
+        ),
+        "12"
+    );
+    assert_eq!(
+        render("{% for i in [1, 2] %}{% for j in [i, i] %}{{ j }}{% endfor %}{{ j }}{% endfor %}"),
+        "1122"
+    );
+}

@@ -408,9 +408,13 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Makes the frame `id` current again with nothing bound, as popping it and pushing a frame of
-    /// the same scope and parent would (a loop's next iteration).
-    fn reenter_frame(&mut self, id: usize) {
-        self.empty_frames(id);
+    /// the same scope and parent would (a loop's next iteration). When the loop `rebinds_all` of
+    /// the frame's slots before anything reads them, and nothing else is bound, they are left
+    /// for the rebinding to replace.
+    fn reenter_frame(&mut self, id: usize, rebinds_all: bool) {
+        if !(rebinds_all && self.live_frames == id + 1 && self.frames[id].extra.is_empty()) {
+            self.empty_frames(id);
+        }
         self.live_frames = id + 1;
         self.current = id;
     }
@@ -1110,7 +1114,7 @@ impl<'a> Evaluator<'a> {
             }
             let id = match frame {
                 Some(id) => {
-                    self.reenter_frame(id);
+                    self.reenter_frame(id, f.rebinds_all);
                     id
                 }
                 None => *frame.insert(self.push_frame(restore, f.scope)),

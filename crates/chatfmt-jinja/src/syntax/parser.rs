@@ -411,6 +411,7 @@ impl<'s> Parser<'s> {
             uses_loop: uses.loop_var || recursive,
             scope: 0,
             loop_slot: 0,
+            rebinds_all: false,
             else_scope: 0,
         })))
     }

@@ -220,7 +220,9 @@ impl Resolver {
         if f.uses_loop {
             add(&mut layout, &Ident::from("loop"));
         }
+        let rebound = layout.len();
         binds(&f.body, &mut layout);
+        f.rebinds_all = layout.len() == rebound && !(f.uses_loop && f.cond.is_some());
         let loop_slot = layout.iter().position(|n| &**n == "loop").unwrap_or(0) as u32;
         f.loop_slot = loop_slot;
         f.scope = self.scope(layout, |r| {

@@ -40,9 +40,18 @@ fn needs_preparation(m: &Json) -> Result<bool, Error> {
             format!("Chat messages should be dicts, dataclasses or pydantic models, but got {m}."),
         ));
     };
-    Ok(obj
-        .iter()
-        .any(|(k, v)| v.is_null() || REASONING_FIELDS.contains(&k.as_str())))
+    Ok(obj.iter().any(|(k, v)| v.is_null() || is_reasoning_field(k)))
+}
+
+/// Whether `key` is one of [`REASONING_FIELDS`] (by length first: most keys are not).
+#[inline(always)]
+fn is_reasoning_field(key: &str) -> bool {
+    match key.len() {
+        8 => key == REASONING_FIELDS[1],
+        9 => key == REASONING_FIELDS[2],
+        17 => key == REASONING_FIELDS[0],
+        _ => false,
+    }
 }
 
 /// Drops `None`-valued keys and aliases the reasoning fields, as transformers prepares messages.
