@@ -46,7 +46,7 @@ struct Common {
 }
 
 impl Common {
-    fn read(f: &mut Fields, stream: bool) -> Result<Common, ApiError> {
+    fn read(f: &mut Fields) -> Result<Common, ApiError> {
         for name in UNSUPPORTED {
             if f.0.get(name).is_some_and(|v| !v.is_null()) {
                 return Err(ApiError::bad(
@@ -61,42 +61,30 @@ impl Common {
                 None,
             ));
         }
-        let stream_options = f.opt_object("stream_options")?;
-        if stream_options.as_ref().is_some_and(|o| !o.is_empty()) && !stream {
-            return Err(ApiError::bad(
-                "Stream options can only be defined when `stream=True`.",
-                Some("stream_options"),
-            ));
-        }
         // StreamOptions: two optional booleans, false by default.
-        let stream_options = match stream_options {
+        let stream_options = match f.opt_object("stream_options")? {
             None => None,
-            Some(o) => {
+            Some(mut o) => {
                 let mut out = Map::new();
                 for key in ["include_usage", "continuous_usage_stats"] {
-                    let value = match o.get(key) {
+                    let value = match o.remove(key) {
                         None => json!(false),
-                        Some(v @ (Json::Bool(_) | Json::Null)) => v.clone(),
-                        Some(_) => return Err(body::wrong(&format!("stream_options.{key}"), "a valid boolean")),
+                        Some(Json::Null) => Json::Null,
+                        Some(v) => {
+                            json!(body::lax_bool(&v).map_err(|m| body::invalid(&format!("stream_options.{key}"), m))?)
+                        }
                     };
                     out.insert(key.to_string(), value);
                 }
                 Some(out)
             }
         };
-        let cache_salt = f.opt_str("cache_salt")?;
-        if cache_salt.as_deref().is_some_and(str::is_empty) {
-            return Err(ApiError::bad(
-                "Parameter 'cache_salt' must be a non-empty string if provided.",
-                Some("cache_salt"),
-            ));
-        }
         Ok(Common {
             model: f.opt_str("model")?,
-            request_id: f.opt_str("request_id")?,
+            request_id: f.defaulted_str("request_id")?,
             stream_options,
-            cache_salt,
-            priority: f.opt_i64("priority")?.unwrap_or(0),
+            cache_salt: f.opt_str("cache_salt")?,
+            priority: f.i64("priority", 0)?,
             return_token_ids: f.opt_bool("return_token_ids")?,
         })
     }
@@ -167,6 +155,144 @@ fn random_uuid() -> String {
     format!("{bits:032x}")
 }
 
+/// The most prompts a completion request may list (`VLLM_MAX_COMPLETION_PROMPTS`' default).
+const MAX_PROMPTS: usize = 1024;
+
+/// Whether the field is there and true as Python's `bool` sees it.
+fn truthy(f: &Fields, name: &str) -> bool {
+    f.0.get(name).is_some_and(chatfmt::json_input::py_truthy)
+}
+
+/// The field's value, unless absent or `null`.
+fn given<'a>(f: &'a Fields, name: &str) -> Option<&'a Json> {
+    f.0.get(name).filter(|v| !v.is_null())
+}
+
+/// A value as Python compares it with numbers (a `bool` is an `int`).
+fn py_number(v: &Json) -> Option<f64> {
+    match v {
+        Json::Bool(b) => Some(f64::from(u8::from(*b))),
+        Json::Number(n) => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// The 400 of a check of the body as sent, naming the parameter as vLLM's own checks do (bare).
+fn sent_wrong(message: &str, param: &str) -> Result<(), ApiError> {
+    Err(ApiError::bad(message, Some(param)))
+}
+
+/// vLLM's checks of a chat request's body as sent, before any field is read: its request model's
+/// `mode="before"` validators, last defined first as pydantic runs them. Gives the `tool_choice`
+/// they settle on.
+fn check_chat_sent(f: &Fields) -> Result<Json, ApiError> {
+    ChatFields::check_flags(f)?;
+    let choice = tool_choice(f.0.get("tool_choice").cloned(), f.0.get("tools"))?;
+    check_logprobs(f, Kind::Chat)?;
+    check_stream_options(f)?;
+    check_cache_salt(f)?;
+    Ok(choice)
+}
+
+/// vLLM's checks of a completion request's body as sent, as [`check_chat_sent`].
+fn check_completion_sent(f: &Fields) -> Result<(), ApiError> {
+    let prompt = f.0.get("prompt");
+    if let Some(Json::Array(prompts)) = prompt {
+        // A list of token ids (its first item an `int`) is one prompt.
+        let ids = prompts
+            .first()
+            .is_some_and(|v| v.is_boolean() || v.is_i64() || v.is_u64());
+        if !ids && prompts.len() > MAX_PROMPTS {
+            return sent_wrong(
+                &format!(
+                    "prompt list length {} exceeds the maximum allowed count of {MAX_PROMPTS}. To increase this \
+                     limit, set the VLLM_MAX_COMPLETION_PROMPTS environment variable.",
+                    prompts.len()
+                ),
+                "prompt",
+            );
+        }
+    }
+    let no_embeds = given(f, "prompt_embeds").is_none_or(|e| e == &json!([]));
+    if (matches!(prompt, None | Some(Json::Null)) || prompt == Some(&json!(""))) && no_embeds {
+        return sent_wrong(
+            "Either prompt or prompt_embeds must be provided and non-empty.",
+            "prompt",
+        );
+    }
+    check_stream_options(f)?;
+    check_logprobs(f, Kind::Completion)?;
+    check_cache_salt(f)
+}
+
+/// vLLM's `check_logprobs` of `prompt_logprobs` and `top_logprobs` (a chat's) or `logprobs` (a
+/// completion's): numbers, positive or -1; none for prompts when streaming; a chat's top logprobs
+/// only with `logprobs`.
+fn check_logprobs(f: &Fields, kind: Kind) -> Result<(), ApiError> {
+    let top = match kind {
+        Kind::Chat => "top_logprobs",
+        Kind::Completion => "logprobs",
+    };
+    for name in ["prompt_logprobs", top] {
+        if given(f, name).is_some_and(|v| py_number(v).is_none()) {
+            return sent_wrong(&format!("`{name}` must be an integer."), name);
+        }
+    }
+    if let Some(p) = given(f, "prompt_logprobs").and_then(py_number) {
+        if truthy(f, "stream") && (p > 0.0 || p == -1.0) {
+            return sent_wrong(
+                "`prompt_logprobs` are not available when `stream=True`.",
+                "prompt_logprobs",
+            );
+        }
+        if p < 0.0 && p != -1.0 {
+            return sent_wrong("`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs");
+        }
+    }
+    if let Some(t) = given(f, top).and_then(py_number) {
+        if t < 0.0 && t != -1.0 {
+            return sent_wrong(&format!("`{top}` must be a positive value or -1."), top);
+        }
+        if kind == Kind::Chat && (t == -1.0 || t > 0.0) && !truthy(f, "logprobs") {
+            return sent_wrong("when using `top_logprobs`, `logprobs` must be set to true.", top);
+        }
+    }
+    Ok(())
+}
+
+/// vLLM's `validate_stream_options`: `stream_options` only with `stream`.
+fn check_stream_options(f: &Fields) -> Result<(), ApiError> {
+    if truthy(f, "stream_options") && !truthy(f, "stream") {
+        return sent_wrong(
+            "Stream options can only be defined when `stream=True`.",
+            "stream_options",
+        );
+    }
+    Ok(())
+}
+
+/// vLLM's `validate_cache_salt`: a non-empty string of at most 128 characters, without `@`, `/`,
+/// `\\` or NUL.
+fn check_cache_salt(f: &Fields) -> Result<(), ApiError> {
+    match given(f, "cache_salt") {
+        None => Ok(()),
+        Some(Json::String(salt)) if !salt.is_empty() => {
+            if salt.chars().count() > 128 || salt.contains(['@', '/', '\\', '\0']) {
+                return sent_wrong(
+                    "Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', \
+                     '\\\\', or NUL.",
+                    "cache_salt",
+                );
+            }
+            Ok(())
+        }
+        Some(_) => sent_wrong(
+            "Parameter 'cache_salt' must be a non-empty string if provided.",
+            "cache_salt",
+        ),
+    }
+}
+
 /// The model a request names, and its tokenizer's presence checked.
 fn model_of(shared: &Shared, common: &Common) -> Result<Arc<Model>, ApiError> {
     let model = shared.models.get(common.model.as_deref())?;
@@ -188,30 +314,34 @@ fn tools_dump(tools: &[Json]) -> Result<Vec<Json>, ApiError> {
                 .get("name")
                 .and_then(Json::as_str)
                 .ok_or_else(|| ApiError::bad("Field required", Some(&here("function.name"))))?;
-            let mut f = json!({
-                "name": name,
-                "description": function.get("description").cloned().unwrap_or(Json::Null),
-                "parameters": function.get("parameters").cloned().unwrap_or(Json::Null),
-            });
+            // Built by moving values in: `json!` would write nested values again, recursively.
+            let field = |k: &str| function.get(k).cloned().unwrap_or(Json::Null);
+            let mut f = Map::new();
+            f.insert("name".into(), Json::from(name));
+            f.insert("description".into(), field("description"));
+            f.insert("parameters".into(), field("parameters"));
             for key in ["strict", "defer_loading"] {
                 if let Some(v) = function.get(key).filter(|v| !v.is_null()) {
-                    f[key] = v.clone();
+                    f.insert(key.into(), v.clone());
                 }
             }
-            let mut out = json!({"type": "function", "function": f});
+            let mut out = Map::new();
+            out.insert("type".into(), Json::from("function"));
+            out.insert("function".into(), Json::Object(f));
             if let Some(v) = t.get("defer_loading").filter(|v| !v.is_null()) {
-                out["defer_loading"] = v.clone();
+                out.insert("defer_loading".into(), v.clone());
             }
-            Ok(out)
+            Ok(Json::Object(out))
         })
         .collect()
 }
 
 /// `tool_choice` as vLLM's `check_tool_usage` validates and defaults it: `"auto"` when tools are
 /// given without it, else `"none"`; a named tool must be one of `tools`.
-fn tool_choice(given: Option<Json>, tools: Option<&[Json]>) -> Result<Json, ApiError> {
+fn tool_choice(given: Option<Json>, tools: Option<&Json>) -> Result<Json, ApiError> {
     let bad = |message: String, param: &str| Err(ApiError::bad(message, Some(param)));
-    if tools.is_some_and(<[Json]>::is_empty) {
+    let tools = tools.filter(|t| !t.is_null());
+    if tools == Some(&json!([])) {
         return bad(
             "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely."
                 .to_string(),
@@ -259,7 +389,12 @@ fn tool_choice(given: Option<Json>, tools: Option<&[Json]>) -> Result<Json, ApiE
     };
     match name.as_str() {
         Some(n) if !n.is_empty() => {
-            if tools.iter().any(|t| t["function"]["name"] == *n) {
+            if tools
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| t["function"]["name"] == *n)
+            {
                 Ok(json!({"function": {"name": n}, "type": "function"}))
             } else {
                 bad(
@@ -281,16 +416,16 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     require_json(&headers)?;
     let mut f = parsed?;
     let light = f.1;
+    let tool_choice = check_chat_sent(&f)?;
     let chat = ChatFields::read(&mut f, true)?;
     let sampling = Sampling::read(&mut f, Kind::Chat)?;
-    let common = Common::read(&mut f, sampling.stream)?;
+    let common = Common::read(&mut f)?;
     let model = model_of(&shared, &common)?;
     let tools_out = chat.tools.as_deref().map(tools_dump).transpose()?;
-    let tool_choice = tool_choice(f.0.remove("tool_choice"), chat.tools.as_deref())?;
-    let parallel_tool_calls = match f.0.remove("parallel_tool_calls") {
-        None => json!(true),
-        Some(v @ (Json::Bool(_) | Json::Null)) => v,
-        Some(_) => return Err(body::wrong("parallel_tool_calls", "a valid boolean")),
+    let parallel_tool_calls = if f.has("parallel_tool_calls") {
+        f.opt_bool("parallel_tool_calls")?
+    } else {
+        Some(true)
     };
     let include_reasoning = f.bool("include_reasoning", true, false)?;
     let history_tool_calls: usize = (chat.messages.iter())
@@ -317,15 +452,17 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
         "reasoning_ended".into(),
         if include_reasoning { Json::Null } else { json!(true) },
     );
-    let parse_context = json!({
-        "tools": tools_out,
-        "tool_choice": tool_choice,
-        "parallel_tool_calls": parallel_tool_calls,
-        "include_reasoning": include_reasoning,
-        "chat_template_kwargs": context_kwargs,
-        "history_tool_call_cnt": history_tool_calls,
-    });
-    out.insert("parse_context".into(), parse_context);
+    // Moved in, not written again by `json!` (see `tools_dump`).
+    let parse_context = [
+        ("tools", tools_out.map_or(Json::Null, Json::Array)),
+        ("tool_choice", tool_choice),
+        ("parallel_tool_calls", json!(parallel_tool_calls)),
+        ("include_reasoning", json!(include_reasoning)),
+        ("chat_template_kwargs", Json::Object(context_kwargs)),
+        ("history_tool_call_cnt", json!(history_tool_calls)),
+    ];
+    let parse_context = parse_context.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    out.insert("parse_context".into(), Json::Object(parse_context));
     Ok(JsonAnswer(Json::Object(out)))
 }
 
@@ -335,37 +472,36 @@ enum Prompt {
     Ids(Vec<u32>),
 }
 
+/// The prompts as pydantic picks the member of vLLM's union (token ids, lists of them, a string or
+/// strings) a value fits: strings stay text; anything else is read as one prompt of ids, else as
+/// lists of ids, and when neither fits the answer is the first error of reading it as ids. `[]` is
+/// no prompt.
 fn prompts(f: &mut Fields) -> Result<Vec<Prompt>, ApiError> {
-    let wrong = || body::wrong("prompt", "a valid string, list of strings, or list of token ids");
     match f.0.remove("prompt") {
+        // Only with `prompt_embeds`, which this server does not take.
         None | Some(Json::Null) => Err(ApiError::bad(
             "Either prompt or prompt_embeds must be provided and non-empty.",
-            None,
+            Some("prompt"),
         )),
         Some(Json::String(s)) => Ok(vec![Prompt::Text(s)]),
-        Some(Json::Array(items)) if items.is_empty() => Err(ApiError::bad(
-            "Either prompt or prompt_embeds must be provided and non-empty.",
-            None,
-        )),
-        Some(Json::Array(items)) => match &items[0] {
-            Json::String(_) => items
-                .into_iter()
-                .map(|v| match v {
-                    Json::String(s) => Ok(Prompt::Text(s)),
-                    _ => Err(wrong()),
-                })
-                .collect(),
-            Json::Array(_) => items
-                .iter()
-                .enumerate()
+        Some(Json::Array(items)) if !items.is_empty() && items.iter().all(Json::is_string) => Ok((items.into_iter())
+            .filter_map(|v| match v {
+                Json::String(s) => Some(Prompt::Text(s)),
+                _ => None,
+            })
+            .collect()),
+        Some(Json::Array(items)) => match body::ids_of("prompt", &items, true) {
+            Ok(ids) if ids.is_empty() => Ok(Vec::new()),
+            Ok(ids) => Ok(vec![Prompt::Ids(ids)]),
+            Err(as_ids) => (items.iter().enumerate())
                 .map(|(i, v)| match v {
-                    Json::Array(ids) => body::ids_of(&format!("prompt.{i}"), ids).map(Prompt::Ids),
-                    _ => Err(wrong()),
+                    Json::Array(ids) => body::ids_of(&format!("prompt.{i}"), ids, true).map(Prompt::Ids),
+                    _ => Err(body::wrong("prompt", "a valid list")),
                 })
-                .collect(),
-            _ => body::ids_of("prompt", &items).map(|ids| vec![Prompt::Ids(ids)]),
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| as_ids),
         },
-        Some(_) => Err(wrong()),
+        Some(_) => Err(body::wrong("prompt", "a valid list")),
     }
 }
 
@@ -375,11 +511,15 @@ pub async fn completion(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     require_json(&headers)?;
     let mut f = parsed?;
     let light = f.1;
+    check_completion_sent(&f)?;
     let prompts = prompts(&mut f)?;
     let sampling = Sampling::read(&mut f, Kind::Completion)?;
-    let common = Common::read(&mut f, sampling.stream)?;
-    let model = model_of(&shared, &common)?;
+    let common = Common::read(&mut f)?;
     let add_special_tokens = f.bool("add_special_tokens", true, false)?;
+    let model = model_of(&shared, &common)?;
+    if prompts.is_empty() {
+        return Err(ApiError::bad("You must pass at least one prompt", Some("prompt")));
+    }
     let base = common.request_id("cmpl", &headers);
     let job_model = Arc::clone(&model);
     let all_ids = shared

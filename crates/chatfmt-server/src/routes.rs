@@ -62,6 +62,7 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     // completion form on a tie.
     let chat_only = CHAT_ONLY_FIELDS.iter().any(|k| f.has(k));
     let job: TokenizeJob = if f.has("messages") && (!f.has("prompt") || chat_only) {
+        ChatFields::check_flags(&f)?;
         let chat = ChatFields::read(&mut f, false)?;
         let shared = Arc::clone(&shared);
         Box::new(move || {
@@ -115,9 +116,9 @@ struct VllmTokens<'a> {
 async fn llama_tokenize(shared: &Arc<Shared>, mut f: Fields) -> Answer {
     let light = f.1;
     let content = f.str("content")?;
-    let add_special = f.bool("add_special", false, false)?;
-    let parse_special = f.bool("parse_special", true, false)?;
-    let with_pieces = f.bool("with_pieces", false, false)?;
+    let add_special = f.strict_bool("add_special", false)?;
+    let parse_special = f.strict_bool("parse_special", true)?;
+    let with_pieces = f.strict_bool("with_pieces", false)?;
     let model = shared.models.get(None)?;
     let tokens = shared
         .pool
@@ -215,7 +216,7 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let mut f = parsed?;
     let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
-    let tokens = f.token_ids("tokens")?;
+    let tokens = f.token_ids("tokens", vllm)?;
     let text = shared
         .pool
         .run(light, move || {
@@ -278,7 +279,7 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
     let light = f.1;
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let mut messages = f.messages()?;
-    let mut add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
+    let mut add_generation_prompt = f.strict_bool("add_generation_prompt", true)?;
     let tools = f.opt_list("tools")?.map(Json::Array);
     let kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
     let is_assistant = |m: Option<&Json>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
@@ -358,7 +359,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let messages = f.messages()?;
     let tools = f.opt_list("tools")?.map(Json::Array);
     let documents = f.opt_list("documents")?.map(Json::Array);
-    let add_generation_prompt = f.bool("add_generation_prompt", false, false)?;
+    let add_generation_prompt = f.strict_bool("add_generation_prompt", false)?;
     let continue_final_message = match f.0.remove("continue_final_message") {
         None | Some(Json::Bool(false)) | Some(Json::Null) => None,
         Some(Json::Bool(true)) => Some("content".to_string()),
@@ -377,7 +378,7 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
         Some(s) => MaskMode::parse(&s)
             .ok_or_else(|| ApiError::bad("Input should be 'auto', 'tags' or 'provenance'", Some("body.masks")))?,
     };
-    let tokenize = f.bool("tokenize", true, false)?;
+    let tokenize = f.strict_bool("tokenize", true)?;
     f.deny_rest()?;
     let shared2 = Arc::clone(&shared);
     let out = shared

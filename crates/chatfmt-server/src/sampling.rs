@@ -82,16 +82,14 @@ impl Sampling {
                 let max_tokens = f.opt_i64("max_tokens")?;
                 f.opt_i64("max_completion_tokens")?.or(max_tokens)
             }
-            Kind::Completion => match f.0.get("max_tokens") {
-                None => Some(16),
-                Some(_) => f.opt_i64("max_tokens")?,
-            },
+            // `null` is the default too (vLLM's `normalize_null_max_tokens`).
+            Kind::Completion => Some(f.opt_i64("max_tokens")?.unwrap_or(16)),
         };
         let (logprobs, echo) = match kind {
             Kind::Chat => {
                 let wanted = f.opt_bool("logprobs")?.unwrap_or(false);
                 let top = f.opt_i64("top_logprobs")?.unwrap_or(0);
-                let echo = f.opt_bool("echo")?.unwrap_or(false);
+                let echo = f.bool("echo", false, false)?;
                 (wanted.then_some(top), echo)
             }
             Kind::Completion => {
@@ -106,9 +104,16 @@ impl Sampling {
                 Kind::Completion => logprobs,
             };
         }
+        let n = match kind {
+            Kind::Chat => f.opt_i64("n")?,
+            Kind::Completion => Some(f.i64("n", 1)?),
+        };
+        if f.0.get("bad_words").is_some_and(Json::is_null) {
+            return Err(body::wrong("bad_words", "a valid list"));
+        }
         let sampling = Sampling {
             kind,
-            n: f.opt_i64("n")?,
+            n,
             floats,
             top_k: f.opt_i64("top_k")?,
             seed: f.opt_i64("seed")?,
@@ -117,7 +122,7 @@ impl Sampling {
             bad_words: f.opt_strs("bad_words", false)?.unwrap_or_default(),
             ignore_eos: f.bool("ignore_eos", false, false)?,
             max_tokens,
-            min_tokens: f.opt_i64("min_tokens")?.unwrap_or(0),
+            min_tokens: f.i64("min_tokens", 0)?,
             logprobs,
             prompt_logprobs,
             echo,
@@ -414,9 +419,7 @@ fn logit_bias(bias: &Map<String, Json>) -> Result<Map<String, Json>, ApiError> {
     let mut out = Map::new();
     let mut invalid_keys = Vec::new();
     for (key, value) in bias {
-        let Some(v) = value.as_f64() else {
-            return Err(body::wrong(&format!("logit_bias.{key}"), "a valid number"));
-        };
+        let v = body::lax_f64(value).map_err(|m| body::invalid(&format!("logit_bias.{key}"), m))?;
         match key.trim().parse::<i64>() {
             Ok(id) => {
                 out.insert(id.to_string(), json!(v.clamp(-100.0, 100.0)));

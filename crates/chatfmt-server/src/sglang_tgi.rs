@@ -13,10 +13,9 @@ use axum::http::HeaderMap;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
-/// SGLang's `model` (`"default"` when omitted): a served name, or the only model for `"default"`
-/// when no model has that name.
-fn sglang_model(shared: &Shared, f: &mut Fields) -> Result<Arc<Model>, ApiError> {
-    let name = f.opt_str("model")?;
+/// SGLang's `model` (`"default"` when omitted, `null` refused): a served name, or the only model
+/// for `"default"` when no model has that name.
+fn sglang_model(shared: &Shared, name: Option<String>) -> Result<Arc<Model>, ApiError> {
     let name = name.filter(|n| n != DEFAULT_MODEL || shared.models.all().iter().any(|m| m.name == *n));
     shared.models.get(name.as_deref())
 }
@@ -36,7 +35,8 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     require_json(&headers)?;
     let mut f = parsed?;
     let light = f.1;
-    let model = sglang_model(&shared, &mut f)?;
+    // The fields in the order of SGLang's `TokenizeRequest`, then its check of them.
+    let model = f.defaulted_str("model")?;
     let prompt = match f.0.remove("prompt") {
         None | Some(Json::Null) => None,
         Some(Json::String(s)) => Some(Prompt::One(s)),
@@ -52,15 +52,23 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
         }
         Some(_) => return Err(body::wrong("prompt", "a valid string or list of strings")),
     };
-    let has_messages = f.0.get("messages").is_some_and(|m| !m.is_null());
-    if prompt.is_some() == has_messages {
+    let messages = match f.0.get("messages") {
+        None | Some(Json::Null) => None,
+        Some(_) => Some(f.messages()?),
+    };
+    let tools = f.opt_list("tools")?;
+    let continue_final_message = f.bool("continue_final_message", false, false)?;
+    let template_kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+    let special_given = f.has("add_special_tokens");
+    let add_special_tokens = f.bool("add_special_tokens", true, false)?;
+    let given = f.opt_bool("add_generation_prompt")?;
+    if prompt.is_some() == messages.is_some() {
         return Err(ApiError::bad(
             "Value error, Exactly one of 'prompt' or 'messages' must be provided.",
             Some("body"),
         ));
     }
-    let special_given = f.has("add_special_tokens");
-    let add_special_tokens = f.bool("add_special_tokens", true, false)?;
+    let model = sglang_model(&shared, model)?;
     let max_model_len = model.tokenizer_max_length;
     let (tokens, count) = match prompt {
         Some(prompt) => {
@@ -89,10 +97,6 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
                 .await?
         }
         None => {
-            let messages = f.messages()?;
-            let tools = f.opt_list("tools")?;
-            let continue_final_message = f.bool("continue_final_message", false, false)?;
-            let given = f.opt_bool("add_generation_prompt")?;
             // Omitted, the messages render as for a chat completion: the assistant turn opens unless
             // the last message is continued, and the template alone adds special tokens.
             let add_generation_prompt = given.unwrap_or(!continue_final_message);
@@ -103,14 +107,14 @@ pub async fn tokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
                 ));
             }
             let chat = ChatFields {
-                messages,
+                messages: messages.unwrap_or_default(),
                 tools,
                 documents: None,
                 add_generation_prompt,
                 continue_final_message,
                 add_special_tokens: given.is_some() && special_given && add_special_tokens,
                 chat_template: None,
-                template_kwargs: f.opt_object("chat_template_kwargs")?.unwrap_or_default(),
+                template_kwargs,
             };
             let cache = Arc::clone(&shared);
             shared
@@ -135,9 +139,8 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     require_json(&headers)?;
     let mut f = parsed?;
     let light = f.1;
-    let model = sglang_model(&shared, &mut f)?;
+    let model = f.defaulted_str("model")?;
     let tokens = f.required("tokens")?;
-    let skip = f.bool("skip_special_tokens", true, false)?;
     let Json::Array(items) = tokens else {
         return Err(body::wrong("tokens", "a valid list"));
     };
@@ -145,13 +148,15 @@ pub async fn detokenize(State(shared): State<Arc<Shared>>, headers: HeaderMap, b
     let lists: Vec<Vec<u32>> = if nested {
         (items.iter().enumerate())
             .map(|(i, v)| match v {
-                Json::Array(ids) => body::ids_of(&format!("tokens.{i}"), ids),
+                Json::Array(ids) => body::ids_of(&format!("tokens.{i}"), ids, true),
                 _ => Err(body::wrong(&format!("tokens.{i}"), "a valid list")),
             })
             .collect::<Result<_, _>>()?
     } else {
-        vec![body::ids_of("tokens", &items)?]
+        vec![body::ids_of("tokens", &items, true)?]
     };
+    let skip = f.bool("skip_special_tokens", true, false)?;
+    let model = sglang_model(&shared, model)?;
     let texts = shared
         .pool
         .run(light, move || {

@@ -42,22 +42,26 @@ pub struct ChatFields {
 }
 
 impl ChatFields {
-    /// vLLM's fields and defaults (`documents` only where its request model has them); both
-    /// `add_generation_prompt` and `continue_final_message` given true is a 400. (vLLM checks the
-    /// fields as given, before defaults: `continue_final_message` alone leaves the default prompt
-    /// on, and the render refuses the pair as transformers does.)
-    pub fn read(f: &mut Fields, with_documents: bool) -> Result<ChatFields, ApiError> {
-        let given_true = |f: &Fields, k: &str| f.0.get(k).is_some_and(chatfmt::json_input::py_truthy);
-        let both_given = given_true(f, "add_generation_prompt") && given_true(f, "continue_final_message");
-        let messages = f.messages()?;
-        let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
-        let continue_final_message = f.bool("continue_final_message", false, false)?;
-        if both_given {
+    /// vLLM's check, before any field is read, that `add_generation_prompt` and
+    /// `continue_final_message` are not both given true (by their truthiness, as sent): a 400.
+    /// (`continue_final_message` alone leaves the default generation prompt on, and the render
+    /// refuses the pair as transformers does.)
+    pub fn check_flags(f: &Fields) -> Result<(), ApiError> {
+        let given_true = |k: &str| f.0.get(k).is_some_and(chatfmt::json_input::py_truthy);
+        if given_true("add_generation_prompt") && given_true("continue_final_message") {
             return Err(ApiError::bad(
                 "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
                 Some("body"),
             ));
         }
+        Ok(())
+    }
+
+    /// vLLM's fields and defaults (`documents` only where its request model has them).
+    pub fn read(f: &mut Fields, with_documents: bool) -> Result<ChatFields, ApiError> {
+        let messages = f.messages()?;
+        let add_generation_prompt = f.bool("add_generation_prompt", true, false)?;
+        let continue_final_message = f.bool("continue_final_message", false, false)?;
         let documents = if with_documents {
             f.opt_list("documents")?.map(Json::Array)
         } else {
