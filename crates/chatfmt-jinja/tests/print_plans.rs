@@ -47,3 +47,19 @@ fn scope_strings_and_trimmed_members_print_as_jinja2_does() {
         assert_eq!(outcome(src), want, "{src}");
     }
 }
+
+#[test]
+fn adjacent_literals_print_as_one_operand_in_order() {
+    let cases = [
+        ("{{ '<' + 'a' + m.k + 'b' ~ 'c' + '>' }}", "<akeptbc>"),
+        ("{{ 'a' ~ 1 ~ 'b' ~ 'c' }}", "a1bc"),
+        (
+            "{{ 'a' + 'b' + 1 }}",
+            "TypeError: can only concatenate str (not \"int\") to str",
+        ),
+        ("{{ 'x' + '' + '' + m['role'] + '' }}", "xuser"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(outcome(src), want, "{src}");
+    }
+}

@@ -3,14 +3,25 @@
 //! to the output when all of them are plain strings — the common shape of chat templates
 //! (`'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>'`).
 
-use crate::ast::{Args, BinOp, Expr, ExprKind};
+use crate::ast::{Args, BinOp, Const, Expr, ExprKind};
 use crate::builtins::table::FILTERS;
 
 /// The operands of `e` in print order, when `e` is a concatenation (or a single operand) whose
-/// operands can be evaluated again without changing anything.
+/// operands can be evaluated again without changing anything. Adjacent string literals are one
+/// operand: printing them is writing their text.
 pub fn leaves(e: &Expr) -> Option<Box<[Expr]>> {
-    let mut out = Vec::new();
-    collect(e, &mut out).then(|| out.into_boxed_slice())
+    let mut out: Vec<Expr> = Vec::new();
+    if !collect(e, &mut out) {
+        return None;
+    }
+    out.dedup_by(|next, kept| match (&next.kind, &mut kept.kind) {
+        (ExprKind::Const(Const::Str(b)), ExprKind::Const(Const::Str(a))) => {
+            *a = format!("{a}{b}").into_boxed_str();
+            true
+        }
+        _ => false,
+    });
+    Some(out.into_boxed_slice())
 }
 
 fn collect(e: &Expr, out: &mut Vec<Expr>) -> bool {

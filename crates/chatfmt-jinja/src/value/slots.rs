@@ -12,6 +12,7 @@ pub(crate) enum Slots<'a, const N: usize> {
 
 impl<'a, const N: usize> Slots<'a, N> {
     /// `n` empty slots.
+    #[inline(always)]
     pub(crate) fn empty(n: usize) -> Self {
         match n <= N {
             true => Slots::Inline(n, std::array::from_fn(|_| None)),
