@@ -1,6 +1,7 @@
-//! The one error object every route answers with: `{"error": {"message", "type", "param", "code"}}`,
-//! `code` the HTTP status, plus `line` and `column` for a template error whose place in the template is
-//! known. Library errors become messages here, without file paths or sources.
+//! The error answers. vLLM's, llama.cpp's and chatfmt's routes answer `{"error": {"message", "type",
+//! "param", "code"}}`, `code` the HTTP status, plus `line` and `column` for a template error whose
+//! place in the template is known; SGLang's and TGI's routes answer in their stack's shape
+//! ([`Shape`]). Library errors become messages here, without file paths or sources.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +18,27 @@ pub struct ApiError {
     pub param: Option<String>,
     /// The 1-based template line of a template error, and its column when known.
     pub location: Option<(u32, Option<u32>)>,
+    /// How the answer is written.
+    pub shape: Shape,
+}
+
+/// The shape of an error answer: each route answers as the stack it copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// `{"error": {"message", "type", "param", "code"}}` (vLLM, llama.cpp, chatfmt).
+    #[default]
+    Nested,
+    /// SGLang's `ErrorResponse`, `{"object": "error", "message", "type", "param", "code"}`, of a body
+    /// its request models refuse: `type` `"Bad Request"` for a 400 (its `RequestValidationError`
+    /// handler, http_server.py), else the status, as its `HTTPException` handler writes it.
+    SglangValidation,
+    /// SGLang's `ErrorResponse` from its handler: `type` `"BadRequestError"` for a 400 (serving_base.py
+    /// `create_error_response`), else the status.
+    SglangHandler,
+    /// TGI's `ErrorResponse`, `{"error", "error_type"}` (router/src/server.rs).
+    Tgi,
+    /// Plain text, as axum's `Json` extractor answers a body TGI's handler never sees.
+    Text,
 }
 
 /// A request the server does not take (400).
@@ -32,7 +54,13 @@ impl ApiError {
             message: message.into(),
             param: None,
             location: None,
+            shape: Shape::Nested,
         }
+    }
+
+    /// The same error, written in `shape`.
+    pub fn shaped(self, shape: Shape) -> Self {
+        ApiError { shape, ..self }
     }
 
     /// A 400 about the request field at `param`.
@@ -86,21 +114,45 @@ impl ApiError {
             None => ApiError::bad(e.message(), None),
         }
     }
+
+    /// The answer's JSON body (for every shape but [`Shape::Text`]).
+    fn json(&self) -> serde_json::Value {
+        let code = self.status.as_u16();
+        let sglang = |bad_request: &str| {
+            let kind = if self.status == StatusCode::BAD_REQUEST {
+                bad_request.to_string()
+            } else {
+                code.to_string()
+            };
+            json!({"object": "error", "message": self.message, "type": kind, "param": self.param, "code": code})
+        };
+        match self.shape {
+            Shape::SglangValidation => sglang("Bad Request"),
+            Shape::SglangHandler => sglang("BadRequestError"),
+            Shape::Tgi => json!({"error": self.message, "error_type": self.kind}),
+            Shape::Nested | Shape::Text => {
+                let mut body = json!({"error": {
+                    "message": self.message,
+                    "type": self.kind,
+                    "param": self.param,
+                    "code": code,
+                }});
+                if let Some((line, column)) = self.location {
+                    body["error"]["line"] = json!(line);
+                    body["error"]["column"] = json!(column);
+                }
+                body
+            }
+        }
+    }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({"error": {
-            "message": self.message,
-            "type": self.kind,
-            "param": self.param,
-            "code": self.status.as_u16(),
-        }});
-        if let Some((line, column)) = self.location {
-            body["error"]["line"] = json!(line);
-            body["error"]["column"] = json!(column);
-        }
-        let mut response = (self.status, crate::answer::JsonAnswer(body)).into_response();
+        let mut response = match self.shape {
+            Shape::Text => (self.status, self.message.clone()).into_response(),
+            _ => (self.status, crate::answer::JsonAnswer(self.json())).into_response(),
+        };
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()

@@ -8,7 +8,8 @@ use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 use crate::models::Models;
 use crate::pool::Pool;
-use crate::{generate, routes, sglang_tgi};
+use crate::sglang_tgi::{sglang, tgi};
+use crate::{generate, routes};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -68,9 +69,9 @@ impl App {
             .route("/v1/render", post(routes::render))
             .route("/v1/chat/completions/render", post(generate::chat))
             .route("/v1/completions/render", post(generate::completion))
-            .route("/v1/tokenize", post(sglang_tgi::tokenize))
-            .route("/v1/detokenize", post(sglang_tgi::detokenize))
-            .route("/chat_tokenize", post(sglang_tgi::chat_tokenize))
+            .route("/v1/tokenize", post(sglang::tokenize))
+            .route("/v1/detokenize", post(sglang::detokenize))
+            .route("/chat_tokenize", post(tgi::chat_tokenize))
             .route("/health", get(routes::health))
             .route("/metrics", get(routes::metrics))
             .merge(crate::playground::routes())

@@ -54,6 +54,12 @@ pub fn unsupported_media_type() -> ApiError {
 /// less than the hand-off to a worker and back costs.
 const LIGHT_BODY_BYTES: usize = 8 * 1024;
 
+/// Whether a request of `len` bytes that renders with the model's own template is light (see
+/// [`Fields`]).
+pub fn is_light(len: usize) -> bool {
+    len <= LIGHT_BODY_BYTES
+}
+
 /// The deepest nesting of arrays and objects a body may have: about as deep as Python's `json.loads`
 /// (vLLM's and SGLang's parser) reads before its recursion limit, 990 levels on CPython 3.11 and
 /// 1490 on 3.12. A deeper body is refused before it is parsed. The parser moves its recursion to
@@ -78,7 +84,7 @@ pub fn object(bytes: &[u8]) -> Result<Fields, ApiError> {
         })?;
     match value {
         Json::Object(map) => {
-            let light = bytes.len() <= LIGHT_BODY_BYTES && !map.contains_key("chat_template");
+            let light = is_light(bytes.len()) && !map.contains_key("chat_template");
             Ok(Fields(map, light))
         }
         _ => Err(ApiError::bad(
@@ -447,14 +453,15 @@ impl Fields {
         }
     }
 
-    /// A list of lax token ids, or nothing when absent or `null`.
-    pub fn opt_token_ids(&mut self, name: &str) -> Result<Option<Vec<u32>>, ApiError> {
-        match self.0.get(name) {
-            None | Some(Json::Null) => {
-                self.0.remove(name);
-                Ok(None)
-            }
-            Some(_) => self.token_ids(name, true).map(Some),
+    /// A list of lax integers of any sign (pydantic's `list[int]`), or nothing when absent or `null`.
+    pub fn opt_ints(&mut self, name: &str) -> Result<Option<Vec<i64>>, ApiError> {
+        match self.0.remove(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Array(items)) => (items.iter().enumerate())
+                .map(|(i, v)| lax_int(v).map_err(|m| invalid(&format!("{name}.{i}"), m)))
+                .collect::<Result<_, _>>()
+                .map(Some),
+            Some(_) => Err(wrong(name, "a valid list")),
         }
     }
 

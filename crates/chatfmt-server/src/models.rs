@@ -4,13 +4,14 @@
 use crate::api::ApiError;
 use crate::config::ModelSpec;
 use crate::error::{Error, ErrorKind};
+use crate::sglang_tgi::sglang::ContentFormat;
 use axum::http::StatusCode;
 use chatfmt::masks::stop_markers;
-use chatfmt::{ModelSource, Resolved, TemplateRequest};
+use chatfmt::{ApplyOptions, ModelSource, Resolved, TemplateRequest};
 use chatfmt_tokenize::ChatTokenizer;
 use serde_json::{Map, Value as Json};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One loaded model.
@@ -34,6 +35,11 @@ pub struct Model {
     pub eos_id_markers: Vec<String>,
     /// When it was loaded (Unix seconds).
     pub created: u64,
+    /// SGLang's content format of each of its templates, found on first use.
+    sglang_formats: OnceLock<Vec<(Option<String>, ContentFormat)>>,
+    /// The template TGI's route renders with (none when it has named templates but no `default`),
+    /// built on first use.
+    pub tgi: OnceLock<Option<crate::sglang_tgi::tgi::Template>>,
 }
 
 /// vLLM's context length when no config key gives one.
@@ -99,7 +105,27 @@ impl Model {
             stop,
             eos_id_markers,
             created,
+            sglang_formats: OnceLock::new(),
+            tgi: OnceLock::new(),
         })
+    }
+
+    /// SGLang's content format of the template `opts` select.
+    pub fn sglang_content_format(&self, opts: &ApplyOptions) -> ContentFormat {
+        let template = &self.resolved.template;
+        let formats = self.sglang_formats.get_or_init(|| {
+            let compiled = template.templates();
+            (template.sources().into_iter())
+                .map(|(name, source)| {
+                    let compiles = compiled.iter().any(|(n, t)| *n == name && t.is_ok());
+                    (name.map(str::to_string), ContentFormat::of(source, compiles))
+                })
+                .collect()
+        });
+        let selected = template.selected(opts).ok().and_then(|(name, _)| name);
+        (formats.iter())
+            .find(|(name, _)| name.as_deref() == selected)
+            .map_or(ContentFormat::String, |(_, f)| *f)
     }
 
     /// The tokenizer, or a 400 saying the model has none.
@@ -216,6 +242,15 @@ impl Models {
                 format!("several models are loaded; name one in \"model\": {}", names()),
                 Some("body.model"),
             )),
+        }
+    }
+
+    /// The model of a route whose stack serves one model and never looks `model` up (SGLang's,
+    /// TGI's): with one loaded, whatever the request names; with several, as [`Models::get`].
+    pub fn lenient(&self, name: Option<&str>) -> Result<Arc<Model>, ApiError> {
+        match self.list.as_slice() {
+            [only] => Ok(Arc::clone(only)),
+            _ => self.get(name),
         }
     }
 }

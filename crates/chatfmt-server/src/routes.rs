@@ -247,7 +247,7 @@ pub async fn models(State(shared): State<Arc<Shared>>) -> JsonAnswer {
                 "id": m.name,
                 "object": "model",
                 "created": m.created,
-                "owned_by": "chatfmt",
+                "owned_by": "vllm",
                 "root": m.source,
                 "parent": null,
                 "max_model_len": m.max_model_len,
@@ -282,6 +282,22 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
     let mut add_generation_prompt = f.strict_bool("add_generation_prompt", true)?;
     let tools = f.opt_list("tools")?.map(Json::Array);
     let kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+    // llama.cpp's `common_chat_msgs_parse_oaicompat` (common/chat.cpp) takes string, array and null
+    // content only.
+    for (i, m) in messages.iter().enumerate() {
+        if let Some(content) = m
+            .get("content")
+            .filter(|c| !matches!(c, Json::String(_) | Json::Array(_) | Json::Null))
+        {
+            return Err(ApiError::bad(
+                format!(
+                    "Failed to parse messages: Invalid 'content' type: expected string or array, got {content} \
+                     (ref: https://github.com/ggml-org/llama.cpp/issues/8367)"
+                ),
+                Some(&format!("body.messages.{i}.content")),
+            ));
+        }
+    }
     let is_assistant = |m: Option<&Json>| m.and_then(|m| m["role"].as_str()) == Some("assistant");
     let mut prefill = None;
     if is_assistant(messages.last()) {

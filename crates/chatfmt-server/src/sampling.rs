@@ -37,7 +37,8 @@ pub struct Sampling {
     top_k: Option<i64>,
     seed: Option<i64>,
     stop: Vec<String>,
-    stop_token_ids: Vec<u32>,
+    /// `list[int]`: any integer; vLLM checks the range in its engine only.
+    stop_token_ids: Vec<i64>,
     bad_words: Vec<String>,
     ignore_eos: bool,
     /// `max_completion_tokens`, else `max_tokens`; `None` when neither is given (a completion's
@@ -51,7 +52,8 @@ pub struct Sampling {
     spaces_between_special_tokens: bool,
     include_stop_str_in_output: bool,
     logit_bias: Option<Map<String, Json>>,
-    allowed_token_ids: Option<Vec<u32>>,
+    /// As `stop_token_ids`.
+    allowed_token_ids: Option<Vec<i64>>,
     /// Whether the answer streams.
     pub stream: bool,
 }
@@ -118,7 +120,7 @@ impl Sampling {
             top_k: f.opt_i64("top_k")?,
             seed: f.opt_i64("seed")?,
             stop: f.opt_strs("stop", true)?.unwrap_or_default(),
-            stop_token_ids: f.opt_token_ids("stop_token_ids")?.unwrap_or_default(),
+            stop_token_ids: f.opt_ints("stop_token_ids")?.unwrap_or_default(),
             bad_words: f.opt_strs("bad_words", false)?.unwrap_or_default(),
             ignore_eos: f.bool("ignore_eos", false, false)?,
             max_tokens,
@@ -130,7 +132,7 @@ impl Sampling {
             spaces_between_special_tokens: f.bool("spaces_between_special_tokens", true, false)?,
             include_stop_str_in_output: f.bool("include_stop_str_in_output", false, false)?,
             logit_bias: f.opt_object("logit_bias")?,
-            allowed_token_ids: f.opt_token_ids("allowed_token_ids")?,
+            allowed_token_ids: f.opt_ints("allowed_token_ids")?,
             stream: f.opt_bool("stream")?.unwrap_or(false),
         };
         Ok(sampling)

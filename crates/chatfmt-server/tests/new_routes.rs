@@ -10,7 +10,7 @@ use chatfmt_server::{Config, ModelSpec};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use support::{app, app_with, call, check_error, fixture, post, qwen3};
+use support::{app, app_with, call, check_error, check_route_error, fixture, post, qwen3};
 use tower::ServiceExt;
 
 fn three_turns() -> Value {
@@ -233,6 +233,34 @@ async fn completions_render_gives_one_request_per_prompt() {
     );
 }
 
+/// vLLM's `stop_token_ids` and `allowed_token_ids` are `list[int]`: its render routes take any
+/// integer (the range is checked in its engine, `SamplingParams.verify`) and `__post_init__`
+/// deduplicates the stop ids.
+#[tokio::test]
+async fn render_takes_token_ids_of_any_sign() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let ids = json!({"stop_token_ids": [-1, 5, -1], "allowed_token_ids": [-1, 7]});
+    for (path, mut body) in [
+        ("/v1/chat/completions/render", json!({"messages": three_turns()})),
+        ("/v1/completions/render", json!({"prompt": "Hi"})),
+    ] {
+        body.as_object_mut().unwrap().extend(ids.as_object().unwrap().clone());
+        let (s, v) = post(&app, path, body).await;
+        assert_eq!(s, StatusCode::OK, "{path}: {v}");
+        let params = if v.is_array() {
+            &v[0]["sampling_params"]
+        } else {
+            &v["sampling_params"]
+        };
+        assert_eq!(
+            (&params["stop_token_ids"], &params["allowed_token_ids"]),
+            (&json!([-1, 5]), &json!([-1, 7])),
+            "{path}: {v}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn sglang_tokenizer_routes() {
     let Some(dir) = qwen3() else { return };
@@ -250,7 +278,7 @@ async fn sglang_tokenizer_routes() {
     ] {
         let (s, v) = post(&app, "/v1/tokenize", body).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
-        check_error("sglang both or neither", s, &v);
+        check_route_error("/v1/tokenize", s, &v);
     }
     // Messages render as for a chat completion: the ids of vLLM's chat /tokenize.
     let (_, chat) = post(&app, "/v1/tokenize", json!({"messages": three_turns()})).await;
@@ -280,7 +308,7 @@ async fn sglang_tokenizer_routes() {
     assert_eq!(d, json!({"text": ""}));
     let (s, v) = post(&app, "/v1/detokenize", json!({"tokens": [[1], 2]})).await;
     assert_eq!(
-        (s, v["error"]["param"].clone()),
+        (s, v["param"].clone()),
         (StatusCode::BAD_REQUEST, json!("body.tokens.1")),
         "{v}"
     );
@@ -347,12 +375,10 @@ async fn new_routes_keep_the_error_details() {
         ..Config::default()
     });
     let msgs = json!([{"role": "user", "content": "Hi"}]);
+    // SGLang's and TGI's routes answer as theirs do (tests/sglang_tgi.rs).
     let routes = [
         ("/v1/chat/completions/render", json!({"messages": msgs})),
         ("/v1/completions/render", json!({"prompt": "x"})),
-        ("/v1/tokenize", json!({"prompt": "x"})),
-        ("/v1/detokenize", json!({"tokens": [1]})),
-        ("/chat_tokenize", json!({"messages": msgs})),
     ];
     for (path, body) in routes {
         let (s, v, _) = call(&app, "POST", path, Some("text/plain"), body.to_string().into_bytes()).await;

@@ -69,6 +69,9 @@ async fn vllm_details_clients_rely_on() {
     // Detokenizing keeps special tokens.
     let (_, d) = post(&app, "/detokenize", json!({"model": null, "tokens": a["tokens"]})).await;
     assert_eq!(d["prompt"], "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    // vLLM's `ModelCard.owned_by` (serve/engine/protocol.py).
+    let (_, models, _) = call(&app, "GET", "/v1/models", None, Vec::new()).await;
+    assert_eq!(models["data"][0]["owned_by"], "vllm", "{models}");
     let (_, l) = post(&app, "/detokenize", json!({"tokens": a["tokens"]})).await;
     assert_eq!(l["content"], d["prompt"]);
     // Generation prompt and continue-final together: given both, vLLM's own check refuses them; given
@@ -147,6 +150,21 @@ async fn llama_cpp_routes() {
     )
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    // Content that is neither a string, a list nor null: llama.cpp's `common_chat_msgs_parse_oaicompat`
+    // (common/chat.cpp) throws, with this message.
+    for (content, shown) in [(json!(123), "123"), (json!({"a": true}), r#"{"a":true}"#)] {
+        let body = json!({"messages": [{"role": "system", "content": content}]});
+        let (s, v) = post(&app, "/apply-template", body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        check_error("content", s, &v);
+        assert_eq!(
+            v["error"]["message"],
+            format!(
+                "Failed to parse messages: Invalid 'content' type: expected string or array, got {shown} \
+                 (ref: https://github.com/ggml-org/llama.cpp/issues/8367)"
+            )
+        );
+    }
     let (_, special) = post(&app, "/tokenize", json!({"content": "<|im_end|>"})).await;
     assert_eq!(special["tokens"], json!([151645]));
     let (_, plain) = post(

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use chatfmt_server::{App, Config, ModelSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use support::{app_with, call, check_error, post, qwen3};
+use support::{app_with, call, check_error, check_route_error, error_message, post, qwen3};
 
 fn named_app() -> Option<App> {
     let dir = qwen3()?;
@@ -31,12 +31,12 @@ fn hi() -> Value {
     json!([{"role": "user", "content": "Hi"}])
 }
 
-/// The status, `param` and message of an error answer.
+/// The status, `param` and message of an error answer (SGLang's flat, or nested).
 async fn refusal(app: &App, path: &str, body: Value) -> (StatusCode, Value, String) {
     let (s, v) = post(app, path, body).await;
-    check_error(path, s, &v);
-    let message = v["error"]["message"].as_str().unwrap().to_string();
-    (s, v["error"]["param"].clone(), message)
+    check_route_error(path, s, &v);
+    let param = v.get("param").unwrap_or(&v["error"]["param"]).clone();
+    (s, param, error_message(&v).to_string())
 }
 
 fn bad(param: &str, message: &str) -> (StatusCode, Value, String) {

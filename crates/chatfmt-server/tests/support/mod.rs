@@ -30,6 +30,19 @@ pub fn mistral() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// A model folder with the kit's Qwen3 tokenizer and `template` as its chat template, named `name`
+/// (unique per test process).
+pub fn qwen3_with_template(name: &str, template: &str) -> Option<PathBuf> {
+    let kit = qwen3()?;
+    let dir = std::env::temp_dir().join(format!("chatfmt-server-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(kit.join("tokenizer.json"), dir.join("tokenizer.json")).unwrap();
+    let mut config: Value = serde_json::from_slice(&std::fs::read(kit.join("tokenizer_config.json")).unwrap()).unwrap();
+    config["chat_template"] = json!(template);
+    std::fs::write(dir.join("tokenizer_config.json"), config.to_string()).unwrap();
+    Some(dir)
+}
+
 pub fn app_with(config: Config) -> App {
     App::load(config).expect("the models load")
 }
@@ -120,6 +133,8 @@ pub fn check_keys(what: &str, value: &Value, spec: &Value) {
     }
 }
 
+/// Checks an error answer of vLLM's, llama.cpp's or chatfmt's routes: the fixture's `error` in
+/// `{"error": ...}`.
 pub fn check_error(what: &str, status: StatusCode, value: &Value) {
     // A template error's place in the template comes as `line` and `column`, both or neither.
     let mut error = value["error"].clone();
@@ -135,4 +150,40 @@ pub fn check_error(what: &str, status: StatusCode, value: &Value) {
     check_keys(what, &error, &fixture()["error"]);
     assert_eq!(value.as_object().unwrap().len(), 1, "{what}: {value}");
     assert_eq!(value["error"]["code"], json!(status.as_u16()), "{what}");
+}
+
+/// Checks an error answer of the route at `path` in the shape of its stack: SGLang's flat
+/// `sglang_error`, TGI's `tgi_error` (or plain text, as axum's `Json` extractor answers), else
+/// [`check_error`]'s. The server's own answers (401, 405) are `check_error`'s everywhere.
+pub fn check_route_error(path: &str, status: StatusCode, value: &Value) {
+    let ours = [StatusCode::UNAUTHORIZED, StatusCode::METHOD_NOT_ALLOWED].contains(&status);
+    match path {
+        "/v1/tokenize" | "/v1/detokenize" if !ours => {
+            check_keys(path, value, &fixture()["sglang_error"]);
+            assert_eq!(value["code"], json!(status.as_u16()), "{path}: {value}");
+            let kind = value["type"].as_str().unwrap();
+            let status_text = status.as_u16().to_string();
+            assert!(
+                ["Bad Request", "BadRequestError", status_text.as_str()].contains(&kind),
+                "{path}: {value}"
+            );
+        }
+        "/chat_tokenize" if !ours => match value {
+            Value::String(_) => assert!(
+                [400, 413, 415, 422].contains(&status.as_u16()),
+                "{path}: {status} {value}"
+            ),
+            _ => check_keys(path, value, &fixture()["tgi_error"]),
+        },
+        _ => check_error(path, status, value),
+    }
+}
+
+/// The message of an error answer of any shape.
+pub fn error_message(value: &Value) -> &str {
+    (value["error"]["message"].as_str())
+        .or_else(|| value["message"].as_str())
+        .or_else(|| value["error"].as_str())
+        .or_else(|| value.as_str())
+        .unwrap_or_else(|| panic!("no error message in {value}"))
 }
