@@ -11,51 +11,28 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+mod support;
 
 use chatfmt::TemplateRequest;
-use chatfmt_dataset::{run, Config, Fields, OutputFormat};
+use chatfmt_dataset::{run, Config};
 use serde_json::{json, Value as Json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("chatfmt-dataset-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use support::temp_dir;
 
 fn config(input: &Path, model: &Path, dir: &Path, tokenize: bool) -> Config {
+    let template = TemplateRequest {
+        model: Some(model.display().to_string()),
+        template: None,
+        ..Default::default()
+    }
+    .resolve()
+    .expect("the template loads")
+    .template;
     Config {
-        input: input.to_path_buf(),
-        input_format: None,
-        template: Arc::new(
-            TemplateRequest {
-                model: Some(model.display().to_string()),
-                template: None,
-                ..Default::default()
-            }
-            .resolve()
-            .expect("the template loads")
-            .template,
-        ),
         tokenizer: tokenize.then(|| model.to_path_buf()),
         text: false,
-        variables: Default::default(),
-        template_name: None,
-        output: dir.join("out.jsonl"),
-        output_format: OutputFormat::Jsonl,
-        rejects: dir.join("rejects.jsonl"),
-        fields: Fields::default(),
-        max_length: None,
-        spans: None,
-        assistant_masks: true,
-        add_generation_prompt: false,
-        continue_final_message: None,
-        jobs: 2,
-        strict: false,
-        window: 3,
-        progress: None,
-        cancel: None,
+        ..support::config(input, template, dir)
     }
 }
 

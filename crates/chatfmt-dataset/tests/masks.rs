@@ -13,15 +13,15 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+mod support;
 
 use arrow_array::RecordBatch;
 use chatfmt::{ChatTemplate, MaskSource, SpanOptions};
-use chatfmt_dataset::{run, Config, Fields, OutputFormat};
+use chatfmt_dataset::{run, Config, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// ChatML that prints only messages with content: an empty assistant message renders nothing.
 const PLAIN: &str = "{%- for m in messages %}{%- if m.content %}\
@@ -41,10 +41,7 @@ const INPUT: &str = r#"{"messages": [{"role": "user", "content": "Hi"}, {"role":
 "#;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("chatfmt-dataset-masks-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    support::temp_dir(&format!("masks-{name}"))
 }
 
 fn spans(source: MaskSource) -> SpanOptions {
@@ -64,27 +61,12 @@ fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) 
         OutputFormat::Parquet => "out.parquet",
     };
     Config {
-        input,
-        input_format: None,
-        template: Arc::new(ChatTemplate::new(template, Map::new())),
-        tokenizer: None,
         text: false,
-        variables: Map::new(),
-        template_name: None,
         output: dir.join(name),
         output_format: format,
-        rejects: dir.join("rejects.jsonl"),
-        fields: Fields::default(),
-        max_length: None,
         spans: Some(spans),
-        assistant_masks: true,
-        add_generation_prompt: false,
-        continue_final_message: None,
-        jobs: 2,
-        strict: false,
         window: 2,
-        progress: None,
-        cancel: None,
+        ..support::config(&input, ChatTemplate::new(template, Map::new()), dir)
     }
 }
 

@@ -13,18 +13,18 @@
 
 #[path = "../../chatfmt/tests/support/kits.rs"]
 mod kits;
+mod support;
 
-use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Fields as ArrowFields};
 use chatfmt::TemplateRequest;
-use chatfmt_dataset::{run, Config, Fields, OutputFormat};
+use chatfmt_dataset::{run, Config, OutputFormat};
 use chatfmt_tokenize::ChatTokenizer;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use serde_json::Value as Json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
+use support::{messages_column, temp_dir};
 
 /// ChatML with the assistant turns in `{% generation %}`, refusing roles it does not know.
 const TEMPLATE: &str = "{%- for m in messages %}\
@@ -32,12 +32,6 @@ const TEMPLATE: &str = "{%- for m in messages %}\
 {%- if m['role'] == 'assistant' %}{{- '<|im_start|>assistant\\n' }}{% generation %}{{- m['content'] + '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\
 {%- else %}{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{%- endif %}\
 {%- endfor %}";
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("chatfmt-dataset-parquet-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 /// Writes an `id` column (10, 11, ...) and `column` as `messages`.
 fn write_parquet(path: &Path, column: ArrayRef) {
@@ -55,64 +49,21 @@ fn write_columns(path: &Path, columns: Vec<(&str, ArrayRef)>) {
     writer.close().expect("close");
 }
 
-/// A `messages` column: a list of role/content structs per row (`None`: a null row).
-fn messages_column(rows: &[Option<&[(&str, &str)]>]) -> ArrayRef {
-    let fields = ArrowFields::from(vec![
-        Field::new("role", DataType::Utf8, true),
-        Field::new("content", DataType::Utf8, true),
-    ]);
-    let mut list = ListBuilder::new(StructBuilder::from_fields(fields, 0));
-    for row in rows {
-        match row {
-            None => list.append(false),
-            Some(messages) => {
-                for (role, content) in *messages {
-                    let s = list.values();
-                    s.field_builder::<StringBuilder>(0).expect("role").append_value(role);
-                    s.field_builder::<StringBuilder>(1)
-                        .expect("content")
-                        .append_value(content);
-                    s.append(true);
-                }
-                list.append(true);
-            }
-        }
-    }
-    Arc::new(list.finish())
-}
-
 fn config(input: &Path, model: &Path, dir: &Path) -> Config {
+    let template = TemplateRequest {
+        model: Some(model.display().to_string()),
+        template: Some(dir.join("template.jinja")),
+        ..Default::default()
+    }
+    .resolve()
+    .expect("the template loads")
+    .template;
     Config {
-        input: input.to_path_buf(),
-        input_format: None,
-        template: Arc::new(
-            TemplateRequest {
-                model: Some(model.display().to_string()),
-                template: Some(dir.join("template.jinja")),
-                ..Default::default()
-            }
-            .resolve()
-            .expect("the template loads")
-            .template,
-        ),
         tokenizer: true.then(|| model.to_path_buf()),
-        text: true,
-        variables: Default::default(),
-        template_name: None,
         output: dir.join("out.parquet"),
         output_format: OutputFormat::Parquet,
-        rejects: dir.join("rejects.jsonl"),
-        fields: Fields::default(),
-        max_length: None,
-        spans: None,
-        assistant_masks: true,
-        add_generation_prompt: false,
-        continue_final_message: None,
-        jobs: 2,
-        strict: false,
         window: 2,
-        progress: None,
-        cancel: None,
+        ..support::config(input, template, dir)
     }
 }
 
@@ -145,7 +96,7 @@ fn parquet_rows_are_tokenized_in_order_and_bad_rows_rejected() {
         return;
     };
     let model = kit.join("tokenizers/qwen3");
-    let dir = temp_dir("mixed");
+    let dir = temp_dir("parquet-mixed");
     std::fs::write(dir.join("template.jinja"), TEMPLATE).expect("write template");
     let good_1: &[(&str, &str)] = &[("system", "Be brief."), ("user", "Hi"), ("assistant", "Hello!")];
     let bad_role: &[(&str, &str)] = &[("user", "Hi"), ("bot", "beep")];
@@ -311,7 +262,7 @@ fn ids_without_masks_keep_the_rows_masks_would_reject() {
         return;
     };
     let model = kit.join("tokenizers/qwen3");
-    let dir = temp_dir("no-masks");
+    let dir = temp_dir("parquet-no-masks");
     std::fs::write(dir.join("template.jinja"), TEMPLATE).expect("write template");
     let chat: &[(&str, &str)] = &[("user", "A question that takes a few tokens"), ("assistant", "Yes.")];
     let input = dir.join("in.parquet");
