@@ -24,8 +24,8 @@ use std::sync::Arc;
 const DEFAULT_MODEL: &str = "default";
 
 /// The model of a request: SGLang serves one model and never looks `model` up, so with one loaded
-/// any name is it; with several, the one named (`"default"` when no model has that name: the only
-/// one).
+/// any name is it; with several, the one named (SGLang's default `"default"` names none, unless a
+/// model has that name).
 fn sglang_model(shared: &Shared, name: Option<String>) -> Result<Arc<Model>, ApiError> {
     let models = &shared.models;
     let name = name.filter(|n| n != DEFAULT_MODEL || models.all().iter().any(|m| m.name == *n));
