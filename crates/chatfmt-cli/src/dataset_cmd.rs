@@ -109,6 +109,10 @@ pub struct DatasetArgs {
     /// Rows per chunk: the unit of parallel work and a Parquet row group (bounds memory).
     #[arg(long, default_value_t = 256)]
     window: usize,
+    /// Input bytes per chunk: a chunk ends sooner once its rows hold this many bytes (long
+    /// conversations then make smaller chunks, not more memory).
+    #[arg(long, default_value_t = 4 << 20)]
+    window_bytes: usize,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -204,6 +208,7 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         jobs: args.jobs,
         strict: args.strict,
         window: args.window,
+        window_bytes: args.window_bytes,
         progress: bar.map(|b| b as Arc<dyn chatfmt_dataset::Progress>),
         cancel: Some(cancel),
     };

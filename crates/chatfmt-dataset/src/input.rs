@@ -74,6 +74,18 @@ fn without_bom(line: u64, bytes: &[u8]) -> &[u8] {
     }
 }
 
+/// The record batch a columnar source is handing out.
+pub struct Pending {
+    /// All the file's columns.
+    batch: RecordBatch,
+    /// The columns a conversation is read from.
+    projected: Arc<RecordBatch>,
+    /// The next row to hand out.
+    row: usize,
+    /// The batch's memory per row: what a row counts against a chunk's bytes.
+    row_bytes: usize,
+}
+
 /// A streaming row reader.
 pub enum Source {
     Jsonl {
@@ -91,7 +103,7 @@ pub enum Source {
         /// The columns a conversation is read from.
         read: Vec<usize>,
         /// The batch being handed out (all its columns, and those read), and its next row.
-        pending: Option<(RecordBatch, Arc<RecordBatch>, usize)>,
+        pending: Option<Pending>,
         next_index: u64,
         /// The number of rows, when the file records it (Parquet).
         total: Option<u64>,
@@ -185,12 +197,14 @@ fn ipc_batches(path: &Path, mut file: File) -> Result<(Batches, SchemaRef, Optio
 
 impl Source {
     /// Opens `path`, in `format` or (when `None`) the format its first bytes show. Parquet is read
-    /// `batch_rows` rows at a time; rows are turned into JSON from the `columns` that exist only.
+    /// at most `batch_rows` rows at a time, and fewer when that many would hold more than
+    /// `batch_bytes` uncompressed bytes by the file's row-group sizes; rows are turned into JSON
+    /// from the `columns` that exist only.
     pub fn open(
         path: &Path,
         format: Option<InputFormat>,
         columns: &[&str],
-        batch_rows: usize,
+        (batch_rows, batch_bytes): (usize, usize),
     ) -> Result<Source, Error> {
         if path.is_dir() {
             return Err(Error::file(
@@ -220,9 +234,17 @@ impl Source {
                 let builder = ParquetRecordBatchReaderBuilder::try_new(file)
                     .map_err(|e| Error::file(ErrorKind::Input, path, format!("not a readable Parquet file: {e}")))?;
                 let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+                let bytes: i64 = builder
+                    .metadata()
+                    .row_groups()
+                    .iter()
+                    .map(|g| g.total_byte_size())
+                    .sum();
+                let row_bytes = (bytes.max(0) as u64 / total.max(1)).max(1);
+                let rows = usize::try_from(batch_bytes as u64 / row_bytes).unwrap_or(usize::MAX);
                 let schema = builder.schema().clone();
                 let reader = builder
-                    .with_batch_size(batch_rows.max(1))
+                    .with_batch_size(rows.clamp(1, batch_rows.max(1)))
                     .build()
                     .map_err(|e| cannot_read(&e))?;
                 (Box::new(reader), schema, Some(total))
@@ -272,9 +294,11 @@ impl Source {
         }
     }
 
-    /// Reads up to `n` rows; no rows is the end of the input.
-    pub fn next_chunk(&mut self, n: usize) -> Result<Chunk, Error> {
-        let mut out = Vec::with_capacity(n);
+    /// Reads up to `n` rows, ending the chunk sooner once its rows hold `bytes` bytes (a line's
+    /// length, or a batch's memory per row); no rows is the end of the input.
+    pub fn next_chunk(&mut self, n: usize, bytes: usize) -> Result<Chunk, Error> {
+        let mut out = Vec::with_capacity(n.min(1024));
+        let mut held = 0usize;
         match self {
             Source::Jsonl {
                 path,
@@ -282,7 +306,7 @@ impl Source {
                 line,
                 next_index,
             } => {
-                while out.len() < n {
+                while out.len() < n && held < bytes {
                     let mut buf = Vec::new();
                     let read = reader.read_until(b'\n', &mut buf).map_err(|e| {
                         Error::file(ErrorKind::Input, path, format!("read error after line {line}: {e}"))
@@ -294,6 +318,7 @@ impl Source {
                     if without_bom(*line, &buf).iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
+                    held += buf.len();
                     out.push(Row {
                         index: *next_index,
                         payload: Payload::Line {
@@ -315,22 +340,24 @@ impl Source {
             } => {
                 // The chunk's rows as slices of the batches they come from.
                 let mut slices = Vec::new();
-                while out.len() < n {
-                    if let Some((batch, projected, row)) = pending {
-                        let take = (n - out.len()).min(batch.num_rows() - *row);
+                while out.len() < n && held < bytes {
+                    if let Some(p) = pending {
+                        let within = (bytes - held).div_ceil(p.row_bytes);
+                        let take = (n - out.len()).min(p.batch.num_rows() - p.row).min(within);
                         if take > 0 {
-                            for r in *row..*row + take {
+                            for r in p.row..p.row + take {
                                 out.push(Row {
                                     index: *next_index,
                                     payload: Payload::Arrow {
-                                        batch: projected.clone(),
+                                        batch: p.projected.clone(),
                                         row: r,
                                     },
                                 });
                                 *next_index += 1;
                             }
-                            slices.push(batch.slice(*row, take));
-                            *row += take;
+                            slices.push(p.batch.slice(p.row, take));
+                            p.row += take;
+                            held = held.saturating_add(take * p.row_bytes);
                             continue;
                         }
                     }
@@ -347,7 +374,13 @@ impl Source {
                             let projected = batch.project(read).map_err(|e| {
                                 Error::file(ErrorKind::Input, path, format!("cannot read the columns: {e}"))
                             })?;
-                            *pending = Some((batch, Arc::new(projected), 0));
+                            let row_bytes = (batch.get_array_memory_size() / batch.num_rows().max(1)).max(1);
+                            *pending = Some(Pending {
+                                batch,
+                                projected: Arc::new(projected),
+                                row: 0,
+                                row_bytes,
+                            });
                         }
                     }
                 }

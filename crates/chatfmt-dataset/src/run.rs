@@ -67,6 +67,9 @@ pub struct Config {
     /// Rows per chunk: the unit of parallel work and a Parquet row group (memory holds a few chunks
     /// per worker).
     pub window: usize,
+    /// Input bytes per chunk: a chunk also ends once its rows hold this many bytes (it has at least
+    /// one row), so that memory does not grow with the length of the conversations.
+    pub window_bytes: usize,
     /// Told how far the run is.
     pub progress: Option<Arc<dyn Progress>>,
     /// Set (e.g. by a signal handler) to stop the run; nothing is written then.
@@ -414,10 +417,11 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
     })
 }
 
-/// The reader thread: sends chunks of `n` rows (read ahead of the workers) until the input ends.
-fn read_chunks(mut source: Source, n: usize, chunks: SyncSender<Result<Chunk, Error>>) {
+/// The reader thread: sends chunks of `n` rows or `bytes` bytes (read ahead of the workers) until
+/// the input ends.
+fn read_chunks(mut source: Source, (n, bytes): (usize, usize), chunks: SyncSender<Result<Chunk, Error>>) {
     loop {
-        let chunk = source.next_chunk(n);
+        let chunk = source.next_chunk(n, bytes);
         let last = !matches!(&chunk, Ok(c) if !c.rows.is_empty());
         if chunks.send(chunk).is_err() || last {
             return;
@@ -435,8 +439,8 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
         config.fields.tools.as_str(),
     ];
     columns.extend(config.fields.documents.as_deref());
-    let chunk_rows = config.window.max(1);
-    let source = Source::open(&config.input, config.input_format, &columns, chunk_rows)?;
+    let window = (config.window.max(1), config.window_bytes.max(1));
+    let source = Source::open(&config.input, config.input_format, &columns, window)?;
     let tokenize = config.tokenizer.is_some();
     let wanted = Columns {
         tokenize,
@@ -472,7 +476,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     let (chunk_tx, chunk_rx) = sync_channel(1);
     let result = std::thread::scope(|scope| {
         // Reading starts at once, while the tokenizer loads.
-        scope.spawn(move || read_chunks(source, chunk_rows, chunk_tx));
+        scope.spawn(move || read_chunks(source, window, chunk_tx));
         format_chunks(config, wanted, input_schema.as_ref(), chunk_rx, started)
     });
     if let Some(p) = &config.progress {

@@ -66,6 +66,7 @@ fn config(dir: &Path, template: &str, format: OutputFormat, spans: SpanOptions) 
         output_format: format,
         spans: Some(spans),
         window: 2,
+        window_bytes: 8 << 20,
         ..support::config(&input, ChatTemplate::new(template, Map::new()), dir)
     }
 }

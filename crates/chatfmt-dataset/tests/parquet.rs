@@ -63,6 +63,7 @@ fn config(input: &Path, model: &Path, dir: &Path) -> Config {
         output: dir.join("out.parquet"),
         output_format: OutputFormat::Parquet,
         window: 2,
+        window_bytes: 8 << 20,
         ..support::config(input, template, dir)
     }
 }

@@ -42,6 +42,7 @@ pub fn config(input: &Path, template: ChatTemplate, dir: &Path) -> Config {
         jobs: 2,
         strict: false,
         window: 3,
+        window_bytes: 8 << 20,
         progress: None,
         cancel: None,
     }
