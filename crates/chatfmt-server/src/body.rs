@@ -98,20 +98,32 @@ pub fn object(bytes: &[u8]) -> Result<Fields, ApiError> {
 /// than [`MAX_DEPTH`], and each number `-0` written ` 0` (Python reads the integer 0, serde_json
 /// the float -0.0; the text keeps its length, so error columns stay right).
 fn as_python_reads(bytes: &[u8]) -> Result<Cow<'_, [u8]>, ApiError> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut depth = 0usize;
     let mut minus_zeros = Vec::new();
-    for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
         match b {
-            b'"' => in_string = true,
+            // A string: on to its closing quote, skipping escaped characters.
+            b'"' => {
+                i += 1;
+                loop {
+                    match bytes.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+                        // Unterminated: the rest of the body is in the string.
+                        None => {
+                            i = bytes.len();
+                            break;
+                        }
+                        Some(at) => {
+                            i += at + 1;
+                            if bytes[i - 1] == b'"' {
+                                break;
+                            }
+                            i += 1;
+                        }
+                    }
+                }
+                continue;
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
@@ -131,6 +143,7 @@ fn as_python_reads(bytes: &[u8]) -> Result<Cow<'_, [u8]>, ApiError> {
             }
             _ => {}
         }
+        i += 1;
     }
     if minus_zeros.is_empty() {
         return Ok(Cow::Borrowed(bytes));
@@ -605,5 +618,29 @@ mod tests {
         // Brackets inside strings do not count.
         let quoted = format!(r#"{{"x": "{}\"{}"}}"#, "[".repeat(2 * MAX_DEPTH), "{".repeat(MAX_DEPTH));
         assert!(object(quoted.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn strings_are_skipped_whole_whatever_their_escapes() {
+        // An escaped backslash ends before the quote, which closes the string: `-0` after it is a number.
+        let f = object(br#"{"a": "x\\", "b": -0, "c": "\"-0\\\"[", "d": "\\"}"#).unwrap();
+        let v = Json::Object(f.0);
+        assert!(v["b"].is_u64(), "{v}");
+        assert_eq!(v["c"], "\"-0\\\"[");
+        assert_eq!(v["d"], "\\");
+        // An unterminated string holds the rest of the body: its brackets do not count, and the
+        // error is the JSON's, at the end.
+        for body in [
+            format!(r#"{{"x": "{}"#, "[".repeat(2 * MAX_DEPTH)),
+            r#"{"x": "ab\"#.to_string(),
+        ] {
+            let column = serde_json::from_slice::<Json>(body.as_bytes()).unwrap_err().column();
+            let e = object(body.as_bytes()).err().unwrap();
+            assert_eq!(
+                e.message,
+                format!("JSON decode error at line 1, column {column}"),
+                "{body}"
+            );
+        }
     }
 }
