@@ -128,6 +128,20 @@ impl Model {
             .map_or(ContentFormat::String, |(_, f)| *f)
     }
 
+    /// The template variables of a request that tokenizes: the tokenizer's special tokens (as
+    /// transformers passes them), then the request's `kwargs`. The model's template (and every
+    /// request template compiled for it) holds the folder's special tokens below the variables, so
+    /// when they are the tokenizer's, nothing is copied.
+    pub fn tokenizing_kwargs(&self, kwargs: Map<String, Json>) -> Result<Map<String, Json>, ApiError> {
+        let special = self.tokenizer()?.special_tokens();
+        if special == self.resolved.template.special_tokens() {
+            return Ok(kwargs);
+        }
+        let mut all = special.clone();
+        all.extend(kwargs);
+        Ok(all)
+    }
+
     /// The tokenizer, or a 400 saying the model has none.
     pub fn tokenizer(&self) -> Result<&ChatTokenizer, ApiError> {
         self.tokenizer.as_ref().ok_or_else(|| {

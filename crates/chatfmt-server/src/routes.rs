@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::sync::Arc;
 
 pub(crate) type Answer = Result<JsonAnswer, ApiError>;
@@ -400,11 +400,10 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let out = shared
         .pool
         .run(light, move || {
-            let mut kwargs = Map::new();
-            if tokenize {
-                kwargs = model.tokenizer()?.special_tokens().clone();
-            }
-            kwargs.extend(template_kwargs);
+            let kwargs = match tokenize {
+                true => model.tokenizing_kwargs(template_kwargs)?,
+                false => template_kwargs,
+            };
             let chat = Chat {
                 messages,
                 tools,

@@ -82,8 +82,7 @@ impl ChatFields {
     /// The template and options to render with: the model's special tokens, then the request's
     /// template variables.
     pub fn prepare(self, model: Arc<Model>, cache: &TemplateCache) -> Result<Prepared, ApiError> {
-        let mut kwargs = model.tokenizer()?.special_tokens().clone();
-        kwargs.extend(self.template_kwargs);
+        let kwargs = model.tokenizing_kwargs(self.template_kwargs)?;
         let chat = Chat {
             messages: self.messages,
             tools: self.tools.map(Json::Array),
