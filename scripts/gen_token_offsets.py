@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes crates/chatfmt-tokenize/tests/fixtures/token_offsets.json: reference token ids and character -> token
 maps from transformers, for the offsets behind assistant masks: text in and out of Unicode NFC (normalization
-alignments), ByteLevel post-processors that trim offsets, and SentencePiece-style text holding the space marker
+alignments), ByteLevel and RoBERTa post-processors that trim offsets, and SentencePiece-style text holding the space marker
 `▁` itself.
 
     target/bench/venv/bin/python scripts/gen_token_offsets.py   # the venv of scripts/bench_dataset.py
@@ -30,12 +30,18 @@ KITS = os.environ.get("CHATFMT_KITS") or os.path.join(ROOT, "..", "shared", "con
 OUT = os.path.join(ROOT, "crates", "chatfmt-tokenize", "tests", "fixtures", "token_offsets.json")
 
 TRIM = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}
+ROBERTA = {"type": "RobertaProcessing", "sep": ["<|endoftext|>", 151643], "cls": ["<|im_start|>", 151644],
+           "trim_offsets": True, "add_prefix_space": True}
 TOKENIZERS = [
     {"name": "qwen3", "base": "qwen3"},
     {"name": "llama3", "base": "llama3"},
     {"name": "mistral-7b-v0.1", "base": "mistral-7b-v0.1"},
     {"name": "qwen3+trim", "base": "qwen3", "post_processor": TRIM},
     {"name": "qwen3+trim-no-prefix", "base": "qwen3", "post_processor": dict(TRIM, add_prefix_space=False)},
+    # RoBERTa's post-processor trims offsets as the ByteLevel one does (no cls/sep without special tokens).
+    {"name": "qwen3+roberta-trim", "base": "qwen3", "post_processor": ROBERTA},
+    {"name": "qwen3+roberta-trim-no-prefix", "base": "qwen3", "post_processor": dict(ROBERTA, add_prefix_space=False)},
+    {"name": "qwen3+roberta-no-trim", "base": "qwen3", "post_processor": dict(ROBERTA, trim_offsets=False)},
     # Llama 3's own Sequence, its ByteLevel member trimming.
     {"name": "llama3+trim", "base": "llama3", "post_processor_member_trim": True},
     # Metaspace with prepend_scheme "first" (LlamaTokenizer, legacy=False).
@@ -181,7 +187,7 @@ def main():
     with tempfile.TemporaryDirectory() as workdir:
         for spec in TOKENIZERS:
             tok = AutoTokenizer.from_pretrained(build(spec, workdir))
-            if "+trim" in spec["name"]:
+            if "+trim" in spec["name"] or "+roberta" in spec["name"]:
                 texts = spaces
             elif spec["name"] != spec["base"]:
                 texts = markers + spaces[:len(SPACE_TEXTS)]

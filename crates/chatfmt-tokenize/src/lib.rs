@@ -263,7 +263,7 @@ mod tests {
     }
 
     /// Reference ids and `char_to_token` maps from transformers (`scripts/gen_token_offsets.py`): texts
-    /// in and out of NFC, ByteLevel post-processors that trim offsets, and texts holding the space
+    /// in and out of NFC, ByteLevel and RoBERTa post-processors that trim offsets, and texts holding the space
     /// marker `▁` itself for SentencePiece-style tokenizers (Metaspace "always" and "first", a
     /// `Prepend` normalizer, and byte fallback for a vocabulary without `▁`). The ids come from the
     /// right pipeline and every character maps to the token transformers gives it (assistant masks

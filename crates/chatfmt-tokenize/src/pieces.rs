@@ -54,7 +54,7 @@ struct Run {
 }
 
 /// The number of leading and trailing `Ġ` or whitespace characters of a token's spelling (what the
-/// ByteLevel post-processor's `trim_offsets` removes from its offsets).
+/// ByteLevel or RoBERTa post-processor's `trim_offsets` removes from its offsets).
 fn trimmed_spaces(token: &str) -> (u8, u8) {
     let space = |c: &char| *c == BYTE_LEVEL_SPACE || c.is_whitespace();
     let count = |n: usize| n.min(255) as u8;
@@ -80,7 +80,8 @@ pub struct PieceTable {
     prefix_always: bool,
     /// Why offsets cannot be rebuilt for this tokenizer, if they cannot.
     unsupported: Option<String>,
-    /// A ByteLevel post-processor trims the offsets (`trim_offsets`), with its `add_prefix_space`.
+    /// A ByteLevel or RoBERTa post-processor trims the offsets (`trim_offsets`), with its
+    /// `add_prefix_space`.
     trim: Option<bool>,
 }
 
@@ -216,13 +217,16 @@ pub(crate) struct PieceSource {
 }
 
 /// `Some(add_prefix_space)` when the post-processor (or a member of its `Sequence`) is a ByteLevel
-/// one with `trim_offsets`.
+/// or RoBERTa one with `trim_offsets` (both trim offsets the same way).
 fn trim_offsets(post_processor: &Json) -> Option<bool> {
     let mut parts = Vec::new();
     components(post_processor, &mut parts);
     parts
         .into_iter()
-        .find(|p| p["type"] == "ByteLevel" && p["trim_offsets"].as_bool().unwrap_or(true))
+        .find(|p| {
+            matches!(p["type"].as_str(), Some("ByteLevel" | "RobertaProcessing"))
+                && p["trim_offsets"].as_bool().unwrap_or(true)
+        })
         .map(|p| p["add_prefix_space"].as_bool().unwrap_or(true))
 }
 
@@ -500,7 +504,7 @@ impl PieceTable {
 }
 
 impl PieceTable {
-    /// The ByteLevel post-processor's `trim_offsets` on the ranges of a sequence's tokens (after
+    /// The post-processor's `trim_offsets` on the ranges of a sequence's tokens (after
     /// truncation, as transformers runs it): each token's offsets lose as many characters as its
     /// spelling has leading and trailing spaces, except a single leading one of the first token when
     /// the post-processor adds a prefix space. A token may end up holding no character.
