@@ -122,7 +122,7 @@ impl Error {
     pub(crate) fn offsets(why: impl fmt::Display) -> Error {
         Error::new(
             ErrorKind::Offsets,
-            format!("cannot rebuild token offsets for the assistant mask: {why}"),
+            format!("cannot rebuild token offsets (assistant masks and message spans need them): {why}"),
         )
     }
 

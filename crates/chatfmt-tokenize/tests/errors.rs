@@ -183,7 +183,7 @@ fn chat_failures_have_a_stage_and_the_python_class() {
     );
     assert!(
         e.message()
-            .starts_with("cannot rebuild token offsets for the assistant mask: "),
+            .starts_with("cannot rebuild token offsets (assistant masks and message spans need them): "),
         "{e}"
     );
 
