@@ -40,7 +40,8 @@ start() {
     "$@" >"$log" 2>&1 &
     pids+=("$!")
     for _ in $(seq 1 300); do
-        address="$(grep -o 'http://[0-9.:]*' "$log" | head -1 || true)"
+        # The whole address, port included (the line may be read while it is being written).
+        address="$(grep -o 'http://[0-9.]*:[0-9][0-9]*' "$log" | head -1 || true)"
         [[ -n "$address" ]] && return
         sleep 0.1
     done
@@ -70,11 +71,18 @@ script tokenize "{\"model\": \"q\", \"messages\": $messages}"
 script render "{\"model\": \"q\", \"messages\": $messages}"
 script floor "{\"model\": \"q\", \"messages\": $messages}"
 
-# One measurement: prints "requests rps p50_us p99_us non2xx socket_errors".
+# One measurement: prints "requests rps p50_us p99_us non2xx socket_errors", or nothing (and why, on
+# standard error) when wrk gave no result.
 measure() {
     local url="$1" lua="$2" connections="$3" seconds="$4"
     local threads=$((connections < 2 ? connections : 2))
-    wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency -s "$work/$lua.lua" "$url" | awk '/^RESULT/ {print $2, $3, $4, $5, $6, $7}'
+    local out
+    out="$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency -s "$work/$lua.lua" "$url" 2>&1 || true)"
+    if ! grep -q '^RESULT' <<<"$out"; then
+        echo "bench_server.sh: wrk gave no result for $url: $out" >&2
+        return
+    fi
+    awk '/^RESULT/ {print $2, $3, $4, $5, $6, $7}' <<<"$out"
 }
 
 routes=("/tokenize|$server/tokenize|tokenize" "/v1/render|$server/v1/render|render" "floor|$floor/|floor")
@@ -83,6 +91,7 @@ if $smoke; then
     for r in "${routes[@]}"; do
         IFS='|' read -r name url lua <<<"$r"
         read -r requests rps p50 p99 non2xx errors <<<"$(measure "$url" "$lua" 4 2)"
+        [[ -n "$requests" ]] || exit 1
         echo "smoke $name: $requests requests, $rps req/s, p50 ${p50} us, p99 ${p99} us, non-2xx $non2xx, socket errors $errors"
         if [[ "$requests" -eq 0 || "$non2xx" -ne 0 || "$errors" -ne 0 ]]; then failed=1; fi
     done
@@ -100,6 +109,7 @@ for connections in 1 16 64; do
     for r in "${routes[2]}" "${routes[0]}" "${routes[1]}"; do
         IFS='|' read -r name url lua <<<"$r"
         read -r requests rps p50 p99 non2xx errors <<<"$(measure "$url" "$lua" "$connections" 10)"
+        [[ -n "$requests" ]] || exit 1
         if [[ "$non2xx" -ne 0 || "$errors" -ne 0 ]]; then
             echo "bench_server.sh: $name at $connections connections: $non2xx non-2xx answers, $errors socket errors" >&2
             exit 1
