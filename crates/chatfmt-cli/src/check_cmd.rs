@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 use chatfmt::check::{self, Report};
 use clap::Args;
 use serde_json::{json, Value as Json};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -73,9 +74,7 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&json!({"path": label, "templates": reports}))?
         ));
     } else {
-        for r in &reports {
-            print_report(&label, r);
-        }
+        emit(&reports.iter().map(|r| report_text(&label, r)).collect::<String>());
     }
     Ok(exit_code(reports.iter()))
 }
@@ -115,17 +114,15 @@ fn run_kit(args: &CheckArgs) -> Result<ExitCode> {
     let dir = kits_dir().join("hf");
     let checks = check::check_hf_kit(&dir)?;
     if args.markdown {
-        print!("{}", check::markdown_table(&checks));
+        emit(&check::markdown_table(&checks));
     } else if args.json {
         let all: Vec<Json> = checks
             .iter()
             .map(|c| json!({"id": c.id, "has_goldens": c.has_goldens, "report": c.report}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        emit(&format!("{}\n", serde_json::to_string_pretty(&all)?));
     } else {
-        for c in &checks {
-            print_report(&c.id, &c.report);
-        }
+        emit(&checks.iter().map(|c| report_text(&c.id, &c.report)).collect::<String>());
     }
     Ok(exit_code(checks.iter().map(|c| &c.report)))
 }
@@ -144,18 +141,20 @@ fn exit_code<'r>(mut reports: impl Iterator<Item = &'r Report>) -> ExitCode {
     }
 }
 
-fn print_report(label: &str, r: &Report) {
-    match &r.name {
-        Some(name) => println!("{label} [{name}]"),
-        None => println!("{label}"),
-    }
+/// A report as text: the label, each diagnostic, then the capabilities.
+fn report_text(label: &str, r: &Report) -> String {
+    let mut out = String::new();
+    let _ = match &r.name {
+        Some(name) => writeln!(out, "{label} [{name}]"),
+        None => writeln!(out, "{label}"),
+    };
     for (what, list) in [("error", &r.errors), ("warning", &r.warnings)] {
         for d in list {
             let at = match (d.line, d.column) {
                 (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
                 _ => String::new(),
             };
-            println!("  {what}[{}]{at}: {}", d.code, d.message.replace('\n', "\n    "));
+            let _ = writeln!(out, "  {what}[{}]{at}: {}", d.code, d.message.replace('\n', "\n    "));
         }
     }
     if let Some(k) = &r.capabilities {
@@ -176,14 +175,15 @@ fn print_report(label: &str, r: &Report) {
         ];
         let yes: Vec<&str> = flags.iter().filter(|f| f.1).map(|f| f.0).collect();
         let no: Vec<&str> = flags.iter().filter(|f| !f.1).map(|f| f.0).collect();
-        println!("  supports: {}", yes.join(", "));
-        println!("  does not: {}", no.join(", "));
+        let _ = writeln!(out, "  supports: {}", yes.join(", "));
+        let _ = writeln!(out, "  does not: {}", no.join(", "));
         if k.tool_calls {
-            println!("  tool-call arguments: {:?}", k.tool_call_arguments);
+            let _ = writeln!(out, "  tool-call arguments: {:?}", k.tool_call_arguments);
         }
         if !k.extra_variables.is_empty() {
-            println!("  extra variables: {}", k.extra_variables.join(", "));
+            let _ = writeln!(out, "  extra variables: {}", k.extra_variables.join(", "));
         }
-        println!("  message fields read: {}", k.message_fields.join(", "));
+        let _ = writeln!(out, "  message fields read: {}", k.message_fields.join(", "));
     }
+    out
 }

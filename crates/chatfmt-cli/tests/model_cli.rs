@@ -229,8 +229,47 @@ fn a_closed_pipe_ends_quietly() {
         "long.json",
         &serde_json::json!([{"role": "user", "content": long}]).to_string(),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatfmt"))
-        .args(["render", "--model", &model(), "--messages", &conv])
+    let out = after_one_byte(chatfmt_command(&["render", "--model", &model(), "--messages", &conv]));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    // `check` over the hf kit's 237 templates writes far more than a pipe holds; it exits as it
+    // would have (1: some templates have errors), without a panic.
+    if let Some(kits) = hf_kit() {
+        let check = |args: &[&str]| {
+            let mut c = chatfmt_command(args);
+            c.env("CHATFMT_KITS", &kits);
+            c
+        };
+        let full = check(&["check", "--hf-kit"]).output().expect("chatfmt runs");
+        for args in [&["check", "--hf-kit"][..], &["check", "--hf-kit", "--json"]] {
+            let out = after_one_byte(check(args));
+            assert_eq!(out.status.code(), full.status.code(), "{args:?}");
+            assert!(
+                out.stderr.is_empty(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let help = chatfmt(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("Exit codes: 0 success; 1 some records were rejected"),
+        "{help}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// chatfmt with `args`.
+fn chatfmt_command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_chatfmt"));
+    c.args(args);
+    c
+}
+
+/// Runs `command`, reads the first byte of its output and closes the pipe.
+fn after_one_byte(mut command: Command) -> std::process::Output {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -243,16 +282,24 @@ fn a_closed_pipe_ends_quietly() {
         .read_exact(&mut first)
         .expect("one byte");
     // Dropping the read end closes the pipe.
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-    let help = chatfmt(&["--help"]);
-    let help = String::from_utf8_lossy(&help.stdout);
-    assert!(
-        help.contains("Exit codes: 0 success; 1 some records were rejected"),
-        "{help}"
+    child.wait_with_output().expect("wait")
+}
+
+/// The kits' folder when it holds the hf kit (required under CI=true).
+fn hf_kit() -> Option<PathBuf> {
+    let kits = std::env::var("CHATFMT_KITS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance")));
+    if kits.join("hf").is_dir() {
+        return Some(kits);
+    }
+    assert_ne!(
+        std::env::var("CI").as_deref(),
+        Ok("true"),
+        "hf kit missing: {}",
+        kits.display()
     );
-    std::fs::remove_dir_all(&dir).ok();
+    None
 }
 
 /// The tokens kit's Qwen3 tokenizer folder, when the kits are present (required under CI=true).
