@@ -84,6 +84,15 @@ impl ConversationArgs {
                 json_input::parse(v, &format!("--var {k}"), Root::Value(k))?,
             );
         }
+        let clock = match &self.now {
+            Some(iso) => Clock::fixed(iso).map_err(|e| {
+                anyhow!(
+                    "--now {iso:?}: {} (give a naive local time in ISO-8601, e.g. 2025-07-10T12:00:00)",
+                    e.message()
+                )
+            })?,
+            None => Clock::default(),
+        };
         let opts = ApplyOptions {
             add_generation_prompt: self.add_generation_prompt,
             continue_final_message: self.continue_final_message,
@@ -91,7 +100,7 @@ impl ConversationArgs {
             documents: documents.filter(|d| !d.is_null()),
             chat_template: template_name,
             kwargs,
-            clock: self.now.map(Clock::Fixed).unwrap_or_default(),
+            clock,
             track_spans: false,
             in_batch: false,
         };

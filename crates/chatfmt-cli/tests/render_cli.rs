@@ -86,6 +86,31 @@ fn renders_the_bundled_example_model() {
     assert_eq!(text, EXAMPLE_PROMPT);
 }
 
+/// `--now` is checked when the arguments are read, whether or not the template reads the clock.
+#[test]
+fn a_malformed_now_is_a_usage_error_naming_the_flag() {
+    let args = |now: &'static str| {
+        let (model, conv) = (example("chatml-model"), example("conversation.json"));
+        [
+            "render".to_string(),
+            "--model".into(),
+            model,
+            "--messages".into(),
+            conv,
+            "--now".into(),
+            now.into(),
+        ]
+    };
+    for now in ["yesterday", "2025-13-01T00:00:00", ""] {
+        let a = args(now);
+        let err = fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        let why = err.contains("Invalid isoformat string") || err.contains("month must be in 1..12");
+        assert!(err.contains(&format!("--now {now:?}")) && why, "{err}");
+    }
+    let a = args("2025-07-10T12:00:00");
+    ok(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+}
+
 #[test]
 fn renders_a_gguf_and_checks_template_names() {
     let dir = temp("gguf");

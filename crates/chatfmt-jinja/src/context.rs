@@ -14,6 +14,15 @@ pub enum Clock {
     Fixed(String),
 }
 
+impl Clock {
+    /// A fixed clock at `iso`, checked as `strftime_now` will read it (Python's
+    /// `datetime.fromisoformat`): a `ValueError` such as `Invalid isoformat string: '...'`.
+    pub fn fixed(iso: &str) -> Result<Clock> {
+        crate::pystr::DateTimeFields::from_iso(iso).map_err(crate::error::py_err)?;
+        Ok(Clock::Fixed(iso.to_string()))
+    }
+}
+
 /// A variable borrowed from the caller for one render.
 #[derive(Debug, Clone, Copy)]
 pub enum Borrowed<'v> {
