@@ -18,8 +18,8 @@ pub struct ServeArgs {
     /// The port to listen on (0: any free port, printed at start).
     #[arg(long, default_value_t = 8000)]
     port: u16,
-    /// The `max_model_len` reported for every model (else config.json's max_position_embeddings,
-    /// else the tokenizer's model_max_length).
+    /// The `max_model_len` reported for every model (else vLLM's derivation: the least of
+    /// config.json's length keys and tokenizer_config.json's model_max_length, else 2048).
     #[arg(long, value_name = "N")]
     max_model_len: Option<u64>,
     /// Require `Authorization: Bearer KEY` on /v1 routes (as vLLM's --api-key).
