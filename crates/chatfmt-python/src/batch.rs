@@ -247,7 +247,7 @@ fn format_rows(kernel: &Kernel<'_>, batch: &Arc<RecordBatch>, wanted: Columns) -
 /// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
 /// them, else provenance), `tags`, `provenance`, or none.
 /// A template that cannot be selected fails the rows that would use it.
-fn mask_source(
+pub(crate) fn mask_source(
     template: &ChatTemplate,
     apply: &ApplyOptions,
     masks: Option<&str>,

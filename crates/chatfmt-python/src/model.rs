@@ -3,14 +3,15 @@
 
 use crate::convert::{to_json, to_object};
 use crate::errors::{jinja_error, load_error, tokenize_error};
-use chatfmt::jinja::Clock;
-use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, ModelSource};
-use chatfmt_tokenize::chat::{tokenize_chats, ChatTokenizeOptions};
+use chatfmt::jinja::{Clock, CodePoints};
+use chatfmt::masks::stop_markers;
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, ModelSource, SpanOptions};
+use chatfmt_tokenize::chat::{message_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Padding, Side, Text};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -404,6 +405,111 @@ impl Model {
                 )
             })
             .collect())
+    }
+
+    /// One conversation as `chatfmt tokenize --json` prints it (with `tokenize` false, as
+    /// `chatfmt render --json` does), as JSON text. `masks`: `None` (no masks or spans), `"auto"`,
+    /// `"tags"` or `"provenance"`, read as `format_batch` reads them.
+    #[pyo3(signature = (messages, *, tools, documents, chat_template, add_generation_prompt, continue_final_message,
+        kwargs, tokenize, masks, max_length, now))]
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of `Tokenizer.render`
+    fn render_json(
+        &self,
+        py: Python<'_>,
+        messages: &Bound<'_, PyAny>,
+        tools: Option<&Bound<'_, PyAny>>,
+        documents: Option<&Bound<'_, PyAny>>,
+        chat_template: Option<String>,
+        add_generation_prompt: bool,
+        continue_final_message: Option<String>,
+        kwargs: &Bound<'_, PyDict>,
+        tokenize: bool,
+        masks: Option<&str>,
+        max_length: Option<usize>,
+        now: Option<String>,
+    ) -> PyResult<String> {
+        let messages: Vec<Json> = messages.try_iter()?.map(|m| to_json(&m?)).collect::<PyResult<_>>()?;
+        let mut opts = ApplyOptions {
+            add_generation_prompt,
+            continue_final_message,
+            tools: tools.map(to_json).transpose()?,
+            documents: documents.map(to_json).transpose()?,
+            chat_template,
+            kwargs: to_object(kwargs.as_any())?,
+            clock: clock_of(now),
+            ..ApplyOptions::default()
+        };
+        let mut scratch = None;
+        let template = self.template_for(&mut opts, &mut scratch)?;
+        let (name, origin) = template.selected(&opts).map_err(|e| jinja_error(py, &e))?;
+        let info = json!({"kind": "jinja", "name": name, "source": origin});
+        let spans = match crate::batch::mask_source(template, &opts, masks)? {
+            Ok(None) => None,
+            Ok(Some(source)) => {
+                let dir = self.path.as_deref().filter(|p| p.is_dir());
+                let eos = (opts.kwargs.get("eos_token"))
+                    .or_else(|| template.special_tokens().get("eos_token"))
+                    .and_then(Json::as_str);
+                Some(SpanOptions {
+                    source,
+                    stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
+                    message_spans: true,
+                    deadline: None,
+                })
+            }
+            Err(text) => return Err(PyValueError::new_err(text)),
+        };
+        if !tokenize {
+            let found = match &spans {
+                None => None,
+                Some(span_opts) => {
+                    Some((template.apply_with_spans(&messages, &opts, span_opts)).map_err(|e| jinja_error(py, &e))?)
+                }
+            };
+            let text = match &found {
+                Some(found) => found.rendered.text.clone(),
+                None => template.apply(&messages, &opts).map_err(|e| jinja_error(py, &e))?.text,
+            };
+            let mut out = json!({"text": text, "template": info});
+            if let (Some(o), Some(found)) = (out.as_object_mut(), found) {
+                o.extend(found.to_json());
+            }
+            return Ok(out.to_string());
+        }
+        let tokenizer = self.tokenizer()?;
+        let chat_opts = ChatTokenizeOptions {
+            encode: EncodeOptions {
+                truncation: max_length.is_some(),
+                max_length,
+                assistant_masks: spans.is_some(),
+                ..EncodeOptions::default()
+            },
+            sanitize_control_tokens: None,
+            spans,
+        };
+        let chat = py
+            .detach(|| tokenize_chats(template, tokenizer, &[messages.as_slice()], &opts, &chat_opts))
+            .map_err(|e| tokenize_error(py, &e))?
+            .pop()
+            .ok_or_else(|| PyValueError::new_err("no conversation was tokenized"))?;
+        let enc = &chat.encoded;
+        let mut out = json!({"input_ids": enc.input_ids, "attention_mask": enc.attention_mask});
+        if let Some(found) = &chat.spans {
+            if found.assistant_mask_is_empty(&messages) {
+                return Err(PyValueError::new_err(format!(
+                    "the conversation has assistant messages but no assistant span was found ({} masks): the \
+                     assistant mask would be all zeros; try masks='provenance'",
+                    found.source.name()
+                )));
+            }
+            out["assistant_masks"] = json!(enc.assistant_masks);
+            out["template"] = info;
+            out.as_object_mut().into_iter().for_each(|o| o.extend(found.to_json()));
+            out["message_spans"] = json!(message_spans(found, enc, &CodePoints::new(&chat.text)));
+        } else {
+            out["template"] = info;
+        }
+        Ok(out.to_string())
     }
 
     /// Encodes texts as `tokenizer(texts, ...)`: ids and attention masks.

@@ -2,6 +2,7 @@
 beside the repository. A missing kit skips its tests, except under ``CI=true``, where it fails."""
 
 import json
+import os
 import pathlib
 import sys
 
@@ -12,7 +13,17 @@ sys.path.insert(0, str(REPO / "crates" / "chatfmt" / "tests" / "support"))
 
 from kits import kit_dir  # noqa: E402  (the test modules import it from here)
 
-__all__ = ["kit_dir", "outcome"]
+__all__ = ["kit_dir", "outcome", "release_binary"]
+
+
+def release_binary() -> pathlib.Path:
+    """``chatfmt`` as ``cargo build --release -p chatfmt-cli`` (and ``cargo test --release``) leaves it."""
+    path = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "chatfmt"
+    if not path.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{path} is missing (CI=true requires it; build it with cargo build --release -p chatfmt-cli)")
+        pytest.skip(f"{path} not found (build it with cargo build --release -p chatfmt-cli)")
+    return path
 
 
 def read_jsonl(path: pathlib.Path) -> list:

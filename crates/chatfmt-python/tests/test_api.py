@@ -3,6 +3,7 @@ the clock, exception classes, and clear errors for bad inputs."""
 
 import asyncio
 import datetime
+import json
 import logging
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import threading
 import pytest
 
 import chatfmt
-from conftest import kit_dir
+from conftest import kit_dir, release_binary
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},
@@ -110,16 +111,70 @@ def test_masks_without_generation_blocks_are_zero_and_warn(llama3, caplog):
     assert "does not contain `{% generation %}`" in caplog.text
 
 
-def test_render_returns_the_cli_json_object(llama3):
+GENERATION_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'assistant' %}<|im_start|>assistant\n{% generation %}"
+    "{{ m['content'] }}<|im_end|>{% endgeneration %}\n{% else %}<|im_start|>{{ m['role'] }}\n"
+    "{{ m['content'] }}<|im_end|>\n{% endif %}{% endfor %}"
+)
+
+
+RENDER_CASES = [
+    ({}, []),
+    ({"masks": "provenance"}, ["--masks", "provenance"]),
+    ({"add_generation_prompt": True}, ["--add-generation-prompt"]),
+    ({"chat_template": "generation"}, ["--template", "generation"]),
+    ({"chat_template": "generation", "masks": "provenance"}, ["--template", "generation", "--masks", "provenance"]),
+]
+
+
+@pytest.mark.parametrize(
+    "options, flags, tokenize",
+    [(o, f, t) for o, f in RENDER_CASES for t in (True, False)] + [({"max_length": 7}, ["--max-length", "7"], True)],
+)
+def test_render_returns_the_cli_json_object(llama3, tmp_path, options, flags, tokenize):
+    """``render`` gives ``chatfmt tokenize --json``'s object (``render --json``'s without tokenizing),
+    key for key: provenance masks for a template without blocks, tags for one with them."""
     ours, _ = llama3
-    out = ours.render(MESSAGES, add_generation_prompt=True)
-    assert set(out) == {"input_ids", "attention_mask", "template"}
+    model = kit_dir("tokens") / "tokenizers" / "llama3"
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps(MESSAGES), encoding="utf-8")
+    template = tmp_path / "generation.jinja"
+    template.write_text(GENERATION_TEMPLATE, encoding="utf-8")
+    flags = [str(template) if f == "generation" else f for f in flags]
+    options = {k: GENERATION_TEMPLATE if v == "generation" else v for k, v in options.items()}
+    command = "tokenize" if tokenize else "render"
+    run = subprocess.run(
+        [str(release_binary()), command, "--model", str(model), "--messages", str(conv), "--json", *flags],
+        capture_output=True, text=True, check=True,
+    )
+    want = json.loads(run.stdout)
+    got = ours.render(MESSAGES, tokenize=tokenize, **options)
+    if "chat_template" in options:
+        # The CLI names the file it read; the Python call was given the source itself.
+        want["template"], got["template"] = None, None
+    assert list(got) == list(want)
+    assert got == want
+    if tokenize and not options:
+        assert got["masks"] == "provenance" and 1 in got["assistant_masks"]
+
+
+def test_render_without_masks_and_with_bad_masks(llama3):
+    ours, _ = llama3
+    out = ours.render(MESSAGES, add_generation_prompt=True, masks=False)
+    assert list(out) == ["input_ids", "attention_mask", "template"]
     assert out["input_ids"] == ours.apply_chat_template(MESSAGES, add_generation_prompt=True, return_dict=False)
-    assert out["template"]["kind"] == "jinja" and out["template"]["source"].endswith("tokenizer_config.json")
-    out = ours.render(MESSAGES, tokenize=False)
-    assert out["text"] == ours.apply_chat_template(MESSAGES, tokenize=False)
-    with_masks = ours.render(MESSAGES, masks=True, max_length=5)
-    assert with_masks["assistant_masks"] == [0] * 5 and len(with_masks["input_ids"]) == 5
+    assert ours.render(MESSAGES, tokenize=False, masks=False) == {
+        "text": ours.apply_chat_template(MESSAGES, tokenize=False),
+        "template": out["template"],
+    }
+    with pytest.raises(ValueError, match="masks must be"):
+        ours.render(MESSAGES, masks="all")
+    with pytest.raises(ValueError, match="generation"):
+        ours.render(MESSAGES, masks="tags")
+    # A template that prints no assistant message: no span, which would be an all-zero mask.
+    silent = "{% for m in messages %}{% if m.role != 'assistant' %}{{ m.content }}{% endif %}{% endfor %}"
+    with pytest.raises(ValueError, match="no assistant span was found"):
+        ours.render(MESSAGES, chat_template=silent, masks="provenance")
 
 
 def test_clock_is_a_context_manager_a_decorator_and_per_thread(llama3):

@@ -4,8 +4,6 @@ failing rows, bad inputs, the clock in worker threads, pickling and datasets' ``
 ``chatfmt dataset`` binary, whose Parquet output is ``format_batch``'s table."""
 
 import json
-import os
-import pathlib
 import pickle
 import subprocess
 
@@ -13,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import chatfmt
-from conftest import REPO, kit_dir
+from conftest import kit_dir, release_binary
 
 # Templates with {% generation %} blocks: the tokens kit pairs them with the qwen3 tokenizer.
 TAGGED = ("EssentialAI--rnj-1", "poolside--Laguna-S-2.1")
@@ -336,16 +334,6 @@ GENERATION_CHATML = (
     "{%- else %}{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{%- endif %}"
     "{%- endfor %}"
 )
-
-
-def release_binary() -> pathlib.Path:
-    """``chatfmt`` as ``cargo build --release -p chatfmt-cli`` (and ``cargo test --release``) leaves it."""
-    path = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "chatfmt"
-    if not path.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{path} is missing (CI=true requires it; build it with cargo build --release -p chatfmt-cli)")
-        pytest.skip(f"{path} not found (build it with cargo build --release -p chatfmt-cli)")
-    return path
 
 
 def test_dataset_command_writes_format_batch_table(kits, tmp_path):

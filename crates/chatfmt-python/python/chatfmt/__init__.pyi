@@ -109,7 +109,7 @@ class Tokenizer:
         add_generation_prompt: bool = ...,
         continue_final_message: Union[bool, str] = ...,
         tokenize: bool = ...,
-        masks: Union[bool, Literal["auto"]] = ...,
+        masks: Union[bool, Literal["auto", "tags", "provenance"]] = ...,
         max_length: Optional[int] = ...,
         template_kwargs: Optional[Dict[str, Any]] = ...,
     ) -> Dict[str, Any]: ...

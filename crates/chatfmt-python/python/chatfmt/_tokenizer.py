@@ -489,44 +489,35 @@ class Tokenizer:
         template_kwargs: Optional[Dict[str, Any]] = None,
     ) -> Dict[str, Any]:
         """One conversation as ``chatfmt tokenize --json`` prints it (``input_ids``, ``attention_mask``,
-        ``assistant_masks`` when masks apply, ``template``), or with ``tokenize=False`` as
-        ``chatfmt render --json`` (``text``, ``template``). ``masks="auto"`` adds assistant masks when
-        the template has ``{% generation %}`` blocks."""
-        source = self.get_chat_template(chat_template, tools)
-        if masks == "auto":
-            want_masks = bool(tokenize and _GENERATION_TAG.search(source))
-        elif isinstance(masks, bool):
-            want_masks = masks
-        else:
-            raise ValueError(f"masks must be 'auto', True or False, not {masks!r}")
-        if want_masks and not tokenize:
-            raise ValueError("masks=True needs tokenize=True")
+        ``assistant_masks``, ``template``, ``masks``, ``assistant_spans``, ``message_spans``), or with
+        ``tokenize=False`` as ``chatfmt render --json`` does (``text``, ``template`` and the spans).
+        ``masks``: ``"auto"`` (the template's ``{% generation %}`` blocks when it has them, else
+        provenance), ``"tags"``, ``"provenance"``, ``True`` (``"auto"``) or ``False`` (no masks nor
+        spans)."""
+        if masks is True:
+            masks = "auto"
+        if masks is not False and masks not in ("auto", "tags", "provenance"):
+            raise ValueError(f"masks must be 'auto', 'tags', 'provenance', True or False, not {masks!r}")
         messages = list(getattr(conversation, "messages", conversation))
-        [row] = self._apply(
-            [messages],
-            tools=tools,
+        field = None
+        if continue_final_message:
+            field = continue_final_message if isinstance(continue_final_message, str) else "content"
+        if documents is not None and not all(isinstance(d, dict) for d in documents):
+            raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+        out = self._model.render_json(
+            messages,
+            tools=_tool_schemas(tools),
             documents=documents,
             chat_template=chat_template,
-            add_generation_prompt=add_generation_prompt,
-            continue_final_message=continue_final_message,
+            add_generation_prompt=bool(add_generation_prompt),
+            continue_final_message=field,
             kwargs=dict(template_kwargs or {}),
             tokenize=tokenize,
-            assistant_masks=want_masks,
-            padding="none",
-            truncation=max_length is not None,
+            masks=None if masks is False else masks,
             max_length=max_length,
-            padding_side=None,
-            sanitize=False,
-            truncation_side=self.truncation_side,
+            now=_current_clock(),
         )
-        template = self._model.template_info(chat_template, tools is not None)
-        if not tokenize:
-            return {"text": row[0], "template": template}
-        out: Dict[str, Any] = {"input_ids": row[1], "attention_mask": row[2]}
-        if want_masks:
-            out["assistant_masks"] = row[3]
-        out["template"] = template
-        return out
+        return json.loads(out)
 
     # Tokenizer -----------------------------------------------------------------------------
 
