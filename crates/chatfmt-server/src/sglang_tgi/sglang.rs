@@ -722,8 +722,7 @@ fn chat_ids(model: &Arc<Model>, shared: &Shared, chat: ChatRequest) -> Result<Ve
         parse_tool_call_arguments(&mut m)?;
         messages.push(m);
     }
-    let mut kwargs = model.tokenizer()?.special_tokens().clone();
-    kwargs.extend(template_kwargs);
+    let kwargs = model.tokenizing_kwargs(template_kwargs)?;
     let mut prepared = Prepared::new(
         Arc::clone(model),
         &shared.cache,
