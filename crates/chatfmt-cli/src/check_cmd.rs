@@ -36,10 +36,17 @@ pub struct CheckArgs {
     markdown: bool,
 }
 
+/// Why `check` refuses a FastChat conversation template, and what to do instead.
+const FASTCHAT_REFUSED: &str = "check analyses Jinja templates, and --conv-template names a FastChat template: \
+    export it first (chatfmt templates export NAME --jinja > t.jinja) and check t.jinja";
+
 /// Runs `chatfmt check`.
 pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
     if args.hf_kit {
         return run_kit(&args);
+    }
+    if args.model.conv_template.is_some() {
+        bail!("{FASTCHAT_REFUSED}");
     }
     if let Some(path) = args.path.take() {
         let is_model = path.is_dir() || chatfmt::template::is_gguf(&path);
@@ -56,9 +63,7 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode> {
     };
     let chat = match args.model.plan()? {
         Plan::Jinja(resolved) => resolved.template,
-        Plan::FastChat(_) => {
-            bail!("check analyses Jinja templates; export a FastChat template first (chatfmt templates export NAME)")
-        }
+        Plan::FastChat(_) => bail!("{FASTCHAT_REFUSED}"),
     };
     if args.prefix {
         let opts = chatfmt::ApplyOptions {

@@ -157,3 +157,21 @@ fn check_prefix_reports_where_prompts_stop_growing_by_appending() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("not prefix-stable"));
 }
+
+#[test]
+fn a_fastchat_template_is_refused_with_how_to_export_it() {
+    let model = example();
+    let model = model.to_str().expect("utf-8 path");
+    for args in [
+        &["check", "--conv-template", "vicuna_v1.1"][..],
+        &["check", "--model", model, "--conv-template", "vicuna_v1.1"],
+    ] {
+        let out = chatfmt(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--conv-template names a FastChat template") && err.contains("templates export NAME --jinja"),
+            "{args:?}: {err}"
+        );
+    }
+}
