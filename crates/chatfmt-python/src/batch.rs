@@ -6,13 +6,12 @@
 //! and nulls elsewhere.
 
 use crate::convert::to_object;
-use crate::errors::{jinja_error_text, load_error, tokenize_error_text};
+use crate::errors::{jinja_error_text, tokenize_error_text};
 use crate::import;
 use crate::model::{clock_of, Model};
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
-use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
 use chatfmt_dataset::columns::{self, check_ids, Columns, Formatted, NewColumns, Outcome, Overflow, Tokens};
 use chatfmt_dataset::input::{Payload, Row};
@@ -377,14 +376,8 @@ pub fn format_batch(
         }
         let spans = match source {
             Some(MaskSource::Provenance) => {
-                let dir = model.source_path().filter(|p| p.is_dir());
                 let eos = model.special().get("eos_token").and_then(Json::as_str);
-                Some(SpanOptions {
-                    source: MaskSource::Provenance,
-                    stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
-                    message_spans,
-                    deadline: None,
-                })
+                Some(model.span_options(MaskSource::Provenance, eos, message_spans)?)
             }
             Some(MaskSource::Tags) | None if message_spans => Some(SpanOptions {
                 source: MaskSource::Tags,

@@ -5,7 +5,7 @@ use crate::convert::{to_json, to_object};
 use crate::errors::{jinja_error, load_error, tokenize_error};
 use chatfmt::jinja::{Clock, CodePoints};
 use chatfmt::masks::stop_markers;
-use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, ModelSource, SpanOptions};
+use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, MaskSource, ModelSource, SpanOptions, TemplateInfo};
 use chatfmt_tokenize::chat::{message_spans, tokenize_chats, ChatTokenizeOptions};
 use chatfmt_tokenize::{ChatTokenizer, EncodeOptions, Padding, Side, Text};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -281,25 +281,6 @@ impl Model {
             .unwrap_or_default()
     }
 
-    /// Which template `chat_template` (a name, source or `None`) selects, and where it came from:
-    /// the `template` object of `chatfmt render --json`.
-    #[pyo3(signature = (chat_template, has_tools))]
-    fn template_info(&self, py: Python<'_>, chat_template: Option<String>, has_tools: bool) -> PyResult<Py<PyDict>> {
-        let mut opts = ApplyOptions {
-            chat_template,
-            tools: has_tools.then(|| Json::Array(Vec::new())),
-            ..ApplyOptions::default()
-        };
-        let mut scratch = None;
-        let template = self.template_for(&mut opts, &mut scratch)?;
-        let (name, origin) = template.selected(&opts).map_err(|e| jinja_error(py, &e))?;
-        let info = PyDict::new(py);
-        info.set_item("kind", "jinja")?;
-        info.set_item("name", name)?;
-        info.set_item("source", origin)?;
-        Ok(info.unbind())
-    }
-
     /// Renders (and, with `tokenize`, encodes) conversations as transformers'
     /// `apply_chat_template` does after its argument checks.
     #[pyo3(signature = (conversations, *, tools, documents, chat_template, add_generation_prompt, continue_final_message,
@@ -442,20 +423,18 @@ impl Model {
         let mut scratch = None;
         let template = self.template_for(&mut opts, &mut scratch)?;
         let (name, origin) = template.selected(&opts).map_err(|e| jinja_error(py, &e))?;
-        let info = json!({"kind": "jinja", "name": name, "source": origin});
+        let info = json!(TemplateInfo {
+            kind: "jinja",
+            name: name.map(str::to_string),
+            source: origin.to_string(),
+        });
         let spans = match crate::batch::mask_source(template, &opts, masks)? {
             Ok(None) => None,
             Ok(Some(source)) => {
-                let dir = self.path.as_deref().filter(|p| p.is_dir());
                 let eos = (opts.kwargs.get("eos_token"))
                     .or_else(|| template.special_tokens().get("eos_token"))
                     .and_then(Json::as_str);
-                Some(SpanOptions {
-                    source,
-                    stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
-                    message_spans: true,
-                    deadline: None,
-                })
+                Some(self.span_options(source, eos, true)?)
             }
             Err(text) => return Err(PyValueError::new_err(text)),
         };
@@ -589,8 +568,21 @@ impl Model {
 
 impl Model {
     /// The folder or file the model was loaded from.
-    pub(crate) fn source_path(&self) -> Option<&Path> {
-        self.path.as_deref()
+    /// How to find assistant spans from `source`, the turn ending at the model folder's
+    /// end-of-turn markers and `eos` (see [`stop_markers`]).
+    pub(crate) fn span_options(
+        &self,
+        source: MaskSource,
+        eos: Option<&str>,
+        message_spans: bool,
+    ) -> PyResult<SpanOptions> {
+        let dir = self.path.as_deref().filter(|p| p.is_dir());
+        Ok(SpanOptions {
+            source,
+            stop_markers: stop_markers(dir, eos, &[]).map_err(|e| load_error(&e))?,
+            message_spans,
+            deadline: None,
+        })
     }
 
     /// The special tokens templates see.

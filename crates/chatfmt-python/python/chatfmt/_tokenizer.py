@@ -95,6 +95,20 @@ def _tensor_type(return_tensors: Any) -> Optional[str]:
     return value
 
 
+def _conversation_options(tools: Any, documents: Any, continue_final_message: Any) -> Dict[str, Any]:
+    """``tools``, ``documents`` and ``continue_final_message`` as the native renderer takes them, checked as
+    transformers checks them: tools as JSON schemas, documents dicts, the final message's field named."""
+    schemas = _tool_schemas(tools)
+    if documents is not None:
+        for document in documents:
+            if not isinstance(document, dict):
+                raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
+    field = None
+    if continue_final_message:
+        field = continue_final_message if isinstance(continue_final_message, str) else "content"
+    return {"tools": schemas, "documents": documents, "continue_final_message": field}
+
+
 def _tool_schemas(tools: Any) -> Any:
     if tools is None:
         return None
@@ -457,19 +471,9 @@ class Tokenizer:
         if template is not None and not isinstance(template, str):
             hash(template)  # transformers' template cache rejects an unhashable one first
             raise TypeError("Can't compile non template nodes")  # jinja2's error for a non-string source
-        schemas = _tool_schemas(tools)
-        if documents is not None:
-            for document in documents:
-                if not isinstance(document, dict):
-                    raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
-        field = None
-        if continue_final_message:
-            field = continue_final_message if isinstance(continue_final_message, str) else "content"
         return self._model.apply(
             [getattr(c, "messages", c) for c in conversations],
-            tools=schemas,
-            documents=documents,
-            continue_final_message=field,
+            **_conversation_options(tools, documents, continue_final_message),
             now=_current_clock(),
             **options,
         )
@@ -498,19 +502,11 @@ class Tokenizer:
             masks = "auto"
         if masks is not False and masks not in ("auto", "tags", "provenance"):
             raise ValueError(f"masks must be 'auto', 'tags', 'provenance', True or False, not {masks!r}")
-        messages = list(getattr(conversation, "messages", conversation))
-        field = None
-        if continue_final_message:
-            field = continue_final_message if isinstance(continue_final_message, str) else "content"
-        if documents is not None and not all(isinstance(d, dict) for d in documents):
-            raise TypeError("Documents should be a list of dicts with 'title' and 'text' keys!")
         out = self._model.render_json(
-            messages,
-            tools=_tool_schemas(tools),
-            documents=documents,
+            list(getattr(conversation, "messages", conversation)),
+            **_conversation_options(tools, documents, continue_final_message),
             chat_template=chat_template,
             add_generation_prompt=bool(add_generation_prompt),
-            continue_final_message=field,
             kwargs=dict(template_kwargs or {}),
             tokenize=tokenize,
             masks=None if masks is False else masks,
