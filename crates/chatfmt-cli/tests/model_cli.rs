@@ -3,6 +3,9 @@
 //! refuse options they cannot honour, and inputs are validated as transformers validates them;
 //! `tokenize --prefix-ids` extends earlier ids to exactly the whole encoding.
 
+#[path = "../../chatfmt/tests/support/kits.rs"]
+mod kits;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -234,7 +237,8 @@ fn a_closed_pipe_ends_quietly() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     // `check` over the hf kit's 237 templates writes far more than a pipe holds; it exits as it
     // would have (1: some templates have errors), without a panic.
-    if let Some(kits) = hf_kit() {
+    if kits::kit_for_test("hf").is_some() {
+        let kits = kits::kits_base();
         let check = |args: &[&str]| {
             let mut c = chatfmt_command(args);
             c.env("CHATFMT_KITS", &kits);
@@ -285,39 +289,9 @@ fn after_one_byte(mut command: Command) -> std::process::Output {
     child.wait_with_output().expect("wait")
 }
 
-/// The kits' folder when it holds the hf kit (required under CI=true).
-fn hf_kit() -> Option<PathBuf> {
-    let kits = std::env::var("CHATFMT_KITS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance")));
-    if kits.join("hf").is_dir() {
-        return Some(kits);
-    }
-    assert_ne!(
-        std::env::var("CI").as_deref(),
-        Ok("true"),
-        "hf kit missing: {}",
-        kits.display()
-    );
-    None
-}
-
 /// The tokens kit's Qwen3 tokenizer folder, when the kits are present (required under CI=true).
 fn qwen3() -> Option<String> {
-    let kits = std::env::var("CHATFMT_KITS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance")));
-    let dir = kits.join("tokens/tokenizers/qwen3");
-    if dir.is_dir() {
-        return Some(dir.display().to_string());
-    }
-    assert_ne!(
-        std::env::var("CI").as_deref(),
-        Ok("true"),
-        "tokens kit missing: {}",
-        dir.display()
-    );
-    None
+    kits::kit_for_test("tokens/tokenizers/qwen3").map(|d| d.display().to_string())
 }
 
 #[test]
