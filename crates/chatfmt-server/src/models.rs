@@ -35,6 +35,8 @@ pub struct Model {
     pub eos_id_markers: Vec<String>,
     /// When it was loaded (Unix seconds).
     pub created: u64,
+    /// Whether the template's special tokens are the tokenizer's (see [`Model::tokenizing_kwargs`]).
+    template_has_tokenizer_specials: bool,
     /// SGLang's content format of each of its templates, found on first use.
     sglang_formats: OnceLock<Vec<(Option<String>, ContentFormat)>>,
     /// The template TGI's route renders with (none when it has named templates but no `default`),
@@ -94,6 +96,8 @@ impl Model {
             .unwrap_or(max_model_len);
         let generation_defaults = dir.as_deref().map(generation_defaults).unwrap_or_default();
         let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let template_has_tokenizer_specials =
+            (tokenizer.as_ref()).is_some_and(|t| t.special_tokens() == resolved.template.special_tokens());
         Ok(Model {
             name: spec.name.clone(),
             source: spec.source.clone(),
@@ -105,6 +109,7 @@ impl Model {
             stop,
             eos_id_markers,
             created,
+            template_has_tokenizer_specials,
             sglang_formats: OnceLock::new(),
             tgi: OnceLock::new(),
         })
@@ -134,7 +139,7 @@ impl Model {
     /// when they are the tokenizer's, nothing is copied.
     pub fn tokenizing_kwargs(&self, kwargs: Map<String, Json>) -> Result<Map<String, Json>, ApiError> {
         let special = self.tokenizer()?.special_tokens();
-        if special == self.resolved.template.special_tokens() {
+        if self.template_has_tokenizer_specials {
             return Ok(kwargs);
         }
         let mut all = special.clone();
