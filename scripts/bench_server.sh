@@ -8,6 +8,10 @@
 #   scripts/bench_server.sh            the full run: prints a Markdown table
 #   scripts/bench_server.sh --smoke    2 s per route at 4 connections; fails on any non-2xx answer or
 #                                      socket error, or on a route that answers nothing
+#   scripts/bench_server.sh --default-template chatml
+#                                      the full run with the Qwen3 tokenizer and a built-in template in
+#                                      place of Qwen3's own (saved into a copy of the folder with
+#                                      `chatfmt templates set`), to see what the template costs
 #
 # Needs wrk (Debian: apt-get install wrk). The kits are found at $CHATFMT_KITS, else ../shared/conformance.
 set -euo pipefail
@@ -17,7 +21,13 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 kits="${CHATFMT_KITS:-$root/../shared/conformance}"
 model="$kits/tokens/tokenizers/qwen3"
 smoke=false
-[[ "${1:-}" == "--smoke" ]] && smoke=true
+builtin=""
+case "${1:-}" in
+    --smoke) smoke=true ;;
+    --default-template) builtin="${2:?--default-template needs a name (chatfmt templates list)}" ;;
+    "") ;;
+    *) echo "bench_server.sh: unknown argument $1 (--smoke, --default-template NAME)" >&2; exit 2 ;;
+esac
 command -v wrk >/dev/null || { echo "bench_server.sh: wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 [[ -f "$model/tokenizer.json" ]] || { echo "bench_server.sh: no Qwen3 tokenizer at $model" >&2; exit 1; }
 
@@ -31,6 +41,14 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+if [[ -n "$builtin" ]]; then
+    mkdir "$work/model"
+    cp "$model/tokenizer_config.json" "$work/model/"
+    ln -s "$model/tokenizer.json" "$work/model/tokenizer.json"
+    "$target/release/chatfmt" templates set --default-template "$builtin" "$work/model" >&2
+    model="$work/model"
+    echo "template: the built-in $builtin, in place of Qwen3's"
+fi
 
 # Starts a server whose stderr names its address (stdout and stderr to a log, so that nothing waits on
 # it); sets $address.
