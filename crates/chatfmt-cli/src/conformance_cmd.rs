@@ -1,9 +1,10 @@
 //! `chatfmt conformance KIT`: replays a conformance kit and prints a summary or JSON.
 
-use anyhow::{Context as _, Result};
-use chatfmt_conformance::{self as conformance, Failure, KnownDifferences};
+use crate::known_differences::known_differences;
+use anyhow::Result;
+use chatfmt_conformance::{self as conformance, Failure};
 use clap::{Args, Subcommand};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The kits.
@@ -43,23 +44,6 @@ pub struct KitArgs {
     /// The documented differences (default: KNOWN_DIFFERENCES.md in the current folder).
     #[arg(long, value_name = "FILE")]
     known_differences: Option<PathBuf>,
-}
-
-/// The documented differences: the file given, else `KNOWN_DIFFERENCES.md` of the current folder;
-/// without either every mismatch is a failure (said on stderr).
-pub fn known_differences(path: Option<&Path>) -> Result<KnownDifferences> {
-    let default = Path::new("KNOWN_DIFFERENCES.md");
-    match path {
-        Some(p) => KnownDifferences::read(p).with_context(|| "reading --known-differences"),
-        None if default.is_file() => Ok(KnownDifferences::read(default)?),
-        None => {
-            eprintln!(
-                "note: no KNOWN_DIFFERENCES.md in the current folder; every mismatch counts as a failure \
-                 (pass --known-differences FILE)"
-            );
-            Ok(KnownDifferences::default())
-        }
-    }
 }
 
 fn print_failures(failures: &[Failure], show: usize) {

@@ -28,7 +28,7 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("error: no goldens.jsonl in {}", args.kit.display());
         return ExitCode::from(2);
     }
-    let known = match crate::conformance_cmd::known_differences(args.known_differences.as_deref()) {
+    let known = match crate::known_differences::known_differences(args.known_differences.as_deref()) {
         Ok(known) => known,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -6,6 +6,7 @@ mod conformance_fastchat;
 mod conversation_args;
 mod dataset_cmd;
 mod exit;
+mod known_differences;
 mod mask_args;
 mod model_args;
 mod output;
