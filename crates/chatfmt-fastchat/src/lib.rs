@@ -16,6 +16,7 @@ mod from_messages;
 pub mod jinja_export;
 mod message;
 mod prompt;
+mod pystr;
 mod record;
 mod registry;
 mod style;

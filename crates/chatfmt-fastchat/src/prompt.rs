@@ -3,22 +3,13 @@
 use super::error::{Error, ErrorKind, Result};
 use super::format::format_system;
 use super::message::Message;
+use super::pystr::py_strip;
 use super::record::Conversation;
 use super::style::SeparatorStyle;
 use std::borrow::Cow;
 
 /// The placeholder written once per image before the text, in styles that show images.
 pub const IMAGE_PLACEHOLDER: &str = "$$<image>$$";
-
-/// Python's `str.isspace` (Rust's whitespace plus the ASCII separators U+001C..U+001F).
-pub(crate) fn py_is_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `str.strip()`.
-pub(crate) fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_is_space)
-}
 
 /// Where one part of a conversation went in its prompt: half-open byte ranges of the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -217,7 +217,7 @@ impl Conversation {
                         None => return Err(images_error("gradio turns with an empty image list")),
                     };
                     let text = text.replace("<image>\n", "");
-                    Some(tag + super::prompt::py_strip(&text))
+                    Some(tag + super::pystr::py_strip(&text))
                 }
             };
             if i.is_multiple_of(2) {
