@@ -8,7 +8,7 @@
 use crate::convert::to_object;
 use crate::errors::{jinja_error_text, tokenize_error_text};
 use crate::import;
-use crate::model::{clock_of, Model};
+use crate::model::{clock_of, mask_source, Model};
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{ArrowError, DataType, Field, Schema};
@@ -241,31 +241,6 @@ fn format_rows(kernel: &Kernel<'_>, batch: &Arc<RecordBatch>, wanted: Columns) -
         out.append(&rows)?;
     }
     out.finish()
-}
-
-/// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
-/// them, else provenance), `tags`, `provenance`, or none.
-/// A template that cannot be selected fails the rows that would use it.
-pub(crate) fn mask_source(
-    template: &ChatTemplate,
-    apply: &ApplyOptions,
-    masks: Option<&str>,
-) -> PyResult<Result<Option<MaskSource>, String>> {
-    let tagged = match template.has_generation_blocks(apply) {
-        Ok(tagged) => tagged,
-        Err(e) => return Ok(Err(jinja_error_text(&e))),
-    };
-    Ok(Ok(match masks {
-        None => None,
-        Some("provenance") => Some(MaskSource::Provenance),
-        Some("tags") if !tagged => {
-            return Err(PyValueError::new_err(
-                "masks='tags' needs {% generation %} blocks in the template; use masks='provenance'",
-            ))
-        }
-        _ if tagged => Some(MaskSource::Tags),
-        _ => Some(MaskSource::Provenance),
-    }))
 }
 
 /// The process that made [`POOLS`], and its worker pools by thread count (0: all cores).

@@ -2,7 +2,7 @@
 //! Python. Rendering and encoding run with the GIL released.
 
 use crate::convert::{to_json, to_object};
-use crate::errors::{jinja_error, load_error, tokenize_error};
+use crate::errors::{jinja_error, jinja_error_text, load_error, tokenize_error};
 use chatfmt::jinja::{Clock, CodePoints};
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, MaskSource, ModelSource, SpanOptions, TemplateInfo};
@@ -428,7 +428,7 @@ impl Model {
             name: name.map(str::to_string),
             source: origin.to_string(),
         });
-        let spans = match crate::batch::mask_source(template, &opts, masks)? {
+        let spans = match mask_source(template, &opts, masks)? {
             Ok(None) => None,
             Ok(Some(source)) => {
                 let eos = (opts.kwargs.get("eos_token"))
@@ -589,4 +589,29 @@ impl Model {
     pub(crate) fn special(&self) -> &Map<String, Json> {
         &self.special
     }
+}
+
+/// Where assistant masks come from: `auto` (the template's `{% generation %}` blocks when it has
+/// them, else provenance), `tags`, `provenance`, or none.
+/// A template that cannot be selected fails the rows that would use it.
+pub(crate) fn mask_source(
+    template: &ChatTemplate,
+    apply: &ApplyOptions,
+    masks: Option<&str>,
+) -> PyResult<Result<Option<MaskSource>, String>> {
+    let tagged = match template.has_generation_blocks(apply) {
+        Ok(tagged) => tagged,
+        Err(e) => return Ok(Err(jinja_error_text(&e))),
+    };
+    Ok(Ok(match masks {
+        None => None,
+        Some("provenance") => Some(MaskSource::Provenance),
+        Some("tags") if !tagged => {
+            return Err(PyValueError::new_err(
+                "masks='tags' needs {% generation %} blocks in the template; use masks='provenance'",
+            ))
+        }
+        _ if tagged => Some(MaskSource::Tags),
+        _ => Some(MaskSource::Provenance),
+    }))
 }
