@@ -39,7 +39,6 @@ use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, LoopPrefix, Origin, Rendered};
 use serde_json::Value as Json;
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 /// Where assistant spans come from.
@@ -334,39 +333,6 @@ impl ChatTemplate {
                 .collect();
         }
         Ok(out)
-    }
-}
-
-/// Which kinds of prefix render the rule last needed with provenance, by the role of the prefix's
-/// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
-/// not plain and then again. Either way the text and the result are the same; only the work differs.
-#[derive(Debug, Default)]
-pub(crate) struct PrefixHint(AtomicU8);
-
-impl PrefixHint {
-    fn bit(assistant: bool) -> u8 {
-        if assistant {
-            1
-        } else {
-            2
-        }
-    }
-
-    /// Whether a prefix ending with an assistant message (or another) is expected to need provenance.
-    fn expects(&self, assistant: bool) -> bool {
-        self.0.load(Ordering::Relaxed) & Self::bit(assistant) != 0
-    }
-
-    /// Remembers whether a prefix ending with an assistant message (or another) needed provenance.
-    fn learn(&self, assistant: bool, needed: bool) {
-        let bit = Self::bit(assistant);
-        if needed != self.expects(assistant) {
-            if needed {
-                self.0.fetch_or(bit, Ordering::Relaxed);
-            } else {
-                self.0.fetch_and(!bit, Ordering::Relaxed);
-            }
-        }
     }
 }
 
@@ -758,6 +724,7 @@ fn token_text(tokenizer: &Json, id: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::template::PrefixHint;
     use serde_json::json;
 
     fn chatml() -> ChatTemplate {

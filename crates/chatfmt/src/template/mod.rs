@@ -18,7 +18,7 @@ pub use save::{save_template, SaveLayout, Saved};
 use chatfmt_jinja::{Error, ErrorKind, Limits, Template};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// A model's chat template(s) and the special tokens templates see as variables.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ pub struct ChatTemplate {
     /// The length of the last output, to size the next one's buffer.
     last_len: AtomicUsize,
     /// Which prefix renders of the mask rule need provenance.
-    pub(crate) prefix_hint: crate::masks::PrefixHint,
+    pub(crate) prefix_hint: PrefixHint,
     /// Whether the mask rule derives prefix renders from one render where the template allows it
     /// (see [`ChatTemplate::with_derived_prefixes`]).
     pub(crate) derive_prefixes: bool,
@@ -229,6 +229,39 @@ impl Selected<'_> {
         match self {
             Selected::Borrowed(t) => t.as_ref().map_err(Clone::clone),
             Selected::Owned(t) => (**t).as_ref().map_err(Clone::clone),
+        }
+    }
+}
+
+/// Which kinds of prefix render the mask rule (`crate::masks`) last needed with provenance, by the role of the prefix's
+/// last message (assistant or other): a prefix of such a kind is rendered with provenance at once,
+/// not plain and then again. Either way the text and the result are the same; only the work differs.
+#[derive(Debug, Default)]
+pub(crate) struct PrefixHint(AtomicU8);
+
+impl PrefixHint {
+    fn bit(assistant: bool) -> u8 {
+        if assistant {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Whether a prefix ending with an assistant message (or another) is expected to need provenance.
+    pub(crate) fn expects(&self, assistant: bool) -> bool {
+        self.0.load(Ordering::Relaxed) & Self::bit(assistant) != 0
+    }
+
+    /// Remembers whether a prefix ending with an assistant message (or another) needed provenance.
+    pub(crate) fn learn(&self, assistant: bool, needed: bool) {
+        let bit = Self::bit(assistant);
+        if needed != self.expects(assistant) {
+            if needed {
+                self.0.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                self.0.fetch_and(!bit, Ordering::Relaxed);
+            }
         }
     }
 }
