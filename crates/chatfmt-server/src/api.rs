@@ -151,7 +151,12 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = match self.shape {
             Shape::Text => (self.status, self.message.clone()).into_response(),
-            _ => (self.status, crate::answer::JsonAnswer(self.json())).into_response(),
+            _ => (
+                self.status,
+                [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                self.json().to_string(),
+            )
+                .into_response(),
         };
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             response

@@ -1,14 +1,11 @@
-//! The application: shared state, the router with its authentication and metrics layers, and
-//! serving with a graceful shutdown.
+//! The application: the router over the shared state (`crate::shared`), with its authentication and
+//! metrics layers, and serving with a graceful shutdown.
 
 use crate::api::{ApiError, ErrorKindLabel};
-use crate::cache::TemplateCache;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
-use crate::metrics::Metrics;
-use crate::models::Models;
-use crate::pool::Pool;
 use crate::sglang_tgi::{sglang, tgi};
+use crate::shared::Shared;
 use crate::{generate, routes};
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, Method, StatusCode};
@@ -20,15 +17,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What every request reads.
-pub struct Shared {
-    pub config: Config,
-    pub models: Models,
-    pub pool: Pool,
-    pub cache: TemplateCache,
-    pub metrics: Metrics,
-}
-
 /// A loaded server.
 #[derive(Clone)]
 pub struct App {
@@ -38,18 +26,8 @@ pub struct App {
 impl App {
     /// Loads every model and starts the worker threads.
     pub fn load(config: Config) -> Result<App, Error> {
-        let models = Models::load(&config.models, config.max_model_len)?;
-        let pool = Pool::new(config.workers, config.queue)
-            .map_err(|e| Error::new(ErrorKind::Io, "cannot start the worker threads").with_source(e))?;
-        let cache = TemplateCache::new(config.template_cache, config.request_limits.clone());
         Ok(App {
-            shared: Arc::new(Shared {
-                config,
-                models,
-                pool,
-                cache,
-                metrics: Metrics::default(),
-            }),
+            shared: Arc::new(Shared::load(config)?),
         })
     }
 

@@ -6,11 +6,11 @@
 
 use crate::answer::JsonAnswer;
 use crate::api::ApiError;
-use crate::app::Shared;
 use crate::body::{self, Fields};
 use crate::models::Model;
 use crate::routes::{read, require_json, Answer};
 use crate::sampling::{Kind, Sampling};
+use crate::shared::Shared;
 use crate::work::ChatFields;
 use axum::body::Body;
 use axum::extract::State;

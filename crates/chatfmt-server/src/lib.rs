@@ -25,6 +25,7 @@ mod pool;
 mod routes;
 mod sampling;
 mod sglang_tgi;
+mod shared;
 mod work;
 
 pub use app::{serve, App};

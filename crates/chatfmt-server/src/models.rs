@@ -4,7 +4,7 @@
 use crate::api::ApiError;
 use crate::config::ModelSpec;
 use crate::error::{Error, ErrorKind};
-use crate::sglang_tgi::sglang::ContentFormat;
+use crate::sglang_tgi::content_format::ContentFormat;
 use axum::http::StatusCode;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ModelSource, Resolved, TemplateRequest};
@@ -41,7 +41,7 @@ pub struct Model {
     sglang_formats: OnceLock<Vec<(Option<String>, ContentFormat)>>,
     /// The template TGI's route renders with (none when it has named templates but no `default`),
     /// built on first use.
-    pub tgi: OnceLock<Option<crate::sglang_tgi::tgi::Template>>,
+    pub tgi: OnceLock<Option<crate::sglang_tgi::tgi_template::Template>>,
 }
 
 /// vLLM's context length when no config key gives one.

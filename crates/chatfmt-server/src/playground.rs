@@ -5,8 +5,8 @@
 
 use crate::answer::JsonAnswer;
 use crate::api::ApiError;
-use crate::app::Shared;
 use crate::body;
+use crate::shared::Shared;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap};

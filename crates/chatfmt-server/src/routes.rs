@@ -4,9 +4,9 @@
 
 use crate::answer::{JsonAnswer, JsonBytes};
 use crate::api::ApiError;
-use crate::app::Shared;
 use crate::body::{self, Fields};
 use crate::models::Model;
+use crate::shared::Shared;
 use crate::work::{Chat, ChatFields, MaskMode, Prepared};
 use axum::body::Body;
 use axum::extract::State;

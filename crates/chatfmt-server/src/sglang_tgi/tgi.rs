@@ -7,26 +7,23 @@
 
 use crate::answer::JsonAnswer;
 use crate::api::{ApiError, Shape};
-use crate::app::Shared;
 use crate::body;
 use crate::models::Model;
 use crate::routes::Answer;
+use crate::sglang_tgi::tgi_template::Template;
+use crate::shared::Shared;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::ApplyOptions;
 use serde::Serializer;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::sync::Arc;
 
 /// The tool prompt of a request that gives none or an empty one (lib.rs `default_tool_prompt`).
 const DEFAULT_TOOL_PROMPT: &str = "\nGiven the functions available, please respond with a JSON for a function call \
     with its proper arguments that best answers the given prompt. Respond in the format {name: function name, \
     parameters: dictionary of argument name and its value}.Do not use variables.\n";
-
-/// The text TGI's template loader replaces in a chat template (chat_template.rs `ChatTemplate::new`),
-/// and its replacement: the first message's content is a string there.
-const FIRST_CONTENT: (&str, &str) = ("messages[0]['content'][0]['text']", "messages[0]['content']");
 
 /// The request types of TGI's router, read as serde reads them there: the same fields, types,
 /// defaults and names (serde's messages name them).
@@ -214,40 +211,6 @@ fn as_json_text<S: Serializer>(value: &Json, serializer: S) -> Result<S::Ok, S::
     serializer.serialize_str(&value.to_string())
 }
 
-/// The template TGI renders a model's chat template as: its `default` one when it has several,
-/// with [`FIRST_CONTENT`] replaced, seeing only `bos_token` and `eos_token`.
-pub struct Template {
-    template: ChatTemplate,
-    /// Whether the template reads `tools` (then the tools are not written into the last message).
-    reads_tools: bool,
-}
-
-impl Template {
-    /// The model's, or nothing when it has named templates but no `default` one.
-    pub fn of(model: &Model) -> Option<Template> {
-        let template = &model.resolved.template;
-        let sources = template.sources();
-        let source = match sources.as_slice() {
-            [(None, source)] => *source,
-            named => named.iter().find(|(n, _)| *n == Some("default"))?.1,
-        };
-        let special: Map<String, Json> = ["bos_token", "eos_token"]
-            .into_iter()
-            .map(|k| {
-                (
-                    k.to_string(),
-                    template.special_tokens().get(k).cloned().unwrap_or(Json::Null),
-                )
-            })
-            .collect();
-        let template = ChatTemplate::new(&source.replace(FIRST_CONTENT.0, FIRST_CONTENT.1), special);
-        let reads_tools = (template.templates().first())
-            .and_then(|(_, t)| (*t).ok())
-            .is_some_and(|t| t.analyze().free_variables.contains("tools"));
-        Some(Template { template, reads_tools })
-    }
-}
-
 /// An answer of axum's `Json` extractor: plain text.
 fn text(status: StatusCode, message: String) -> ApiError {
     ApiError::new(status, "invalid_request_error", message).shaped(Shape::Text)
@@ -351,7 +314,7 @@ fn prompt(model: &Model, request: ChatRequest) -> Result<String, ApiError> {
     };
     let template = model
         .tgi
-        .get_or_init(|| Template::of(model))
+        .get_or_init(|| Template::of(&model.resolved.template))
         .as_ref()
         .ok_or_else(|| infer_error("template_error", "Template error: template not found".into()))?;
     let mut messages = request.messages;
