@@ -79,6 +79,12 @@ impl ConversationArgs {
             let (k, v) = var
                 .split_once('=')
                 .ok_or_else(|| anyhow!("--var {var}: expected KEY=JSON"))?;
+            if let Some(instead) = argument_flag(k) {
+                bail!(
+                    "--var {k}: `{k}` is an argument of transformers' apply_chat_template, not a template \
+                     variable, so the template would not see this value: use {instead}"
+                );
+            }
             kwargs.insert(
                 k.to_string(),
                 json_input::parse(v, &format!("--var {k}"), Root::Value(k))?,
@@ -181,6 +187,30 @@ fn read_conversation(name: &str) -> Result<Input> {
         },
         other => bail!("{origin}: the top level is {}; {expected}", json_kind(&other)),
     }
+}
+
+/// What to use instead of `--var NAME=...` when `NAME` is one of the arguments of transformers'
+/// `apply_chat_template` (which binds a keyword of that name to the argument, never passing it to
+/// the template as a variable), or `None` for a template variable.
+fn argument_flag(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "messages" | "conversation" => "--messages FILE",
+        "tools" => "--tools FILE",
+        "documents" => "--documents FILE",
+        "add_generation_prompt" => "--add-generation-prompt",
+        "continue_final_message" => "--continue-final-message [FIELD]",
+        "chat_template" => "--template FILE or --template-name NAME",
+        "tokenize"
+        | "return_dict"
+        | "padding"
+        | "truncation"
+        | "max_length"
+        | "return_tensors"
+        | "return_assistant_tokens_mask"
+        | "tokenizer_kwargs"
+        | "sanitize_control_tokens" => "the options of `chatfmt tokenize` (see chatfmt tokenize --help)",
+        _ => return None,
+    })
 }
 
 /// Turns tool-call `arguments` strings into objects, naming the message on failure.

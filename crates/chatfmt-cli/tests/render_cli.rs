@@ -111,6 +111,40 @@ fn a_malformed_now_is_a_usage_error_naming_the_flag() {
     ok(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
 }
 
+/// A `--var` naming one of `apply_chat_template`'s own arguments would never reach the template
+/// (transformers binds such a keyword to the argument): a usage error naming the flag to use.
+#[test]
+fn a_var_naming_an_argument_of_apply_chat_template_is_refused() {
+    let (model, conv) = (example("chatml-model"), example("conversation.json"));
+    let args = |var: &str| {
+        [
+            "render".to_string(),
+            "--model".into(),
+            model.clone(),
+            "--messages".into(),
+            conv.clone(),
+            "--var".into(),
+            var.into(),
+        ]
+    };
+    for (var, use_instead) in [
+        ("tools=[]", "--tools FILE"),
+        ("add_generation_prompt=true", "--add-generation-prompt"),
+        ("messages=[]", "--messages FILE"),
+        ("max_length=3", "chatfmt tokenize --help"),
+    ] {
+        let a = args(var);
+        let err = fails(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+        let name = var.split('=').next().unwrap_or_default();
+        assert!(
+            err.contains(&format!("--var {name}:")) && err.contains(use_instead),
+            "{err}"
+        );
+    }
+    let a = args("system_message=\"hi\"");
+    ok(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+}
+
 #[test]
 fn renders_a_gguf_and_checks_template_names() {
     let dir = temp("gguf");
