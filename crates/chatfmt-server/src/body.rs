@@ -84,7 +84,13 @@ pub fn object(bytes: &[u8]) -> Result<Fields, ApiError> {
         })?;
     match value {
         Json::Object(map) => {
-            let light = is_light(bytes.len()) && !map.contains_key("chat_template");
+            // A template sent with the request (vLLM also reads one from `chat_template_kwargs`)
+            // renders on a worker.
+            let sends_template = map.contains_key("chat_template")
+                || map
+                    .get("chat_template_kwargs")
+                    .is_some_and(|k| k.get("chat_template").is_some());
+            let light = is_light(bytes.len()) && !sends_template;
             Ok(Fields(map, light))
         }
         _ => Err(ApiError::bad(
@@ -563,6 +569,10 @@ mod tests {
         assert!(
             !light(r#"{"messages": [], "chat_template": "{{ 1 }}"}"#),
             "a request's template"
+        );
+        assert!(
+            !light(r#"{"messages": [], "chat_template_kwargs": {"chat_template": "{{ 1 }}"}}"#),
+            "a request's template among its kwargs"
         );
         let big = format!(r#"{{"prompt": "{}"}}"#, "x".repeat(LIGHT_BODY_BYTES));
         assert!(!light(&big), "a body over the size");

@@ -18,6 +18,7 @@ mod cache;
 mod config;
 mod error;
 mod generate;
+mod kwargs;
 mod metrics;
 mod models;
 mod playground;

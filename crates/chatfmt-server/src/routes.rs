@@ -5,6 +5,7 @@
 use crate::answer::{JsonAnswer, JsonBytes};
 use crate::api::ApiError;
 use crate::body::{self, Fields};
+use crate::kwargs;
 use crate::models::Model;
 use crate::shared::Shared;
 use crate::work::{Chat, ChatFields, MaskMode, Prepared};
@@ -373,6 +374,11 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     }
     let model = shared.models.get(f.opt_str("model")?.as_deref())?;
     let messages = f.messages()?;
+    let set = |k: &str| !matches!(f.0.get(k), None | Some(Json::Null));
+    let given = kwargs::Given {
+        add_generation_prompt: set("add_generation_prompt"),
+        continue_final_message: set("continue_final_message"),
+    };
     let tools = f.opt_list("tools")?.map(Json::Array);
     let documents = f.opt_list("documents")?.map(Json::Array);
     let add_generation_prompt = f.strict_bool("add_generation_prompt", false)?;
@@ -400,19 +406,19 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
     let out = shared
         .pool
         .run(light, move || {
-            let kwargs = match tokenize {
-                true => model.tokenizing_kwargs(template_kwargs)?,
-                false => template_kwargs,
-            };
-            let chat = Chat {
+            let mut chat = Chat {
                 messages,
                 tools,
                 documents,
                 add_generation_prompt,
                 continue_final_message,
                 chat_template,
-                kwargs,
+                kwargs: template_kwargs,
             };
+            chat.bind_kwargs(kwargs::Rule::Binding, given)?;
+            if tokenize {
+                chat.kwargs = model.tokenizing_kwargs(chat.kwargs)?;
+            }
             Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize, shared2.config.spans_timeout)
         })
         .await?;

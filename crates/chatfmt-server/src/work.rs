@@ -4,6 +4,7 @@
 use crate::api::{ApiError, TEMPLATE_LIMIT};
 use crate::body::Fields;
 use crate::cache::TemplateCache;
+use crate::kwargs;
 use crate::models::Model;
 use chatfmt::jinja::CodePoints;
 use chatfmt::masks::stop_markers;
@@ -26,6 +27,21 @@ pub struct Chat {
     pub chat_template: Option<String>,
     /// Template variables; they override special tokens.
     pub kwargs: Map<String, Json>,
+}
+
+impl Chat {
+    /// Moves the `chat_template_kwargs` that name `apply_chat_template`'s own arguments onto them
+    /// (see [`kwargs`]).
+    pub fn bind_kwargs(&mut self, rule: kwargs::Rule, given: kwargs::Given) -> Result<(), ApiError> {
+        let args = kwargs::Arguments {
+            tools: &mut self.tools,
+            documents: &mut self.documents,
+            chat_template: &mut self.chat_template,
+            add_generation_prompt: &mut self.add_generation_prompt,
+            continue_final_message: &mut self.continue_final_message,
+        };
+        kwargs::bind(&mut self.kwargs, args, rule, given)
+    }
 }
 
 /// The rendering fields of a chat request, as vLLM names them.
@@ -82,16 +98,17 @@ impl ChatFields {
     /// The template and options to render with: the model's special tokens, then the request's
     /// template variables.
     pub fn prepare(self, model: Arc<Model>, cache: &TemplateCache) -> Result<Prepared, ApiError> {
-        let kwargs = model.tokenizing_kwargs(self.template_kwargs)?;
-        let chat = Chat {
+        let mut chat = Chat {
             messages: self.messages,
             tools: self.tools.map(Json::Array),
             documents: self.documents,
             add_generation_prompt: self.add_generation_prompt,
             continue_final_message: self.continue_final_message.then(|| "content".to_string()),
             chat_template: self.chat_template,
-            kwargs,
+            kwargs: self.template_kwargs,
         };
+        chat.bind_kwargs(kwargs::Rule::FieldsWin, kwargs::Given::default())?;
+        chat.kwargs = model.tokenizing_kwargs(chat.kwargs)?;
         Ok(Prepared::new(model, cache, chat))
     }
 

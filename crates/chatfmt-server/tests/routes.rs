@@ -445,3 +445,114 @@ async fn message_spans_stop_at_the_spans_timeout() {
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["assistant_spans"].as_array().map(Vec::len), Some(1), "{v}");
 }
+
+/// `chat_template_kwargs` naming `apply_chat_template`'s own arguments bind them, as the stacks
+/// splat the kwargs into that call: vLLM's fields win over them; `/v1/render` binds them like
+/// Python keywords (both given is a `TypeError`); `messages` collides with the stack's own.
+#[tokio::test]
+async fn template_kwargs_that_name_arguments_bind_them() {
+    let Some(dir) = qwen3() else { return };
+    let app = app(&dir);
+    let messages = json!([{"role": "user", "content": "What is the weather?"}]);
+    let tools = json!([{"type": "function", "function": {"name": "weather", "description": "Weather of a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+    let template = "{{ tools is not none }}|{{ documents is not none }}|{{ add_generation_prompt }}";
+    let ids = |v: &Value| v["tokens"].clone();
+
+    let (_, with_field) = post(&app, "/tokenize", json!({"messages": messages, "tools": tools})).await;
+    let (s, with_kwarg) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "chat_template_kwargs": {"tools": tools}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{with_kwarg}");
+    assert_eq!(ids(&with_kwarg), ids(&with_field), "a kwarg `tools` is the tools");
+    let (_, plain) = post(&app, "/tokenize", json!({"messages": messages})).await;
+    assert_ne!(ids(&plain), ids(&with_field));
+
+    let (s, field) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "chat_template": template}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{field}");
+    let (s, kwarg) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "chat_template_kwargs": {"chat_template": template, "documents": [{"title": "t", "text": "x"}],
+               "add_generation_prompt": false}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{kwarg}");
+    let detok = |v: Value| {
+        let app = app.clone();
+        async move {
+            let (s, out) = post(&app, "/detokenize", json!({"tokens": v["tokens"]})).await;
+            assert_eq!(s, StatusCode::OK, "{out}");
+            out["content"].clone()
+        }
+    };
+    assert_eq!(detok(field).await, json!("False|False|True"));
+    assert_eq!(
+        detok(kwarg).await,
+        json!("False|True|True"),
+        "vLLM's own add_generation_prompt wins"
+    );
+
+    let render = |body: Value| {
+        let app = app.clone();
+        async move {
+            let mut body = body;
+            body["messages"] = json!([{"role": "user", "content": "hi"}]);
+            body["chat_template"] = json!(template);
+            body["tokenize"] = json!(false);
+            post(&app, "/v1/render", body).await
+        }
+    };
+    let (s, v) = render(json!({"chat_template_kwargs": {"add_generation_prompt": true, "tools": tools}})).await;
+    assert_eq!(
+        (s, v["text"].clone()),
+        (StatusCode::OK, json!("True|False|True")),
+        "{v}"
+    );
+    let (s, v) = render(json!({"tools": tools, "chat_template_kwargs": {"tools": tools}})).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        support::error_message(&v).ends_with("got multiple values for keyword argument 'tools'"),
+        "{v}"
+    );
+
+    for (path, kwargs, says) in [
+        (
+            "/tokenize",
+            json!({"messages": []}),
+            "got multiple values for keyword argument 'messages'",
+        ),
+        (
+            "/v1/render",
+            json!({"conversation": []}),
+            "got multiple values for keyword argument 'conversation'",
+        ),
+        (
+            "/tokenize",
+            json!({"truncation": true, "max_length": 2}),
+            "`truncation` in chat_template_kwargs",
+        ),
+        (
+            "/tokenize",
+            json!({"chat_template": 5}),
+            "Input should be a valid string",
+        ),
+    ] {
+        let (s, v) = post(
+            &app,
+            path,
+            json!({"messages": messages, "chat_template_kwargs": kwargs}),
+        )
+        .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{path} {kwargs}: {v}");
+        assert!(support::error_message(&v).contains(says), "{path} {kwargs}: {v}");
+    }
+}
