@@ -18,6 +18,10 @@ pub enum Rule {
     /// Python's keyword binding, for routes that take transformers' arguments as they are: a kwarg
     /// binds an argument the request leaves out, and one the request also sets is a `TypeError`.
     Binding,
+    /// SGLang 0.5.23's call, `apply_chat_template(messages, tokenize=False, add_generation_prompt=...,
+    /// tools=..., return_dict=False, **kwargs)`: a kwarg naming an argument it passes itself is a
+    /// `TypeError`, the others bind, and the tokenizing ones do nothing there (two raise).
+    Sglang,
 }
 
 /// The arguments of a request that a kwarg can set: `None` when the request leaves them out.
@@ -65,7 +69,16 @@ pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, giv
         return Err(multiple_values("jinja2.environment.Template.render()", "messages"));
     }
     if kwargs.contains_key("conversation") {
-        return Err(multiple_values(APPLY_CHAT_TEMPLATE, "conversation"));
+        return Err(match rule {
+            // SGLang passes the messages as the first positional argument.
+            Rule::Sglang => refused(format!(
+                "{APPLY_CHAT_TEMPLATE} got multiple values for argument 'conversation'"
+            )),
+            _ => multiple_values(APPLY_CHAT_TEMPLATE, "conversation"),
+        });
+    }
+    if rule == Rule::Sglang {
+        return bind_sglang(kwargs, args);
     }
     if let Some(name) = TOKENIZING.iter().find(|k| {
         kwargs
@@ -128,6 +141,43 @@ pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, giv
                 ))
             }
         };
+    }
+    Ok(())
+}
+
+/// [`Rule::Sglang`] past `messages` and `conversation`.
+fn bind_sglang(kwargs: &mut Map<String, Json>, args: Arguments<'_>) -> Result<(), ApiError> {
+    if let Some(name) = ["tokenize", "add_generation_prompt", "tools", "return_dict"]
+        .into_iter()
+        .find(|k| kwargs.contains_key(*k))
+    {
+        return Err(multiple_values(APPLY_CHAT_TEMPLATE, name));
+    }
+    let truthy = |v: Option<&Json>| v.is_some_and(chatfmt::json_input::py_truthy);
+    if truthy(kwargs.get("return_assistant_tokens_mask")) {
+        return Err(refused(
+            "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`".into(),
+        ));
+    }
+    if truthy(kwargs.get("sanitize_control_tokens")) {
+        return Err(refused(
+            "`sanitize_control_tokens=True` requires `tokenize=True` and is not compatible with \
+             `return_assistant_tokens_mask=True`."
+                .into(),
+        ));
+    }
+    for name in TOKENIZING {
+        kwargs.remove(name);
+    }
+    if let Some(documents) = kwargs.remove("documents").filter(|d| !d.is_null()) {
+        *args.documents = Some(documents);
+    }
+    match kwargs.remove("continue_final_message") {
+        None => {}
+        Some(Json::String(field)) => *args.continue_final_message = Some(field),
+        Some(value) => {
+            *args.continue_final_message = chatfmt::json_input::py_truthy(&value).then(|| "content".to_string())
+        }
     }
     Ok(())
 }
@@ -230,5 +280,31 @@ mod tests {
         let mut c = chat(json!({"truncation": false, "padding": null}));
         bind(&mut c, Rule::FieldsWin, Given::default()).unwrap();
         assert_eq!(c.kwargs, Map::new());
+    }
+
+    #[test]
+    fn sglangs_call_passes_some_arguments_itself() {
+        for (kwargs, says) in [
+            (json!({"tools": []}), "got multiple values for keyword argument 'tools'"),
+            (
+                json!({"add_generation_prompt": false}),
+                "keyword argument 'add_generation_prompt'",
+            ),
+            (
+                json!({"conversation": []}),
+                "got multiple values for argument 'conversation'",
+            ),
+            (json!({"sanitize_control_tokens": true}), "requires `tokenize=True`"),
+        ] {
+            let e = bind(&mut chat(kwargs.clone()), Rule::Sglang, Given::default()).unwrap_err();
+            assert!(e.message.contains(says), "{kwargs}: {}", e.message);
+        }
+        let mut c = chat(json!({"documents": [1], "continue_final_message": true, "max_length": 3, "x": 1}));
+        bind(&mut c, Rule::Sglang, Given::default()).unwrap();
+        assert_eq!(
+            (c.documents, c.continue_final_message.as_deref()),
+            (Some(json!([1])), Some("content"))
+        );
+        assert_eq!(Json::Object(c.kwargs), json!({"x": 1}));
     }
 }

@@ -10,6 +10,7 @@
 use crate::answer::JsonAnswer;
 use crate::api::{ApiError, Shape};
 use crate::body::{self, Fields};
+use crate::kwargs;
 use crate::models::Model;
 use crate::routes::{read, require_json, Answer};
 use crate::sglang_tgi::content_format::ContentFormat;
@@ -487,20 +488,18 @@ fn chat_ids(model: &Arc<Model>, shared: &Shared, chat: ChatRequest) -> Result<Ve
         parse_tool_call_arguments(&mut m)?;
         messages.push(m);
     }
-    let kwargs = model.tokenizing_kwargs(template_kwargs)?;
-    let mut prepared = Prepared::new(
-        Arc::clone(model),
-        &shared.cache,
-        Chat {
-            messages: Vec::new(),
-            tools: tools.map(Json::Array),
-            documents: None,
-            add_generation_prompt: chat.add_generation_prompt != Some(false),
-            continue_final_message: None,
-            chat_template: None,
-            kwargs,
-        },
-    );
+    let mut request = Chat {
+        messages: Vec::new(),
+        tools: tools.map(Json::Array),
+        documents: None,
+        add_generation_prompt: chat.add_generation_prompt != Some(false),
+        continue_final_message: None,
+        chat_template: None,
+        kwargs: template_kwargs,
+    };
+    request.bind_kwargs(kwargs::Rule::Sglang, kwargs::Given::default())?;
+    request.kwargs = model.tokenizing_kwargs(request.kwargs)?;
+    let mut prepared = Prepared::new(Arc::clone(model), &shared.cache, request);
     let format = model.sglang_content_format(&prepared.opts);
     let mut messages: Vec<Json> = (messages.into_iter())
         .map(|m| Json::Object(for_template(m, format)))

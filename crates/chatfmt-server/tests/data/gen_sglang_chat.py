@@ -261,6 +261,7 @@ TEMPLATES = {
         "{% if tools %}{{ tools | tojson }}{% endif %}{% if add_generation_prompt %}<gen>{% endif %}"
         "{% if reasoning_effort is defined %}{{ reasoning_effort }}|{{ thinking }}|{{ enable_thinking }}{% endif %}"
     ),
+    "documents": "{% for message in messages %}{{ message.content }}|{% endfor %}{{ documents | tojson }}",
     "tool_names": (
         "{% for message in messages %}{{ message.role }}: {{ message.content }}\n{% endfor %}"
         "{% for t in tools or [] %}{{ t.name or t.function.name }}{% if t.function is defined %}(wrapped){% endif %};{% endfor %}"
@@ -328,6 +329,12 @@ CASES = [
     ("empty_messages", "qwen3", {"messages": []}),
     ("chat_template_kwarg_refused", "qwen3", {"messages": [HI], "chat_template_kwargs": {"chat_template": "{{ 1 }}"}}),
     ("enable_thinking_false", "qwen3", {"messages": [HI], "chat_template_kwargs": {"enable_thinking": False}}),
+    ("kwargs_documents_bind", "documents", {"messages": [HI], "chat_template_kwargs": {"documents": [{"title": "t", "text": "x"}]}}),
+    ("kwargs_tools_collide", "qwen3", {"messages": [HI], "chat_template_kwargs": {"tools": []}}),
+    ("kwargs_add_generation_prompt_collide", "qwen3", {"messages": [HI], "chat_template_kwargs": {"add_generation_prompt": False}}),
+    ("kwargs_messages_collide", "qwen3", {"messages": [HI], "chat_template_kwargs": {"messages": []}}),
+    ("kwargs_tokenizing_do_nothing", "qwen3", {"messages": [HI], "chat_template_kwargs": {"max_length": 2, "truncation": True}}),
+    ("kwargs_continue_final_message_binds", "qwen3", {"messages": [HI, HELLO], "add_generation_prompt": False, "chat_template_kwargs": {"continue_final_message": True}}),
     ("reasoning_effort_none", "qwen3", {"messages": [HI], "reasoning_effort": "none"}),
     ("reasoning_effort_low", "keys", {"messages": [HI], "reasoning_effort": "low"}),
     ("role_not_known", "qwen3", {"messages": [{"role": "User", "content": "Hi"}]}),
