@@ -250,6 +250,15 @@ def test_bad_inputs_raise_clear_errors(kits):
         chatfmt.format_batch(batch, tok, add_generation_prompt=True, continue_final_message=True)
     with pytest.raises(ValueError, match="already has the output columns"):
         chatfmt.format_batch(batch.append_column("error", pa.array(["x"])), tok)
+    # transformers binds these keywords to apply_chat_template's arguments: never template variables.
+    with pytest.raises(TypeError, match=r"template_kwargs \['tools'\] name arguments of apply_chat_template"):
+        chatfmt.format_batch(batch, tok, template_kwargs={"tools": [], "x": 1})
+    with pytest.raises(TypeError, match="got multiple values for keyword argument 'messages'"):
+        chatfmt.format_batch(batch, tok, template_kwargs={"messages": []})
+    with pytest.raises(TypeError, match="template_kwargs must be a dict"):
+        chatfmt.format_batch(batch, tok, template_kwargs=[("x", 1)])
+    with pytest.raises(TypeError, match=r"\['add_generation_prompt'\] .*Tokenizer.render\(\)"):
+        tok.render([{"role": "user", "content": "x"}], template_kwargs={"add_generation_prompt": True})
 
 
 def messages_with_raw_contents(contents):

@@ -4,7 +4,7 @@ from typing import Any, Dict, Optional, Union
 
 from . import _native
 from ._clock import current as _current_clock
-from ._tokenizer import Tokenizer
+from ._tokenizer import Tokenizer, _template_variables
 
 _MASKS = ("auto", "tags", "provenance")
 
@@ -78,8 +78,7 @@ def format_batch(
         raise ValueError(f"num_threads must be a positive int or None, not {num_threads!r}")
     if max_length is not None and (not isinstance(max_length, int) or max_length < 0):
         raise ValueError(f"max_length must be a non-negative int or None, not {max_length!r}")
-    if template_kwargs is not None and not isinstance(template_kwargs, dict):
-        raise TypeError(f"template_kwargs must be a dict, not {type(template_kwargs).__name__}")
+    variables = _template_variables("format_batch", template_kwargs)
     field = None
     if continue_final_message:
         field = continue_final_message if isinstance(continue_final_message, str) else "content"
@@ -93,7 +92,7 @@ def format_batch(
         add_generation_prompt=bool(add_generation_prompt),
         continue_final_message=field,
         chat_template=chat_template,
-        template_kwargs=dict(template_kwargs or {}),
+        template_kwargs=variables,
         tokenize=bool(tokenize),
         masks=_masks(masks) if tokenize else None,
         max_length=max_length,

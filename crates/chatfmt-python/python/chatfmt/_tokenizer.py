@@ -95,6 +95,34 @@ def _tensor_type(return_tensors: Any) -> Optional[str]:
     return value
 
 
+# The arguments of transformers' ``apply_chat_template``: a keyword of one of these names binds the
+# argument and never reaches the template as a variable.
+_APPLY_ARGUMENTS = frozenset({
+    "conversation", "tools", "documents", "chat_template", "add_generation_prompt", "continue_final_message",
+    "tokenize", "padding", "truncation", "max_length", "return_tensors", "return_dict",
+    "return_assistant_tokens_mask", "tokenizer_kwargs", "sanitize_control_tokens",
+})
+
+
+def _template_variables(owner: str, template_kwargs: Any) -> Dict[str, Any]:
+    """``template_kwargs`` of ``owner`` as template variables, refused where transformers would not pass a
+    key to the template: ``messages`` collides with its own (its ``TypeError``), and a key naming one of
+    ``apply_chat_template``'s arguments would set that argument, which ``owner`` takes as a parameter."""
+    if template_kwargs is None:
+        return {}
+    if not isinstance(template_kwargs, dict):
+        raise TypeError(f"template_kwargs must be a dict, not {type(template_kwargs).__name__}")
+    if "messages" in template_kwargs:
+        raise TypeError("jinja2.environment.Template.render() got multiple values for keyword argument 'messages'")
+    bound = sorted(_APPLY_ARGUMENTS.intersection(template_kwargs))
+    if bound:
+        raise TypeError(
+            f"template_kwargs {bound} name arguments of apply_chat_template, not template variables: "
+            f"use the parameters of {owner}() for them"
+        )
+    return dict(template_kwargs)
+
+
 def _conversation_options(tools: Any, documents: Any, continue_final_message: Any) -> Dict[str, Any]:
     """``tools``, ``documents`` and ``continue_final_message`` as the native renderer takes them, checked as
     transformers checks them: tools as JSON schemas, documents dicts, the final message's field named."""
@@ -507,7 +535,7 @@ class Tokenizer:
             **_conversation_options(tools, documents, continue_final_message),
             chat_template=chat_template,
             add_generation_prompt=bool(add_generation_prompt),
-            kwargs=dict(template_kwargs or {}),
+            kwargs=_template_variables("Tokenizer.render", template_kwargs),
             tokenize=tokenize,
             masks=None if masks is False else masks,
             max_length=max_length,
