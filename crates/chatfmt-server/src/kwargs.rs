@@ -12,8 +12,10 @@ use serde_json::{Map, Value as Json};
 /// `chat_template_kwargs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    /// vLLM's `merge_kwargs`: the request's fields override the kwargs, and `add_generation_prompt`
-    /// and `continue_final_message` always come from the fields.
+    /// vLLM 0.33.0's `merge_kwargs` (`build_chat_params`, then `ChatParams.with_defaults`): a kwarg
+    /// whose value is null or `"auto"` is left out; the kwargs' `tools` override the request's; the
+    /// request's `documents` and `chat_template` override the kwargs'; `add_generation_prompt` and
+    /// `continue_final_message` always come from the fields.
     FieldsWin,
     /// Python's keyword binding, for routes that take transformers' arguments as they are: a kwarg
     /// binds an argument the request leaves out, and one the request also sets is a `TypeError`.
@@ -65,6 +67,9 @@ fn multiple_values(owner: &str, name: &str) -> ApiError {
 
 /// Moves the `kwargs` that name `apply_chat_template`'s arguments onto `args`, by `rule`.
 pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, given: Given) -> Result<(), ApiError> {
+    if rule == Rule::FieldsWin {
+        kwargs.retain(|_, v| !(v.is_null() || v == "auto"));
+    }
     if kwargs.contains_key("messages") {
         return Err(multiple_values("jinja2.environment.Template.render()", "messages"));
     }
@@ -115,7 +120,9 @@ pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, giv
             None | Some(Json::Null) => {}
             Some(value) => {
                 both(field.is_some(), name)?;
-                field.get_or_insert(value);
+                if field.is_none() || (rule == Rule::FieldsWin && name == "tools") {
+                    *field = Some(value);
+                }
             }
         }
     }
@@ -238,11 +245,17 @@ mod tests {
 
     #[test]
     fn the_requests_own_fields_win_or_collide() {
-        let mut c = chat(json!({"tools": [1], "chat_template": "T"}));
+        let mut c = chat(json!({"tools": [1], "documents": [2], "chat_template": "T", "x": null, "y": "auto"}));
         c.tools = Some(json!([9]));
+        c.documents = Some(json!([8]));
         c.chat_template = Some("mine".into());
         bind(&mut c, Rule::FieldsWin, Given::default()).unwrap();
-        assert_eq!((c.tools, c.chat_template.as_deref()), (Some(json!([9])), Some("mine")));
+        assert_eq!(
+            (c.tools, c.documents, c.chat_template.as_deref()),
+            (Some(json!([1])), Some(json!([8])), Some("mine")),
+            "vLLM: the kwargs' tools win, the request's documents and template win"
+        );
+        assert_eq!(c.kwargs, Map::new(), "vLLM leaves out kwargs that are null or \"auto\"");
 
         let mut c = chat(json!({"tools": [1]}));
         c.tools = Some(json!([9]));

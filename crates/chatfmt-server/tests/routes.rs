@@ -470,6 +470,24 @@ async fn template_kwargs_that_name_arguments_bind_them() {
     assert_eq!(ids(&with_kwarg), ids(&with_field), "a kwarg `tools` is the tools");
     let (_, plain) = post(&app, "/tokenize", json!({"messages": messages})).await;
     assert_ne!(ids(&plain), ids(&with_field));
+    let (_, both) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "tools": [tools[0].clone(), tools[0].clone()], "chat_template_kwargs": {"tools": tools}}),
+    )
+    .await;
+    assert_eq!(
+        ids(&both),
+        ids(&with_field),
+        "vLLM: the kwargs' tools override the request's"
+    );
+    let (_, unset) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "tools": tools, "chat_template_kwargs": {"tools": null}}),
+    )
+    .await;
+    assert_eq!(ids(&unset), ids(&with_field), "a null kwarg is left out");
 
     let (s, field) = post(
         &app,
