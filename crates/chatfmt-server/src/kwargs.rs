@@ -16,7 +16,7 @@ pub enum Rule {
     /// whose value is null or `"auto"` is left out; the kwargs' `tools` override the request's; the
     /// request's `documents` and `chat_template` override the kwargs'; `add_generation_prompt` and
     /// `continue_final_message` always come from the fields.
-    FieldsWin,
+    Vllm,
     /// Python's keyword binding, for routes that take transformers' arguments as they are: a kwarg
     /// binds an argument the request leaves out, and one the request also sets is a `TypeError`.
     Binding,
@@ -67,7 +67,7 @@ fn multiple_values(owner: &str, name: &str) -> ApiError {
 
 /// Moves the `kwargs` that name `apply_chat_template`'s arguments onto `args`, by `rule`.
 pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, given: Given) -> Result<(), ApiError> {
-    if rule == Rule::FieldsWin {
+    if rule == Rule::Vllm {
         kwargs.retain(|_, v| !(v.is_null() || v == "auto"));
     }
     if kwargs.contains_key("messages") {
@@ -120,7 +120,7 @@ pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, giv
             None | Some(Json::Null) => {}
             Some(value) => {
                 both(field.is_some(), name)?;
-                if field.is_none() || (rule == Rule::FieldsWin && name == "tools") {
+                if field.is_none() || (rule == Rule::Vllm && name == "tools") {
                     *field = Some(value);
                 }
             }
@@ -128,7 +128,7 @@ pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, giv
     }
     let prompt = kwargs.remove("add_generation_prompt");
     let continued = kwargs.remove("continue_final_message");
-    if rule == Rule::FieldsWin {
+    if rule == Rule::Vllm {
         return Ok(());
     }
     if let Some(value) = prompt {
@@ -228,7 +228,7 @@ mod tests {
     fn arguments_in_kwargs_bind_the_arguments() {
         let mut c = chat(json!({"tools": [1], "documents": [2], "chat_template": "T", "x": 3,
                                 "add_generation_prompt": false, "tokenize": true, "return_dict": false}));
-        bind(&mut c, Rule::FieldsWin, Given::default()).unwrap();
+        bind(&mut c, Rule::Vllm, Given::default()).unwrap();
         assert_eq!(
             (c.tools, c.documents, c.chat_template),
             (Some(json!([1])), Some(json!([2])), Some("T".into()))
@@ -249,7 +249,7 @@ mod tests {
         c.tools = Some(json!([9]));
         c.documents = Some(json!([8]));
         c.chat_template = Some("mine".into());
-        bind(&mut c, Rule::FieldsWin, Given::default()).unwrap();
+        bind(&mut c, Rule::Vllm, Given::default()).unwrap();
         assert_eq!(
             (c.tools, c.documents, c.chat_template.as_deref()),
             (Some(json!([1])), Some(json!([8])), Some("mine")),
@@ -287,11 +287,11 @@ mod tests {
             (json!({"max_length": 5}), "`max_length` in chat_template_kwargs"),
             (json!({"chat_template": 1}), "Input should be a valid string"),
         ] {
-            let e = bind(&mut chat(kwargs.clone()), Rule::FieldsWin, Given::default()).unwrap_err();
+            let e = bind(&mut chat(kwargs.clone()), Rule::Vllm, Given::default()).unwrap_err();
             assert!(e.message.contains(says), "{kwargs}: {}", e.message);
         }
         let mut c = chat(json!({"truncation": false, "padding": null}));
-        bind(&mut c, Rule::FieldsWin, Given::default()).unwrap();
+        bind(&mut c, Rule::Vllm, Given::default()).unwrap();
         assert_eq!(c.kwargs, Map::new());
     }
 

@@ -107,7 +107,7 @@ impl ChatFields {
             chat_template: self.chat_template,
             kwargs: self.template_kwargs,
         };
-        chat.bind_kwargs(kwargs::Rule::FieldsWin, kwargs::Given::default())?;
+        chat.bind_kwargs(kwargs::Rule::Vllm, kwargs::Given::default())?;
         chat.kwargs = model.tokenizing_kwargs(chat.kwargs)?;
         Ok(Prepared::new(model, cache, chat))
     }
