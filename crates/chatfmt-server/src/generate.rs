@@ -432,9 +432,14 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
         .filter(|m| m["role"] == "assistant")
         .map(|m| m["tool_calls"].as_array().map_or(0, Vec::len))
         .sum();
+    // vLLM's `build_chat_params`: the request's kwargs, then its own fields over them (`documents`
+    // only when given).
     let mut context_kwargs = chat.template_kwargs.clone();
     context_kwargs.insert("add_generation_prompt".into(), json!(chat.add_generation_prompt));
     context_kwargs.insert("continue_final_message".into(), json!(chat.continue_final_message));
+    if let Some(documents) = &chat.documents {
+        context_kwargs.insert("documents".into(), documents.clone());
+    }
     let request_id = common.request_id("chatcmpl", &headers);
     let job_shared = Arc::clone(&shared);
     let job_model = Arc::clone(&model);

@@ -69,6 +69,19 @@ async fn chat_render_is_vllms_generate_request() {
                "chat_template_kwargs": {"add_generation_prompt": true, "continue_final_message": false},
                "history_tool_call_cnt": 0})
     );
+    // The request's documents are among the kwargs vLLM's `build_chat_params` makes.
+    let docs = json!([{"title": "t", "text": "x"}]);
+    let (s, g) = post(
+        &app,
+        "/v1/chat/completions/render",
+        json!({"messages": messages, "documents": docs, "chat_template_kwargs": {"k": 1}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{g}");
+    assert_eq!(
+        g["parse_context"]["chat_template_kwargs"],
+        json!({"k": 1, "add_generation_prompt": true, "continue_final_message": false, "documents": docs})
+    );
     // stream and stream_options are echoed; the header's request id wins.
     let body = json!({"messages": messages, "stream": true, "stream_options": {"include_usage": true},
                       "max_tokens": 5, "temperature": 0, "model": "q", "request_id": "body"});
