@@ -20,7 +20,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 /// Fields of vLLM's requests whose effect is not reproduced here.
-const UNSUPPORTED: [&str; 12] = [
+const UNSUPPORTED: [&str; 11] = [
     "response_format",
     "structured_outputs",
     "truncate_prompt_tokens",
@@ -32,8 +32,22 @@ const UNSUPPORTED: [&str; 12] = [
     "thinking_token_budget",
     "repetition_detection",
     "mm_processor_kwargs",
-    "reasoning_effort",
 ];
+
+/// The values of vLLM's `ReasoningEffort`.
+const REASONING_EFFORTS: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// A chat request's `reasoning_effort`, checked as its request model checks it.
+fn reasoning_effort(f: &mut Fields) -> Result<Option<String>, ApiError> {
+    match f.0.remove("reasoning_effort") {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(effort)) if REASONING_EFFORTS.contains(&effort.as_str()) => Ok(Some(effort)),
+        Some(_) => Err(ApiError::bad(
+            "Input should be 'none', 'minimal', 'low', 'medium', 'high', 'xhigh' or 'max'",
+            Some("body.reasoning_effort"),
+        )),
+    }
+}
 
 /// The fields every `GenerateRequest` shares, read from the request.
 struct Common {
@@ -417,7 +431,8 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     let mut f = parsed?;
     let light = f.1;
     let tool_choice = check_chat_sent(&f)?;
-    let chat = ChatFields::read(&mut f, true)?;
+    let mut chat = ChatFields::read(&mut f, true)?;
+    let effort = reasoning_effort(&mut f)?;
     let sampling = Sampling::read(&mut f, Kind::Chat)?;
     let common = Common::read(&mut f)?;
     let model = model_of(&shared, &common)?;
@@ -439,6 +454,17 @@ pub async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     context_kwargs.insert("continue_final_message".into(), json!(chat.continue_final_message));
     if let Some(documents) = &chat.documents {
         context_kwargs.insert("documents".into(), documents.clone());
+    }
+    // The effort goes to the template, with `enable_thinking` unless the request's kwargs set it (a
+    // server without a reasoning parser maps no effort to another).
+    if let Some(effort) = effort {
+        let thinking = (!chat.template_kwargs.contains_key("enable_thinking")).then(|| json!(effort != "none"));
+        for kwargs in [&mut context_kwargs, &mut chat.template_kwargs] {
+            kwargs.insert("reasoning_effort".into(), json!(effort));
+            if let Some(thinking) = &thinking {
+                kwargs.insert("enable_thinking".into(), thinking.clone());
+            }
+        }
     }
     let request_id = common.request_id("chatcmpl", &headers);
     let job_shared = Arc::clone(&shared);

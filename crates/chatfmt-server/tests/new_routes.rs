@@ -82,6 +82,52 @@ async fn chat_render_is_vllms_generate_request() {
         g["parse_context"]["chat_template_kwargs"],
         json!({"k": 1, "add_generation_prompt": true, "continue_final_message": false, "documents": docs})
     );
+    // `reasoning_effort` goes to the template with `enable_thinking`, as vLLM's build_chat_params puts
+    // them among the kwargs (without a reasoning parser, no effort is mapped to another).
+    let (s, g) = post(
+        &app,
+        "/v1/chat/completions/render",
+        json!({"messages": messages, "reasoning_effort": "none"}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{g}");
+    let kwargs = json!({"reasoning_effort": "none", "enable_thinking": false});
+    let (_, t) = post(
+        &app,
+        "/tokenize",
+        json!({"messages": messages, "chat_template_kwargs": kwargs}),
+    )
+    .await;
+    let (_, plain) = post(&app, "/tokenize", json!({"messages": messages})).await;
+    assert_eq!(g["token_ids"], t["tokens"]);
+    assert_ne!(
+        g["token_ids"], plain["tokens"],
+        "Qwen3's template closes the thinking block"
+    );
+    assert_eq!(
+        g["parse_context"]["chat_template_kwargs"],
+        json!({"add_generation_prompt": true, "continue_final_message": false, "reasoning_effort": "none",
+               "enable_thinking": false})
+    );
+    let (s, g) = post(
+        &app,
+        "/v1/chat/completions/render",
+        json!({"messages": messages, "reasoning_effort": "high", "chat_template_kwargs": {"enable_thinking": false}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{g}");
+    assert_eq!(g["token_ids"], t["tokens"], "the request's own enable_thinking is kept");
+    let (s, g) = post(
+        &app,
+        "/v1/chat/completions/render",
+        json!({"messages": messages, "reasoning_effort": "huge"}),
+    )
+    .await;
+    assert_eq!(
+        (s, g["error"]["param"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("body.reasoning_effort")),
+        "{g}"
+    );
     // stream and stream_options are echoed; the header's request id wins.
     let body = json!({"messages": messages, "stream": true, "stream_options": {"include_usage": true},
                       "max_tokens": 5, "temperature": 0, "model": "q", "request_id": "body"});
