@@ -67,6 +67,10 @@ fn multiple_values(owner: &str, name: &str) -> ApiError {
 
 /// Moves the `kwargs` that name `apply_chat_template`'s arguments onto `args`, by `rule`.
 pub fn bind(kwargs: &mut Map<String, Json>, args: Arguments<'_>, rule: Rule, given: Given) -> Result<(), ApiError> {
+    // Most requests send none: nothing to look up on every request.
+    if kwargs.is_empty() {
+        return Ok(());
+    }
     if rule == Rule::Vllm {
         kwargs.retain(|_, v| !(v.is_null() || v == "auto"));
     }
