@@ -50,6 +50,29 @@ pub fn padding_of(padding: &str) -> PyResult<Padding> {
     }
 }
 
+/// The options of one of `apply_chat_template`'s conversations, from its arguments as Python
+/// passes them.
+fn conversation_options(
+    tools: Option<&Bound<'_, PyAny>>,
+    documents: Option<&Bound<'_, PyAny>>,
+    chat_template: Option<String>,
+    add_generation_prompt: bool,
+    continue_final_message: Option<String>,
+    kwargs: Map<String, Json>,
+    now: Option<String>,
+) -> PyResult<ApplyOptions> {
+    Ok(ApplyOptions {
+        add_generation_prompt,
+        continue_final_message,
+        tools: tools.map(to_json).transpose()?,
+        documents: documents.map(to_json).transpose()?,
+        chat_template,
+        kwargs,
+        clock: clock_of(now),
+        ..ApplyOptions::default()
+    })
+}
+
 fn side_of(side: Option<&str>) -> PyResult<Option<Side>> {
     side.map(|s| {
         Side::parse(s)
@@ -324,18 +347,19 @@ impl Model {
             )));
         }
         let mut opts = ApplyOptions {
-            // The template reads it as a condition: Python's truthiness decides.
-            add_generation_prompt: add_generation_prompt.is_truthy()?,
-            continue_final_message,
-            tools: tools.map(to_json).transpose()?,
-            documents: documents.map(to_json).transpose()?,
-            chat_template,
-            kwargs,
-            clock: clock_of(now),
-            track_spans: false,
             // Every conversation here is one of the caller's batch (a single one included), whose
             // emptiness the caller checked.
             in_batch: true,
+            ..conversation_options(
+                tools,
+                documents,
+                chat_template,
+                // The template reads it as a condition: Python's truthiness decides.
+                add_generation_prompt.is_truthy()?,
+                continue_final_message,
+                kwargs,
+                now,
+            )?
         };
         let encode = EncodeOptions {
             add_special_tokens: false,
@@ -410,16 +434,15 @@ impl Model {
         now: Option<String>,
     ) -> PyResult<String> {
         let messages: Vec<Json> = messages.try_iter()?.map(|m| to_json(&m?)).collect::<PyResult<_>>()?;
-        let mut opts = ApplyOptions {
+        let mut opts = conversation_options(
+            tools,
+            documents,
+            chat_template,
             add_generation_prompt,
             continue_final_message,
-            tools: tools.map(to_json).transpose()?,
-            documents: documents.map(to_json).transpose()?,
-            chat_template,
-            kwargs: to_object(kwargs.as_any())?,
-            clock: clock_of(now),
-            ..ApplyOptions::default()
-        };
+            to_object(kwargs.as_any())?,
+            now,
+        )?;
         let mut scratch = None;
         let template = self.template_for(&mut opts, &mut scratch)?;
         let (name, origin) = template.selected(&opts).map_err(|e| jinja_error(py, &e))?;
