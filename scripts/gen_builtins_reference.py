@@ -503,6 +503,23 @@ for t in [
     "{% for k, v in {'x': 1}.items() %}{{ k }}{{ v }}{% endfor %}",
 ]:
     case("method", "dict.items", t, PAIRS)
+# `reverse` gives `reversed()` of its input, whose type depends on the input's (a generator becomes a list);
+# an undefined value has Python attributes (refused as unsafe) and raises for any other name; a dict's item
+# is found by a dunder name that is not one of the dict's attributes.
+for t in [
+    "{{ (msgs|reverse) is even }}", "{{ ((1, 2)|reverse) is even }}", "{{ (d|reverse) is even }}",
+    "{{ (d.items()|reverse) is even }}", "{{ (d.values()|reverse) is even }}", "{{ (d.keys()|reverse) is even }}",
+    "{{ (range(3)|reverse) is even }}", "{{ (msgs|map(attribute='role')|reverse) is even }}",
+    "{{ (msgs|reverse)|length }}", "{{ ((1, 2)|reverse).x }}", "{{ (d|groupby('x')|first|reverse) is even }}",
+]:
+    case("filter", "reverse", t, PAIRS)
+for t in [
+    "{{ nope.__class__ }}", "{{ nope._undefined_hint }}", "{{ nope.__str__ }}", "{{ nope.__foo__ }}",
+    "{{ nope._foo }}", "{{ nope['__class__'] }}", "{{ nope.__class__.x }}", "{{ d.nope.__class__ }}",
+    "{% set e = {'__x__': 1, '_y': 2, '__len__': 3} %}{{ e.__x__ }}|{{ e._y }}|{{ e.__len__ }}|{{ e['__len__'] }}",
+    "{{ nope|attr('__class__') }}", "{{ nope|attr('x') }}",
+]:
+    case("filter", "attr", t, PAIRS)
 for s in ["a\u0001\"\\\n<é\t\u001f", "0123456\"89abcdef\\", "01234567", "0123456789abcdef\n", "\u007f\u0080"]:
     case("filter", "tojson", "{{ s|tojson }}", {"s": s})
 

@@ -27,8 +27,8 @@ fn soft_str<'a>(v: &Value<'a>) -> Value<'a> {
 }
 
 fn no_len_iter(v: &Value) -> Result<()> {
-    if let Value::Iter(_) = v {
-        return Err(err!(TypeError, "object of type 'generator' has no len()"));
+    if let Value::Iter(g) = v {
+        return Err(err!(TypeError, "object of type '{}' has no len()", g.kind()));
     }
     Ok(())
 }
@@ -582,10 +582,23 @@ pub(super) fn do_reverse<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
         .to_vec();
     crate::limits::charge_values(items.len())?;
     items.reverse();
-    if let Value::Iter(_) = v {
-        return Ok(Value::list(items));
-    }
-    Ok(Value::generator(items))
+    // `reversed(value)`, whose type depends on the value's; a value that is not reversible (a
+    // generator) becomes a reversed list.
+    let kind = match &v {
+        Value::Json(Json::Array(_)) | Value::List(_) => "list_reverseiterator",
+        Value::Json(_) | Value::Dict(_) => "dict_reversekeyiterator",
+        Value::Object(o) => match &**o {
+            Object::View("dict_values", ..) => "dict_reversevalueiterator",
+            Object::View("dict_items", ..) => "dict_reverseitemiterator",
+            Object::View(..) => "dict_reversekeyiterator",
+            Object::Range(..) => "range_iterator",
+            Object::Group(..) | Object::Bytes(_) => "reversed",
+            _ => return Ok(Value::list(items)),
+        },
+        Value::Tuple(_) => "reversed",
+        _ => return Ok(Value::list(items)),
+    };
+    Ok(Value::iterator(kind, items))
 }
 
 //ALIAS select,reject,selectattr,rejectattr -> select_like
@@ -852,7 +865,7 @@ pub(super) fn do_attr<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
             attribute.type_name()
         ));
     };
-    if v.is_undefined() {
+    if v.is_undefined() && !super::has_private_attr(&v, n) {
         return Err(v.undefined_error());
     }
     let found = match &attribute {

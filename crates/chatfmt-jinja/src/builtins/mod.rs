@@ -78,13 +78,111 @@ fn is_dunder(name: &str) -> bool {
     name.starts_with("__") && name.ends_with("__") && name.len() > 4
 }
 
+/// The attributes every Python object has (CPython 3.11's `dir(object)`).
+const OBJECT_PRIVATE: &[&str] = &[
+    "__class__",
+    "__delattr__",
+    "__dir__",
+    "__doc__",
+    "__eq__",
+    "__format__",
+    "__ge__",
+    "__getattribute__",
+    "__getstate__",
+    "__gt__",
+    "__hash__",
+    "__init__",
+    "__init_subclass__",
+    "__le__",
+    "__lt__",
+    "__ne__",
+    "__new__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__repr__",
+    "__setattr__",
+    "__sizeof__",
+    "__str__",
+    "__subclasshook__",
+];
+
+/// What a `dict` adds to [`OBJECT_PRIVATE`].
+const DICT_PRIVATE: &[&str] = &[
+    "__class_getitem__",
+    "__contains__",
+    "__delitem__",
+    "__getitem__",
+    "__ior__",
+    "__iter__",
+    "__len__",
+    "__or__",
+    "__reversed__",
+    "__ror__",
+    "__setitem__",
+];
+
+/// What Jinja2's `Undefined` adds to [`OBJECT_PRIVATE`] (all its attributes start with `_`).
+const UNDEFINED_PRIVATE: &[&str] = &[
+    "__add__",
+    "__aiter__",
+    "__bool__",
+    "__call__",
+    "__complex__",
+    "__div__",
+    "__float__",
+    "__floordiv__",
+    "__getattr__",
+    "__getitem__",
+    "__int__",
+    "__iter__",
+    "__len__",
+    "__mod__",
+    "__module__",
+    "__mul__",
+    "__neg__",
+    "__pos__",
+    "__pow__",
+    "__radd__",
+    "__rdiv__",
+    "__rfloordiv__",
+    "__rmod__",
+    "__rmul__",
+    "__rpow__",
+    "__rsub__",
+    "__rtruediv__",
+    "__slots__",
+    "__sub__",
+    "__truediv__",
+    "_fail_with_undefined_error",
+    "_undefined_exception",
+    "_undefined_hint",
+    "_undefined_message",
+    "_undefined_name",
+    "_undefined_obj",
+];
+
+/// Whether Python's `getattr(obj, name)` finds an attribute for a `name` starting with `_`, which
+/// the sandbox then refuses as unsafe. Exact for dicts and undefined values (where the answer
+/// decides between an item and an error); other types are taken to have their dunders only.
+fn has_private_attr(obj: &Value, name: &str) -> bool {
+    match obj {
+        Value::Json(Json::Object(_)) | Value::Dict(_) => OBJECT_PRIVATE.contains(&name) || DICT_PRIVATE.contains(&name),
+        Value::Undefined(_) => OBJECT_PRIVATE.contains(&name) || UNDEFINED_PRIVATE.contains(&name),
+        _ => is_dunder(name),
+    }
+}
+
 /// `obj.name` in the sandbox: Python attribute first, then the item, then undefined.
 pub fn getattr<'a>(obj: &Value<'a>, name: &'a str) -> Result<Value<'a>> {
     if obj.is_undefined() {
+        // `Undefined.__class__` exists (and is refused as unsafe); any other name raises.
+        if has_private_attr(obj, name) {
+            return Ok(UndefInfo::unsafe_attr(name, obj));
+        }
         return Err(obj.undefined_error());
     }
     if name.starts_with('_') {
-        if is_dunder(name) {
+        if has_private_attr(obj, name) {
             return Ok(UndefInfo::unsafe_attr(name, obj));
         }
         return Ok(obj
@@ -129,7 +227,7 @@ pub fn getitem<'a>(obj: &Value<'a>, key: &Value<'a>) -> Result<Value<'a>> {
         return Ok(v);
     }
     if let Some(name) = key.as_str() {
-        if is_dunder(name) {
+        if name.starts_with('_') && has_private_attr(obj, name) {
             return Ok(UndefInfo::unsafe_attr(name, obj));
         }
         if !name.starts_with('_') {
@@ -146,7 +244,7 @@ pub fn getitem<'a>(obj: &Value<'a>, key: &Value<'a>) -> Result<Value<'a>> {
 /// The Python attribute `name` (any lifetime) of `obj`, without the item fallback (the `attr` filter).
 pub fn python_attribute<'a>(obj: &Value<'a>, name: &str) -> Option<Value<'a>> {
     if name.starts_with('_') {
-        return is_dunder(name).then(|| UndefInfo::unsafe_attr(name, obj));
+        return has_private_attr(obj, name).then(|| UndefInfo::unsafe_attr(name, obj));
     }
     if let Some(m) = table::method(obj, name) {
         return attribute(obj, m.name);

@@ -90,11 +90,13 @@ pub enum UndefInfo<'a> {
 
 pub use dict::{check_hashable, Dict, Set};
 
-/// What a generator filter (`select`, `map`, `items`, ...) gives: its items, computed at once,
-/// and how many of them were consumed, since a generator is iterated only once.
+/// What a generator filter (`select`, `map`, `items`, ...) or `reverse` gives: its items, computed
+/// at once, and how many of them were consumed, since a Python iterator is iterated only once.
 pub struct Generator<'a> {
     items: Rc<Vec<Value<'a>>>,
     next: Cell<usize>,
+    /// Python's type name of the iterator (`generator`, or what `reversed()` returns).
+    kind: &'static str,
 }
 
 impl<'a> Generator<'a> {
@@ -119,6 +121,11 @@ impl<'a> Generator<'a> {
     /// The items not consumed yet, left as they are.
     pub fn remaining(&self) -> &[Value<'a>] {
         self.items.get(self.next.get()..).unwrap_or_default()
+    }
+
+    /// Python's type name (`generator`, `list_reverseiterator`, ...).
+    pub fn kind(&self) -> &'static str {
+        self.kind
     }
 }
 
@@ -344,9 +351,15 @@ impl<'a> Value<'a> {
 
     /// A generator of `items`, none consumed.
     pub fn generator(items: Vec<Value<'a>>) -> Value<'a> {
+        Value::iterator("generator", items)
+    }
+
+    /// A one-shot iterator of `items` whose Python type is `kind` (`list_reverseiterator`, ...).
+    pub fn iterator(kind: &'static str, items: Vec<Value<'a>>) -> Value<'a> {
         Value::Iter(Rc::new(Generator {
             items: Rc::new(items),
             next: Cell::new(0),
+            kind,
         }))
     }
 
@@ -373,7 +386,7 @@ impl<'a> Value<'a> {
             Value::Json(Json::Array(_)) | Value::List(_) => "list",
             Value::Json(_) | Value::Dict(_) => "dict",
             Value::Tuple(_) => "tuple",
-            Value::Iter(_) => "generator",
+            Value::Iter(g) => g.kind,
             Value::Object(o) => match &**o {
                 Object::Namespace(_) => "TemplateNamespace",
                 Object::Macro(_) => "Macro",
@@ -405,7 +418,15 @@ impl<'a> Value<'a> {
             Value::Json(Json::Array(_)) | Value::List(_) => "list object",
             Value::Json(_) | Value::Dict(_) => "dict object",
             Value::Tuple(_) => "tuple object",
-            Value::Iter(_) => "generator object",
+            Value::Iter(g) => match g.kind {
+                "list_reverseiterator" => "list_reverseiterator object",
+                "reversed" => "reversed object",
+                "dict_reversekeyiterator" => "dict_reversekeyiterator object",
+                "dict_reversevalueiterator" => "dict_reversevalueiterator object",
+                "dict_reverseitemiterator" => "dict_reverseitemiterator object",
+                "range_iterator" => "range_iterator object",
+                _ => "generator object",
+            },
             Value::Undefined(_) => "jinja2.runtime.Undefined object",
             Value::Object(o) => match &**o {
                 Object::Namespace(_) => "transformers.utils.chat_template_utils.TemplateNamespace object",

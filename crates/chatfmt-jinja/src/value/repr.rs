@@ -94,7 +94,11 @@ impl Value<'_> {
                 }
                 out.push(')');
             }
-            Value::Iter(_) => out.push_str("<generator object at 0x0>"),
+            Value::Iter(g) => {
+                out.push('<');
+                out.push_str(g.kind());
+                out.push_str(" object at 0x0>");
+            }
             Value::Object(o) => o.write_repr(out),
             _ if self.is_sequence_like() => {
                 out.push('[');
