@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
 pub(crate) type Answer = Result<JsonAnswer, ApiError>;
@@ -272,6 +272,57 @@ pub async fn models(State(shared): State<Arc<Shared>>) -> JsonAnswer {
     JsonAnswer(json!({"object": "list", "data": data}))
 }
 
+/// What llama.cpp's `chat_template_kwargs` replace: its template engine sets the kwargs in the
+/// context after `messages`, `tools` and `add_generation_prompt` (minja's `chat_template::apply`),
+/// so a kwarg with one of those names is what the template reads. Each is `None` when not sent.
+struct LlamaOverrides {
+    messages: Option<Vec<Json>>,
+    tools: Option<Option<Json>>,
+    add_generation_prompt: Option<bool>,
+}
+
+/// Takes the kwargs that replace [`LlamaOverrides`]' inputs out of `kwargs`; a value the server
+/// cannot pass as that input (a flag that is not a boolean, messages or tools that are not lists)
+/// is a 400 naming it.
+fn llama_overrides(kwargs: &mut Map<String, Json>) -> Result<LlamaOverrides, ApiError> {
+    let param = |k: &str| format!("body.chat_template_kwargs.{k}");
+    let messages =
+        match kwargs.remove("messages") {
+            None => None,
+            Some(Json::Array(items)) if items.iter().all(Json::is_object) => Some(items),
+            Some(_) => return Err(ApiError::bad(
+                "chat_template_kwargs.messages replaces the messages the template reads: it must be a list of objects",
+                Some(&param("messages")),
+            )),
+        };
+    let tools = match kwargs.remove("tools") {
+        None => None,
+        Some(Json::Null) => Some(None),
+        Some(list @ Json::Array(_)) => Some(Some(list)),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "chat_template_kwargs.tools replaces the request's tools: it must be a list or null",
+                Some(&param("tools")),
+            ))
+        }
+    };
+    let add_generation_prompt = match kwargs.remove("add_generation_prompt") {
+        None => None,
+        Some(Json::Bool(b)) => Some(b),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "chat_template_kwargs.add_generation_prompt replaces the request's flag: it must be a boolean",
+                Some(&param("add_generation_prompt")),
+            ))
+        }
+    };
+    Ok(LlamaOverrides {
+        messages,
+        tools,
+        add_generation_prompt,
+    })
+}
+
 /// llama.cpp's `POST /apply-template`: the prompt of a chat-completions body. A trailing assistant
 /// message is continued (rendered after the generation prompt, as llama.cpp prefills); two trailing
 /// assistant messages are refused.
@@ -282,7 +333,7 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
     let mut messages = f.messages()?;
     let mut add_generation_prompt = f.strict_bool("add_generation_prompt", true)?;
     let tools = f.opt_list("tools")?.map(Json::Array);
-    let kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
+    let mut kwargs = f.opt_object("chat_template_kwargs")?.unwrap_or_default();
     // llama.cpp's `common_chat_msgs_parse_oaicompat` (common/chat.cpp) takes string, array and null
     // content only.
     for (i, m) in messages.iter().enumerate() {
@@ -312,6 +363,10 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
         add_generation_prompt = true;
     }
     let prefill = prefill.map(|m| prefill_text(&m["content"]));
+    let over = llama_overrides(&mut kwargs)?;
+    let messages = over.messages.unwrap_or(messages);
+    let tools = over.tools.unwrap_or(tools);
+    let add_generation_prompt = over.add_generation_prompt.unwrap_or(add_generation_prompt);
     let shared2 = Arc::clone(&shared);
     let prompt = shared
         .pool

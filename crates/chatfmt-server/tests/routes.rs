@@ -165,6 +165,41 @@ async fn llama_cpp_routes() {
             )
         );
     }
+    // llama.cpp sets `chat_template_kwargs` in the template's context after the messages, the tools
+    // and the generation flag, so kwargs with those names are what the template reads.
+    let hi = json!([{"role": "user", "content": "Hi"}]);
+    let kwargs = |k: serde_json::Value| json!({"messages": hi, "chat_template_kwargs": k});
+    let (_, v) = post(&app, "/apply-template", kwargs(json!({"add_generation_prompt": false}))).await;
+    assert_eq!(v["prompt"], "<|im_start|>user\nHi<|im_end|>\n");
+    let (_, v) = post(
+        &app,
+        "/apply-template",
+        kwargs(json!({"messages": [{"role": "user", "content": "Other"}]})),
+    )
+    .await;
+    assert_eq!(
+        v["prompt"],
+        "<|im_start|>user\nOther<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let tool = json!({"type": "function", "function": {"name": "f"}});
+    let (_, v) = post(&app, "/apply-template", kwargs(json!({"tools": [tool]}))).await;
+    assert!(
+        v["prompt"]
+            .as_str()
+            .unwrap()
+            .contains(r#"{"type": "function", "function": {"name": "f"}}"#),
+        "{v}"
+    );
+    for (key, value) in [
+        ("add_generation_prompt", json!("no")),
+        ("messages", json!(3)),
+        ("tools", json!({})),
+    ] {
+        let (s, v) = post(&app, "/apply-template", kwargs(json!({key: value}))).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        check_error("kwargs", s, &v);
+        assert_eq!(v["error"]["param"], format!("body.chat_template_kwargs.{key}"));
+    }
     let (_, special) = post(&app, "/tokenize", json!({"content": "<|im_end|>"})).await;
     assert_eq!(special["tokens"], json!([151645]));
     let (_, plain) = post(
