@@ -520,6 +520,19 @@ for t in [
     "{{ nope|attr('__class__') }}", "{{ nope|attr('x') }}",
 ]:
     case("filter", "attr", t, PAIRS)
+# `Markup % args` (and the `format` filter on Markup) wraps each argument in markupsafe's escape helper:
+# `str()` and `repr()` escaped, `int()` and `float()` the argument's own.
+for t in [
+    "{{ '%s'|e % '<b>' }}", "{% set m = '%s|%s'|safe %}{{ m % ('<a>', 1) }}",
+    "{{ ('%(x)s|%(y)r'|safe) % {'x': '<', 'y': '>'} }}", "{{ ('%s'|safe) % ('<'|safe) }}", "{{ ('%r'|safe) % '<' }}",
+    "{{ ('%d|%f|%d|%i'|safe) % ('3', '2.5', 2.7, true) }}", "{{ ('%d'|safe) % 'a' }}", "{{ ('%x'|safe) % 255 }}",
+    "{{ ('%c'|safe) % 65 }}", "{{ ('%s'|safe) % ['<a>'] }}", "{{ ('%.1s|%5s'|safe) % ('<b', '<') }}",
+    "{{ ('%s'|safe) % none }}", "{{ ('%d'|safe) % none }}", "{{ ('%f'|safe) % none }}", "{{ ('%f'|safe) % 'x' }}",
+    "{{ ('%e'|safe) % (10 ** 400) }}", "{{ ('%d'|safe) % ('inf'|float) }}", "{{ ('%s'|safe) % {'a': '<'} }}",
+    "{{ ('%(a)s'|safe) % [1] }}", "{{ ('%*d'|safe) % (3, 1) }}", "{{ (('%s'|safe) % '<') is string }}",
+    "{{ ('%s'|safe) % msgs[0] }}", "{{ ('%(role)s'|safe) % msgs[0] }}",
+]:
+    case("filter", "format", t, PAIRS)
 for s in ["a\u0001\"\\\n<é\t\u001f", "0123456\"89abcdef\\", "01234567", "0123456789abcdef\n", "\u007f\u0080"]:
     case("filter", "tojson", "{{ s|tojson }}", {"s": s})
 

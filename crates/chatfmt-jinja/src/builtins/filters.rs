@@ -882,23 +882,15 @@ pub(super) fn do_format<'a>(v: Value<'a>, b: Bound<'a>) -> Result<Value<'a>> {
             "can't handle positional and keyword arguments at the same time"
         ));
     }
+    // `Markup % args` escapes the arguments.
     let safe = matches!(v, Value::Safe(_));
-    // `Markup % args` escapes the arguments' text.
-    let escaped = |x: Value<'a>| -> Value<'a> {
-        if !safe || matches!(x, Value::Safe(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
-            return x;
-        }
-        let mut out = String::new();
-        escape_into(&x.to_py_str(), &mut out);
-        Value::Safe(out.into())
-    };
     let s = v.to_py_str();
     let a = if !b.kwrest.is_empty() {
-        crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), escaped(v))).collect())?
+        crate::value::ops::dict_from(b.kwrest.into_iter().map(|(k, v)| (Value::Str(k), v)).collect())?
     } else {
-        Value::Tuple(Rc::new(b.rest.into_iter().map(escaped).collect()))
+        Value::Tuple(Rc::new(b.rest))
     };
-    let out = crate::value::percent::percent_format(&s, &a)?;
+    let out = crate::value::percent::percent_format(&s, &a, safe)?;
     Ok(if safe {
         Value::Safe(out.into())
     } else {

@@ -109,6 +109,16 @@ pub trait FormatArg {
     /// Python's type name (`type(value).__name__`): `"str"`, `"int"`,
     /// `"bool"`, `"float"`, `"NoneType"`, `"list"`, `"dict"`, ...
     fn type_name(&self) -> &str;
+    /// For an argument that is not a number but defines `__int__` (`%d` calls `int()` on it): the
+    /// result's sign and decimal digits, or the error `int()` raises. `None` without `__int__`.
+    fn int_conversion(&self) -> Option<Result<(bool, String), PyError>> {
+        None
+    }
+    /// For an argument that is not a number but defines `__float__` (`%f` calls `float()` on
+    /// it): the result, or the error `float()` raises. `None` without `__float__`.
+    fn float_conversion(&self) -> Option<Result<f64, PyError>> {
+        None
+    }
 }
 
 /// Item lookup for `%(key)s` formatting.

@@ -328,8 +328,12 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 }
                 _ => {
                     let decimal = matches!(conv, 'd' | 'i' | 'u');
-                    match arg.as_float() {
-                        Some(x) if decimal && is_float => float_to_int_digits(x)?,
+                    match (arg.as_float(), arg.int_conversion()) {
+                        (Some(x), _) if decimal && is_float => float_to_int_digits(x)?,
+                        // `int()` raising `TypeError` is reported as the wrong type, like a value
+                        // without `__int__`.
+                        (_, Some(Ok(converted))) if decimal => converted,
+                        (_, Some(Err(e))) if decimal && e.kind != PyErrorKind::TypeError => return Err(e),
                         _ => {
                             let need = if decimal { "a real number" } else { "an integer" };
                             return Err(PyError::type_error(format!(
@@ -359,9 +363,16 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
             push_number(out, negative, prefix, &digits, spec)?;
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
-            let x = arg
-                .as_float()
-                .ok_or_else(|| PyError::type_error(format!("must be real number, not {}", arg.type_name())))?;
+            let x = match (arg.as_float(), arg.float_conversion()) {
+                (Some(x), _) => x,
+                (None, Some(converted)) => converted?,
+                (None, None) => {
+                    return Err(PyError::type_error(format!(
+                        "must be real number, not {}",
+                        arg.type_name()
+                    )))
+                }
+            };
             check_size(spec.prec.unwrap_or(0))?;
             let upper = conv.is_ascii_uppercase();
             let body = float_body(

@@ -572,11 +572,17 @@ impl<'a> Value<'a> {
     }
 }
 
-/// `str % args`, charged for the string it builds.
+/// `str % args` (a `Markup` format escapes the arguments and gives `Markup`), charged for the
+/// string it builds.
 fn percent<'a>(s: &Value<'a>, args: &Value<'a>) -> Result<Value<'a>> {
-    let out = crate::value::percent::percent_format(s.as_str().unwrap_or(""), args)?;
+    let markup = matches!(s, Value::Safe(_));
+    let out = crate::value::percent::percent_format(s.as_str().unwrap_or(""), args, markup)?;
     crate::limits::charge_bytes(out.len())?;
-    Ok(Value::string(out))
+    Ok(if markup {
+        Value::Safe(out.into())
+    } else {
+        Value::string(out)
+    })
 }
 
 /// Python integer arithmetic beyond 64 bits.

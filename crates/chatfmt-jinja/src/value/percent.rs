@@ -3,6 +3,7 @@
 use super::{Object, Value};
 use crate::error::{py_err, Result};
 use crate::pystr::{self, FormatArg, FormatMapping, PercentArgs, PyError};
+use num_bigint::{BigInt, Sign};
 
 impl FormatArg for Value<'_> {
     fn py_str(&self) -> String {
@@ -37,13 +38,105 @@ impl FormatArg for Value<'_> {
     }
 }
 
-/// A mapping's items collected so `%(key)s` can borrow them.
-struct Items<'v, 'a> {
-    whole: &'v Value<'a>,
-    pairs: Vec<(Value<'a>, Value<'a>)>,
+/// An argument of `Markup % args`: markupsafe wraps each in `_MarkupEscapeHelper`, whose `str()`
+/// and `repr()` are HTML-escaped (a `Markup` value stays as it is) and whose `int()` and `float()`
+/// are the value's own.
+struct Escaped<'a>(Value<'a>);
+
+/// Sign and decimal digits of an int of any size.
+fn big_digits(b: &BigInt) -> (bool, String) {
+    (b.sign() == Sign::Minus, b.magnitude().to_string())
 }
 
-impl FormatMapping for Items<'_, '_> {
+impl FormatArg for Escaped<'_> {
+    fn py_str(&self) -> String {
+        if let Value::Safe(s) = &self.0 {
+            return s.to_string();
+        }
+        let mut out = String::new();
+        pystr::escape_into(&self.0.to_py_str(), &mut out);
+        out
+    }
+
+    fn py_repr(&self) -> String {
+        let mut out = String::new();
+        pystr::escape_into(&self.0.py_repr(), &mut out);
+        out
+    }
+
+    fn as_int(&self) -> Option<i64> {
+        None
+    }
+
+    fn as_float(&self) -> Option<f64> {
+        None
+    }
+
+    fn type_name(&self) -> &str {
+        "_MarkupEscapeHelper"
+    }
+
+    fn int_conversion(&self) -> Option<std::result::Result<(bool, String), PyError>> {
+        let v = &self.0;
+        Some(match v {
+            Value::Int(i) => Ok((*i < 0, i.unsigned_abs().to_string())),
+            Value::Bool(b) => Ok((false, u8::from(*b).to_string())),
+            Value::BigInt(b) => Ok(big_digits(b)),
+            Value::Float(x) => pystr::float_to_int(*x).map(|b| big_digits(&b)),
+            _ if v.is_str() => pystr::parse_int(v.as_str().unwrap_or(""), 10).map(|b| big_digits(&b)),
+            _ => Err(PyError::type_error(format!(
+                "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                v.type_name()
+            ))),
+        })
+    }
+
+    fn float_conversion(&self) -> Option<std::result::Result<f64, PyError>> {
+        let v = &self.0;
+        Some(match v {
+            Value::Int(i) => Ok(*i as f64),
+            Value::Bool(b) => Ok(f64::from(u8::from(*b))),
+            Value::Float(x) => Ok(*x),
+            Value::BigInt(b) => pystr::int_to_float(b),
+            _ if v.is_str() => pystr::parse_float(v.as_str().unwrap_or("")),
+            _ => Err(PyError::type_error(format!(
+                "float() argument must be a string or a real number, not '{}'",
+                v.type_name()
+            ))),
+        })
+    }
+}
+
+/// One argument of `%`: the value, or the value escaped for `Markup % args`.
+enum Arg<'v, 'a> {
+    Plain(&'v Value<'a>),
+    Escaped(Escaped<'a>),
+}
+
+impl<'v, 'a> Arg<'v, 'a> {
+    fn new(v: &'v Value<'a>, markup: bool) -> Arg<'v, 'a> {
+        if markup {
+            Arg::Escaped(Escaped(v.clone()))
+        } else {
+            Arg::Plain(v)
+        }
+    }
+
+    fn as_dyn(&self) -> &dyn FormatArg {
+        match self {
+            Arg::Plain(v) => *v,
+            Arg::Escaped(e) => e,
+        }
+    }
+}
+
+/// A mapping's items collected so `%(key)s` can borrow them (as [`Escaped`] for `Markup % args`).
+struct Items<'v, 'a, T> {
+    whole: &'v Value<'a>,
+    pairs: Vec<(Value<'a>, T)>,
+}
+
+impl<T: FormatArg> FormatMapping for Items<'_, '_, T> {
     fn get_item(&self, key: &str) -> std::result::Result<&dyn FormatArg, PyError> {
         if !self.whole.is_mapping() {
             return Err(PyError::type_error(format!(
@@ -59,18 +152,21 @@ impl FormatMapping for Items<'_, '_> {
     }
 }
 
-/// Python `fmt % args`.
-pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
+/// Python `fmt % args`; with `markup`, `Markup(fmt) % args` (each argument escaped, see
+/// [`Escaped`]).
+pub fn percent_format(fmt: &str, args: &Value, markup: bool) -> Result<String> {
     // `groupby`'s groups are tuples.
     if let Value::Object(o) = args {
         if let Object::Group(grouper, list) = &**o {
-            let refs: [&dyn FormatArg; 2] = [grouper, list];
+            let (a, b) = (Arg::new(grouper, markup), Arg::new(list, markup));
+            let refs: [&dyn FormatArg; 2] = [a.as_dyn(), b.as_dyn()];
             return pystr::percent_format(fmt, PercentArgs::Tuple(&refs)).map_err(py_err);
         }
     }
     let r = match args {
         Value::Tuple(items) => {
-            let refs: Vec<&dyn FormatArg> = items.iter().map(|v| v as &dyn FormatArg).collect();
+            let wrapped: Vec<Arg> = items.iter().map(|v| Arg::new(v, markup)).collect();
+            let refs: Vec<&dyn FormatArg> = wrapped.iter().map(Arg::as_dyn).collect();
             pystr::percent_format(fmt, PercentArgs::Tuple(&refs))
         }
         // Whatever has `__getitem__` (an undefined value, a range) `%` takes for a mapping.
@@ -81,10 +177,21 @@ pub fn percent_format(fmt: &str, args: &Value) -> Result<String> {
         {
             let mut pairs = Vec::new();
             v.for_each_pair(|k, x| pairs.push((k, x)));
-            let items = Items { whole: v, pairs };
-            pystr::percent_format(fmt, PercentArgs::Mapping { whole: v, map: &items })
+            let whole = Arg::new(v, markup);
+            let whole = whole.as_dyn();
+            if markup {
+                let pairs = pairs.into_iter().map(|(k, x)| (k, Escaped(x))).collect();
+                let items = Items { whole: v, pairs };
+                pystr::percent_format(fmt, PercentArgs::Mapping { whole, map: &items })
+            } else {
+                let items = Items { whole: v, pairs };
+                pystr::percent_format(fmt, PercentArgs::Mapping { whole, map: &items })
+            }
         }
-        v => pystr::percent_format(fmt, PercentArgs::Single(v)),
+        v => {
+            let single = Arg::new(v, markup);
+            pystr::percent_format(fmt, PercentArgs::Single(single.as_dyn()))
+        }
     };
     r.map_err(py_err)
 }
