@@ -121,7 +121,11 @@ fn format_pieces<'a>(
                 ErrorKind::ValueError,
                 "Unsupported format specification for Markup.".to_string(),
             ));
-        } else if matches!(converted, Value::Int(_) | Value::Float(_) | Value::Bool(_)) || converted.is_str() {
+        } else if matches!(
+            converted,
+            Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_)
+        ) || converted.is_str()
+        {
             text.push_str(&pystr::apply_format_spec(&spec, &converted).map_err(py_err)?);
         } else {
             return Err(Error::new(

@@ -4,7 +4,8 @@
 use super::float::{exp_abs, fixed_abs, general_abs, repr_abs};
 use super::methods::push_n;
 use super::percent::int_digits;
-use super::{check_size, FormatArg, PyError};
+use super::{check_size, FormatArg, PyError, PyErrorKind};
+use num_bigint::BigInt;
 
 /// A parsed format spec.
 struct Spec {
@@ -153,6 +154,10 @@ pub fn apply_format_spec(spec: &str, arg: &dyn FormatArg) -> Result<String, PyEr
         return Ok(arg.py_str());
     }
     let type_name = arg.type_name();
+    if let Some(b) = arg.as_big_int() {
+        let s = parse_spec(spec, type_name, Some('d'), '>')?;
+        return format_big_int(&s, b);
+    }
     match type_name {
         "str" => format_str(spec, &arg.py_str()),
         "float" => {
@@ -259,6 +264,40 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
     let prefix = if s.alt { prefix } else { "" };
     let group = if radix == 10 { 3 } else { 4 };
     render_number(s, v < 0, prefix, &digits, "", group)
+}
+
+/// An int beyond `i64`: the integer presentations, or the float ones through `float()`.
+fn format_big_int(s: &Spec, v: &BigInt) -> Result<String, PyError> {
+    match s.ty {
+        Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => return format_float(s, super::int_to_float(v)?),
+        Some('c') => {
+            return Err(PyError::new(
+                PyErrorKind::OverflowError,
+                "Python int too large to convert to C long",
+            ))
+        }
+        Some('b' | 'd' | 'o' | 'x' | 'X' | 'n') | None => {}
+        Some(c) => return Err(unknown_code(c, "int")),
+    }
+    if s.prec.is_some() {
+        return Err(PyError::value("Precision not allowed in integer format specifier"));
+    }
+    if s.no_neg_0 {
+        return Err(PyError::value(
+            "Negative zero coercion (z) not allowed in integer format specifier",
+        ));
+    }
+    let (radix, prefix, upper) = match s.ty {
+        Some('b') => (2, "0b", false),
+        Some('o') => (8, "0o", false),
+        Some('x') => (16, "0x", false),
+        Some('X') => (16, "0X", true),
+        _ => (10, "", false),
+    };
+    let (negative, digits) = super::big_digits(v, radix, upper);
+    let prefix = if s.alt { prefix } else { "" };
+    let group = if radix == 10 { 3 } else { 4 };
+    render_number(s, negative, prefix, &digits, "", group)
 }
 
 fn format_float(s: &Spec, x: f64) -> Result<String, PyError> {

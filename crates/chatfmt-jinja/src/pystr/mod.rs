@@ -86,6 +86,7 @@ pub use methods::{
     strip, zfill,
 };
 pub use numbers::{parse_float, parse_int, py_round, py_round_int};
+pub(crate) use percent::big_digits;
 pub use percent::percent_format;
 pub use repr::{ascii_escape, str_repr};
 pub use slice::{slice_indices, str_slice};
@@ -109,6 +110,10 @@ pub trait FormatArg {
     /// Python's type name (`type(value).__name__`): `"str"`, `"int"`,
     /// `"bool"`, `"float"`, `"NoneType"`, `"list"`, `"dict"`, ...
     fn type_name(&self) -> &str;
+    /// An `int` beyond `i64` (for which [`as_int`](Self::as_int) is `None`).
+    fn as_big_int(&self) -> Option<&num_bigint::BigInt> {
+        None
+    }
     /// For an argument that is not a number but defines `__int__` (`%d` calls `int()` on it): the
     /// result's sign and decimal digits, or the error `int()` raises. `None` without `__int__`.
     fn int_conversion(&self) -> Option<Result<(bool, String), PyError>> {

@@ -4,6 +4,7 @@ use super::float::{exp_abs, fixed_abs, general_abs};
 use super::methods::push_n;
 use super::repr::ascii_escape;
 use super::{check_size, FormatArg, PercentArgs, PyError, PyErrorKind};
+use num_bigint::{BigInt, Sign};
 
 /// Digits of an integer's magnitude in `radix` (2, 8, 10 or 16).
 pub(crate) fn int_digits(v: i64, radix: u32, upper: bool) -> String {
@@ -22,6 +23,13 @@ pub(crate) fn int_digits(v: i64, radix: u32, upper: bool) -> String {
 }
 
 /// Python `int(x)` of a float as (negative, decimal digits of the magnitude).
+/// Sign and digits (in `radix`) of an int beyond `i64`.
+pub(crate) fn big_digits(v: &BigInt, radix: u32, upper: bool) -> (bool, String) {
+    let digits = v.magnitude().to_str_radix(radix);
+    let digits = if upper { digits.to_ascii_uppercase() } else { digits };
+    (v.sign() == Sign::Minus, digits)
+}
+
 pub(crate) fn float_to_int_digits(x: f64) -> Result<(bool, String), PyError> {
     if x.is_nan() {
         return Err(PyError::value("cannot convert float NaN to integer"));
@@ -82,6 +90,12 @@ impl<'a> State<'a> {
 
 fn star_arg(st: &mut State<'_>) -> Result<i64, PyError> {
     let arg = st.next()?;
+    if arg.as_big_int().is_some() {
+        return Err(PyError::new(
+            PyErrorKind::OverflowError,
+            "Python int too large to convert to C ssize_t",
+        ));
+    }
     match (arg.type_name(), arg.as_int()) {
         ("float", _) | (_, None) => Err(PyError::type_error("* wants int")),
         (_, Some(v)) => Ok(v),
@@ -306,6 +320,11 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
                 }
             } else if arg.type_name() == "float" {
                 return Err(PyError::type_error("%c requires int or char"));
+            } else if arg.as_big_int().is_some() {
+                return Err(PyError::new(
+                    PyErrorKind::OverflowError,
+                    "%c arg not in range(0x110000)",
+                ));
             } else {
                 let v = arg
                     .as_int()
@@ -316,16 +335,15 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
         }
         'd' | 'i' | 'u' | 'o' | 'x' | 'X' => {
             let is_float = arg.type_name() == "float";
-            let (negative, mut digits) = match arg.as_int() {
-                Some(v) if !is_float => {
-                    let (radix, upper) = match conv {
-                        'o' => (8, false),
-                        'x' => (16, false),
-                        'X' => (16, true),
-                        _ => (10, false),
-                    };
-                    (v < 0, int_digits(v, radix, upper))
-                }
+            let (radix, upper) = match conv {
+                'o' => (8, false),
+                'x' => (16, false),
+                'X' => (16, true),
+                _ => (10, false),
+            };
+            let (negative, mut digits) = match (arg.as_int(), arg.as_big_int()) {
+                (Some(v), _) if !is_float => (v < 0, int_digits(v, radix, upper)),
+                (_, Some(b)) => big_digits(b, radix, upper),
                 _ => {
                     let decimal = matches!(conv, 'd' | 'i' | 'u');
                     match (arg.as_float(), arg.int_conversion()) {
@@ -363,10 +381,11 @@ fn format_one(out: &mut String, conv: char, spec: &Spec, arg: &dyn FormatArg, in
             push_number(out, negative, prefix, &digits, spec)?;
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
-            let x = match (arg.as_float(), arg.float_conversion()) {
-                (Some(x), _) => x,
-                (None, Some(converted)) => converted?,
-                (None, None) => {
+            let x = match (arg.as_float(), arg.as_big_int(), arg.float_conversion()) {
+                (Some(x), _, _) => x,
+                (None, Some(b), _) => super::int_to_float(b)?,
+                (None, None, Some(converted)) => converted?,
+                (None, None, None) => {
                     return Err(PyError::type_error(format!(
                         "must be real number, not {}",
                         arg.type_name()

@@ -3,7 +3,6 @@
 use super::{Object, Value};
 use crate::error::{py_err, Result};
 use crate::pystr::{self, FormatArg, FormatMapping, PercentArgs, PyError};
-use num_bigint::{BigInt, Sign};
 
 impl FormatArg for Value<'_> {
     fn py_str(&self) -> String {
@@ -36,17 +35,19 @@ impl FormatArg for Value<'_> {
     fn type_name(&self) -> &str {
         Value::type_name(self)
     }
+
+    fn as_big_int(&self) -> Option<&num_bigint::BigInt> {
+        match self {
+            Value::BigInt(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// An argument of `Markup % args`: markupsafe wraps each in `_MarkupEscapeHelper`, whose `str()`
 /// and `repr()` are HTML-escaped (a `Markup` value stays as it is) and whose `int()` and `float()`
 /// are the value's own.
 struct Escaped<'a>(Value<'a>);
-
-/// Sign and decimal digits of an int of any size.
-fn big_digits(b: &BigInt) -> (bool, String) {
-    (b.sign() == Sign::Minus, b.magnitude().to_string())
-}
 
 impl FormatArg for Escaped<'_> {
     fn py_str(&self) -> String {
@@ -81,9 +82,9 @@ impl FormatArg for Escaped<'_> {
         Some(match v {
             Value::Int(i) => Ok((*i < 0, i.unsigned_abs().to_string())),
             Value::Bool(b) => Ok((false, u8::from(*b).to_string())),
-            Value::BigInt(b) => Ok(big_digits(b)),
-            Value::Float(x) => pystr::float_to_int(*x).map(|b| big_digits(&b)),
-            _ if v.is_str() => pystr::parse_int(v.as_str().unwrap_or(""), 10).map(|b| big_digits(&b)),
+            Value::BigInt(b) => Ok(pystr::big_digits(b, 10, false)),
+            Value::Float(x) => pystr::float_to_int(*x).map(|b| pystr::big_digits(&b, 10, false)),
+            _ if v.is_str() => pystr::parse_int(v.as_str().unwrap_or(""), 10).map(|b| pystr::big_digits(&b, 10, false)),
             _ => Err(PyError::type_error(format!(
                 "int() argument must be a string, a bytes-like object or a real number, not '{}'",
                 v.type_name()
