@@ -517,7 +517,8 @@ for t in [
     "{{ nope.__class__ }}", "{{ nope._undefined_hint }}", "{{ nope.__str__ }}", "{{ nope.__foo__ }}",
     "{{ nope._foo }}", "{{ nope['__class__'] }}", "{{ nope.__class__.x }}", "{{ d.nope.__class__ }}",
     "{% set e = {'__x__': 1, '_y': 2, '__len__': 3} %}{{ e.__x__ }}|{{ e._y }}|{{ e.__len__ }}|{{ e['__len__'] }}",
-    "{{ nope|attr('__class__') }}", "{{ nope|attr('x') }}",
+    "{{ nope|attr('__class__') }}", "{{ nope|attr('x') }}", "{{ nope.foo(1 / 0) }}", "{{ nope.__class__(1 / 0) }}",
+    "{{ d.zz.__len__() }}", "{{ nope.__class__() }}", "{{ d.zz.upper() }}",
 ]:
     case("filter", "attr", t, PAIRS)
 # `Markup % args` (and the `format` filter on Markup) wraps each argument in markupsafe's escape helper:

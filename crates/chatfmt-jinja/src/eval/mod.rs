@@ -1338,6 +1338,15 @@ impl<'a> Evaluator<'a> {
     fn eval_call(&mut self, callee: &'a Expr, args: &'a Args) -> Result<Value<'a>> {
         if let ExprKind::GetAttr(obj, name) = &callee.kind {
             let o = self.eval(obj)?;
+            if o.is_undefined() {
+                // `Undefined.name` raises before the arguments are evaluated, unless `name` is one
+                // of its own attributes (an unsafe undefined, which raises when called).
+                let f = builtins::getattr(&o, name)?;
+                let a = self.eval_args(args)?;
+                let out = self.call_value(&f, a)?;
+                builtins::charge_result(&out)?;
+                return Ok(out);
+            }
             let a = self.eval_args(args)?;
             let out = self.call_attr(&o, name, a)?;
             builtins::charge_result(&out)?;
@@ -1981,10 +1990,7 @@ impl<'a> Evaluator<'a> {
     /// `obj.name(args)`: a method call, or a call of whatever attribute `name` holds.
     #[inline]
     fn call_attr(&mut self, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
-        if obj.is_undefined() {
-            return Err(obj.undefined_error());
-        }
-        if !name.starts_with('_') {
+        if !name.starts_with('_') && !obj.is_undefined() {
             if let Some(m) = builtins::table::method(obj, name) {
                 return builtins::methods::call(m, obj, args);
             }
