@@ -550,6 +550,10 @@ for t in [
     "{{ ('{:d}'|safe).format(2 ** 70) }}", "{{ '{:z}'.format(2 ** 70) }}",
 ]:
     case("method", "str.format", t, PAIRS)
+# transformers' own globals are nested functions: Python names them by their qualified name.
+for name in ["raise_exception", "strftime_now"]:
+    for args in ["", "1, 2", "x=1", "1, message=2", "1, format=2", "none", "nope", "'a', x=1"]:
+        case("global", name, "{{ " + name + "(" + args + ") }}", PAIRS)
 for s in ["a\u0001\"\\\n<é\t\u001f", "0123456\"89abcdef\\", "01234567", "0123456789abcdef\n", "\u007f\u0080"]:
     case("filter", "tojson", "{{ s|tojson }}", {"s": s})
 

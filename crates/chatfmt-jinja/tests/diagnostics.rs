@@ -119,3 +119,45 @@ fn a_parse_error_before_a_lexing_error_is_the_one_raised() {
         assert_eq!(e.message(), message, "{source}");
     }
 }
+
+/// Jinja2 3.1.6's wording for a tag no statement starts with: the end tags the innermost body
+/// waits for (after `else`, only the final one), called a nesting mistake when an enclosing body
+/// waits for this tag. And an assignment with no target.
+#[test]
+fn misplaced_tags_are_worded_as_jinja2_words_them() {
+    let message = |source: &str| {
+        let e = compile_error(source);
+        assert_eq!(e.kind(), chatfmt_jinja::ErrorKind::TemplateSyntaxError, "{e}");
+        e.message().to_string()
+    };
+    let cases = [
+        (
+            "{% for m in messages %}{% if m %}{% endfor %}",
+            "Encountered unknown tag 'endfor'. You probably made a nesting mistake. Jinja is expecting this tag, \
+             but currently looking for 'elif' or 'else' or 'endif'. The innermost block that needs to be closed \
+             is 'if'.",
+        ),
+        (
+            "{% macro f() %}{% for m in messages %}{% endmacro %}",
+            "Encountered unknown tag 'endmacro'. You probably made a nesting mistake. Jinja is expecting this tag, \
+             but currently looking for 'endfor' or 'else'. The innermost block that needs to be closed is 'for'.",
+        ),
+        (
+            "{% if true %}a{% else %}b{% else %}c{% endif %}",
+            "Encountered unknown tag 'else'. Jinja was looking for the following tags: 'endif'. The innermost \
+             block that needs to be closed is 'if'.",
+        ),
+        (
+            "{% for m in messages %}{% if true %}{% else %}{% endfor %}",
+            "Encountered unknown tag 'endfor'. You probably made a nesting mistake. Jinja is expecting this tag, \
+             but currently looking for 'endif'. The innermost block that needs to be closed is 'if'.",
+        ),
+        ("{% foo %}", "Encountered unknown tag 'foo'."),
+        ("{% for %}", "Expected an expression, got 'end of statement block'"),
+        ("{% set %}", "Expected an expression, got 'end of statement block'"),
+        ("{% for in x %}{% endfor %}", "expected token 'in', got 'x'"),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(message(source), expected, "{source}");
+    }
+}

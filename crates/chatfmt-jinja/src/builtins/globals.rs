@@ -108,11 +108,7 @@ pub(super) fn strftime_now<'a>(clock: &Clock, mut b: Bound<'a>) -> Result<Value<
     let [fmt] = b.take();
     let fmt = fmt.unwrap_or(Value::None);
     let Some(f) = fmt.as_str() else {
-        return Err(err!(
-            TypeError,
-            "strftime() argument 1 must be str, not {}",
-            fmt.type_name()
-        ));
+        return Err(super::methods::bad_argument("strftime", "argument 1", "str", &fmt));
     };
     Ok(Value::string(super::format::strftime_now(clock, f)?))
 }

@@ -667,7 +667,13 @@ pub static GLOBALS: &[Builtin<GlobalFn>] = &[
     ),
     plain(
         "raise_exception",
-        S::def("raise_exception", &["message"], 0, 1, NO),
+        S::def(
+            "_cached_compile_jinja_template.<locals>.raise_exception",
+            &["message"],
+            0,
+            1,
+            NO,
+        ),
         g::raise_exception,
         "Fails the render with `message` (transformers' `TemplateError`).",
     ),
@@ -679,7 +685,13 @@ pub static GLOBALS: &[Builtin<GlobalFn>] = &[
     ),
     plain(
         "strftime_now",
-        S::def("strftime_now", &["format"], 0, 1, NO),
+        S::def(
+            "_cached_compile_jinja_template.<locals>.strftime_now",
+            &["format"],
+            0,
+            1,
+            NO,
+        ),
         g::strftime_now,
         "The current local time formatted by `strftime` (transformers' global).",
     ),

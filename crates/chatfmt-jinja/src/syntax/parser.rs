@@ -12,6 +12,8 @@ struct Parser<'s> {
     i: usize,
     /// The block tags we are inside, innermost last (for error messages).
     open: Vec<&'static str>,
+    /// The end tags each enclosing block body is waiting for, innermost last (for error messages).
+    ends: Vec<&'static [&'static str]>,
     /// Block names seen so far (a name may be defined once).
     blocks: Vec<&'s str>,
     /// Current nesting of expressions and blocks.
@@ -153,7 +155,19 @@ impl<'s> Parser<'s> {
 
     // ---- template structure -------------------------------------------------------------
 
-    fn subparse(&mut self, end: &[&str]) -> Result<Vec<Stmt>> {
+    /// The statements up to one of the tags `end` (the template's end for the top level, whose
+    /// `end` is empty).
+    fn subparse(&mut self, end: &'static [&'static str]) -> Result<Vec<Stmt>> {
+        if end.is_empty() {
+            return self.subparse_inner(end);
+        }
+        self.ends.push(end);
+        let r = self.subparse_inner(end);
+        self.ends.pop();
+        r
+    }
+
+    fn subparse_inner(&mut self, end: &[&str]) -> Result<Vec<Stmt>> {
         let mut body = Vec::new();
         loop {
             let pos = self.pos();
@@ -216,7 +230,7 @@ impl<'s> Parser<'s> {
         msg
     }
 
-    fn parse_statements(&mut self, end: &[&str], drop_needle: bool) -> Result<Vec<Stmt>> {
+    fn parse_statements(&mut self, end: &'static [&'static str], drop_needle: bool) -> Result<Vec<Stmt>> {
         self.skip_op(":");
         self.expect_block_end()?;
         let body = self.subparse(end)?;
@@ -299,32 +313,31 @@ impl<'s> Parser<'s> {
                 self.parse_import_context();
                 StmtKind::NeedsLoader(e)
             }
-            _ => {
-                let mut msg = format!("Encountered unknown tag '{tag}'.");
-                if !self.open.is_empty() {
-                    let end = self.end_tags_of(self.open.last().copied().unwrap_or(""));
-                    msg.push_str(&self.looking_for(&end));
-                }
-                return Err(self.fail(msg));
-            }
+            _ => return Err(self.unknown_tag(tag)),
         };
         Ok(Stmt { kind, pos })
     }
 
-    fn end_tags_of(&self, tag: &str) -> Vec<&'static str> {
-        match tag {
-            "if" => vec!["elif", "else", "endif"],
-            "for" => vec!["endfor", "else"],
-            "set" => vec!["endset"],
-            "macro" => vec!["endmacro"],
-            "call" => vec!["endcall"],
-            "filter" => vec!["endfilter"],
-            "with" => vec!["endwith"],
-            "generation" => vec!["endgeneration"],
-            "block" => vec!["endblock"],
-            "autoescape" => vec!["endautoescape"],
-            _ => vec![],
+    /// Jinja2's error for a tag no statement starts with: the end tags the innermost body waits
+    /// for, worded as a nesting mistake when an enclosing body waits for this one.
+    fn unknown_tag(&self, tag: &str) -> Error {
+        let mut msg = format!("Encountered unknown tag '{tag}'.");
+        if let Some(current) = self.ends.last() {
+            let names: Vec<String> = current.iter().map(|e| format!("'{e}'")).collect();
+            let names = names.join(" or ");
+            if self.ends.iter().any(|e| e.contains(&tag)) {
+                msg.push_str(&format!(
+                    " You probably made a nesting mistake. Jinja is expecting this tag, but currently \
+                     looking for {names}."
+                ));
+            } else {
+                msg.push_str(&format!(" Jinja was looking for the following tags: {names}."));
+            }
         }
+        if let Some(open) = self.open.last() {
+            msg.push_str(&format!(" The innermost block that needs to be closed is '{open}'."));
+        }
+        self.fail(msg)
     }
 
     fn with_open(&mut self, tag: &'static str, f: fn(&mut Self) -> Result<StmtKind>) -> Result<StmtKind> {
@@ -334,7 +347,7 @@ impl<'s> Parser<'s> {
         r
     }
 
-    fn with_open_body(&mut self, tag: &'static str, end: &[&str]) -> Result<Vec<Stmt>> {
+    fn with_open_body(&mut self, tag: &'static str, end: &'static [&'static str]) -> Result<Vec<Stmt>> {
         self.open.push(tag);
         let r = self.parse_statements(end, true);
         self.open.pop();
@@ -624,6 +637,8 @@ impl<'s> Parser<'s> {
     }
 
     /// An assignment target: a name, `ns.attr` (with `with_namespace`), or a tuple of them.
+    /// An assignment target. As in Jinja2 3.1.6, only the end of the tag or a `)` ends a tuple of
+    /// targets (its parser's extra end rules, such as a `for` loop's `in`, never match).
     fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool) -> Result<Target> {
         let mut items = Vec::new();
         let mut is_tuple = false;
@@ -631,7 +646,10 @@ impl<'s> Parser<'s> {
             if !items.is_empty() {
                 self.expect_op(",")?;
             }
-            if self.is_tuple_end() && !items.is_empty() {
+            if with_tuple && self.is_tuple_end() {
+                if items.is_empty() {
+                    return Err(self.fail(format!("Expected an expression, got '{}'", describe(self.cur()))));
+                }
                 break;
             }
             items.push(self.parse_target_item(with_namespace)?);
@@ -1348,6 +1366,7 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         toks,
         i: 0,
         open: Vec::new(),
+        ends: Vec::new(),
         blocks: Vec::new(),
         depth: 0,
         idents: HashMap::new(),
