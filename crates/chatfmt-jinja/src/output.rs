@@ -4,6 +4,8 @@
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Origin, Span};
 use crate::value::Value;
 use serde_json::Value as Json;
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The origin of a span while rendering: template text, the address of a borrowed string, or
@@ -50,10 +52,17 @@ pub(crate) struct SpanRecorder<'a> {
     names: Vec<&'a str>,
     /// Addresses of the context strings and JSON arrays and objects the template read.
     reads: Vec<usize>,
-    /// The pieces of the expression being printed (see [`SpanRecorder::piece`]).
-    pieces: Vec<(usize, usize, Option<usize>)>,
+    /// The pieces of the expression being printed (see [`SpanRecorder::piece`]), each with the
+    /// length of `reads` once it was evaluated.
+    pieces: Vec<(usize, usize, Option<usize>, usize)>,
     /// How many of `reads` came before the last span was recorded.
     since: usize,
+    /// Strings computed by `{% set %}` from what the template read, by address, with those reads
+    /// (see [`SpanRecorder::derive`]). Each string is kept while it is listed, so that no other
+    /// string takes its address.
+    derived: HashMap<usize, (Rc<str>, Vec<usize>)>,
+    /// How many entries `derived` may reach before the strings no one else holds are dropped.
+    derived_cap: usize,
 }
 
 impl<'a> SpanRecorder<'a> {
@@ -71,8 +80,36 @@ impl<'a> SpanRecorder<'a> {
             // Empty strings share one dangling address: they name nothing.
             Value::Str(s) if !s.is_empty() => self.reads.push(s.as_ptr() as usize),
             Value::Json(j) => self.reads.push(*j as *const Json as usize),
+            // A string `set` computed stands for what it was computed from.
+            Value::String(s) | Value::Safe(s) if !self.derived.is_empty() => {
+                if let Some((_, reads)) = self.derived.get(&(s.as_ptr() as usize)) {
+                    self.reads.extend_from_slice(reads);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// How many reads were noted so far: the mark [`derive`](Self::derive) takes.
+    pub(crate) fn reads_mark(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// Remembers that `v`, a value `{% set %}` bound, was computed from the reads since `mark`: when
+    /// it is read again (printed later, or used in another computation), it notes them again, so
+    /// that what it prints names the input it came from however far from the `set`.
+    pub(crate) fn derive(&mut self, v: &Value<'_>, mark: usize) {
+        let (Value::String(s) | Value::Safe(s)) = v else { return };
+        let Some(reads) = self.reads.get(mark..).filter(|r| !r.is_empty()) else {
+            return;
+        };
+        let reads = reads.to_vec();
+        if self.derived.len() >= self.derived_cap.max(64) {
+            // Strings only this map holds can no longer be read.
+            self.derived.retain(|_, (kept, _)| Rc::strong_count(kept) > 1);
+            self.derived_cap = 2 * self.derived.len();
+        }
+        self.derived.insert(s.as_ptr() as usize, (Rc::clone(s), reads));
     }
 
     /// Starts printing an expression piece by piece; gives the mark [`forget_reads`] returns to.
@@ -89,7 +126,8 @@ impl<'a> SpanRecorder<'a> {
     ///
     /// [`record_pieces`]: SpanRecorder::record_pieces
     pub(crate) fn piece(&mut self, start: usize, end: usize, borrowed: Option<&str>) {
-        self.pieces.push((start, end, borrowed.map(|s| s.as_ptr() as usize)));
+        self.pieces
+            .push((start, end, borrowed.map(|s| s.as_ptr() as usize), self.reads.len()));
     }
 
     /// Drops the pieces and the reads since `mark` (the expression is evaluated again another way).
@@ -98,11 +136,15 @@ impl<'a> SpanRecorder<'a> {
         self.reads.truncate(mark);
     }
 
-    /// Records the span of each piece, in order.
+    /// Records the span of each piece, in order: a computed piece is computed from the reads made
+    /// after the previous piece (the first one, since the previous span), as if each piece were
+    /// printed on its own.
     pub(crate) fn record_pieces(&mut self) {
         let pieces = std::mem::take(&mut self.pieces);
-        for &(start, end, borrowed) in &pieces {
-            let origin = borrowed.map_or_else(|| self.computed(), RawOrigin::Borrowed);
+        let mut from = self.since;
+        for &(start, end, borrowed, to) in &pieces {
+            let origin = borrowed.map_or(RawOrigin::Computed(from, to), RawOrigin::Borrowed);
+            from = to;
             self.record(start, end, origin);
         }
         self.pieces = pieces;

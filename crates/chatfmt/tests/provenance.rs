@@ -107,3 +107,71 @@ fn computed_text_names_the_values_it_read() {
         ]
     );
 }
+
+/// Text computed from a message's content alone names that content however the template builds
+/// it: an operand of `+` after a literal, a value `{% set %}` bound before other output (a macro's
+/// result, a `~` concatenation, a `set` block), read again later in another expression.
+#[test]
+fn computed_content_keeps_its_origin_through_set_and_concatenation() {
+    let messages = vec![
+        json!({"role": "user", "content": "Hi there"}),
+        json!({"role": "tool", "content": "TOOL"}),
+    ];
+    let computed_content = |r: &Rendered, i: usize| -> Vec<String> {
+        let want = Origin::Computed(vec![format!("messages[{i}].content")]);
+        (r.spans.iter())
+            .filter(|s| s.origin == want)
+            .map(|s| r.text[s.start..s.end].to_string())
+            .collect()
+    };
+    let sources = [
+        "{% for m in messages %}<{{ m.role }}>{{ '<t>' + m.content | tojson }}{% endfor %}",
+        "{% for m in messages %}{% set c = m.content ~ '' %}<{{ m.role }}>{{ c | tojson }}{% endfor %}",
+        "{% macro r(c) %}{{ c }}{% endmacro %}{% for m in messages %}{% set c = r(m.content) | trim %}\
+         <{{ m.role }}>{{ '' ~ c | tojson }}{% endfor %}",
+        "{% for m in messages %}{% set c %}{{ m.content }}{% endset %}<{{ m.role }}>{{ c | tojson }}{% endfor %}",
+    ];
+    for source in sources {
+        let r = render(&ChatTemplate::new(source, Default::default()), &messages);
+        assert_tiles(&r);
+        assert_eq!(computed_content(&r, 0), ["\"Hi there\""], "{source}");
+        assert_eq!(computed_content(&r, 1), ["\"TOOL\""], "{source}");
+    }
+}
+
+/// Qwen3.5's template builds each message's content with a macro and `| trim` in a `{% set %}`
+/// before printing it: every assistant reply is still in an assistant span, and no user text is.
+#[test]
+fn qwen3_5_provenance_masks_cover_every_assistant_reply() {
+    use chatfmt::{MaskSource, SpanOptions};
+    let Some(path) = kits::kit_for_test("hf/corpus/Qwen--Qwen3.5-4B.jinja") else {
+        return;
+    };
+    let source = std::fs::read_to_string(&path).expect("corpus file readable");
+    let t = ChatTemplate::new(&source, Default::default());
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Hello there!"}),
+        json!({"role": "user", "content": "USER-SECRET question"}),
+        json!({"role": "assistant", "content": "Answer."}),
+    ];
+    let spans = SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: vec!["<|im_end|>".to_string()],
+        message_spans: true,
+        deadline: None,
+    };
+    let found = t
+        .apply_with_spans(&messages, &ApplyOptions::default(), &spans)
+        .expect("renders");
+    let text = &found.rendered.text;
+    let trained: Vec<&str> = found.assistant_spans.iter().map(|&(a, b)| &text[a..b]).collect();
+    assert_eq!(trained.len(), 2, "{trained:?}");
+    assert!(trained[0].starts_with("Hello there!"), "{trained:?}");
+    assert!(trained[1].ends_with("Answer.<|im_end|>"), "{trained:?}");
+    assert!(!trained.iter().any(|s| s.contains("USER-SECRET")), "{trained:?}");
+    let content: Vec<&str> = (found.messages.iter())
+        .map(|m| m.content.first().map_or("", |&(a, b)| &text[a..b]))
+        .collect();
+    assert_eq!(content, ["Hi", "Hello there!", "USER-SECRET question", "Answer."]);
+}

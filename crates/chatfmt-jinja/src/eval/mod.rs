@@ -798,14 +798,22 @@ impl<'a> Evaluator<'a> {
             StmtKind::For(f) if f.recursive => return self.buffered(|me| me.exec_for_stmt(f, s.pos)),
             StmtKind::For(f) => return self.exec_for_stmt(f, s.pos),
             StmtKind::Set(target, e) => {
+                let mark = self.spans.as_ref().map(SpanRecorder::reads_mark);
                 let v = self.eval(e)?;
+                if let (Some(rec), Some(mark)) = (&mut self.spans, mark) {
+                    rec.derive(&v, mark);
+                }
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
             StmtKind::SetBlock(target, filter, body) => {
+                let mark = self.spans.as_ref().map(SpanRecorder::reads_mark);
                 let text = self.capture(|me| me.exec_block(body))?;
                 let mut v = Value::string(text);
                 if let Some(f) = filter {
                     v = self.eval_filter_chain(f, v)?;
+                }
+                if let (Some(rec), Some(mark)) = (&mut self.spans, mark) {
+                    rec.derive(&v, mark);
                 }
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
