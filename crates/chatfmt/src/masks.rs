@@ -8,17 +8,20 @@
 //!
 //! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
 //!   is taken from provenance: from the end of the previous turn through the last character produced
-//!   for message i (its content, reasoning, tool calls, and text computed from it), followed by the
-//!   template text that closes it: what the render of `messages[:i+1]` puts after that character,
-//!   when R continues with the same text.
+//!   for message i (its content, reasoning, tool calls, and text computed from it; a field printed
+//!   again later, such as a tool call's name repeated in the header of the tool result, refers back
+//!   and does not count), followed by the template text that closes it: what the render of
+//!   `messages[:i+1]` puts after that character, when R continues with the same text.
 //! - **An assistant turn's span** is the turn minus the longest prefix it shares with g_i (the header
 //!   is never masked; it never reaches into the message's content), ending after the last stop marker
 //!   after the message's last character when there is one, plus a stop marker that begins exactly
 //!   where the turn ends. Stop markers are the eos token and the model's
 //!   stop tokens ([`stop_markers`]). With `continue_final_message` the final message's span ends at its
-//!   last character. No character of another message's content is ever in an assistant span.
+//!   last character. No character of another message's content is ever in an assistant span, nor
+//!   any computed text that shows it (a tool's output written inside the assistant's turn).
 //! - **Content** of message i: the characters whose provenance is its `content`, or text
-//!   computed from that alone (adjacent ones merged).
+//!   computed from that alone, or computed text that read no other message's content and is part
+//!   of this one (`message.content | trim` after a condition on the role) (adjacent ones merged).
 //!
 //! # One render for every prefix
 //!
@@ -38,6 +41,7 @@
 use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, LoopPrefix, Origin, Rendered};
 use serde_json::Value as Json;
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -178,7 +182,10 @@ fn is_content(rest: &str) -> bool {
 
 /// The message whose content a span shows: the content itself, or text computed from it alone
 /// (the message object may have been read on the way, as in `parse_content(message.content)`).
-fn content_owner(origin: &Origin) -> Option<usize> {
+/// Computed text that also read other fields (conditions on roles just before the content is
+/// printed read them too) counts when its content is the only one it read and the text is part
+/// of that content, as `message.content | trim` is.
+fn content_owner(origin: &Origin, text: &str, messages: &[Json]) -> Option<usize> {
     match origin {
         Origin::Input(path) => split_message(path)
             .filter(|&(_, rest)| is_content(rest))
@@ -187,12 +194,29 @@ fn content_owner(origin: &Origin) -> Option<usize> {
             let (i, _) = paths
                 .iter()
                 .find_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))?;
-            (paths.iter())
-                .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))))
-                .then_some(i)
+            let alone = (paths.iter())
+                .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))));
+            if alone {
+                return Some(i);
+            }
+            let one_content = (paths.iter())
+                .filter_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))
+                .all(|(j, _)| j == i);
+            (one_content && !text.is_empty() && content_texts(messages.get(i)?).any(|c| c.contains(text))).then_some(i)
         }
         Origin::Template => None,
     }
+}
+
+/// The strings of a message's content: the content itself, or the text of its parts.
+fn content_texts(message: &Json) -> impl Iterator<Item = &str> {
+    let (whole, parts) = match &message["content"] {
+        Json::String(s) => (Some(s.as_str()), &[][..]),
+        Json::Array(parts) => (None, parts.as_slice()),
+        _ => (None, &[][..]),
+    };
+    let parts = parts.iter().filter_map(|p| p.as_str().or_else(|| p["text"].as_str()));
+    whole.into_iter().chain(parts)
 }
 
 /// The messages a span's origin names (`messages[i]` or a part of it), each path once.
@@ -205,9 +229,22 @@ fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
     input.into_iter().chain(computed).filter_map(|p| message_of(p))
 }
 
-/// For each of the first `n` messages in a render, the end of the last character produced for it
-/// and its content spans (ascending, adjacent ones merged).
-fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<ByteSpan>>) {
+/// What [`scan_messages`] finds for each message of a render.
+struct Scan {
+    /// The end of the last character produced for each message.
+    last_char: Vec<Option<usize>>,
+    /// Each message's content spans (ascending, adjacent ones merged).
+    content: Vec<Vec<ByteSpan>>,
+    /// Computed spans that show some messages' content among other text (a tool's output inside
+    /// markup built from the call it answers), with those messages.
+    mixed: Vec<(ByteSpan, Vec<usize>)>,
+}
+
+/// For each message of a render, the end of the last character produced for it, its content
+/// spans, and the computed spans that mix its content with other text.
+fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
+    let n = messages.len();
+    let mut mixed: Vec<(ByteSpan, Vec<usize>)> = Vec::new();
     let mut last_char: Vec<Option<usize>> = vec![None; n];
     let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
     let mut produced = |i: usize, end: usize| {
@@ -215,18 +252,36 @@ fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<
             *last = Some(last.map_or(end, |l| l.max(end)));
         }
     };
+    // Input fields already printed: a field printed again (a tool call's name repeated in the
+    // header of the tool result that answers it) refers back to its message without extending it.
+    let mut printed: HashSet<&str> = HashSet::new();
     for span in &rendered.spans {
         let content_of = match &span.origin {
             Origin::Template => continue,
             // One parse of the path serves both.
             Origin::Input(path) => split_message(path).map(|(i, rest)| {
-                produced(i, span.end);
-                (i, is_content(rest))
+                let content = is_content(rest);
+                if printed.insert(path.as_str()) || content {
+                    produced(i, span.end);
+                }
+                (i, content)
             }),
-            Origin::Computed(_) => {
-                owners(&span.origin).for_each(|i| produced(i, span.end));
-                content_owner(&span.origin).map(|i| (i, true))
-            }
+            // Content is produced for its message alone; other computed text for every message
+            // it read.
+            Origin::Computed(_) => match content_owner(&span.origin, &rendered.text[span.start..span.end], messages) {
+                Some(i) => {
+                    produced(i, span.end);
+                    Some((i, true))
+                }
+                None => {
+                    owners(&span.origin).for_each(|i| produced(i, span.end));
+                    let shown = content_messages(&span.origin);
+                    if !shown.is_empty() {
+                        mixed.push(((span.start, span.end), shown));
+                    }
+                    None
+                }
+            },
         };
         if let Some(spans) = content_of.and_then(|(i, is)| is.then(|| content.get_mut(i)).flatten()) {
             match spans.last_mut() {
@@ -235,7 +290,23 @@ fn scan_messages(rendered: &Rendered, n: usize) -> (Vec<Option<usize>>, Vec<Vec<
             }
         }
     }
-    (last_char, content)
+    Scan {
+        last_char,
+        content,
+        mixed,
+    }
+}
+
+/// The messages whose content a computed origin read.
+fn content_messages(origin: &Origin) -> Vec<usize> {
+    let Origin::Computed(paths) = origin else {
+        return Vec::new();
+    };
+    let mut out: Vec<usize> = (paths.iter())
+        .filter_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)).map(|(i, _)| i))
+        .collect();
+    out.dedup();
+    out
 }
 
 /// The byte length of `prefix` when it is a prefix of `text`.
@@ -424,6 +495,8 @@ struct Rule<'r> {
     trailers: Vec<usize>,
     /// The content spans of each message.
     content: Vec<Vec<ByteSpan>>,
+    /// Computed spans showing some messages' content among other text (see [`Scan::mixed`]).
+    mixed: Vec<(ByteSpan, Vec<usize>)>,
     stop_markers: &'r [String],
     continued: bool,
 }
@@ -448,7 +521,11 @@ impl<'r> Rule<'r> {
         };
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
-        let (last_char, content) = scan_messages(rendered, n);
+        let Scan {
+            last_char,
+            content,
+            mixed,
+        } = scan_messages(rendered, messages);
         // P_n is R itself unless R ends with a generation prompt.
         let full_is_last = continued || !opts.add_generation_prompt;
         // Whether P_i is rendered on its own (not as R, nor with G_i by `apply_pair`).
@@ -560,6 +637,7 @@ impl<'r> Rule<'r> {
             last_char,
             trailers,
             content,
+            mixed,
             stop_markers,
             continued,
         })
@@ -641,11 +719,16 @@ impl<'r> Rule<'r> {
         }
     }
 
-    /// `span` without the characters of any other message's content.
+    /// `span` without the characters of any other message's content, nor the computed text that
+    /// shows it.
     fn without_other_content(&self, i: usize, span: ByteSpan) -> Vec<ByteSpan> {
+        let mixed = (self.mixed.iter())
+            .filter(|(_, shown)| shown.iter().any(|&j| j != i))
+            .map(|&(s, _)| s);
         let mut others: Vec<ByteSpan> = (self.content.iter().enumerate())
             .filter(|(j, _)| *j != i)
             .flat_map(|(_, c)| c.iter().copied())
+            .chain(mixed)
             .filter(|&(s, e)| s < span.1 && e > span.0)
             .collect();
         others.sort_unstable();

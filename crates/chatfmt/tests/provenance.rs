@@ -175,3 +175,50 @@ fn qwen3_5_provenance_masks_cover_every_assistant_reply() {
         .collect();
     assert_eq!(content, ["Hi", "Hello there!", "USER-SECRET question", "Answer."]);
 }
+
+/// Assistant spans of a template (provenance masks, `<call>` and `<end>` ending a turn) and the
+/// trained text.
+fn trained(source: &str, messages: &[Value]) -> Vec<String> {
+    use chatfmt::{MaskSource, SpanOptions};
+    let spans = SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: vec!["<call>".to_string(), "<end>".to_string()],
+        message_spans: true,
+        deadline: None,
+    };
+    let t = ChatTemplate::new(source, Default::default());
+    let found = t
+        .apply_with_spans(messages, &ApplyOptions::default(), &spans)
+        .expect("renders");
+    (found.assistant_spans.iter())
+        .map(|&(a, b)| found.rendered.text[a..b].to_string())
+        .collect()
+}
+
+/// A tool's output that the template writes inside the assistant's turn, in text computed from more
+/// than the output (Gemma 4 answers a call in the model's own turn), is not trained on; nor is the
+/// tool call's name the tool result's header repeats (gpt-oss), which would stretch the caller's turn.
+#[test]
+fn tool_output_and_repeated_names_stay_out_of_assistant_spans() {
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Checking.", "tool_calls": [{"name": "clock"}]}),
+        json!({"role": "tool", "name": "clock", "content": "SECRET-OUTPUT"}),
+        json!({"role": "assistant", "content": "Noon."}),
+    ];
+    let inline = "{% for m in messages %}{% if m.role == 'assistant' %}<a>\
+        {% for t in messages[loop.index0 + 1:] %}{% if t.role == 'tool' %}\
+        {{ (t.name ~ ': ' ~ t.content) | trim }}{% endif %}{% endfor %}{{ m.content }}<end>\
+        {% elif m.role == 'user' %}<u>{{ m.content }}</u>{% endif %}{% endfor %}";
+    let spans = trained(inline, &messages);
+    assert!(spans.iter().all(|s| !s.contains("SECRET")), "{spans:?}");
+    assert!(spans.iter().any(|s| s.contains("Checking.")), "{spans:?}");
+    // The final assistant message renders differently (as gpt-oss's final channel), so the prefix
+    // that ends with the call is not a prefix of the whole render and the turn comes from provenance.
+    let header = "{% for m in messages %}{% if m.role == 'assistant' %}{% if loop.last %}<final>{% endif %}\
+        <a>{% if m.tool_calls %}{{ m.tool_calls[0].name }}<call>{% else %}{{ m.content }}<end>{% endif %}\
+        {% elif m.role == 'tool' %}<t {{ messages[loop.index0 - 1].tool_calls[0].name }}>{{ m.content }}</t>\
+        {% else %}<u>{{ m.content }}</u>{% endif %}{% endfor %}";
+    let spans = trained(header, &messages);
+    assert_eq!(spans, ["<a>clock<call>", "<final><a>Noon.<end>"], "{spans:?}");
+}
