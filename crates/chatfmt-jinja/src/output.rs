@@ -4,7 +4,6 @@
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Origin, Span};
 use crate::value::Value;
 use serde_json::Value as Json;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -60,7 +59,7 @@ pub(crate) struct SpanRecorder<'a> {
     /// Strings computed by `{% set %}` from what the template read, by address, with those reads
     /// (see [`SpanRecorder::derive`]). Each string is kept while it is listed, so that no other
     /// string takes its address.
-    derived: HashMap<usize, (Rc<str>, Vec<usize>)>,
+    derived: foldhash::HashMap<usize, (Rc<str>, Vec<usize>)>,
     /// How many entries `derived` may reach before the strings no one else holds are dropped.
     derived_cap: usize,
 }

@@ -41,7 +41,6 @@
 use crate::{ApplyOptions, ChatTemplate, Error, ErrorKind};
 use chatfmt_jinja::{ByteSpan, CodePoints, LoopPrefix, Origin, Rendered};
 use serde_json::Value as Json;
-use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -254,7 +253,7 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
     };
     // Input fields already printed: a field printed again (a tool call's name repeated in the
     // header of the tool result that answers it) refers back to its message without extending it.
-    let mut printed: HashSet<&str> = HashSet::new();
+    let mut printed: foldhash::HashSet<&str> = foldhash::HashSet::default();
     for span in &rendered.spans {
         let content_of = match &span.origin {
             Origin::Template => continue,
