@@ -4,7 +4,9 @@
 //!
 //! Let R be the full render, P_i the render of `messages[:i]` (P_0 is empty; P_n is R without a final
 //! generation prompt, and R itself with `continue_final_message`), G_i the same with the generation
-//! prompt, and g_i = G_i minus P_i when G_i starts with P_i. A render that raises is not a prefix.
+//! prompt (G_0 renders no messages, as a batch would), and g_i = G_i minus P_i when G_i starts with
+//! P_i. A render that raises is not a prefix. When G_0 raises (most templates read `messages[0]`),
+//! a first assistant message's span starts at its content.
 //!
 //! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
 //!   is taken from provenance: from the end of the previous turn through the last character produced
@@ -533,6 +535,17 @@ impl<'r> Rule<'r> {
         let mut prefixes: Vec<Option<usize>> = vec![Some(0)];
         // g_i for each assistant message i, from G_i rendered with P_i.
         let mut prompts: Vec<Option<String>> = vec![None; n];
+        // g_0 is G_0 itself, since P_0 is empty: the text before a first assistant message (a
+        // default system prompt, the header). transformers refuses to render an empty conversation
+        // on its own but renders one within a batch, which is how G_0 is rendered here.
+        if assistant.first() == Some(&true) {
+            let empty = ApplyOptions {
+                add_generation_prompt: true,
+                in_batch: true,
+                ..plain.clone()
+            };
+            prompts[0] = template.apply(&[], &empty).ok().map(|g| g.text);
+        }
         let mut trailers = vec![0; n];
         // One render replaces the prefix renders when there are two or more of them.
         let derived = if let Some(prefixes) = with_r {
@@ -679,8 +692,11 @@ impl<'r> Rule<'r> {
                     .map(|(x, _)| x.len_utf8())
                     .sum()
             });
-            // The header never reaches into the message's own content.
+            // The header never reaches into the message's own content. Without g_0 (the template
+            // cannot render no messages), a first message's header is all that comes before its
+            // content: a default system prompt is never trained on.
             let start = match self.content[i].first() {
+                Some(&(c, _)) if c >= a && i == 0 && self.generation_prompt(0).is_none() => c,
                 Some(&(c, _)) if c >= a => (a + header).min(c),
                 _ => a + header,
             };

@@ -222,3 +222,23 @@ fn tool_output_and_repeated_names_stay_out_of_assistant_spans() {
     let spans = trained(header, &messages);
     assert_eq!(spans, ["<a>clock<call>", "<final><a>Noon.<end>"], "{spans:?}");
 }
+
+/// A conversation that opens with the assistant trains on that message, not on what comes before it
+/// (the BOS, a default system prompt, the header), whether or not the template can render no messages.
+#[test]
+fn a_first_assistant_message_is_trained_from_its_content() {
+    let messages = vec![
+        json!({"role": "assistant", "content": "I open."}),
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Hello."}),
+    ];
+    // Reads messages[0], so it cannot render no messages.
+    let reads_first = "<s>{% if messages[0].role != 'system' %}[sys]Default.[/sys]{% endif %}\
+        {% for m in messages %}<{{ m.role }}>{{ m.content }}<end>{% endfor %}\
+        {% if add_generation_prompt %}<assistant>{% endif %}";
+    assert_eq!(trained(reads_first, &messages), ["I open.<end>", "Hello.<end>"]);
+    // Renders no messages as the default system prompt: g_0 is that and the header.
+    let renders_empty = "<s>[sys]Default.[/sys]{% for m in messages %}<{{ m.role }}>{{ m.content }}<end>\
+        {% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}";
+    assert_eq!(trained(renders_empty, &messages), ["I open.<end>", "Hello.<end>"]);
+}
