@@ -6,7 +6,8 @@
 //! generation prompt, and R itself with `continue_final_message`), G_i the same with the generation
 //! prompt (G_0 renders no messages, as a batch would), and g_i = G_i minus P_i when G_i starts with
 //! P_i. A render that raises is not a prefix. When G_0 raises (most templates read `messages[0]`),
-//! a first assistant message's span starts at its content.
+//! a first assistant message's span starts after another assistant message's g_j where its turn
+//! holds one before the message's first character, else at that character.
 //!
 //! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
 //!   is taken from provenance: from the end of the previous turn through the last character produced
@@ -232,6 +233,8 @@ fn owners(origin: &Origin) -> impl Iterator<Item = usize> + '_ {
 
 /// What [`scan_messages`] finds for each message of a render.
 struct Scan {
+    /// The start of the first character produced for each message.
+    first_char: Vec<Option<usize>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
     /// Each message's content spans (ascending, adjacent ones merged).
@@ -248,9 +251,13 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
     let mut mixed: Vec<(ByteSpan, Vec<usize>)> = Vec::new();
     let mut last_char: Vec<Option<usize>> = vec![None; n];
     let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
-    let mut produced = |i: usize, end: usize| {
+    let mut first_char: Vec<Option<usize>> = vec![None; n];
+    let mut produced = |i: usize, (start, end): ByteSpan| {
         if let Some(last) = last_char.get_mut(i) {
             *last = Some(last.map_or(end, |l| l.max(end)));
+        }
+        if let Some(first) = first_char.get_mut(i) {
+            *first = Some(first.map_or(start, |f| f.min(start)));
         }
     };
     // Input fields already printed: a field printed again (a tool call's name repeated in the
@@ -263,7 +270,7 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
             Origin::Input(path) => split_message(path).map(|(i, rest)| {
                 let content = is_content(rest);
                 if printed.insert(path.as_str()) || content {
-                    produced(i, span.end);
+                    produced(i, (span.start, span.end));
                 }
                 (i, content)
             }),
@@ -271,11 +278,11 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
             // it read.
             Origin::Computed(_) => match content_owner(&span.origin, &rendered.text[span.start..span.end], messages) {
                 Some(i) => {
-                    produced(i, span.end);
+                    produced(i, (span.start, span.end));
                     Some((i, true))
                 }
                 None => {
-                    owners(&span.origin).for_each(|i| produced(i, span.end));
+                    owners(&span.origin).for_each(|i| produced(i, (span.start, span.end)));
                     let shown = content_messages(&span.origin);
                     if !shown.is_empty() {
                         mixed.push(((span.start, span.end), shown));
@@ -292,6 +299,7 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
         }
     }
     Scan {
+        first_char,
         last_char,
         content,
         mixed,
@@ -490,6 +498,8 @@ struct Rule<'r> {
     prefixes: Vec<Option<usize>>,
     /// g_i for each assistant message i before the last (see `generation_prompt`).
     prompts: Vec<Option<String>>,
+    /// The start of the first character produced for each message.
+    first_char: Vec<Option<usize>>,
     /// The end of the last character produced for each message.
     last_char: Vec<Option<usize>>,
     /// The byte length of the template text that closes each message (see `Rule::new`).
@@ -523,6 +533,7 @@ impl<'r> Rule<'r> {
         let continued = opts.continue_final_message.is_some();
         let text = rendered.text.as_str();
         let Scan {
+            first_char,
             last_char,
             content,
             mixed,
@@ -646,6 +657,7 @@ impl<'r> Rule<'r> {
             text,
             prefixes,
             prompts,
+            first_char,
             last_char,
             trailers,
             content,
@@ -692,13 +704,15 @@ impl<'r> Rule<'r> {
                     .map(|(x, _)| x.len_utf8())
                     .sum()
             });
-            // The header never reaches into the message's own content. Without g_0 (the template
-            // cannot render no messages), a first message's header is all that comes before its
-            // content: a default system prompt is never trained on.
+            // The header never reaches into the message's own content.
             let start = match self.content[i].first() {
-                Some(&(c, _)) if c >= a && i == 0 && self.generation_prompt(0).is_none() => c,
                 Some(&(c, _)) if c >= a => (a + header).min(c),
                 _ => a + header,
+            };
+            let start = if i == 0 && self.generation_prompt(0).is_none() {
+                self.first_header_end((a, b)).unwrap_or(start)
+            } else {
+                start
             };
             let end = if self.continued && i + 1 == n {
                 b
@@ -711,6 +725,24 @@ impl<'r> Rule<'r> {
             }
         }
         spans
+    }
+
+    /// Where a first assistant message's span starts when g_0 is unknown (the template cannot
+    /// render no messages): after the last generation prompt of another assistant message that the
+    /// turn holds before the message's first character, else at that character. What comes before
+    /// (a BOS, a default system prompt, the header) is never trained on.
+    fn first_header_end(&self, (a, b): ByteSpan) -> Option<usize> {
+        let first = self.first_char.first().copied().flatten()?.clamp(a, b);
+        let turn = self.text.get(a..b)?;
+        let after_prompt = (self.prompts.iter().flatten())
+            .filter(|g| !g.is_empty())
+            .filter_map(|g| {
+                let before = turn.get(..(first - a + g.len()).min(turn.len()))?;
+                before.rfind(g.as_str()).map(|at| a + at + g.len())
+            })
+            .filter(|&end| end <= b)
+            .max();
+        Some(after_prompt.unwrap_or(first))
     }
 
     /// Where an assistant span ends in a turn ending at `end`: after the last stop marker from `start`

@@ -241,4 +241,19 @@ fn a_first_assistant_message_is_trained_from_its_content() {
     let renders_empty = "<s>[sys]Default.[/sys]{% for m in messages %}<{{ m.role }}>{{ m.content }}<end>\
         {% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}";
     assert_eq!(trained(renders_empty, &messages), ["I open.<end>", "Hello.<end>"]);
+    // What the model writes before the content (its reasoning, after the generation prompt that
+    // later assistant turns show) is trained on in the first message too.
+    let thinking = vec![
+        json!({"role": "assistant", "content": "I open.", "reasoning_content": "r1"}),
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Hello.", "reasoning_content": "r2"}),
+    ];
+    let reasons = "<s>{% if messages[0].role != 'system' %}[sys]Default.[/sys]{% endif %}\
+        {% for m in messages %}{% if m.role == 'assistant' %}<assistant><think>{{ m.reasoning_content }}</think>\
+        {{ m.content }}<end>{% else %}<u>{{ m.content }}</u>{% endif %}{% endfor %}\
+        {% if add_generation_prompt %}<assistant><think>{% endif %}";
+    assert_eq!(
+        trained(reasons, &thinking),
+        ["r1</think>I open.<end>", "r2</think>Hello.<end>"]
+    );
 }
