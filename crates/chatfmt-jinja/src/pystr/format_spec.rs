@@ -154,10 +154,6 @@ pub fn apply_format_spec(spec: &str, arg: &dyn FormatArg) -> Result<String, PyEr
         return Ok(arg.py_str());
     }
     let type_name = arg.type_name();
-    if let Some(b) = arg.as_big_int() {
-        let s = parse_spec(spec, type_name, Some('d'), '>')?;
-        return format_big_int(&s, b);
-    }
     match type_name {
         "str" => format_str(spec, &arg.py_str()),
         "float" => {
@@ -169,20 +165,40 @@ pub fn apply_format_spec(spec: &str, arg: &dyn FormatArg) -> Result<String, PyEr
                 Some(c) => Err(unknown_code(c, type_name)),
             }
         }
-        _ => match arg.as_int() {
-            Some(v) => {
-                let s = parse_spec(spec, type_name, Some('d'), '>')?;
-                match s.ty {
-                    Some('b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'n') => format_int(&s, v),
-                    Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => format_float(&s, v as f64),
-                    Some(c) => Err(unknown_code(c, type_name)),
-                    None => format_int(&s, v),
+        _ => {
+            let v = match (arg.as_int(), arg.as_big_int()) {
+                (Some(v), _) => Int::Small(v),
+                (None, Some(b)) => Int::Big(b),
+                (None, None) => {
+                    return Err(PyError::type_error(format!(
+                        "unsupported format string passed to {type_name}.__format__"
+                    )))
                 }
+            };
+            let s = parse_spec(spec, type_name, Some('d'), '>')?;
+            match s.ty {
+                Some('b' | 'c' | 'd' | 'o' | 'x' | 'X' | 'n') | None => format_int(&s, v),
+                Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => format_float(&s, v.to_f64()?),
+                Some(c) => Err(unknown_code(c, type_name)),
             }
-            None => Err(PyError::type_error(format!(
-                "unsupported format string passed to {type_name}.__format__"
-            ))),
-        },
+        }
+    }
+}
+
+/// An int to format: within `i64`, or beyond it.
+#[derive(Clone, Copy)]
+enum Int<'a> {
+    Small(i64),
+    Big(&'a BigInt),
+}
+
+impl Int<'_> {
+    /// Python `float(v)`.
+    fn to_f64(self) -> Result<f64, PyError> {
+        match self {
+            Int::Small(v) => Ok(v as f64),
+            Int::Big(b) => super::int_to_float(b),
+        }
     }
 }
 
@@ -231,7 +247,7 @@ fn format_str(spec: &str, value: &str) -> Result<String, PyError> {
     Ok(out)
 }
 
-fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
+fn format_int(s: &Spec, v: Int<'_>) -> Result<String, PyError> {
     if s.prec.is_some() {
         return Err(PyError::value("Precision not allowed in integer format specifier"));
     }
@@ -250,6 +266,12 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
                 "Alternate form (#) not allowed with integer format specifier 'c'",
             ));
         }
+        let Int::Small(v) = v else {
+            return Err(PyError::new(
+                PyErrorKind::OverflowError,
+                "Python int too large to convert to C long",
+            ));
+        };
         let c = super::py_chr(v)?;
         return render_number(s, false, "", &c.to_string(), "", 3);
     }
@@ -260,41 +282,10 @@ fn format_int(s: &Spec, v: i64) -> Result<String, PyError> {
         'X' => (16, "0X", true),
         _ => (10, "", false),
     };
-    let digits = int_digits(v, radix, upper);
-    let prefix = if s.alt { prefix } else { "" };
-    let group = if radix == 10 { 3 } else { 4 };
-    render_number(s, v < 0, prefix, &digits, "", group)
-}
-
-/// An int beyond `i64`: the integer presentations, or the float ones through `float()`.
-fn format_big_int(s: &Spec, v: &BigInt) -> Result<String, PyError> {
-    match s.ty {
-        Some('e' | 'E' | 'f' | 'F' | 'g' | 'G' | '%') => return format_float(s, super::int_to_float(v)?),
-        Some('c') => {
-            return Err(PyError::new(
-                PyErrorKind::OverflowError,
-                "Python int too large to convert to C long",
-            ))
-        }
-        Some('b' | 'd' | 'o' | 'x' | 'X' | 'n') | None => {}
-        Some(c) => return Err(unknown_code(c, "int")),
-    }
-    if s.prec.is_some() {
-        return Err(PyError::value("Precision not allowed in integer format specifier"));
-    }
-    if s.no_neg_0 {
-        return Err(PyError::value(
-            "Negative zero coercion (z) not allowed in integer format specifier",
-        ));
-    }
-    let (radix, prefix, upper) = match s.ty {
-        Some('b') => (2, "0b", false),
-        Some('o') => (8, "0o", false),
-        Some('x') => (16, "0x", false),
-        Some('X') => (16, "0X", true),
-        _ => (10, "", false),
+    let (negative, digits) = match v {
+        Int::Small(v) => (v < 0, int_digits(v, radix, upper)),
+        Int::Big(b) => super::big_digits(b, radix, upper),
     };
-    let (negative, digits) = super::big_digits(v, radix, upper);
     let prefix = if s.alt { prefix } else { "" };
     let group = if radix == 10 { 3 } else { 4 };
     render_number(s, negative, prefix, &digits, "", group)

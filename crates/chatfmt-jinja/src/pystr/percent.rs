@@ -22,7 +22,6 @@ pub(crate) fn int_digits(v: i64, radix: u32, upper: bool) -> String {
     rev.iter().rev().collect()
 }
 
-/// Python `int(x)` of a float as (negative, decimal digits of the magnitude).
 /// Sign and digits (in `radix`) of an int beyond `i64`.
 pub(crate) fn big_digits(v: &BigInt, radix: u32, upper: bool) -> (bool, String) {
     let digits = v.magnitude().to_str_radix(radix);
@@ -30,6 +29,7 @@ pub(crate) fn big_digits(v: &BigInt, radix: u32, upper: bool) -> (bool, String) 
     (v.sign() == Sign::Minus, digits)
 }
 
+/// Python `int(x)` of a float as (negative, decimal digits of the magnitude).
 pub(crate) fn float_to_int_digits(x: f64) -> Result<(bool, String), PyError> {
     if x.is_nan() {
         return Err(PyError::value("cannot convert float NaN to integer"));
