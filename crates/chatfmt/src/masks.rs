@@ -182,32 +182,16 @@ fn is_content(rest: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('[') || rest.starts_with('.'))
 }
 
-/// The message whose content a span shows: the content itself, or text computed from it alone
-/// (the message object may have been read on the way, as in `parse_content(message.content)`).
-/// Computed text that also read other fields (conditions on roles just before the content is
-/// printed read them too) counts when its content is the only one it read and the text is part
-/// of that content, as `message.content | trim` is.
-fn content_owner(origin: &Origin, text: &str, messages: &[Json]) -> Option<usize> {
-    match origin {
-        Origin::Input(path) => split_message(path)
-            .filter(|&(_, rest)| is_content(rest))
-            .map(|(i, _)| i),
-        Origin::Computed(paths) => {
-            let (i, _) = paths
-                .iter()
-                .find_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))?;
-            let alone = (paths.iter())
-                .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))));
-            if alone {
-                return Some(i);
-            }
-            let one_content = (paths.iter())
-                .filter_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)))
-                .all(|(j, _)| j == i);
-            (one_content && !text.is_empty() && content_texts(messages.get(i)?).any(|c| c.contains(text))).then_some(i)
-        }
-        Origin::Template => None,
-    }
+/// The message whose content computed text shows, given the messages whose content it read
+/// (`shown`, see [`content_messages`]): text computed from that content alone (the message object
+/// may have been read on the way, as in `parse_content(message.content)`), or text that also read
+/// other fields (conditions on roles just before the content is printed read them too) but no other
+/// message's content and is part of that content, as `message.content | trim` is.
+fn content_owner(paths: &[String], shown: &[usize], text: &str, messages: &[Json]) -> Option<usize> {
+    let &[i] = shown else { return None };
+    let alone = (paths.iter())
+        .all(|p| split_message(p).is_some_and(|(j, rest)| j == i && (rest.is_empty() || is_content(rest))));
+    (alone || (!text.is_empty() && content_texts(messages.get(i)?).any(|c| c.contains(text)))).then_some(i)
 }
 
 /// The strings of a message's content: the content itself, or the text of its parts.
@@ -276,20 +260,22 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
             }),
             // Content is produced for its message alone; other computed text for every message
             // it read.
-            Origin::Computed(_) => match content_owner(&span.origin, &rendered.text[span.start..span.end], messages) {
-                Some(i) => {
-                    produced(i, (span.start, span.end));
-                    Some((i, true))
-                }
-                None => {
-                    owners(&span.origin).for_each(|i| produced(i, (span.start, span.end)));
-                    let shown = content_messages(&span.origin);
-                    if !shown.is_empty() {
-                        mixed.push(((span.start, span.end), shown));
+            Origin::Computed(paths) => {
+                let shown = content_messages(paths);
+                match content_owner(paths, &shown, &rendered.text[span.start..span.end], messages) {
+                    Some(i) => {
+                        produced(i, (span.start, span.end));
+                        Some((i, true))
                     }
-                    None
+                    None => {
+                        owners(&span.origin).for_each(|i| produced(i, (span.start, span.end)));
+                        if !shown.is_empty() {
+                            mixed.push(((span.start, span.end), shown));
+                        }
+                        None
+                    }
                 }
-            },
+            }
         };
         if let Some(spans) = content_of.and_then(|(i, is)| is.then(|| content.get_mut(i)).flatten()) {
             match spans.last_mut() {
@@ -306,11 +292,8 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
     }
 }
 
-/// The messages whose content a computed origin read.
-fn content_messages(origin: &Origin) -> Vec<usize> {
-    let Origin::Computed(paths) = origin else {
-        return Vec::new();
-    };
+/// The messages whose content a computed origin's paths (sorted) name, each once.
+fn content_messages(paths: &[String]) -> Vec<usize> {
     let mut out: Vec<usize> = (paths.iter())
         .filter_map(|p| split_message(p).filter(|&(_, rest)| is_content(rest)).map(|(i, _)| i))
         .collect();
