@@ -798,23 +798,17 @@ impl<'a> Evaluator<'a> {
             StmtKind::For(f) if f.recursive => return self.buffered(|me| me.exec_for_stmt(f, s.pos)),
             StmtKind::For(f) => return self.exec_for_stmt(f, s.pos),
             StmtKind::Set(target, e) => {
-                let mark = self.spans.as_ref().map(SpanRecorder::reads_mark);
-                let v = self.eval(e)?;
-                if let (Some(rec), Some(mark)) = (&mut self.spans, mark) {
-                    rec.derive(&v, mark);
-                }
+                let v = self.derived(|me| me.eval(e))?;
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
             StmtKind::SetBlock(target, filter, body) => {
-                let mark = self.spans.as_ref().map(SpanRecorder::reads_mark);
-                let text = self.capture(|me| me.exec_block(body))?;
-                let mut v = Value::string(text);
-                if let Some(f) = filter {
-                    v = self.eval_filter_chain(f, v)?;
-                }
-                if let (Some(rec), Some(mark)) = (&mut self.spans, mark) {
-                    rec.derive(&v, mark);
-                }
+                let v = self.derived(|me| {
+                    let v = Value::string(me.capture(|me| me.exec_block(body))?);
+                    match filter {
+                        Some(f) => me.eval_filter_chain(f, v),
+                        None => Ok(v),
+                    }
+                })?;
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
             StmtKind::Macro(def) => {
@@ -1173,6 +1167,17 @@ impl<'a> Evaluator<'a> {
             return r;
         }
         Ok(Flow::Normal)
+    }
+
+    /// A value `{% set %}` binds, computed by `f`; with spans, a string it computed stands for what
+    /// `f` read wherever it is read again (see `SpanRecorder::derive`).
+    fn derived(&mut self, f: impl FnOnce(&mut Self) -> Result<Value<'a>>) -> Result<Value<'a>> {
+        let mark = self.spans.as_ref().map(SpanRecorder::reads_mark);
+        let v = f(self)?;
+        if let (Some(rec), Some(mark)) = (&mut self.spans, mark) {
+            rec.derive(&v, mark);
+        }
+        Ok(v)
     }
 
     // ---- expressions ----------------------------------------------------------------------
