@@ -211,18 +211,26 @@ impl<'s> Parser<'s> {
 
     fn eof_error(&self, end: &[&str]) -> Error {
         let mut msg = "Unexpected end of template.".to_string();
-        msg.push_str(&self.looking_for(end));
+        msg.push_str(&self.looking_for(end, None));
         self.fail(msg)
     }
 
-    fn looking_for(&self, end: &[&str]) -> String {
+    /// Jinja2's explanation after an unknown `tag` (or the template's end, `None`): the tags the
+    /// innermost body waits for (`end`), worded as a nesting mistake when an enclosing body waits
+    /// for `tag`, then the innermost open block.
+    fn looking_for(&self, end: &[&str], tag: Option<&str>) -> String {
         let mut msg = String::new();
         if !end.is_empty() {
             let names: Vec<String> = end.iter().map(|e| format!("'{e}'")).collect();
-            msg.push_str(&format!(
-                " Jinja was looking for the following tags: {}.",
-                names.join(" or ")
-            ));
+            let names = names.join(" or ");
+            if tag.is_some_and(|t| self.ends.iter().any(|e| e.contains(&t))) {
+                msg.push_str(&format!(
+                    " You probably made a nesting mistake. Jinja is expecting this tag, but currently \
+                     looking for {names}."
+                ));
+            } else {
+                msg.push_str(&format!(" Jinja was looking for the following tags: {names}."));
+            }
         }
         if let Some(open) = self.open.last() {
             msg.push_str(&format!(" The innermost block that needs to be closed is '{open}'."));
@@ -318,26 +326,13 @@ impl<'s> Parser<'s> {
         Ok(Stmt { kind, pos })
     }
 
-    /// Jinja2's error for a tag no statement starts with: the end tags the innermost body waits
-    /// for, worded as a nesting mistake when an enclosing body waits for this one.
+    /// Jinja2's error for a tag no statement starts with (see [`looking_for`](Self::looking_for)).
     fn unknown_tag(&self, tag: &str) -> Error {
-        let mut msg = format!("Encountered unknown tag '{tag}'.");
-        if let Some(current) = self.ends.last() {
-            let names: Vec<String> = current.iter().map(|e| format!("'{e}'")).collect();
-            let names = names.join(" or ");
-            if self.ends.iter().any(|e| e.contains(&tag)) {
-                msg.push_str(&format!(
-                    " You probably made a nesting mistake. Jinja is expecting this tag, but currently \
-                     looking for {names}."
-                ));
-            } else {
-                msg.push_str(&format!(" Jinja was looking for the following tags: {names}."));
-            }
-        }
-        if let Some(open) = self.open.last() {
-            msg.push_str(&format!(" The innermost block that needs to be closed is '{open}'."));
-        }
-        self.fail(msg)
+        let end = self.ends.last().copied().unwrap_or_default();
+        self.fail(format!(
+            "Encountered unknown tag '{tag}'.{}",
+            self.looking_for(end, Some(tag))
+        ))
     }
 
     fn with_open(&mut self, tag: &'static str, f: fn(&mut Self) -> Result<StmtKind>) -> Result<StmtKind> {
