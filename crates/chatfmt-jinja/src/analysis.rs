@@ -634,7 +634,7 @@ impl Walker {
                 self.out.unknown_functions.push(finding(n, pos));
             }
             ExprKind::GetAttr(o, method) => {
-                if crate::builtins::methods::is_mutator_name(method) {
+                if crate::builtins::dispatch::is_mutator_name(method) {
                     self.out.refused_calls.push(finding(method, pos));
                 }
                 if &**method == "get" && self.is_message(o) {

@@ -1,6 +1,7 @@
 //! `docs/BUILTINS.md`, written from the built-in tables.
 
-use super::table::{Builtin, FILTERS, GLOBALS, METHODS, TESTS};
+use super::entry::Builtin;
+use super::table::{FILTERS, GLOBALS, METHODS, TESTS};
 use std::fmt::Write as _;
 
 /// The reference of every filter, test, global function and method, as Markdown.

@@ -1,11 +1,12 @@
 //! Jinja2's built-in filters.
 
 use super::args::{Bound, CallArgs};
+use super::entry::Builtin;
 use super::json::{dumps, DumpOptions};
-use super::table::{Builtin, FILTERS, TESTS};
+use super::table::{FILTERS, TESTS};
 use crate::error::{err, Result};
 use crate::pystr::{self, escape_into, is_py_space};
-use crate::value::{LoopItems, Object, UndefInfo, Value};
+use crate::value::{check_hashable, sort_values, LoopItems, Object, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -99,30 +100,6 @@ fn multi_key<'a>(item: &Value<'a>, attribute: &Option<Value<'a>>, case_sensitive
         key.push(ignore_case(v, case_sensitive));
     }
     Ok(Value::list(key))
-}
-
-/// Python's `sorted(pairs, key=first, reverse=reverse)`: CPython's comparison sequence, stable.
-pub(crate) fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
-    let failure = std::cell::RefCell::new(None);
-    if reverse {
-        items.reverse();
-    }
-    let r = pystr::python_sort(items, |a, b| match a.0.py_cmp(&b.0, "<") {
-        Ok(o) => Ok(o == Ordering::Less),
-        Err(e) => {
-            let msg = e.message().to_string();
-            failure.borrow_mut().get_or_insert(e);
-            Err(pystr::PyError::type_error(msg))
-        }
-    });
-    if reverse {
-        items.reverse();
-    }
-    match (r, failure.into_inner()) {
-        (Err(_), Some(e)) => Err(e),
-        (Err(e), None) => Err(crate::error::py_err(e)),
-        _ => Ok(()),
-    }
 }
 
 fn bool_arg(v: &Option<Value>) -> bool {
@@ -1488,11 +1465,6 @@ fn int_of_float<'a>(x: f64, default: Value<'a>) -> Result<Value<'a>> {
         Err(e) if e.kind == pystr::PyErrorKind::ValueError => Ok(default),
         Err(e) => Err(crate::error::py_err(e)),
     }
-}
-
-/// Python's `hash()` refuses mutable containers.
-pub fn check_hashable(v: &Value) -> Result<()> {
-    crate::value::check_hashable(v)
 }
 
 /// `urllib.parse.quote` as Jinja2's `url_quote` uses it (`for_qs`: no safe `/`, spaces as `+`).

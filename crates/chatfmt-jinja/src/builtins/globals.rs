@@ -2,8 +2,7 @@
 //! `loop` object's attributes, and the bodies of the methods of `loop` and `cycler`.
 
 use super::args::{Bound, CallArgs, Signature};
-use super::methods::wrong_receiver;
-use super::table::MethodCall;
+use super::entry::{bad_argument, wrong_receiver, MethodCall};
 use crate::context::Clock;
 use crate::error::{err, Error, ErrorKind, Result};
 use crate::value::{range_len, Dict, LoopValue, Object, UndefInfo, Value};
@@ -108,7 +107,7 @@ pub(super) fn strftime_now<'a>(clock: &Clock, mut b: Bound<'a>) -> Result<Value<
     let [fmt] = b.take();
     let fmt = fmt.unwrap_or(Value::None);
     let Some(f) = fmt.as_str() else {
-        return Err(super::methods::bad_argument("strftime", "argument 1", "str", &fmt));
+        return Err(bad_argument("strftime", "argument 1", "str", &fmt));
     };
     Ok(Value::string(super::format::strftime_now(clock, f)?))
 }
@@ -160,20 +159,6 @@ pub fn check_namespace_name(name: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// `dict.fromkeys(iterable, value=None)`.
-pub fn dict_fromkeys<'a>(args: CallArgs<'a>) -> Result<Value<'a>> {
-    let [keys, value] = args.bind("fromkeys", ["iterable", "value"])?;
-    let keys = keys.ok_or_else(|| err!(TypeError, "fromkeys expected at least 1 argument, got 0"))?;
-    let value = value.unwrap_or(Value::None);
-    let mut d = Dict::default();
-    let keys = keys.iterate()?;
-    crate::limits::charge_items(keys.len())?;
-    for k in keys.iter() {
-        d.insert(k.clone(), value.clone())?;
-    }
-    Ok(Value::Dict(Rc::new(d)))
 }
 
 /// Calls a joiner: empty the first time, the separator after.

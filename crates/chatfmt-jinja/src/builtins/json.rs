@@ -207,7 +207,7 @@ pub fn dumps(v: &Value, opts: &DumpOptions, level: usize, out: &mut String) -> R
             }
             if opts.sort_keys {
                 // CPython sorts the items with `list.sort`: the same comparisons, the same first error.
-                super::filters::sort_values(&mut pairs, false)?;
+                crate::value::sort_values(&mut pairs, false)?;
             }
             out.push('{');
             for (i, (k, val)) in pairs.iter().enumerate() {

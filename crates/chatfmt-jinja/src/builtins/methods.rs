@@ -1,120 +1,13 @@
 //! The bodies of the Python methods of str (and MarkupSafe's `Markup`), dict, list, tuple and
-//! range that templates call, and the dispatch of a method call: the entry of [`super::table`]
-//! for the receiver's type and the name, its arguments bound by its signature, its body run. The
-//! int and float bodies live in [`super::num_methods`], those of Jinja2's helper objects in
-//! [`super::globals`].
+//! range that templates call ([`super::dispatch`] calls them). The int and float bodies live in
+//! [`super::num_methods`], those of Jinja2's helper objects in [`super::globals`].
 
 use super::args::CallArgs;
-use super::method_sig;
-use super::table::{self, Body, Method, MethodCall};
-use crate::error::{err, py_err, Error, Result};
+use super::entry::{bad_argument, not_integer, ssize, wrong_receiver, MethodCall};
+use crate::error::{err, py_err, Result};
 use crate::pystr::{self, PyError};
 use crate::value::{Dict, Object, Value};
 use std::rc::Rc;
-
-/// Whether `obj` has a Python method called `name`.
-pub fn has_method(obj: &Value, name: &str) -> bool {
-    table::method(obj, name).is_some()
-}
-
-/// Whether `name` is a method of `dict` (so `d.name` is the method, not the item).
-pub fn is_dict_method(name: &str) -> bool {
-    table::dict_method(name).is_some()
-}
-
-/// Whether `name` is a method that mutates its receiver (none is a `str` method, so a call of
-/// such a name fails on any value that has it).
-pub(crate) fn is_mutator_name(name: &str) -> bool {
-    table::METHODS
-        .iter()
-        .any(|t| t.iter().any(|m| m.name == name && m.mutates()))
-}
-
-/// Calls the method `name` of `recv`.
-pub fn call_method<'a>(recv: &Value<'a>, name: &str, args: CallArgs<'a>) -> Result<Value<'a>> {
-    match table::method(recv, name) {
-        Some(m) => call(m, recv, args),
-        None => Err(err!(
-            AttributeError,
-            "'{}' object has no attribute '{name}'",
-            recv.type_name()
-        )),
-    }
-}
-
-/// Calls the method `m` of `recv`: refused when it mutates its receiver, else its arguments bound
-/// by its signature and its body run.
-pub fn call<'a>(m: &'static Method, recv: &Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
-    let Body::Runs(run) = m.body else {
-        return Err(unsafe_access(recv, m.name));
-    };
-    let bound = method_sig::bind(m.sig, recv, m.name, &args)?;
-    if m.scans {
-        crate::limits::charge_bytes(recv.as_str().map_or(0, str::len))?;
-    }
-    run(
-        recv,
-        MethodCall {
-            method: m,
-            args: bound,
-            given: args,
-        },
-    )
-}
-
-/// The sandbox's refusal of the attribute `name` of `obj`.
-fn unsafe_access(obj: &Value, name: &str) -> Error {
-    err!(
-        SecurityError,
-        "access to attribute '{name}' of '{}' object is unsafe.",
-        obj.type_name()
-    )
-}
-
-/// A method body called on a receiver of another type (CPython's descriptor check).
-pub(crate) fn wrong_receiver(c: &MethodCall, recv: &Value) -> Error {
-    err!(
-        TypeError,
-        "descriptor '{}' doesn't apply to a '{}' object",
-        c.name(),
-        recv.type_name()
-    )
-}
-
-/// The type name CPython's `_PyArg_BadArgument` prints (`None` for `None`).
-pub(crate) fn arg_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::None => "None",
-        _ => v.type_name(),
-    }
-}
-
-/// `func() which must be expected, not T` (`which` is e.g. "argument 2").
-pub(crate) fn bad_argument(func: &str, which: &str, expected: &str, v: &Value) -> Error {
-    err!(
-        TypeError,
-        "{func}() {which} must be {expected}, not {}",
-        arg_type_name(v)
-    )
-}
-
-fn not_integer(v: &Value) -> Error {
-    err!(
-        TypeError,
-        "'{}' object cannot be interpreted as an integer",
-        v.type_name()
-    )
-}
-
-/// An integer argument converted to a C `Py_ssize_t` (`__index__`).
-pub(crate) fn ssize(v: &Value) -> Result<i64> {
-    match v {
-        Value::Int(i) => Ok(*i),
-        Value::Bool(b) => Ok(*b as i64),
-        Value::BigInt(_) => Err(err!(OverflowError, "Python int too large to convert to C ssize_t")),
-        _ => Err(not_integer(v)),
-    }
-}
 
 /// An integer argument converted to a C `int`.
 fn c_int(v: &Value) -> Result<i64> {
@@ -430,16 +323,26 @@ pub(crate) fn dict_copy<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value
 /// `dict.get`.
 pub(crate) fn dict_get<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
     let key = c.arg(0).unwrap_or(Value::None);
-    super::filters::check_hashable(&key)?;
+    crate::value::check_hashable(&key)?;
     Ok(recv.get_item_opt(&key).unwrap_or(c.arg(1).unwrap_or(Value::None)))
 }
 
 /// `dict.fromkeys(iterable, value=None)`.
 pub(crate) fn fromkeys<'a>(_: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
-    super::globals::dict_fromkeys(CallArgs {
+    let args = CallArgs {
         pos: c.given.pos,
         kw: Vec::new(),
-    })
+    };
+    let [keys, value] = args.bind("fromkeys", ["iterable", "value"])?;
+    let keys = keys.ok_or_else(|| err!(TypeError, "fromkeys expected at least 1 argument, got 0"))?;
+    let value = value.unwrap_or(Value::None);
+    let mut d = Dict::default();
+    let keys = keys.iterate()?;
+    crate::limits::charge_items(keys.len())?;
+    for k in keys.iter() {
+        d.insert(k.clone(), value.clone())?;
+    }
+    Ok(Value::Dict(Rc::new(d)))
 }
 
 /// `isdisjoint` of a dict view.

@@ -2,7 +2,9 @@
 //! sandboxed attribute and item lookup.
 
 pub(crate) mod args;
+pub(crate) mod dispatch;
 pub(crate) mod doc;
+pub(crate) mod entry;
 pub(crate) mod filters;
 pub(crate) mod format;
 pub(crate) mod globals;
@@ -10,17 +12,17 @@ pub(crate) mod json;
 pub(crate) mod method_sig;
 pub(crate) mod methods;
 pub(crate) mod num_methods;
+pub(crate) mod predicates;
 pub(crate) mod table;
-pub(crate) mod tests;
 mod urlize;
 
 use crate::context::Clock;
 use crate::error::{err, ErrorKind, Result};
 use crate::value::{Object, UndefInfo, Value};
 use args::CallArgs;
+use entry::{Builtin, FilterFn, TestFn};
 use serde_json::Value as Json;
 use std::rc::Rc;
-use table::{Builtin, FilterFn, TestFn};
 
 /// Whether `name` is a filter of the environment.
 pub fn is_filter(name: &str) -> bool {
@@ -207,7 +209,7 @@ pub fn getattr_transient<'a>(obj: &Value<'a>, name: &str) -> Result<Value<'a>> {
     if is_dunder(name) {
         return Ok(UndefInfo::unsafe_attr(name, obj));
     }
-    if methods::has_method(obj, name) && !name.starts_with('_') {
+    if dispatch::has_method(obj, name) && !name.starts_with('_') {
         return Ok(Value::missing_member(obj, key));
     }
     if let Some(v) = python_attribute(obj, name) {
@@ -277,7 +279,7 @@ fn attribute<'a>(obj: &Value<'a>, name: &'a str) -> Option<Value<'a>> {
         if m.mutates() {
             return Some(UndefInfo::unsafe_attr(name, obj));
         }
-        let markup = m.on == table::Receiver::Markup;
+        let markup = m.on == entry::Receiver::Markup;
         return Some(Value::Object(Rc::new(Object::Method(obj.clone(), name, markup))));
     }
     match obj {

@@ -1,8 +1,7 @@
 //! The bodies of the Python methods of int and float, and `str.encode`: the methods whose results
 //! are numbers or `bytes`.
 
-use super::methods::{bad_argument, ssize, wrong_receiver};
-use super::table::MethodCall;
+use super::entry::{bad_argument, ssize, wrong_receiver, MethodCall};
 use crate::error::{err, Error, Result};
 use crate::value::{Object, Value};
 use num_bigint::{BigInt, BigUint, Sign};

@@ -4,48 +4,15 @@
 //! binding, method dispatch, the compile-time name checks, the analysis, `check` and
 //! `docs/BUILTINS.md` all read these tables.
 
-use super::args::{Bound, CallArgs, ParamDefault as D, Signature as S};
-use super::method_sig::{owned, sig, Owner, Parse as P, Sig};
-use super::{filters as f, globals as g, methods as m, num_methods as n, tests as t};
-use crate::context::Clock;
-use crate::error::Result;
+use super::args::{ParamDefault as D, Signature as S};
+use super::entry::{Body, Builtin, FilterFn, GlobalFn, Method, MethodFn, Receiver, TestFn};
+use super::method_sig::{sig, Parse as P};
+use super::{filters as f, globals as g, methods as m, num_methods as n, predicates as t};
 use crate::pystr;
 use crate::value::{Object, Value};
 use serde_json::Value as Json;
 use std::rc::Rc;
 use std::sync::OnceLock;
-
-/// A filter: the filtered value and the bound arguments in, the result out.
-pub type FilterFn = for<'a> fn(Value<'a>, Bound<'a>) -> Result<Value<'a>>;
-/// A test: the tested value and the bound arguments in, whether it passes out.
-pub type TestFn = for<'a> fn(&Value<'a>, Bound<'a>) -> Result<bool>;
-/// A global function: the render's clock and the bound arguments in, the result out.
-pub type GlobalFn = for<'a> fn(&Clock, Bound<'a>) -> Result<Value<'a>>;
-
-/// One built-in.
-pub struct Builtin<F> {
-    /// The name templates use.
-    pub name: &'static str,
-    /// The parameters of the Python function behind it (binding and error messages follow them).
-    pub sig: S,
-    /// The function.
-    pub run: F,
-    /// Without side effects, its result depending only on its input and arguments (a filter the
-    /// print plan may evaluate again).
-    pub pure: bool,
-    /// A generator in Jinja2: its arguments bind when called, its body fails only when iterated.
-    pub lazy: bool,
-    /// A filter whose result holds the items of its input (a list of messages stays messages).
-    pub keeps_items: bool,
-    /// For a filter that, called without arguments on a string, gives a part of it: that part,
-    /// taken without binding arguments or building values (the evaluator's shortcut).
-    pub on_str: Option<fn(&str) -> &str>,
-    /// A filter giving the number of items of its input (`length`, `count`): called without
-    /// arguments on a list or mapping, the evaluator reads the length without binding arguments.
-    pub counts: bool,
-    /// What it does, in one line.
-    pub summary: &'static str,
-}
 
 const fn plain<F>(name: &'static str, sig: S, run: F, summary: &'static str) -> Builtin<F> {
     Builtin {
@@ -710,138 +677,6 @@ pub fn test_index(name: &str) -> Option<usize> {
 /// The global function `name`.
 pub fn global(name: &str) -> Option<&'static Builtin<GlobalFn>> {
     GLOBALS.iter().find(|b| b.name == name)
-}
-
-/// A method: the receiver and the call in, the result out.
-pub type MethodFn = for<'a> fn(&Value<'a>, MethodCall<'a>) -> Result<Value<'a>>;
-
-/// A call of a method, its arguments bound to the method's parameters.
-pub struct MethodCall<'a> {
-    /// The method's entry (its name is the one error messages give).
-    pub method: &'static Method,
-    /// The bound arguments, a slot per parameter (`None` where left out; none for `*args`).
-    pub args: Vec<Option<Value<'a>>>,
-    /// The arguments as given (what a method taking `*args, **kwargs` reads).
-    pub given: CallArgs<'a>,
-}
-
-impl<'a> MethodCall<'a> {
-    /// The argument bound to parameter `i`, if given.
-    pub fn arg(&self, i: usize) -> Option<Value<'a>> {
-        self.args.get(i).cloned().flatten()
-    }
-
-    /// The method's name.
-    pub fn name(&self) -> &'static str {
-        self.method.name
-    }
-}
-
-/// The type whose method an entry is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Receiver {
-    /// `str`.
-    Str,
-    /// MarkupSafe's `Markup`, whose overrides come before the `str` methods.
-    Markup,
-    /// `list`.
-    List,
-    /// `dict`.
-    Dict,
-    /// `tuple`.
-    Tuple,
-    /// `range`.
-    Range,
-    /// `int` (and `bool`).
-    Int,
-    /// `float`.
-    Float,
-    /// The `dict` global, the type itself.
-    DictType,
-    /// The `dict_keys` and `dict_items` views.
-    DictView,
-    /// Jinja2's `loop`.
-    Loop,
-    /// Jinja2's `cycler(...)`.
-    Cycler,
-}
-
-impl Receiver {
-    /// The type as the documentation names it.
-    pub fn title(self) -> &'static str {
-        match self {
-            Receiver::Str => "`str`",
-            Receiver::Markup => "`Markup`",
-            Receiver::List => "`list`",
-            Receiver::Dict => "`dict`",
-            Receiver::Tuple => "`tuple`",
-            Receiver::Range => "`range`",
-            Receiver::Int => "`int`",
-            Receiver::Float => "`float`",
-            Receiver::DictType => "the `dict` global (the type)",
-            Receiver::DictView => "`dict_keys`, `dict_items`",
-            Receiver::Loop => "`loop`",
-            Receiver::Cycler => "`cycler(...)`",
-        }
-    }
-}
-
-/// What a method does when called.
-#[derive(Clone, Copy)]
-pub enum Body {
-    /// Runs this function.
-    Runs(MethodFn),
-    /// Mutates its receiver: declared (so the name is a method) but refused by the immutable
-    /// sandbox.
-    Mutates,
-}
-
-/// One method.
-pub struct Method {
-    /// The type it belongs to.
-    pub on: Receiver,
-    /// The name templates call.
-    pub name: &'static str,
-    /// How it takes its arguments, and the type its messages name.
-    pub(crate) sig: Sig,
-    /// What it does.
-    pub body: Body,
-    /// A `str` method that reads the whole string: charged its length before it runs (the others
-    /// look at the ends only, or charge as they go).
-    pub scans: bool,
-    /// What it does, in one line.
-    pub summary: &'static str,
-}
-
-impl Method {
-    /// Whether it mutates its receiver (the sandbox refuses it).
-    pub fn mutates(&self) -> bool {
-        matches!(self.body, Body::Mutates)
-    }
-
-    /// A class or static method: messages name the type `owner`.
-    const fn of_type(self, owner: &'static str) -> Self {
-        Method {
-            sig: owned(self.sig.parse, owner),
-            ..self
-        }
-    }
-
-    /// Messages give the bare name.
-    const fn bare(self) -> Self {
-        Method {
-            sig: Sig {
-                parse: self.sig.parse,
-                owner: Owner::Bare,
-            },
-            ..self
-        }
-    }
-
-    /// Looks at the ends of the string only, or charges its own work.
-    const fn ends_only(self) -> Self {
-        Method { scans: false, ..self }
-    }
 }
 
 const fn entry(on: Receiver, name: &'static str, parse: P, run: MethodFn, summary: &'static str) -> Method {

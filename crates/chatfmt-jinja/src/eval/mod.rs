@@ -1337,7 +1337,7 @@ impl<'a> Evaluator<'a> {
                 let mut pairs = Vec::with_capacity(items.len());
                 for (k, v) in items {
                     let key = self.eval(k)?;
-                    builtins::filters::check_hashable(&key)?;
+                    crate::value::check_hashable(&key)?;
                     pairs.push((key, self.eval(v)?));
                 }
                 crate::value::check_nesting(pairs.iter().map(|(_, v)| v))?;
@@ -1494,7 +1494,7 @@ impl<'a> Evaluator<'a> {
                 Some((m, key)) => match crate::value::json_map_get(m, key) {
                     Some(j) => Ok(Value::from_json(j).truthy()),
                     // A missing data key is undefined, so false; `obj['items']` is the method.
-                    None if matches!(e.kind, ExprKind::GetAttr(..)) || !builtins::methods::is_dict_method(key) => {
+                    None if matches!(e.kind, ExprKind::GetAttr(..)) || !builtins::dispatch::is_dict_method(key) => {
                         Ok(false)
                     }
                     None => Ok(self.eval(e)?.truthy()),
@@ -2005,7 +2005,7 @@ impl<'a> Evaluator<'a> {
     fn call_attr(&mut self, obj: &Value<'a>, name: &'a str, args: CallArgs<'a>) -> Result<Value<'a>> {
         if !name.starts_with('_') && !obj.is_undefined() {
             if let Some(m) = builtins::table::method(obj, name) {
-                return builtins::methods::call(m, obj, args);
+                return builtins::dispatch::call(m, obj, args);
             }
         }
         let f = builtins::getattr(obj, name)?;
@@ -2018,7 +2018,7 @@ impl<'a> Evaluator<'a> {
             Value::Object(o) => match &**o {
                 Object::Macro(m) => self.call_macro(m, args),
                 Object::Function(name) => builtins::call_global(&self.ctx.clock, name, args),
-                Object::Method(recv, name, _) => builtins::methods::call_method(recv, name, args),
+                Object::Method(recv, name, _) => builtins::dispatch::call_method(recv, name, args),
                 Object::Loop(l) => self.call_loop(l, args),
                 Object::Joiner(sep, used) => builtins::globals::call_joiner(sep, used, &args),
                 Object::Block(body) => {

@@ -2,7 +2,7 @@
 
 use super::lexer::{Tok, Token};
 use crate::ast::*;
-use crate::builtins::{methods::is_dict_method, table};
+use crate::builtins::{dispatch::is_dict_method, table};
 use crate::error::{err, Error, Result};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,7 +4,7 @@ mod dict;
 pub(crate) mod ops;
 pub(crate) mod percent;
 
-pub(crate) use ops::{compare, ordering_holds};
+pub(crate) use ops::{compare, ordering_holds, sort_values};
 pub(crate) mod repr;
 mod slots;
 

@@ -777,3 +777,27 @@ pub(crate) fn slice_json<'a>(
             .collect(),
     ))
 }
+
+/// Python's `sorted(pairs, key=first, reverse=reverse)`: CPython's comparison sequence, stable.
+pub(crate) fn sort_values<'a>(items: &mut [(Value<'a>, Value<'a>)], reverse: bool) -> Result<()> {
+    let failure = std::cell::RefCell::new(None);
+    if reverse {
+        items.reverse();
+    }
+    let r = pystr::python_sort(items, |a, b| match a.0.py_cmp(&b.0, "<") {
+        Ok(o) => Ok(o == Ordering::Less),
+        Err(e) => {
+            let msg = e.message().to_string();
+            failure.borrow_mut().get_or_insert(e);
+            Err(pystr::PyError::type_error(msg))
+        }
+    });
+    if reverse {
+        items.reverse();
+    }
+    match (r, failure.into_inner()) {
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(py_err(e)),
+        _ => Ok(()),
+    }
+}

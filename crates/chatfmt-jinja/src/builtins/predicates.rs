@@ -1,4 +1,4 @@
-//! Jinja2's tests (`is defined`, `is string`, ...); [`super::table::TESTS`] declares them.
+//! Jinja2's tests, the predicates of `x is name` (`is defined`, `is string`, ...); [`super::table::TESTS`] declares them.
 
 use super::args::Bound;
 use crate::ast::{BinOp, CmpOp};
@@ -163,11 +163,11 @@ pub(super) fn sameas<'a>(x: &Value<'a>, b: Bound<'a>) -> Result<bool> {
 }
 
 pub(super) fn filter(x: &Value, _: Bound) -> Result<bool> {
-    super::filters::check_hashable(x)?;
+    crate::value::check_hashable(x)?;
     Ok(x.as_str().and_then(super::table::filter_index).is_some())
 }
 
 pub(super) fn test(x: &Value, _: Bound) -> Result<bool> {
-    super::filters::check_hashable(x)?;
+    crate::value::check_hashable(x)?;
     Ok(x.as_str().and_then(super::table::test_index).is_some())
 }
