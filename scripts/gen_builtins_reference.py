@@ -710,6 +710,40 @@ for t in [
     case("filter", "int", t, {"x": 0})
 
 
+# MarkupSafe's striptags and unescape, Python's html.unescape.
+for e in ["'a<br>b'|striptags", "'a<!--x'|striptags", "'a<!-- <b> -->c <i>d</i>\\t\\n e'|striptags",
+          "'x <b unclosed'|striptags", "'&nbsp;x &copy &hellip; &amp &ampx &notit; &notin;'|striptags",
+          "'&#0;|&#x80;|&#xD800;|&#1;|&#65|&#x41;|&#X41|&#99999999999999999999;|&#x;|&#;|&;|&'|striptags",
+          "'&unknown; &Aacute &#0x41'|striptags", "('<b>a</b> &amp;'|safe).striptags()",
+          "('&lt;x &notit; &#128;'|safe).unescape()", "('x'|safe).striptags(1)", "('x'|safe).unescape(a=1)",
+          "('<i>x</i>'|safe).striptags() is string", "('&lt;'|safe).unescape()|e", "5|striptags",
+          "('<i>x</i>'|safe).striptags()|e"]:
+    case("filter", "striptags", "{{ " + e + " }}")
+
+# textwrap with a float width: compared as a float, refused only where a long word is sliced.
+for e in ["'ab cd'|wordwrap(3.5)", "'abcdef'|wordwrap(0.5)", "'abcdef'|wordwrap(3.5, false)", "'abcdef'|wordwrap(3.5)",
+          "'ab cd ef gh'|wordwrap(5.0)", "'ab-cdefgh'|wordwrap(2.5)", "'a b'|wordwrap(-1.5)", "'ab cd'|wordwrap(1e300)"]:
+    case("filter", "wordwrap", "{{ " + e + " }}")
+
+# json.dumps returns a string's JSON before it reads the indent.
+for e in ["'a'|tojson(indent=1.5)", "('a'|safe)|tojson(indent=[1])", "1|tojson(indent=1.5)", "none|tojson(indent=1.5)"]:
+    case("filter", "tojson", "{{ " + e + " }}")
+
+# reversed() takes Undefined as an empty sequence.
+for e in ["(nope|reverse)|length", "nope|reverse is sequence", "nope|reverse|list", "(nope|reverse) == []",
+          "nope|reverse|tojson"]:
+    case("filter", "reverse", "{{ " + e + " }}")
+
+# dict_keys and dict_items compare as sets.
+for e in ["d.keys() == d.keys()", "d.keys() in [d.keys()]", "d.keys() != d.keys()",
+          "{'a': 1}.keys() <= {'a': 1, 'b': 2}.keys()", "{'a': 1}.items() < {'a': 1, 'b': 2}.items()",
+          "{'a': 2}.items() <= {'a': 1, 'b': 2}.items()", "{'a': 1}.keys() == {'a': 1}.items()",
+          "{'a': 1}.values() == {'a': 1}.values()", "{'b': 1, 'a': 2}.keys() == {'a': 3, 'b': 4}.keys()",
+          "{'a': [1]}.items() == {'a': [1]}.items()", "{'a': 1}.keys() > {}.keys()", "{}.keys() >= {}.keys()",
+          "{'a': 1}.keys() < [1]"]:
+    case("method", "keys", "{{ " + e + " }}", {"d": {"b": 1, "a": 2}})
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

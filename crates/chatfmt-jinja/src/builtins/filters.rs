@@ -572,7 +572,8 @@ pub(super) fn do_reverse<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
             Object::Group(..) | Object::Bytes(_) => "reversed",
             _ => return Ok(Value::list(items)),
         },
-        Value::Tuple(_) => "reversed",
+        // Undefined has `__len__` (0) and `__getitem__`: `reversed` takes it as a sequence.
+        Value::Tuple(_) | Value::Undefined(_) => "reversed",
         _ => return Ok(Value::list(items)),
     };
     Ok(Value::iterator(kind, items))
@@ -813,6 +814,8 @@ pub(super) fn do_tojson<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
     let markup_indent = matches!(indent, Some(Value::Safe(_)));
     let indent = match indent {
         None | Some(Value::None) => None,
+        // `JSONEncoder.encode` returns a string's JSON before it reads the indent.
+        Some(_) if v.is_str() => None,
         Some(s) if s.is_str() => Some(s.to_py_str()),
         Some(n) => Some(repeat_str(" ", &n)?),
     };
@@ -908,24 +911,8 @@ pub(super) fn do_batch<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> 
 //ALIAS truncate -> truncate_filter
 pub(super) fn do_striptags<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
     let s = v.to_py_str();
-    let mut out = String::new();
-    let mut rest = s.as_str();
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix("<!--") {
-            rest = after.find("-->").map_or("", |i| &after[i + 3..]);
-            out.push(' ');
-        } else if rest.starts_with('<') && rest[1..].find('>').is_some() {
-            let close = rest[1..].find('>').map_or(rest.len(), |i| i + 2);
-            rest = &rest[close..];
-            out.push(' ');
-        } else {
-            let c = rest.chars().next().unwrap_or(' ');
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    let words: Vec<&str> = pystr::split(&out, None, -1).map_err(crate::error::py_err)?;
-    Ok(Value::string(html_unescape(&words.join(" "))))
+    crate::limits::charge_bytes(s.len())?;
+    Ok(Value::string(pystr::striptags(&s)))
 }
 
 pub(super) fn do_pprint<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> {
@@ -1340,13 +1327,13 @@ pub(super) fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Valu
     let mut paragraphs = Vec::new();
     for line in pystr::splitlines(&text, false) {
         let limit = wrap_width(&width)?;
-        paragraphs.push(text_wrap(line, limit, long, split_hyphens, hyphens).join(&wrap));
+        paragraphs.push(text_wrap(line, limit, long, split_hyphens, hyphens)?.join(&wrap));
     }
     Ok(Value::string(paragraphs.join(&wrap)))
 }
 
 /// `TextWrapper.width` as `_wrap_chunks` uses it: checked `> 0`; `None` for no limit at all.
-fn wrap_width(width: &Value) -> Result<Option<usize>> {
+fn wrap_width(width: &Value) -> Result<Option<WrapWidth>> {
     use crate::ast::CmpOp;
     use crate::value::compare;
     if compare(CmpOp::Le, width, &Value::Int(0))? {
@@ -1355,18 +1342,25 @@ fn wrap_width(width: &Value) -> Result<Option<usize>> {
         return Err(err!(ValueError, "invalid width {r} (must be > 0)"));
     }
     Ok(match width {
-        Value::Int(w) => Some(*w as usize),
-        Value::Bool(_) => Some(1),
-        Value::Float(f) if f.is_infinite() => None,
-        Value::BigInt(_) => None,
-        Value::Float(_) => {
-            return Err(err!(
-                TypeError,
-                "slice indices must be integers or None or have an __index__ method"
-            ))
-        }
+        Value::Int(w) => Some(WrapWidth {
+            limit: *w as f64,
+            float: false,
+        }),
+        Value::Bool(_) => Some(WrapWidth {
+            limit: 1.0,
+            float: false,
+        }),
+        Value::Float(f) if f.is_finite() => Some(WrapWidth { limit: *f, float: true }),
         _ => None,
     })
+}
+
+/// A line width: compared as a number (a float width as a float), and used as a slice index
+/// only when a word longer than a line is broken, which Python refuses for a float.
+#[derive(Clone, Copy)]
+struct WrapWidth {
+    limit: f64,
+    float: bool,
 }
 
 /// `urlize(trim_url_limit=None, nofollow=False, target=None, rel=None, extra_schemes=None)`.
@@ -1481,41 +1475,6 @@ fn url_quote(s: &str, for_qs: bool) -> String {
     out
 }
 
-/// Reverses markupsafe's escaping of the five special characters and numeric references.
-fn html_unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let entity = rest.find(';').map(|j| &rest[1..j]);
-        let decoded = match entity {
-            Some("amp") => Some('&'),
-            Some("lt") => Some('<'),
-            Some("gt") => Some('>'),
-            Some("quot") => Some('"'),
-            Some("apos") => Some('\''),
-            Some(e) if e.starts_with("#x") || e.starts_with("#X") => {
-                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
-            }
-            Some(e) if e.starts_with('#') => e[1..].parse::<u32>().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match (decoded, entity) {
-            (Some(c), Some(e)) => {
-                out.push(c);
-                rest = &rest[e.len() + 2..];
-            }
-            _ => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// textwrap's whitespace: the six ASCII characters it splits on.
 fn is_wrap_space(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\x0b' | '\x0c' | '\r' | ' ')
@@ -1598,7 +1557,13 @@ fn wrap_chunks(text: &str, split_hyphens: bool) -> Vec<String> {
 
 /// Python's `textwrap.wrap(text, width, expand_tabs=False, replace_whitespace=False, ...)`; `None`
 /// for a width no line reaches.
-fn text_wrap(text: &str, width: Option<usize>, break_long: bool, split_hyphens: bool, hyphens: bool) -> Vec<String> {
+fn text_wrap(
+    text: &str,
+    width: Option<WrapWidth>,
+    break_long: bool,
+    split_hyphens: bool,
+    hyphens: bool,
+) -> Result<Vec<String>> {
     let mut chunks = wrap_chunks(text, split_hyphens);
     chunks.reverse();
     let len = |s: &str| s.chars().count();
@@ -1612,7 +1577,7 @@ fn text_wrap(text: &str, width: Option<usize>, break_long: bool, split_hyphens: 
         }
         while let Some(chunk) = chunks.last() {
             let l = len(chunk);
-            if width.is_none_or(|w| cur_len + l <= w) {
+            if width.is_none_or(|w| (cur_len + l) as f64 <= w.limit) {
                 cur_len += l;
                 line.push(chunks.pop().unwrap_or_default());
             } else {
@@ -1620,9 +1585,18 @@ fn text_wrap(text: &str, width: Option<usize>, break_long: bool, split_hyphens: 
             }
         }
         if let (Some(chunk), Some(w)) = (chunks.last(), width) {
-            if len(chunk) > w {
+            if len(chunk) as f64 > w.limit {
                 if break_long {
-                    let space_left = if w < 1 { 1 } else { w.saturating_sub(cur_len) };
+                    let space_left = if w.limit < 1.0 {
+                        1
+                    } else if w.float {
+                        return Err(err!(
+                            TypeError,
+                            "slice indices must be integers or None or have an __index__ method"
+                        ));
+                    } else {
+                        (w.limit as usize).saturating_sub(cur_len)
+                    };
                     let chunk = chunks.pop().unwrap_or_default();
                     let cs: Vec<char> = chunk.chars().collect();
                     let mut end = space_left;
@@ -1648,7 +1622,7 @@ fn text_wrap(text: &str, width: Option<usize>, break_long: bool, split_hyphens: 
             lines.push(line.concat());
         }
     }
-    lines
+    Ok(lines)
 }
 
 /// Python's `pprint.pformat(value)` (width 80, dict keys sorted).

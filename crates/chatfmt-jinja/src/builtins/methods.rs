@@ -327,6 +327,20 @@ pub(crate) fn dict_get<'a>(recv: &Value<'a>, c: MethodCall<'a>) -> Result<Value<
     Ok(recv.get_item_opt(&key).unwrap_or(c.arg(1).unwrap_or(Value::None)))
 }
 
+/// `Markup.striptags()`.
+pub(crate) fn striptags<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    let text = text_of(recv);
+    crate::limits::charge_bytes(text.len())?;
+    Ok(Value::string(pystr::striptags(text)))
+}
+
+/// `Markup.unescape()`.
+pub(crate) fn unescape<'a>(recv: &Value<'a>, _: MethodCall<'a>) -> Result<Value<'a>> {
+    let text = text_of(recv);
+    crate::limits::charge_bytes(text.len())?;
+    Ok(Value::string(pystr::html_unescape(text)))
+}
+
 /// `dict.fromkeys(iterable, value=None)`.
 pub(crate) fn fromkeys<'a>(_: &Value<'a>, c: MethodCall<'a>) -> Result<Value<'a>> {
     let args = CallArgs {

@@ -1046,9 +1046,23 @@ const MARKUP_METHODS: &[Method] = &[
     markup("split", PY_SPLIT),
     markup("splitlines", P::Python(&["self", "keepends"], 1, 1)),
     markup("strip", PY_STRIP),
+    entry(
+        Receiver::Markup,
+        "striptags",
+        PY_NONE,
+        m::striptags,
+        "Tags and comments removed, whitespace collapsed, references decoded (a plain string).",
+    ),
     markup("swapcase", PY_NONE),
     markup("title", PY_NONE),
     markup("translate", P::Python(&["self", "table"], 2, 2)),
+    entry(
+        Receiver::Markup,
+        "unescape",
+        PY_NONE,
+        m::unescape,
+        "The text with its HTML character references decoded (a plain string).",
+    ),
     markup("upper", PY_NONE),
     markup("zfill", P::Python(&["self", "width"], 2, 2)),
 ];

@@ -16,7 +16,8 @@
 //! - Numbers to text: [`float_repr`] (`repr`/`str` of a float),
 //!   [`json_write_float`].
 //! - Strings to text: [`str_repr`], [`ascii_escape`] (of a repr),
-//!   [`json_write_str`]; MarkupSafe's [`html_escape`].
+//!   [`json_write_str`]; MarkupSafe's [`html_escape`], [`striptags`] and
+//!   [`html_unescape`].
 //! - `str` methods: [`strip`], [`lstrip`], [`rstrip`], [`split`],
 //!   [`rsplit`], [`splitlines`], [`startswith`], [`endswith`], [`find`],
 //!   [`rfind`], [`index`], [`rindex`], [`count`], [`replace_sized`],
@@ -50,6 +51,9 @@ mod case;
 mod float;
 mod format;
 mod format_spec;
+mod html;
+#[rustfmt::skip]
+mod html_entities;
 mod jinja;
 mod json;
 mod methods;
@@ -78,6 +82,7 @@ pub use case::{
 pub use float::float_repr;
 pub use format::{format_iter, Conversion, FieldAccessor, FieldArg, FormatIter, FormatPiece};
 pub use format_spec::apply_format_spec;
+pub use html::{html_unescape, striptags};
 pub use jinja::{escape_into, jinja_title, jinja_wordcount};
 pub use json::{html_escape, json_write_float, json_write_str};
 pub use methods::{

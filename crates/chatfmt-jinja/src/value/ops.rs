@@ -164,6 +164,7 @@ impl<'a> Value<'a> {
                 same
             }
             (Value::Object(a), Value::Object(b)) => match (&**a, &**b) {
+                _ if set_view(self).is_some() && set_view(other).is_some() => set_views_hold(CmpOp::Eq, self, other),
                 (Object::Range(..), Object::Range(..)) => {
                     let (x, y) = (self.iterate().unwrap_or_default(), other.iterate().unwrap_or_default());
                     x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
@@ -727,6 +728,10 @@ pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
                 CmpOp::Gt => ">",
                 _ => ">=",
             };
+            // `dict_keys` and `dict_items` order as sets do: by inclusion.
+            if set_view(a).is_some() && set_view(b).is_some() {
+                return Ok(set_views_hold(op, a, b));
+            }
             // Every ordering with NaN is false (either operand: `1.5 >= nan` too).
             let nan = |v: &Value| matches!(v, Value::Float(x) if x.is_nan());
             if nan(a) || nan(b) {
@@ -735,6 +740,46 @@ pub fn compare<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> Result<bool> {
             }
             ordering_holds(op, a.py_cmp(b, sym)?)
         }
+    })
+}
+
+/// The kind, dict and items of a set-like dict view (`dict_keys`, `dict_items`).
+fn set_view<'v, 'a>(v: &'v Value<'a>) -> Option<(&'static str, &'v Value<'a>, &'v [Value<'a>])> {
+    match v {
+        Value::Object(o) => match &**o {
+            Object::View(kind, dict, items) if *kind != "dict_values" => Some((kind, dict, items)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// CPython's `dictview_richcompare` of two set-like views: equal when of one length and one holds
+/// the other's items, ordered by inclusion.
+fn set_views_hold<'a>(op: CmpOp, a: &Value<'a>, b: &Value<'a>) -> bool {
+    let (Some(x), Some(y)) = (set_view(a), set_view(b)) else {
+        return false;
+    };
+    let (la, lb) = (x.2.len(), y.2.len());
+    match op {
+        CmpOp::Eq => la == lb && view_within(x.2, y),
+        CmpOp::Ne => !(la == lb && view_within(x.2, y)),
+        CmpOp::Lt => la < lb && view_within(x.2, y),
+        CmpOp::Le => la <= lb && view_within(x.2, y),
+        CmpOp::Gt => la > lb && view_within(y.2, x),
+        _ => la >= lb && view_within(y.2, x),
+    }
+}
+
+/// `all_contained_in(items, view)`: each item is a key of the view's dict (`dict_keys`), or a
+/// key and value pair of it (`dict_items`).
+fn view_within<'a>(items: &[Value<'a>], (kind, dict, _): (&str, &Value<'a>, &[Value<'a>])) -> bool {
+    crate::limits::charge_later(items.len() as u64);
+    items.iter().all(|x| match kind {
+        "dict_items" => {
+            matches!(x, Value::Tuple(t) if t.len() == 2 && matches!(dict.get_item_opt(&t[0]), Some(w) if w.py_eq(&t[1])))
+        }
+        _ => dict.get_item_opt(x).is_some(),
     })
 }
 
