@@ -10,13 +10,18 @@
 //! holds one before the message's first character, else at that character.
 //!
 //! - **Turn i** is `[len(P_i), len(P_{i+1}))` of R when P_i and P_{i+1} are prefixes of R. Otherwise it
-//!   is taken from provenance: from the end of the previous turn through the last character produced
+//!   is taken from provenance: from the end of the previous turn (or from len(P_i), when P_i is a
+//!   prefix of R that ends later, before that character) through the last character produced
 //!   for message i (its content, reasoning, tool calls, and text computed from it; a field printed
 //!   again later, such as a tool call's name repeated in the header of the tool result, refers back
 //!   and does not count), followed by the template text that closes it: what the render of
-//!   `messages[:i+1]` puts after that character, when R continues with the same text.
+//!   `messages[:i+1]` puts after that character, when R continues with the same text. A message
+//!   that produced no character (an empty tool result) has, when P_{i+1} is a prefix of R, the
+//!   text from where its turn would start to len(P_{i+1}) as its turn, and else none.
 //! - **An assistant turn's span** is the turn minus the longest prefix it shares with g_i (the header
-//!   is never masked; it never reaches into the message's content), ending after the last stop marker
+//!   is never masked; it never reaches into the message's content; in a turn from provenance, the
+//!   header ends after the last occurrence of a longer prefix of g_i before the message's first
+//!   character, its role aside, when there is one), ending after the last stop marker
 //!   after the message's last character when there is one, plus a stop marker that begins exactly
 //!   where the turn ends. Stop markers are the eos token and the model's
 //!   stop tokens ([`stop_markers`]). With `continue_final_message` the final message's span ends at its
@@ -236,11 +241,13 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
     let mut last_char: Vec<Option<usize>> = vec![None; n];
     let mut content: Vec<Vec<ByteSpan>> = vec![Vec::new(); n];
     let mut first_char: Vec<Option<usize>> = vec![None; n];
-    let mut produced = |i: usize, (start, end): ByteSpan| {
+    // `header`: text that only names the message's role, which opens a turn rather than being
+    // the message's own (`'<|im_start|>' + message.role`).
+    let mut produced = |i: usize, (start, end): ByteSpan, header: bool| {
         if let Some(last) = last_char.get_mut(i) {
             *last = Some(last.map_or(end, |l| l.max(end)));
         }
-        if let Some(first) = first_char.get_mut(i) {
+        if let Some(first) = first_char.get_mut(i).filter(|_| !header) {
             *first = Some(first.map_or(start, |f| f.min(start)));
         }
     };
@@ -254,7 +261,7 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
             Origin::Input(path) => split_message(path).map(|(i, rest)| {
                 let content = is_content(rest);
                 if printed.insert(path.as_str()) || content {
-                    produced(i, (span.start, span.end));
+                    produced(i, (span.start, span.end), rest == ".role");
                 }
                 (i, content)
             }),
@@ -264,11 +271,14 @@ fn scan_messages(rendered: &Rendered, messages: &[Json]) -> Scan {
                 let shown = content_messages(paths);
                 match content_owner(paths, &shown, &rendered.text[span.start..span.end], messages) {
                     Some(i) => {
-                        produced(i, (span.start, span.end));
+                        produced(i, (span.start, span.end), false);
                         Some((i, true))
                     }
                     None => {
-                        owners(&span.origin).for_each(|i| produced(i, (span.start, span.end)));
+                        let header = paths
+                            .iter()
+                            .all(|p| split_message(p).is_some_and(|(_, rest)| rest == ".role"));
+                        owners(&span.origin).for_each(|i| produced(i, (span.start, span.end), header));
                         if !shown.is_empty() {
                             mixed.push(((span.start, span.end), shown));
                         }
@@ -655,9 +665,19 @@ impl<'r> Rule<'r> {
         let mut end = 0;
         (0..self.messages.len())
             .map(|i| {
+                // A turn starts after the previous one, and not before P_i when P_i is a prefix.
+                let from = self.prefixes[i].map_or(end, |p| p.max(end));
                 let turn = match (self.prefixes[i], self.prefixes[i + 1]) {
                     (Some(a), Some(b)) if a <= b => Some((a, b)),
-                    _ => self.last_char[i].map(|last| (end, (last + self.trailers[i]).max(end))),
+                    _ => match self.last_char[i] {
+                        Some(last) => {
+                            let start = if from <= last { from } else { end };
+                            Some((start, (last + self.trailers[i]).max(start)))
+                        }
+                        // No character of its own (empty content): what it rendered runs up to
+                        // where P_{i+1} ends, when that is a prefix.
+                        None => self.prefixes[i + 1].filter(|&b| b > from).map(|b| (from, b)),
+                    },
                 };
                 if let Some((_, e)) = turn {
                     end = end.max(e);
@@ -680,13 +700,10 @@ impl<'r> Rule<'r> {
             if a >= b || !self.assistant[i] {
                 continue;
             }
-            let header = self.generation_prompt(i).map_or(0, |g| {
-                (self.text.get(a..b).unwrap_or_default().chars())
-                    .zip(g.chars())
-                    .take_while(|(x, y)| x == y)
-                    .map(|(x, _)| x.len_utf8())
-                    .sum()
-            });
+            let by_prefixes = matches!((self.prefixes[i], self.prefixes[i + 1]), (Some(x), Some(y)) if x <= y);
+            let header = self
+                .generation_prompt(i)
+                .map_or(0, |g| self.header_len(i, (a, b), g, by_prefixes));
             // The header never reaches into the message's own content.
             let start = match self.content[i].first() {
                 Some(&(c, _)) if c >= a => (a + header).min(c),
@@ -708,6 +725,28 @@ impl<'r> Rule<'r> {
             }
         }
         spans
+    }
+
+    /// How much of assistant turn i, `[a, b)`, is its header: the longest prefix it shares with
+    /// g_i; in a turn from provenance, through the last occurrence of a longer prefix of g_i before
+    /// the message's first character, when the turn holds one (it then also holds the text of a
+    /// message that produced no character of its own, such as an empty tool result).
+    fn header_len(&self, i: usize, (a, b): ByteSpan, g: &str, by_prefixes: bool) -> usize {
+        let turn = self.text.get(a..b).unwrap_or_default();
+        let shared: usize = (turn.chars().zip(g.chars()))
+            .take_while(|(x, y)| x == y)
+            .map(|(x, _)| x.len_utf8())
+            .sum();
+        if by_prefixes {
+            return shared;
+        }
+        let limit = self.first_char[i].map_or(b, |f| f.clamp(a, b)) - a;
+        let before = turn.get(..limit).unwrap_or_default();
+        let ends: Vec<usize> = (g.char_indices().map(|(k, _)| k).skip(1).chain([g.len()]))
+            .filter(|&k| k > shared)
+            .collect();
+        let longer = (ends.into_iter().rev()).find_map(|k| before.rfind(&g[..k]).map(|at| at + k));
+        longer.unwrap_or(shared)
     }
 
     /// Where a first assistant message's span starts when g_0 is unknown (the template cannot

@@ -257,3 +257,55 @@ fn a_first_assistant_message_is_trained_from_its_content() {
         ["r1</think>I open.<end>", "r2</think>Hello.<end>"]
     );
 }
+
+/// A conversation that opens with the assistant, in a template that prints the role into the header
+/// (`'<|im_start|>' + m.role`): the role names the turn, it is not the message's own text.
+#[test]
+fn a_role_printed_into_the_header_is_not_trained() {
+    let template = "{%- if messages[0].role == 'system' %}{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}{%- endif %}\
+        {%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}\
+        {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+    let messages = vec![
+        json!({"role": "assistant", "content": "I am the opener."}),
+        json!({"role": "user", "content": "Hi"}),
+    ];
+    use chatfmt::{MaskSource, SpanOptions};
+    let spans = SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: vec!["<|im_end|>".to_string()],
+        message_spans: true,
+        deadline: None,
+    };
+    let t = ChatTemplate::new(template, Default::default());
+    let found = t
+        .apply_with_spans(&messages, &ApplyOptions::default(), &spans)
+        .expect("renders");
+    let text = &found.rendered.text;
+    let trained: Vec<&str> = found.assistant_spans.iter().map(|&(a, b)| &text[a..b]).collect();
+    assert_eq!(trained, ["I am the opener.<|im_end|>"]);
+}
+
+/// A message with empty content produces no character of its own. Where the turns come from
+/// provenance (the last assistant message renders differently, so prefixes ending with one are not
+/// prefixes of the whole), its header and end marker must not join the next assistant's span: the
+/// empty message takes the text up to where the prefix after it ends, and the reply after it starts
+/// at its own header.
+#[test]
+fn an_empty_message_keeps_its_text_out_of_the_next_reply() {
+    let template = "{%- for m in messages -%}\
+        {%- if m.role == 'assistant' -%}<a>{{ m.content }}{{ '</s>' if loop.last else '<end>' }}\
+        {%- else -%}<{{ 'u' if m.role == 'user' else 't' }}>{{ m.content }}<end>{%- endif -%}\
+        {%- endfor -%}{%- if add_generation_prompt -%}<a>{%- endif -%}";
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "calling"}),
+        json!({"role": "tool", "content": ""}),
+        json!({"role": "assistant", "content": "Hello!"}),
+        json!({"role": "user", "content": "Bye"}),
+    ];
+    assert_eq!(trained(template, &messages), ["calling<end>", "Hello!<end>"]);
+    // The same with the tool's output present: the spans do not move with the content.
+    let mut with_output = messages.clone();
+    with_output[2] = json!({"role": "tool", "content": "x"});
+    assert_eq!(trained(template, &with_output), ["calling<end>", "Hello!<end>"]);
+}
