@@ -53,15 +53,49 @@ pub(crate) struct SpanRecorder<'a> {
     reads: Vec<usize>,
     /// The pieces of the expression being printed (see [`SpanRecorder::piece`]), each with the
     /// length of `reads` once it was evaluated.
-    pieces: Vec<(usize, usize, Option<usize>, usize)>,
+    pieces: Vec<(usize, usize, Piece, usize)>,
     /// How many of `reads` came before the last span was recorded.
     since: usize,
-    /// Strings computed by `{% set %}` from what the template read, by address, with those reads
-    /// (see [`SpanRecorder::derive`]). Each string is kept while it is listed, so that no other
+    /// How many of `spans` belong to the output a capture in progress interrupted (see
+    /// [`SpanRecorder::begin_capture`]).
+    floor: usize,
+    /// Strings computed while rendering, by address: what `{% set %}` computed from what the
+    /// template read (see [`SpanRecorder::derive`]) and captured text with its spans (see
+    /// [`SpanRecorder::end_capture`]). Each string is kept while it is listed, so that no other
     /// string takes its address.
-    derived: foldhash::HashMap<usize, (Rc<str>, Vec<usize>)>,
+    derived: foldhash::HashMap<usize, Derived>,
     /// How many entries `derived` may reach before the strings no one else holds are dropped.
     derived_cap: usize,
+    /// The spans of captured text, each from its text's start, in ranges [`Derived`] names.
+    captured: Vec<(usize, usize, RawOrigin)>,
+}
+
+/// What a string computed while rendering stands for.
+#[derive(Debug)]
+struct Derived {
+    kept: Rc<str>,
+    /// The reads it was computed from (a `{% set %}` value's).
+    reads: Vec<usize>,
+    /// The range of `captured` holding the spans of its text when it was captured (a macro's
+    /// output, a `{% set %}` block).
+    spans: (usize, usize),
+}
+
+/// Where a piece of a printed expression came from (see [`SpanRecorder::piece`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Piece {
+    /// Computed from the reads made while it was evaluated.
+    Computed,
+    /// The text of the borrowed string at this address.
+    Borrowed(usize),
+    /// A string with spans of its own (see [`SpanRecorder::end_capture`]), by address.
+    Captured(usize),
+}
+
+/// What [`SpanRecorder::begin_capture`] saves for [`SpanRecorder::end_capture`].
+pub(crate) struct CaptureMark {
+    floor: usize,
+    since: usize,
 }
 
 impl<'a> SpanRecorder<'a> {
@@ -81,8 +115,8 @@ impl<'a> SpanRecorder<'a> {
             Value::Json(j) => self.reads.push(*j as *const Json as usize),
             // A string `set` computed stands for what it was computed from.
             Value::String(s) | Value::Safe(s) if !self.derived.is_empty() => {
-                if let Some((_, reads)) = self.derived.get(&(s.as_ptr() as usize)) {
-                    self.reads.extend_from_slice(reads);
+                if let Some(d) = self.derived.get(&(s.as_ptr() as usize)) {
+                    self.reads.extend_from_slice(&d.reads);
                 }
             }
             _ => {}
@@ -103,12 +137,69 @@ impl<'a> SpanRecorder<'a> {
             return;
         };
         let reads = reads.to_vec();
+        self.keep(s).reads = reads;
+    }
+
+    /// The entry of `s` in `derived`, made empty when there is none.
+    fn keep(&mut self, s: &Rc<str>) -> &mut Derived {
         if self.derived.len() >= self.derived_cap.max(64) {
             // Strings only this map holds can no longer be read.
-            self.derived.retain(|_, (kept, _)| Rc::strong_count(kept) > 1);
+            self.derived.retain(|_, d| Rc::strong_count(&d.kept) > 1);
             self.derived_cap = 2 * self.derived.len();
         }
-        self.derived.insert(s.as_ptr() as usize, (Rc::clone(s), reads));
+        self.derived.entry(s.as_ptr() as usize).or_insert_with(|| Derived {
+            kept: Rc::clone(s),
+            reads: Vec::new(),
+            spans: (0, 0),
+        })
+    }
+
+    /// Starts capturing output (a macro's body, a `{% set %}` block) into a buffer of its own: the
+    /// spans recorded until [`end_capture`](Self::end_capture) are that buffer's.
+    pub(crate) fn begin_capture(&mut self) -> CaptureMark {
+        let mark = CaptureMark {
+            floor: self.floor,
+            since: self.since,
+        };
+        self.floor = self.spans.len();
+        mark
+    }
+
+    /// Ends the capture `mark` began, whose text became `text` (when it did): the spans recorded
+    /// since stand for it, so that printing it as it is records them again, as printing its text
+    /// where it was captured would have. Text that uses it otherwise is computed from every read
+    /// made since the span before the capture began.
+    pub(crate) fn end_capture(&mut self, mark: CaptureMark, text: Option<&Rc<str>>) {
+        let floor = std::mem::replace(&mut self.floor, mark.floor);
+        self.since = mark.since;
+        if let Some(t) = text.filter(|_| self.spans.len() > floor) {
+            let start = self.captured.len();
+            self.captured.extend_from_slice(&self.spans[floor..]);
+            let end = self.captured.len();
+            self.keep(t).spans = (start, end);
+        }
+        self.spans.truncate(floor);
+    }
+
+    /// The address of `s` when it was captured with spans (see [`end_capture`](Self::end_capture)).
+    #[inline]
+    pub(crate) fn captured(&self, s: &Rc<str>) -> Option<usize> {
+        if self.derived.is_empty() {
+            return None;
+        }
+        let addr = s.as_ptr() as usize;
+        (self.derived.get(&addr)).filter(|d| d.spans.1 > d.spans.0)?;
+        Some(addr)
+    }
+
+    /// Records the spans of the string captured at `addr` (see [`captured`](Self::captured)), its
+    /// text written at `at`.
+    pub(crate) fn replay(&mut self, addr: usize, at: usize) {
+        let (from, to) = self.derived.get(&addr).map_or((0, 0), |d| d.spans);
+        for k in from..to {
+            let (start, end, origin) = self.captured[k];
+            self.record(at + start, at + end, origin);
+        }
     }
 
     /// Starts printing an expression piece by piece; gives the mark [`forget_reads`] returns to.
@@ -119,14 +210,13 @@ impl<'a> SpanRecorder<'a> {
         self.reads.len()
     }
 
-    /// Notes that `start..end` of the output is a piece of the expression being printed: the text of
-    /// a borrowed string, or computed text. Its span is recorded by [`record_pieces`], once every
-    /// piece was evaluated, as printing a value records it.
+    /// Notes that `start..end` of the output is a piece of the expression being printed. Its spans
+    /// are recorded by [`record_pieces`], once every piece was evaluated, as printing a value
+    /// records them.
     ///
     /// [`record_pieces`]: SpanRecorder::record_pieces
-    pub(crate) fn piece(&mut self, start: usize, end: usize, borrowed: Option<&str>) {
-        self.pieces
-            .push((start, end, borrowed.map(|s| s.as_ptr() as usize), self.reads.len()));
+    pub(crate) fn piece(&mut self, start: usize, end: usize, piece: Piece) {
+        self.pieces.push((start, end, piece, self.reads.len()));
     }
 
     /// Drops the pieces and the reads since `mark` (the expression is evaluated again another way).
@@ -135,16 +225,19 @@ impl<'a> SpanRecorder<'a> {
         self.reads.truncate(mark);
     }
 
-    /// Records the span of each piece, in order: a computed piece is computed from the reads made
-    /// after the previous piece (the first one, since the previous span), as if each piece were
-    /// printed on its own.
+    /// Records the spans of each piece, in order: a computed piece is computed from the reads made
+    /// after the previous piece (the first one, since the previous span), and a captured one
+    /// records its own spans, as if each piece were printed on its own.
     pub(crate) fn record_pieces(&mut self) {
         let pieces = std::mem::take(&mut self.pieces);
         let mut from = self.since;
-        for &(start, end, borrowed, to) in &pieces {
-            let origin = borrowed.map_or(RawOrigin::Computed(from, to), RawOrigin::Borrowed);
+        for &(start, end, piece, to) in &pieces {
+            match piece {
+                Piece::Computed => self.record(start, end, RawOrigin::Computed(from, to)),
+                Piece::Borrowed(addr) => self.record(start, end, RawOrigin::Borrowed(addr)),
+                Piece::Captured(addr) => self.replay(addr, start),
+            }
             from = to;
-            self.record(start, end, origin);
         }
         self.pieces = pieces;
     }
@@ -154,13 +247,15 @@ impl<'a> SpanRecorder<'a> {
         RawOrigin::Computed(self.since, self.reads.len())
     }
 
-    /// Records that `start..end` of the output came from `origin`; adjacent template spans merge.
+    /// Records that `start..end` of the output (of the capture in progress, if any) came from
+    /// `origin`; adjacent template spans merge.
     pub(crate) fn record(&mut self, start: usize, end: usize, origin: RawOrigin) {
         if start == end {
             return;
         }
         self.since = self.reads.len();
-        if let Some(last) = self.spans.last_mut() {
+        // A capture's first span starts its own buffer.
+        if let Some(last) = self.spans.get_mut(self.floor..).and_then(<[_]>::last_mut) {
             if last.1 == start && last.2 == RawOrigin::Template && origin == RawOrigin::Template {
                 last.1 = end;
                 return;

@@ -74,3 +74,50 @@ fn a_path_named_by_several_spans_is_in_each() {
     let computed = Origin::Computed(vec!["m.content".to_string()]);
     assert_eq!(origins, [&input, &computed, &input]);
 }
+
+/// Text a macro or a `{% set %}` block captured keeps the spans of its pieces when it is printed as
+/// it is, alone or as an operand of a concatenation: the spans are those of the same template with
+/// the captured text written in place.
+#[test]
+fn captured_text_keeps_the_spans_of_its_pieces() {
+    let pairs = [
+        (
+            "{% macro am(c) %}{{ 'A: ' + c + '!' }}{% endmacro %}{{ am(m.content) }}",
+            "{{ 'A: ' + m.content + '!' }}",
+        ),
+        (
+            "{% macro am(c) %}A: {{ c }}{% endmacro %}{{ am(m.content) }}",
+            "A: {{ m.content }}",
+        ),
+        (
+            "{% macro vt(c) %}{% if c is string %}{{ c }}{% endif %}{% endmacro %}{{ '<u>' + vt(m.content) }}",
+            "{{ '<u>' + m.content }}",
+        ),
+        (
+            "{% macro inner(c) %}[{{ c }}]{% endmacro %}{% macro outer(c) %}A: {{ inner(c) }}{% endmacro %}\
+             {{ outer(m.content) }}",
+            "A: [{{ m.content }}]",
+        ),
+        (
+            "{% macro wrap() %}<w>{{ caller() }}</w>{% endmacro %}{% call wrap() %}{{ m.content }}{% endcall %}",
+            "<w>{{ m.content }}</w>",
+        ),
+        (
+            "{% set c %}<b>{{ m.content }}{% endset %}{{ c }}|{{ c }}",
+            "<b>{{ m.content }}|<b>{{ m.content }}",
+        ),
+    ];
+    let ctx = Context {
+        track_spans: true,
+        ..Context::from_json(json!({"m": {"role": "user", "content": "Hi"}})).unwrap()
+    };
+    let spans = |source: &str| {
+        let r = Template::new("captured.jinja", source).unwrap().render(&ctx).unwrap();
+        let spans: Vec<(&str, &Origin)> = (r.spans.iter()).map(|s| (&r.text[s.start..s.end], &s.origin)).collect();
+        format!("{spans:?}")
+    };
+    for (captured, inline) in pairs {
+        assert_eq!(spans(captured), spans(inline), "{captured}");
+        assert!(spans(captured).contains("Input(\"m.content\")"), "{captured}");
+    }
+}

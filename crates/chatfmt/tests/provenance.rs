@@ -309,3 +309,37 @@ fn an_empty_message_keeps_its_text_out_of_the_next_reply() {
     with_output[2] = json!({"role": "tool", "content": "x"});
     assert_eq!(trained(template, &with_output), ["calling<end>", "Hello!<end>"]);
 }
+
+/// A reply a macro prints with text around it (`{{ 'A: ' + c }}` in its body, or `'<u>' + vt(c)` at
+/// the call) is trained as it is when the template writes the same text without the macro, and no
+/// user text joins it. The last message renders differently, so the turns come from provenance.
+#[test]
+fn text_a_macro_builds_from_content_belongs_to_its_message() {
+    let messages = vec![
+        json!({"role": "user", "content": "USER-SECRET"}),
+        json!({"role": "assistant", "content": "Hello there!"}),
+        json!({"role": "user", "content": "Bye"}),
+    ];
+    let pairs = [
+        (
+            "{% macro am(c) %}{{ 'A: ' + c + '<end>' }}{% endmacro %}{% for m in messages %}\
+             {% if m.role == 'user' %}{{ 'U: ' + m.content + '\\n' }}{% endif %}\
+             {% if m.role == 'assistant' %}{{ am(m.content) }}{% endif %}{% if loop.last %}[SEP]{% endif %}{% endfor %}",
+            "{% for m in messages %}{% if m.role == 'user' %}{{ 'U: ' + m.content + '\\n' }}{% endif %}\
+             {% if m.role == 'assistant' %}{{ 'A: ' + m.content + '<end>' }}{% endif %}{% if loop.last %}[SEP]{% endif %}{% endfor %}",
+        ),
+        (
+            "{% macro vt(c) %}{% if c is string %}{{ c }}{% endif %}{% endmacro %}{% for m in messages %}\
+             {% if m.role == 'assistant' %}<a>{{ vt(m.content) }}<end>{% else %}{{ '<u>' + vt(m.content) }}{% endif %}\
+             {% if loop.last %}[SEP]{% endif %}{% endfor %}",
+            "{% for m in messages %}{% if m.role == 'assistant' %}<a>{{ m.content }}<end>{% else %}<u>{{ m.content }}\
+             {% endif %}{% if loop.last %}[SEP]{% endif %}{% endfor %}",
+        ),
+    ];
+    for (with_macro, inline) in pairs {
+        let spans = trained(with_macro, &messages);
+        assert_eq!(spans, trained(inline, &messages), "{with_macro}");
+        assert!(spans.iter().any(|s| s.contains("Hello there!")), "{spans:?}");
+        assert!(!spans.iter().any(|s| s.contains("SECRET")), "{spans:?}");
+    }
+}

@@ -9,7 +9,7 @@ use crate::builtins::{
 use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
-use crate::output::{RawOrigin, SpanRecorder, SpanSizes};
+use crate::output::{Piece, RawOrigin, SpanRecorder, SpanSizes};
 use crate::value::{compare, short_eq, JsonPairs, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
@@ -101,7 +101,6 @@ pub struct Evaluator<'a> {
     out: String,
     /// The template body (for `self.<block>()`).
     body: &'a [Stmt],
-    capture_depth: usize,
     spans: Option<SpanRecorder<'a>>,
     /// Where the template keeps its recorder's buffer sizes.
     span_sizes: &'a SpanSizes,
@@ -179,7 +178,6 @@ impl<'a> Evaluator<'a> {
             current: 0,
             out,
             body,
-            capture_depth: 0,
             spans: track.then(|| span_sizes.recorder()),
             span_sizes,
             generation_spans: Vec::new(),
@@ -283,7 +281,6 @@ impl<'a> Evaluator<'a> {
         self.live_frames = 1;
         self.current = 0;
         self.depth = 0;
-        self.capture_depth = 0;
         self.buffered = 0;
         self.autoescape = at.autoescape;
         self.out.truncate(at.out);
@@ -663,14 +660,23 @@ impl<'a> Evaluator<'a> {
 
     // ---- output ---------------------------------------------------------------------------
 
-    fn capture(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<String> {
+    /// The text `f` writes, as a string; with spans, the string keeps the spans of its text (see
+    /// `SpanRecorder::end_capture`).
+    fn capture(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<Value<'a>> {
         self.buffered(|me| {
             let saved = std::mem::take(&mut me.out);
-            me.capture_depth += 1;
+            let mark = me.spans.as_mut().map(SpanRecorder::begin_capture);
             let r = f(me);
-            me.capture_depth -= 1;
             let captured = std::mem::replace(&mut me.out, saved);
-            r.map(|_| captured)
+            let v = r.map(|_| Value::string(captured));
+            if let (Some(rec), Some(mark)) = (&mut me.spans, mark) {
+                let text = match &v {
+                    Ok(Value::String(s)) => Some(s),
+                    _ => None,
+                };
+                rec.end_capture(mark, text);
+            }
+            v
         })
     }
 
@@ -689,13 +695,17 @@ impl<'a> Evaluator<'a> {
     fn write_value(&mut self, v: &Value<'a>) {
         let start = self.out.len();
         self.write_value_text(v);
-        if self.capture_depth == 0 {
-            if let Some(rec) = &mut self.spans {
-                let origin = match v {
-                    Value::Str(s) if !self.autoescape => RawOrigin::Borrowed(s.as_ptr() as usize),
-                    _ => rec.computed(),
-                };
-                rec.record(start, self.out.len(), origin);
+        if let Some(rec) = &mut self.spans {
+            let verbatim = !self.autoescape || matches!(v, Value::Safe(_));
+            match v {
+                Value::Str(s) if verbatim => {
+                    rec.record(start, self.out.len(), RawOrigin::Borrowed(s.as_ptr() as usize))
+                }
+                Value::String(s) | Value::Safe(s) if verbatim => match rec.captured(s) {
+                    Some(addr) => rec.replay(addr, start),
+                    None => rec.record(start, self.out.len(), rec.computed()),
+                },
+                _ => rec.record(start, self.out.len(), rec.computed()),
             }
         }
     }
@@ -765,10 +775,8 @@ impl<'a> Evaluator<'a> {
             StmtKind::Text(t) => {
                 let start = self.out.len();
                 self.out.push_str(t);
-                if self.capture_depth == 0 {
-                    if let Some(rec) = &mut self.spans {
-                        rec.record(start, self.out.len(), RawOrigin::Template);
-                    }
+                if let Some(rec) = &mut self.spans {
+                    rec.record(start, self.out.len(), RawOrigin::Template);
                 }
             }
             StmtKind::Print(_, Some(leaves)) if !self.autoescape && self.print_plain(leaves)? => {}
@@ -803,7 +811,7 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::SetBlock(target, filter, body) => {
                 let v = self.derived(|me| {
-                    let v = Value::string(me.capture(|me| me.exec_block(body))?);
+                    let v = me.capture(|me| me.exec_block(body))?;
                     match filter {
                         Some(f) => me.eval_filter_chain(f, v),
                         None => Ok(v),
@@ -834,7 +842,7 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::FilterBlock(filter, body) => {
                 let text = self.capture(|me| me.exec_block(body))?;
-                let v = self.eval_filter_chain(filter, Value::string(text))?;
+                let v = self.eval_filter_chain(filter, text)?;
                 if !v.is_str() {
                     return Err(err!(
                         TypeError,
@@ -1734,10 +1742,8 @@ impl<'a> Evaluator<'a> {
                 return Ok(false);
             }
         }
-        if self.capture_depth == 0 {
-            if let Some(rec) = &mut self.spans {
-                rec.record_pieces();
-            }
+        if let Some(rec) = &mut self.spans {
+            rec.record_pieces();
         }
         Ok(true)
     }
@@ -1797,7 +1803,8 @@ impl<'a> Evaluator<'a> {
                 let start = self.out.len();
                 self.out.push_str(&s);
                 if let (true, Some(rec)) = (TRACK, &mut self.spans) {
-                    rec.piece(start, self.out.len(), None);
+                    let piece = rec.captured(&s).map_or(Piece::Computed, Piece::Captured);
+                    rec.piece(start, self.out.len(), piece);
                 }
             }
             _ => return Ok(false),
@@ -1828,7 +1835,7 @@ impl<'a> Evaluator<'a> {
             if read_here {
                 rec.note(&Value::Str(s));
             }
-            rec.piece(start, self.out.len(), Some(s));
+            rec.piece(start, self.out.len(), Piece::Borrowed(s.as_ptr() as usize));
         }
     }
 
@@ -2029,7 +2036,7 @@ impl<'a> Evaluator<'a> {
                     let r = self.capture(|me| me.exec_block(body));
                     self.pop_frame(id, restore);
                     self.depth -= 1;
-                    Ok(Value::string(r?))
+                    r
                 }
                 _ => Err(err!(TypeError, "'{}' object is not callable", f.type_name())),
             },
@@ -2084,7 +2091,7 @@ impl<'a> Evaluator<'a> {
         let r = self.capture(|me| me.exec_for(f, iter, depth0));
         self.current = restore;
         self.depth -= 1;
-        Ok(Value::string(r?))
+        r
     }
 
     /// Binds the macro parameter `i` in the macro's frame (parameters are its first slots).
@@ -2152,7 +2159,7 @@ impl<'a> Evaluator<'a> {
         self.enter()?;
         let restore = self.current;
         let id = self.push_frame(m.scope, def.scope);
-        let r = (|| -> Result<String> {
+        let r = (|| -> Result<Value<'a>> {
             // Every given argument is bound before the defaults are evaluated, in order.
             for (i, v) in bound.into_iter().enumerate() {
                 if let Some(v) = v {
@@ -2186,7 +2193,7 @@ impl<'a> Evaluator<'a> {
         })();
         self.pop_frame(id, restore);
         self.depth -= 1;
-        Ok(Value::string(r?))
+        r
     }
 }
 
