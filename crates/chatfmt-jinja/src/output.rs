@@ -154,6 +154,14 @@ impl<'a> SpanRecorder<'a> {
         })
     }
 
+    /// Drops the reads since `mark`, which a statement that wrote nothing made (a condition, a
+    /// `{% set %}`): text written later is not computed from them. What the statement decided
+    /// was whether text is written, and a string it bound stands for them itself
+    /// ([`derive`](Self::derive)).
+    pub(crate) fn unread(&mut self, mark: usize) {
+        self.reads.truncate(mark);
+    }
+
     /// Starts capturing output (a macro's body, a `{% set %}` block) into a buffer of its own: the
     /// spans recorded until [`end_capture`](Self::end_capture) are that buffer's.
     pub(crate) fn begin_capture(&mut self) -> CaptureMark {

@@ -121,3 +121,36 @@ fn captured_text_keeps_the_spans_of_its_pieces() {
         assert!(spans(captured).contains("Input(\"m.content\")"), "{captured}");
     }
 }
+
+/// What a statement that writes nothing reads (a condition on the value just printed, a `{% set %}`
+/// that reads it again) is not part of the next text: each message's computed text names its own
+/// content alone.
+#[test]
+fn reads_of_a_statement_that_writes_nothing_are_not_charged_to_the_next_text() {
+    let sources = [
+        "{% for m in messages %}{{ m.content | upper }}{% if m.content | length > 0 %}{% endif %}{% endfor %}",
+        "{% for m in messages %}{% set c = m.content ~ '' %}{{ c }}{% if c %}{% endif %}{% endfor %}",
+        "{% for m in messages %}{% set c = m.content ~ '' %}{{ c }}{% set full = c | trim | length > 0 %}\
+         {% endfor %}",
+    ];
+    let ctx = Context {
+        track_spans: true,
+        ..Context::from_json(json!({"messages": [{"content": "Hi"}, {"content": "Yo"}, {"content": "Bye"}]})).unwrap()
+    };
+    for source in sources {
+        let r = Template::new("unread.jinja", source).unwrap().render(&ctx).unwrap();
+        let origins: Vec<&Origin> = r.spans.iter().map(|s| &s.origin).collect();
+        let content = |i: usize| format!("messages[{i}].content");
+        for (i, origin) in origins.iter().enumerate() {
+            let Origin::Computed(paths) = origin else {
+                panic!("{source}: {origins:?}")
+            };
+            assert!(paths.contains(&content(i)), "{source}: {origins:?}");
+            assert!(
+                !paths.iter().any(|p| p.ends_with(".content") && *p != content(i)),
+                "{source}: {origins:?}"
+            );
+        }
+        assert_eq!(origins.len(), 3, "{source}");
+    }
+}

@@ -343,3 +343,25 @@ fn text_a_macro_builds_from_content_belongs_to_its_message() {
         assert!(!spans.iter().any(|s| s.contains("SECRET")), "{spans:?}");
     }
 }
+
+/// A value `{% set %}` computed from a message, printed and then read again (`has_content = c |
+/// trim | length > 0`), does not make the next message's text look computed from both: the
+/// reply right after it is trained as it is without that read.
+#[test]
+fn a_value_read_again_after_printing_leaves_the_next_reply_its_own() {
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Let me check."}),
+        json!({"role": "assistant", "content": "Hello!"}),
+        json!({"role": "user", "content": "Bye"}),
+    ];
+    let template = |read_again: &str| {
+        format!(
+            "{{% for m in messages %}}{{% if loop.first or m.role != messages[loop.index0 - 1].role %}}\
+             <{{{{ m.role }}}}>{{% endif %}}{{% set c = m.content ~ '' %}}{{{{ c }}}}{read_again}{{% endfor %}}"
+        )
+    };
+    let spans = trained(&template("{% set has_content = c | trim | length > 0 %}"), &messages);
+    assert_eq!(spans, trained(&template(""), &messages));
+    assert!(spans.iter().any(|s| s.contains("Hello!")), "{spans:?}");
+}

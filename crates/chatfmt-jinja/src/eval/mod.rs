@@ -733,9 +733,23 @@ impl<'a> Evaluator<'a> {
 
     fn exec(&mut self, s: &'a Stmt) -> Result<Flow> {
         self.step().map_err(|e| at(e, s.pos))?;
-        let flow = self.nested(|me| me.exec_inner(s))?;
+        let flow = match self.spans.is_some() {
+            false => self.nested(|me| me.exec_inner(s))?,
+            true => self.exec_tracked(s)?,
+        };
         if self.out.len() > self.ctx.limits.max_output_bytes {
             return Err(crate::limits::output_exceeded(self.ctx.limits.max_output_bytes).at(s.pos.line, s.pos.col));
+        }
+        Ok(flow)
+    }
+
+    /// Runs a statement with spans: what a statement that wrote nothing read is no part of the
+    /// text written next (see `SpanRecorder::unread`).
+    fn exec_tracked(&mut self, s: &'a Stmt) -> Result<Flow> {
+        let (mark, len) = (self.spans.as_ref().map_or(0, SpanRecorder::reads_mark), self.out.len());
+        let flow = self.nested(|me| me.exec_inner(s))?;
+        if let Some(rec) = self.spans.as_mut().filter(|_| self.out.len() == len) {
+            rec.unread(mark);
         }
         Ok(flow)
     }
