@@ -126,6 +126,8 @@ pub fn run(args: TokenizeArgs) -> Result<()> {
     if args.json {
         result["template"] = json!(info);
         if let Some(spans) = &spans {
+            // The spans are offsets into the rendered text: it is part of the answer.
+            result["text"] = json!(spans.rendered.text);
             for (key, value) in spans.to_json() {
                 result[key] = value;
             }

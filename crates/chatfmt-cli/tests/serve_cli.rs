@@ -87,12 +87,12 @@ fn the_server_answers_what_the_cli_prints() {
         {"role": "assistant", "content": "Hello!"},
         {"role": "user", "content": "Bye"}
     ]);
-    // /v1/render is tokenize --json plus text, model and stop.
+    // /v1/render is tokenize --json plus model and stop.
     let (status, served) = request(&address, "/v1/render", &json!({"model": "q", "messages": messages}));
     assert_eq!(status, 200, "{served}");
     let printed: Value = serde_json::from_str(&cli(&["tokenize", "--model", &qwen, "--json"], &messages)).unwrap();
     let mut rest = served.as_object().unwrap().clone();
-    for key in ["text", "model", "stop"] {
+    for key in ["model", "stop"] {
         assert!(rest.remove(key).is_some(), "{key}");
     }
     assert_eq!(Value::Object(rest), printed);

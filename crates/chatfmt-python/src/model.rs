@@ -506,10 +506,12 @@ impl Model {
             }
             out["assistant_masks"] = json!(enc.assistant_masks);
             out["template"] = info;
+            out["text"] = json!(chat.text);
             out.as_object_mut().into_iter().for_each(|o| o.extend(found.to_json()));
             out["message_spans"] = json!(message_spans(found, enc, &CodePoints::new(&chat.text)));
         } else {
             out["template"] = info;
+            out["text"] = json!(chat.text);
         }
         Ok(out.to_string())
     }

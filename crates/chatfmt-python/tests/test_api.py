@@ -161,8 +161,9 @@ def test_render_returns_the_cli_json_object(llama3, tmp_path, options, flags, to
 def test_render_without_masks_and_with_bad_masks(llama3):
     ours, _ = llama3
     out = ours.render(MESSAGES, add_generation_prompt=True, masks=False)
-    assert list(out) == ["input_ids", "attention_mask", "template"]
+    assert list(out) == ["input_ids", "attention_mask", "template", "text"]
     assert out["input_ids"] == ours.apply_chat_template(MESSAGES, add_generation_prompt=True, return_dict=False)
+    assert out["text"] == ours.apply_chat_template(MESSAGES, add_generation_prompt=True, tokenize=False)
     assert ours.render(MESSAGES, tokenize=False, masks=False) == {
         "text": ours.apply_chat_template(MESSAGES, tokenize=False),
         "template": out["template"],

@@ -521,7 +521,7 @@ class Tokenizer:
         template_kwargs: Optional[Dict[str, Any]] = None,
     ) -> Dict[str, Any]:
         """One conversation as ``chatfmt tokenize --json`` prints it (``input_ids``, ``attention_mask``,
-        ``assistant_masks``, ``template``, ``masks``, ``assistant_spans``, ``message_spans``), or with
+        ``assistant_masks``, ``template``, ``text``, ``masks``, ``assistant_spans``, ``message_spans``), or with
         ``tokenize=False`` as ``chatfmt render --json`` does (``text``, ``template`` and the spans).
         ``masks``: ``"auto"`` (the template's ``{% generation %}`` blocks when it has them, else
         provenance), ``"tags"``, ``"provenance"``, ``True`` (``"auto"``) or ``False`` (no masks nor
