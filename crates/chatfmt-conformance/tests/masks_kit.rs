@@ -287,6 +287,9 @@ fn mask_case(
         .span_tokens;
     let mut want = vec![0u8; mask.len()];
     for (a, b) in ranges.into_iter().flatten() {
+        // transformers reads a span's last token with Python truthiness: one ending in token 0
+        // marks everything from its start to the end of the sequence.
+        let b = if b == 1 { want.len() } else { b };
         want[a..b].fill(1);
     }
     if mask != want {

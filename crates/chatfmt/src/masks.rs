@@ -18,10 +18,16 @@
 //!   `messages[:i+1]` puts after that character, when R continues with the same text. A message
 //!   that produced no character (an empty tool result) has, when P_{i+1} is a prefix of R, the
 //!   text from where its turn would start to len(P_{i+1}) as its turn, and else none.
+//! - **Closing text.** A template may write text after its last message that every P_i ends with
+//!   (Phi-3's write the eos when there is no generation prompt). A P_i that is not a prefix of R
+//!   counts as its part before that text when that part is a prefix of R ending at a boundary of
+//!   R's spans, holding every character R shows of messages[i-1], and the rest is what R ends with,
+//!   from a boundary of its spans (or, when R ends with a generation prompt, P_n's rest); g_i is then
+//!   what G_i writes after that part.
 //! - **An assistant turn's span** is the turn minus the longest prefix it shares with g_i (the header
-//!   is never masked; it never reaches into the message's content; in a turn from provenance, the
-//!   header ends after the last occurrence of a longer prefix of g_i before the message's first
-//!   character, its role aside, when there is one), ending after the last stop marker
+//!   is never masked; it never reaches into the message's content; the header ends after the last
+//!   occurrence of a longer prefix of g_i before the message's first character, its role aside,
+//!   when there is one), ending after the last stop marker
 //!   after the message's last character when there is one, plus a stop marker that begins exactly
 //!   where the turn ends. Stop markers are the eos token and the model's
 //!   stop tokens ([`stop_markers`]). With `continue_final_message` the final message's span ends at its
@@ -424,6 +430,57 @@ fn render_with_last_char(
     Ok((rendered, spans.iter().map(|&(_, end)| end).max()))
 }
 
+/// Prefixes that differ from R only by the text the template writes after its last message (an eos
+/// when there is no generation prompt, as Phi-3's templates write): P_i is taken as its part before
+/// that closing text when that part is a prefix of R ending at a boundary of R's spans and holding
+/// all of its last message that R shows, and what follows it is text R ends with as spans of its
+/// own, or the closing text of P_n (`last` is n when R has a generation prompt, and so does not end
+/// with it). g_i is then what G_i writes after that part.
+fn closing_text(
+    rendered: &Rendered,
+    unmatched: &[(usize, String, Option<String>)],
+    last: Option<usize>,
+    last_char: &[Option<usize>],
+    prefixes: &mut [Option<usize>],
+    prompts: &mut [Option<String>],
+) {
+    let text = rendered.text.as_str();
+    if rendered.spans.is_empty() {
+        return;
+    }
+    let starts = |shared: usize| {
+        let at = rendered.spans.partition_point(|s| s.start <= shared);
+        (rendered.spans[..at].iter().rev().map(|s| s.start)).filter(|&cut| cut > 0)
+    };
+    let is_start = |b: usize| rendered.spans.binary_search_by_key(&b, |s| s.start).is_ok();
+    // The part of P_n before the text R does not go on with: P_n's closing text.
+    let closing = (unmatched.iter().find(|(i, ..)| Some(*i) == last)).and_then(|(_, p, _)| {
+        let cut = starts(common_prefix_len(p.as_bytes(), text.as_bytes())).next()?;
+        p.get(cut..).filter(|rest| !rest.is_empty())
+    });
+    for (i, p, g) in unmatched {
+        // The part kept holds all that R shows of the prefix's last message (a prefix that drops
+        // that message, as templates do with a last assistant message, is no prefix); the longest
+        // such part whose rest R also ends with, as text of its own, or that is P_n's closing text.
+        let least = last_char[i - 1].unwrap_or(0);
+        let found = starts(common_prefix_len(p.as_bytes(), text.as_bytes()))
+            .take_while(|&cut| cut >= least)
+            .take(8)
+            .find(|&cut| {
+                let rest = &p[cut.min(p.len())..];
+                !rest.is_empty()
+                    && ((text.ends_with(rest) && is_start(text.len() - rest.len())) || closing == Some(rest))
+            });
+        let Some(cut) = found else { continue };
+        prefixes[*i] = Some(cut);
+        if let (Some(slot), Some(g)) = (prompts.get_mut(*i), g) {
+            if slot.is_none() && g.as_bytes().starts_with(&p.as_bytes()[..cut]) {
+                *slot = g.get(cut..).map(str::to_string);
+            }
+        }
+    }
+}
+
 /// The length of the longest common prefix of `a` and `b` (compared a block at a time: the texts
 /// are usually equal for most of their length).
 fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
@@ -465,6 +522,21 @@ impl Derived {
             ),
             Err(e) => (e.kind() != chatfmt_jinja::ErrorKind::LimitExceeded).then_some(None),
         }
+    }
+
+    /// The texts of P_i and G_i, when they rendered (see [`Rule::new`]'s closing text).
+    fn texts(&self, i: usize, text: &str) -> Option<(String, Option<String>)> {
+        let Some(p) = self.prefixes.get(i) else {
+            return self.full.clone().map(|full| (full, None));
+        };
+        let base = self.full.as_deref().unwrap_or(text).get(..p.len)?;
+        let tail = p.tail.as_ref()?.as_ref().ok()?;
+        let alt = p
+            .alt_tail
+            .as_ref()
+            .and_then(|a| a.as_ref().ok())
+            .map(|alt| format!("{base}{alt}"));
+        Some((format!("{base}{tail}"), alt))
     }
 
     /// g_i (see `Rule::generation_prompt`): `Some(None)` when P_i or G_i raises or G_i does not
@@ -551,6 +623,8 @@ impl<'r> Rule<'r> {
             prompts[0] = template.apply(&[], &empty).ok().map(|g| g.text);
         }
         let mut trailers = vec![0; n];
+        // The prefixes that rendered but are not prefixes of R, with G_i when it was rendered.
+        let mut unmatched: Vec<(usize, String, Option<String>)> = Vec::new();
         // One render replaces the prefix renders when there are two or more of them.
         let derived = if let Some(prefixes) = with_r {
             Some(Derived {
@@ -592,27 +666,35 @@ impl<'r> Rule<'r> {
                 }
                 Some(prefix)
             });
+            let mut miss = |p: &str, g: Option<&str>, len: Option<usize>| {
+                if len.is_none() {
+                    unmatched.push((i, p.to_string(), g.map(str::to_string)));
+                }
+                len
+            };
             prefixes.push(if i == n && full_is_last {
                 Some(text.len())
             } else if let Some(prefix) = from_one_render {
+                if prefix.is_none() {
+                    if let Some((p, g)) = derived.as_ref().and_then(|d| d.texts(i, text)) {
+                        miss(&p, g.as_deref(), None);
+                    }
+                }
                 prefix
             } else if i < n && assistant[i] {
                 template.apply_pair(&messages[..i], &plain).ok().and_then(|(p, g)| {
-                    prompts[i] = g
-                        .ok()
-                        .and_then(|g| g.text.strip_prefix(p.text.as_str()).map(str::to_string));
-                    prefix_len(text, &p.text)
+                    let g = g.ok();
+                    prompts[i] = (g.as_ref()).and_then(|g| g.text.strip_prefix(p.text.as_str()).map(str::to_string));
+                    miss(&p.text, g.as_ref().map(|g| g.text.as_str()), prefix_len(text, &p.text))
                 })
             } else if last_char[i - 1].is_some() && hint.expects(assistant[i - 1]) {
                 let r = render_with_last_char(template, &messages[..i], &plain);
-                let len = r.as_ref().ok().and_then(|(r, _)| prefix_len(text, &r.text));
+                let len = (r.as_ref().ok()).and_then(|(r, _)| miss(&r.text, None, prefix_len(text, &r.text)));
                 tracked = Some(r);
                 len
             } else {
-                template
-                    .apply(&messages[..i], &plain)
-                    .ok()
-                    .and_then(|r| prefix_len(text, &r.text))
+                (template.apply(&messages[..i], &plain).ok())
+                    .and_then(|r| miss(&r.text, None, prefix_len(text, &r.text)))
             });
             // The text the render of messages[..i] puts after message i-1's last character, when R
             // has it there too: the template text that closes message i-1. Only a turn that
@@ -644,6 +726,8 @@ impl<'r> Rule<'r> {
                 }
             }
         }
+        let last = (!full_is_last).then_some(n);
+        closing_text(rendered, &unmatched, last, &last_char, &mut prefixes, &mut prompts);
         Ok(Rule {
             messages,
             assistant,
@@ -700,10 +784,7 @@ impl<'r> Rule<'r> {
             if a >= b || !self.assistant[i] {
                 continue;
             }
-            let by_prefixes = matches!((self.prefixes[i], self.prefixes[i + 1]), (Some(x), Some(y)) if x <= y);
-            let header = self
-                .generation_prompt(i)
-                .map_or(0, |g| self.header_len(i, (a, b), g, by_prefixes));
+            let header = self.generation_prompt(i).map_or(0, |g| self.header_len(i, (a, b), g));
             // The header never reaches into the message's own content.
             let start = match self.content[i].first() {
                 Some(&(c, _)) if c >= a => (a + header).min(c),
@@ -728,18 +809,15 @@ impl<'r> Rule<'r> {
     }
 
     /// How much of assistant turn i, `[a, b)`, is its header: the longest prefix it shares with
-    /// g_i; in a turn from provenance, through the last occurrence of a longer prefix of g_i before
-    /// the message's first character, when the turn holds one (it then also holds the text of a
-    /// message that produced no character of its own, such as an empty tool result).
-    fn header_len(&self, i: usize, (a, b): ByteSpan, g: &str, by_prefixes: bool) -> usize {
+    /// g_i, or through the last occurrence of a longer prefix of g_i before the message's first
+    /// character when the turn holds one (it then also holds other text: a default system prompt
+    /// before a first message, or the text of a message that produced no character of its own).
+    fn header_len(&self, i: usize, (a, b): ByteSpan, g: &str) -> usize {
         let turn = self.text.get(a..b).unwrap_or_default();
         let shared: usize = (turn.chars().zip(g.chars()))
             .take_while(|(x, y)| x == y)
             .map(|(x, _)| x.len_utf8())
             .sum();
-        if by_prefixes {
-            return shared;
-        }
         let limit = self.first_char[i].map_or(b, |f| f.clamp(a, b)) - a;
         let before = turn.get(..limit).unwrap_or_default();
         let ends: Vec<usize> = (g.char_indices().map(|(k, _)| k).skip(1).chain([g.len()]))

@@ -365,3 +365,56 @@ fn a_value_read_again_after_printing_leaves_the_next_reply_its_own() {
     assert_eq!(spans, trained(&template(""), &messages));
     assert!(spans.iter().any(|s| s.contains("Hello!")), "{spans:?}");
 }
+
+/// Phi-3's templates write the eos after the last message when there is no generation prompt, so
+/// no render of a prefix is a prefix of the whole: the turns still end where each message's text
+/// ends, and only the replies (with their end marker) are trained, with or without the prompt.
+#[test]
+fn text_written_after_the_last_message_does_not_hide_the_turns() {
+    use chatfmt::{MaskSource, SpanOptions};
+    let template = "{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}\
+        {% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}";
+    let messages = vec![
+        json!({"role": "user", "content": "Hi"}),
+        json!({"role": "assistant", "content": "Hello"}),
+        json!({"role": "user", "content": ""}),
+        json!({"role": "assistant", "content": "Bye now"}),
+        json!({"role": "user", "content": "Q"}),
+    ];
+    let mut tokens = serde_json::Map::new();
+    tokens.insert("eos_token".into(), json!("<|endoftext|>"));
+    let t = ChatTemplate::new(template, tokens);
+    let spans = SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: vec!["<|end|>".to_string()],
+        message_spans: true,
+        deadline: None,
+    };
+    for add_generation_prompt in [false, true] {
+        let opts = ApplyOptions {
+            add_generation_prompt,
+            ..ApplyOptions::default()
+        };
+        let found = t.apply_with_spans(&messages, &opts, &spans).expect("renders");
+        let text = &found.rendered.text;
+        let trained: Vec<&str> = found.assistant_spans.iter().map(|&(a, b)| &text[a..b]).collect();
+        assert_eq!(
+            trained,
+            ["Hello<|end|>", "Bye now<|end|>"],
+            "prompt: {add_generation_prompt}"
+        );
+        let turns: Vec<&str> = (found.messages.iter())
+            .map(|m| m.turn.map_or("", |(a, b)| &text[a..b]))
+            .collect();
+        assert_eq!(
+            &turns[..4],
+            [
+                "<|user|>\nHi<|end|>\n",
+                "<|assistant|>\nHello<|end|>\n",
+                "<|user|>\n<|end|>\n",
+                "<|assistant|>\nBye now<|end|>\n"
+            ],
+            "prompt: {add_generation_prompt}"
+        );
+    }
+}
