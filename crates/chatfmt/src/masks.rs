@@ -818,8 +818,11 @@ impl<'r> Rule<'r> {
             .take_while(|(x, y)| x == y)
             .map(|(x, _)| x.len_utf8())
             .sum();
-        let limit = self.first_char[i].map_or(b, |f| f.clamp(a, b)) - a;
-        let before = turn.get(..limit).unwrap_or_default();
+        // Only before the message's own text: a turn without any has nothing to anchor the search.
+        let Some(first) = self.first_char[i] else {
+            return shared;
+        };
+        let before = turn.get(..first.clamp(a, b) - a).unwrap_or_default();
         let ends: Vec<usize> = (g.char_indices().map(|(k, _)| k).skip(1).chain([g.len()]))
             .filter(|&k| k > shared)
             .collect();
