@@ -744,6 +744,14 @@ for e in ["d.keys() == d.keys()", "d.keys() in [d.keys()]", "d.keys() != d.keys(
     case("method", "keys", "{{ " + e + " }}", {"d": {"b": 1, "a": 2}})
 
 
+# Markup keeps its type through truncate and stepped slices (and escapes what it is joined with).
+for e in ["('abc def ghi jkl'|e|truncate(9)) + '<'", "('abc def ghi'|e|truncate(5)) + '<'",
+          "'a<c def ghi'|truncate(5, end='<'|safe)", "'a<c def ghi'|e|truncate(5, end='<')",
+          "'a<c def ghi'|e|truncate(5, end='<'|safe)", "'a<c def ghi'|truncate(5, true, end='<'|safe)",
+          "(([[1, 2], [3, 4]]|e)|truncate(10)).pop()", "('<a>'|e)[::2] + '<'", "'x' // ('<a>'|e)[::2]",
+          "('<a>'|e)[::-1] ~ '<'"]:
+    case("filter", "truncate", "{{ " + e + " }}")
+
 def main():
     records = []
     for n, c in enumerate(CASES):

@@ -1296,15 +1296,22 @@ pub(super) fn truncate_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Valu
         h if h.is_str() => h.to_py_str(),
         _ => String::new(),
     };
-    let end = end.to_py_str();
-    if bool_arg(&killwords) {
-        return Ok(Value::string(head + &end));
-    }
     let cut = match head.rfind(' ') {
-        Some(i) => &head[..i],
-        None => head.as_str(),
+        Some(i) if !bool_arg(&killwords) => &head[..i],
+        _ => head.as_str(),
     };
-    Ok(Value::string(format!("{cut}{end}")))
+    // `cut + end` in Python: markup on either side escapes the other and gives markup.
+    let escaped = |s: &str| {
+        let mut out = String::with_capacity(s.len());
+        pystr::html_escape(s, &mut out);
+        out
+    };
+    Ok(match (&v, &end) {
+        (Value::Safe(_), Value::Safe(e)) => Value::Safe(format!("{cut}{e}").into()),
+        (Value::Safe(_), e) => Value::Safe(format!("{cut}{}", escaped(&e.to_py_str())).into()),
+        (_, Value::Safe(e)) => Value::Safe(format!("{}{e}", escaped(cut)).into()),
+        (_, e) => Value::string(format!("{cut}{}", e.to_py_str())),
+    })
 }
 
 /// `wordwrap(width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True)`.

@@ -371,6 +371,8 @@ impl<'a> Value<'a> {
                     let at = part.as_ptr() as usize - s.as_ptr() as usize;
                     self.substr(at, at + part.len())
                 }
+                // `Markup.__getitem__` keeps the type.
+                Cow::Owned(out) if matches!(self, Value::Safe(_)) => Value::Safe(out.into()),
                 Cow::Owned(out) => Value::string(out),
             });
         }
