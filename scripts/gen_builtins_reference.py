@@ -722,7 +722,9 @@ for e in ["'a<br>b'|striptags", "'a<!--x'|striptags", "'a<!-- <b> -->c <i>d</i>\
 
 # textwrap with a float width: compared as a float, refused only where a long word is sliced.
 for e in ["'ab cd'|wordwrap(3.5)", "'abcdef'|wordwrap(0.5)", "'abcdef'|wordwrap(3.5, false)", "'abcdef'|wordwrap(3.5)",
-          "'ab cd ef gh'|wordwrap(5.0)", "'ab-cdefgh'|wordwrap(2.5)", "'a b'|wordwrap(-1.5)", "'ab cd'|wordwrap(1e300)"]:
+          "'ab cd ef gh'|wordwrap(5.0)", "'ab-cdefgh'|wordwrap(2.5)", "'a b'|wordwrap(-1.5)", "'ab cd'|wordwrap(1e300)",
+          "('ab'.encode())|wordwrap(1)", "(''.encode())|wordwrap(1)", "('\\n'.encode())|wordwrap(1)",
+          "('ab'.encode())|wordwrap(1, wrapstring=1)", "('ab'.encode())|wordwrap(-1)", "''|wordwrap(-1)"]:
     case("filter", "wordwrap", "{{ " + e + " }}")
 
 # json.dumps returns a string's JSON before it reads the indent.

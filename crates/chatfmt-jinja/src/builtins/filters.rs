@@ -1322,6 +1322,15 @@ pub(super) fn wordwrap_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Valu
         Some(w) if w.is_str() => w.to_py_str(),
         Some(w) => return Err(no_attribute(&w, "join")),
     };
+    if let Value::Object(o) = &v {
+        // `bytes` has `splitlines`, and textwrap's str pattern then refuses each line.
+        if let Object::Bytes(b) = &**o {
+            return match b.is_empty() {
+                true => Ok(Value::string(String::new())),
+                false => Err(err!(TypeError, "cannot use a string pattern on a bytes-like object")),
+            };
+        }
+    }
     if !v.is_str() {
         return Err(no_attribute(&v, "splitlines"));
     }
