@@ -88,9 +88,13 @@ pub(crate) enum Piece {
     Computed,
     /// The text of the borrowed string at this address.
     Borrowed(usize),
-    /// A string with spans of its own (see [`SpanRecorder::end_capture`]), by address.
-    Captured(usize),
+    /// A string with spans of its own (see [`SpanRecorder::end_capture`]).
+    Captured(CapturedSpans),
 }
+
+/// The range of [`SpanRecorder`]'s captured spans that holds a captured string's spans.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CapturedSpans(usize, usize);
 
 /// What [`SpanRecorder::begin_capture`] saves for [`SpanRecorder::end_capture`].
 pub(crate) struct CaptureMark {
@@ -189,21 +193,20 @@ impl<'a> SpanRecorder<'a> {
         self.spans.truncate(floor);
     }
 
-    /// The address of `s` when it was captured with spans (see [`end_capture`](Self::end_capture)).
+    /// Where the spans of `s` are kept when it was captured with spans (see
+    /// [`end_capture`](Self::end_capture)).
     #[inline]
-    pub(crate) fn captured(&self, s: &Rc<str>) -> Option<usize> {
+    pub(crate) fn captured(&self, s: &Rc<str>) -> Option<CapturedSpans> {
         if self.derived.is_empty() {
             return None;
         }
-        let addr = s.as_ptr() as usize;
-        (self.derived.get(&addr)).filter(|d| d.spans.1 > d.spans.0)?;
-        Some(addr)
+        let (from, to) = self.derived.get(&(s.as_ptr() as usize))?.spans;
+        (to > from).then_some(CapturedSpans(from, to))
     }
 
-    /// Records the spans of the string captured at `addr` (see [`captured`](Self::captured)), its
-    /// text written at `at`.
-    pub(crate) fn replay(&mut self, addr: usize, at: usize) {
-        let (from, to) = self.derived.get(&addr).map_or((0, 0), |d| d.spans);
+    /// Records the spans of a captured string (see [`captured`](Self::captured)), its text written
+    /// at `at`.
+    pub(crate) fn replay(&mut self, CapturedSpans(from, to): CapturedSpans, at: usize) {
         for k in from..to {
             let (start, end, origin) = self.captured[k];
             self.record(at + start, at + end, origin);
@@ -243,7 +246,7 @@ impl<'a> SpanRecorder<'a> {
             match piece {
                 Piece::Computed => self.record(start, end, RawOrigin::Computed(from, to)),
                 Piece::Borrowed(addr) => self.record(start, end, RawOrigin::Borrowed(addr)),
-                Piece::Captured(addr) => self.replay(addr, start),
+                Piece::Captured(spans) => self.replay(spans, start),
             }
             from = to;
         }

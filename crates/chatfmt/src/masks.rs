@@ -448,14 +448,16 @@ fn closing_text(
     if rendered.spans.is_empty() {
         return;
     }
-    let starts = |shared: usize| {
+    // The span starts of R where P may be cut, latest first: those within its prefix shared with R.
+    let starts = |p: &str| {
+        let shared = common_prefix_len(p.as_bytes(), text.as_bytes());
         let at = rendered.spans.partition_point(|s| s.start <= shared);
         (rendered.spans[..at].iter().rev().map(|s| s.start)).filter(|&cut| cut > 0)
     };
     let is_start = |b: usize| rendered.spans.binary_search_by_key(&b, |s| s.start).is_ok();
     // The part of P_n before the text R does not go on with: P_n's closing text.
     let closing = (unmatched.iter().find(|(i, ..)| Some(*i) == last)).and_then(|(_, p, _)| {
-        let cut = starts(common_prefix_len(p.as_bytes(), text.as_bytes())).next()?;
+        let cut = starts(p).next()?;
         p.get(cut..).filter(|rest| !rest.is_empty())
     });
     for (i, p, g) in unmatched {
@@ -463,14 +465,10 @@ fn closing_text(
         // that message, as templates do with a last assistant message, is no prefix); the longest
         // such part whose rest R also ends with, as text of its own, or that is P_n's closing text.
         let least = last_char[i - 1].unwrap_or(0);
-        let found = starts(common_prefix_len(p.as_bytes(), text.as_bytes()))
-            .take_while(|&cut| cut >= least)
-            .take(8)
-            .find(|&cut| {
-                let rest = &p[cut.min(p.len())..];
-                !rest.is_empty()
-                    && ((text.ends_with(rest) && is_start(text.len() - rest.len())) || closing == Some(rest))
-            });
+        let found = starts(p).take_while(|&cut| cut >= least).take(8).find(|&cut| {
+            let rest = &p[cut.min(p.len())..];
+            !rest.is_empty() && ((text.ends_with(rest) && is_start(text.len() - rest.len())) || closing == Some(rest))
+        });
         let Some(cut) = found else { continue };
         prefixes[*i] = Some(cut);
         if let (Some(slot), Some(g)) = (prompts.get_mut(*i), g) {
@@ -823,10 +821,10 @@ impl<'r> Rule<'r> {
             return shared;
         };
         let before = turn.get(..first.clamp(a, b) - a).unwrap_or_default();
-        let ends: Vec<usize> = (g.char_indices().map(|(k, _)| k).skip(1).chain([g.len()]))
-            .filter(|&k| k > shared)
-            .collect();
-        let longer = (ends.into_iter().rev()).find_map(|k| before.rfind(&g[..k]).map(|at| at + k));
+        // The ends of g_i's longer prefixes, longest first (`shared` is at least 0, so no empty one).
+        let longer = (g.char_indices().map(|(k, _)| k).chain([g.len()]).rev())
+            .take_while(|&k| k > shared)
+            .find_map(|k| before.rfind(&g[..k]).map(|at| at + k));
         longer.unwrap_or(shared)
     }
 

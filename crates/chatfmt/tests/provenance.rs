@@ -11,7 +11,7 @@
 mod kits;
 
 use chatfmt::jinja::{Origin, Rendered};
-use chatfmt::{ApplyOptions, ChatTemplate};
+use chatfmt::{ApplyOptions, ChatTemplate, MaskSource, SpanOptions};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -31,6 +31,16 @@ fn input_text(r: &Rendered, path: &str) -> Vec<String> {
         .filter(|s| s.origin == Origin::Input(path.to_string()))
         .map(|s| r.text[s.start..s.end].to_string())
         .collect()
+}
+
+/// Provenance masks with message spans, `markers` ending a model's turn.
+fn provenance(markers: &[&str]) -> SpanOptions {
+    SpanOptions {
+        source: MaskSource::Provenance,
+        stop_markers: markers.iter().map(|m| m.to_string()).collect(),
+        message_spans: true,
+        deadline: None,
+    }
 }
 
 /// Spans tile the text exactly: contiguous, in order, covering every byte.
@@ -143,7 +153,6 @@ fn computed_content_keeps_its_origin_through_set_and_concatenation() {
 /// before printing it: every assistant reply is still in an assistant span, and no user text is.
 #[test]
 fn qwen3_5_provenance_masks_cover_every_assistant_reply() {
-    use chatfmt::{MaskSource, SpanOptions};
     let Some(path) = kits::kit_for_test("hf/corpus/Qwen--Qwen3.5-4B.jinja") else {
         return;
     };
@@ -155,14 +164,8 @@ fn qwen3_5_provenance_masks_cover_every_assistant_reply() {
         json!({"role": "user", "content": "USER-SECRET question"}),
         json!({"role": "assistant", "content": "Answer."}),
     ];
-    let spans = SpanOptions {
-        source: MaskSource::Provenance,
-        stop_markers: vec!["<|im_end|>".to_string()],
-        message_spans: true,
-        deadline: None,
-    };
     let found = t
-        .apply_with_spans(&messages, &ApplyOptions::default(), &spans)
+        .apply_with_spans(&messages, &ApplyOptions::default(), &provenance(&["<|im_end|>"]))
         .expect("renders");
     let text = &found.rendered.text;
     let trained: Vec<&str> = found.assistant_spans.iter().map(|&(a, b)| &text[a..b]).collect();
@@ -176,19 +179,16 @@ fn qwen3_5_provenance_masks_cover_every_assistant_reply() {
     assert_eq!(content, ["Hi", "Hello there!", "USER-SECRET question", "Answer."]);
 }
 
-/// Assistant spans of a template (provenance masks, `<call>` and `<end>` ending a turn) and the
-/// trained text.
+/// The text of a template's assistant spans (provenance masks, `<call>` and `<end>` ending a turn).
 fn trained(source: &str, messages: &[Value]) -> Vec<String> {
-    use chatfmt::{MaskSource, SpanOptions};
-    let spans = SpanOptions {
-        source: MaskSource::Provenance,
-        stop_markers: vec!["<call>".to_string(), "<end>".to_string()],
-        message_spans: true,
-        deadline: None,
-    };
+    trained_with(source, messages, &["<call>", "<end>"])
+}
+
+/// The text of a template's assistant spans, `markers` ending a turn.
+fn trained_with(source: &str, messages: &[Value], markers: &[&str]) -> Vec<String> {
     let t = ChatTemplate::new(source, Default::default());
     let found = t
-        .apply_with_spans(messages, &ApplyOptions::default(), &spans)
+        .apply_with_spans(messages, &ApplyOptions::default(), &provenance(markers))
         .expect("renders");
     (found.assistant_spans.iter())
         .map(|&(a, b)| found.rendered.text[a..b].to_string())
@@ -269,20 +269,10 @@ fn a_role_printed_into_the_header_is_not_trained() {
         json!({"role": "assistant", "content": "I am the opener."}),
         json!({"role": "user", "content": "Hi"}),
     ];
-    use chatfmt::{MaskSource, SpanOptions};
-    let spans = SpanOptions {
-        source: MaskSource::Provenance,
-        stop_markers: vec!["<|im_end|>".to_string()],
-        message_spans: true,
-        deadline: None,
-    };
-    let t = ChatTemplate::new(template, Default::default());
-    let found = t
-        .apply_with_spans(&messages, &ApplyOptions::default(), &spans)
-        .expect("renders");
-    let text = &found.rendered.text;
-    let trained: Vec<&str> = found.assistant_spans.iter().map(|&(a, b)| &text[a..b]).collect();
-    assert_eq!(trained, ["I am the opener.<|im_end|>"]);
+    assert_eq!(
+        trained_with(template, &messages, &["<|im_end|>"]),
+        ["I am the opener.<|im_end|>"]
+    );
 }
 
 /// A message with empty content produces no character of its own. Where the turns come from
@@ -371,7 +361,6 @@ fn a_value_read_again_after_printing_leaves_the_next_reply_its_own() {
 /// ends, and only the replies (with their end marker) are trained, with or without the prompt.
 #[test]
 fn text_written_after_the_last_message_does_not_hide_the_turns() {
-    use chatfmt::{MaskSource, SpanOptions};
     let template = "{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}\
         {% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}";
     let messages = vec![
@@ -384,12 +373,7 @@ fn text_written_after_the_last_message_does_not_hide_the_turns() {
     let mut tokens = serde_json::Map::new();
     tokens.insert("eos_token".into(), json!("<|endoftext|>"));
     let t = ChatTemplate::new(template, tokens);
-    let spans = SpanOptions {
-        source: MaskSource::Provenance,
-        stop_markers: vec!["<|end|>".to_string()],
-        message_spans: true,
-        deadline: None,
-    };
+    let spans = provenance(&["<|end|>"]);
     for add_generation_prompt in [false, true] {
         let opts = ApplyOptions {
             add_generation_prompt,

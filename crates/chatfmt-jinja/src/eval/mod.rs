@@ -702,7 +702,7 @@ impl<'a> Evaluator<'a> {
                     rec.record(start, self.out.len(), RawOrigin::Borrowed(s.as_ptr() as usize))
                 }
                 Value::String(s) | Value::Safe(s) if verbatim => match rec.captured(s) {
-                    Some(addr) => rec.replay(addr, start),
+                    Some(spans) => rec.replay(spans, start),
                     None => rec.record(start, self.out.len(), rec.computed()),
                 },
                 _ => rec.record(start, self.out.len(), rec.computed()),
