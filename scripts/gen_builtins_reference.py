@@ -754,6 +754,12 @@ for e in ["('abc def ghi jkl'|e|truncate(9)) + '<'", "('abc def ghi'|e|truncate(
           "('<a>'|e)[::-1] ~ '<'"]:
     case("filter", "truncate", "{{ " + e + " }}")
 
+# The undefined of an inline `if` without `else` names the line the expression starts on.
+for t in ["{{ (1 if false)|wordwrap(2) }}", "\n{{ ('a' if nope).x }}",
+          "{% if true %}\n\n{{ (nope\n if nope)|wordwrap(1) }}{% endif %}",
+          "{{ ((1 if false) if true)|wordwrap(3) }}", "{% set x = 1 if false %}\n{{ x|wordwrap(2) }}"]:
+    case("filter", "wordwrap", t)
+
 def main():
     records = []
     for n, c in enumerate(CASES):

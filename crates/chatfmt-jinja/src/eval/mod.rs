@@ -1287,7 +1287,7 @@ impl<'a> Evaluator<'a> {
             ExprKind::Call(callee, args) => self.eval_call(callee, args)?,
             ExprKind::Test(v, name, args) => self.eval_test(v, name, args)?,
             ExprKind::Concat(parts) => self.eval_concat(parts)?,
-            ExprKind::Cond(test, then, otherwise) => self.eval_cond(test, then, otherwise)?,
+            ExprKind::Cond(test, then, otherwise) => self.eval_cond(test, then, otherwise, e.pos.line)?,
             ExprKind::Filter(..) => self.eval_filter_chain(e, Value::Undefined(None))?,
             ExprKind::Unary(UnOp::Not, x) => Value::Bool(!self.eval_truthy(x)?),
             ExprKind::Unary(op, x) => self.eval(x)?.negate(*op == UnOp::Neg)?,
@@ -1442,14 +1442,24 @@ impl<'a> Evaluator<'a> {
     }
 
     #[inline(never)]
-    fn eval_cond(&mut self, test: &'a Expr, then: &'a Expr, otherwise: &'a Option<Box<Expr>>) -> Result<Value<'a>> {
+    /// `then if test else otherwise` at template line `line`: without an `else`, a false test gives
+    /// Jinja2's undefined that names the line.
+    fn eval_cond(
+        &mut self,
+        test: &'a Expr,
+        then: &'a Expr,
+        otherwise: &'a Option<Box<Expr>>,
+        line: u32,
+    ) -> Result<Value<'a>> {
         Ok(if self.eval_truthy(test)? {
             self.eval(then)?
         } else {
             match otherwise {
                 Some(o) => self.eval(o)?,
                 None => Value::Undefined(Some(Rc::new(UndefInfo::Hint(
-                    "the inline if-expression on line evaluated to false and no else section was defined.".to_string(),
+                    format!(
+                        "the inline if-expression on line {line} evaluated to false and no else section was defined."
+                    ),
                     crate::error::ErrorKind::UndefinedError,
                 )))),
             }
