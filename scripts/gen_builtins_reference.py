@@ -754,6 +754,24 @@ for e in ["('abc def ghi jkl'|e|truncate(9)) + '<'", "('abc def ghi'|e|truncate(
           "('<a>'|e)[::-1] ~ '<'"]:
     case("filter", "truncate", "{{ " + e + " }}")
 
+# bytes compare by value, as Python's do.
+for e in ["'a'.encode() == 'a'.encode()", "'a'.encode() != 'b'.encode()", "'a'.encode() < 'b'.encode()",
+          "'ab'.encode() >= 'a'.encode()", "'a'.encode() == 'a'", "'a'.encode() in ['a'.encode()]",
+          "['b'.encode(), 'a'.encode(), 'ab'.encode()]|sort", "'a'.encode() < 'a'", "'\xe9'.encode() > 'z'.encode()",
+          "['b'.encode(), 'a'.encode()]|max"]:
+    case("method", "str.encode", "{{ " + e + " }}")
+
+# Attribute paths: a part that `str.isdigit()` accepts is `int(part)`, whatever its digits.
+for t in ["{{ ('  ')|min(1.25, '١٢') }}", "{{ [[1, 2, 3]]|map(attribute='١')|list }}",
+          "{{ [[1, 2]]|map(attribute='²')|list }}", "{{ []|map(attribute='²')|list }}",
+          "{{ [{'a': [5, 6]}]|map(attribute='a.١')|list }}", "{{ [[1], [0]]|sort(attribute='٠') }}",
+          "{{ []|sort(attribute='x,²') }}", "{{ [[1]]|map(attribute='99999999999999999999', default='d')|list }}",
+          "{{ [{'١': 1}]|map(attribute='١', default='d')|list }}", "{{ [[1, 2]]|sum(attribute='١') }}",
+          "{{ []|unique(attribute='²')|list }}", "{{ none|sum(attribute='²') }}", "{{ []|groupby('²') }}",
+          "{{ [1]|groupby('a.²') }}", "{{ []|join(',', 'a.²') }}", "{{ []|selectattr('²')|list }}",
+          "{{ []|min(attribute='²') }}", "{{ 1|sort(attribute='²') }}", "{{ [[1, 2]]|join(attribute='١') }}"]:
+    case("filter", "map", t)
+
 # The undefined of an inline `if` without `else` names the line the expression starts on.
 for t in ["{{ (1 if false)|wordwrap(2) }}", "\n{{ ('a' if nope).x }}",
           "{% if true %}\n\n{{ (nope\n if nope)|wordwrap(1) }}{% endif %}",

@@ -50,7 +50,7 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
     };
     // One key of a JSON object, read in place.
     if let Value::Json(serde_json::Value::Object(m)) = item {
-        if !p.contains('.') && !p.bytes().all(|b| b.is_ascii_digit()) {
+        if !p.contains('.') && !pystr::isdigit(p) {
             if let Some(j) = crate::value::json_map_get(m, p) {
                 return Ok(Value::from_json(j));
             }
@@ -58,8 +58,11 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
     }
     let mut cur = item.clone();
     for part in p.split('.') {
+        // A part that `str.isdigit()` accepts is `int(part)` (which refuses digits that are not
+        // decimal, such as `'²'`).
         let key = match part.parse::<i64>() {
             Ok(i) if part.bytes().all(|b| b.is_ascii_digit()) => Value::Int(i),
+            _ if pystr::isdigit(part) => Value::from_bigint(pystr::parse_int(part, 10).map_err(crate::error::py_err)?),
             _ => match path {
                 Value::Str(s) => {
                     let start = part.as_ptr() as usize - s.as_ptr() as usize;
@@ -75,6 +78,17 @@ fn attr_path_or<'a>(item: &Value<'a>, path: &Value<'a>, default: Option<&Value<'
         }
     }
     Ok(cur)
+}
+
+/// Jinja2's `make_attrgetter` turns its path into parts when the filter is called, so a part that
+/// `int()` refuses (digits that are not decimal, such as `'²'`) fails then, before the value is read.
+fn check_attr_path(attribute: Option<&Value>) -> Result<()> {
+    for part in attribute.and_then(Value::as_str).into_iter().flat_map(|p| p.split('.')) {
+        if !part.bytes().all(|b| b.is_ascii_digit()) && pystr::isdigit(part) {
+            pystr::parse_int(part, 10).map_err(crate::error::py_err)?;
+        }
+    }
+    Ok(())
 }
 
 /// The sort key of `make_multi_attrgetter`: a list of the (comma-separated) attributes' values.
@@ -510,6 +524,7 @@ pub(super) fn do_join<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [sep, attribute] = b.take();
     let attribute = or_default(attribute);
     let sep = sep.map(|s| s.to_py_str()).unwrap_or_default();
+    check_attr_path(attribute.as_ref())?;
     let mut out = String::new();
     let items = v.iterate()?;
     crate::limits::charge_items(items.len())?;
@@ -614,6 +629,10 @@ pub(super) fn do_dictsort<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a
 pub(super) fn do_sort<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [reverse, case_sensitive, attribute] = b.take();
     let cs = bool_arg(&case_sensitive);
+    if let Some(a) = attribute.as_ref().and_then(Value::as_str) {
+        a.split(',')
+            .try_for_each(|part| check_attr_path(Some(&Value::Str(part))))?;
+    }
     let items = v.iterate()?;
     let reverse = match &reverse {
         Some(r) => index_arg(r, true)? != 0,
@@ -633,6 +652,7 @@ pub(super) fn do_unique<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>>
     let [case_sensitive, attribute] = b.take();
     let attribute = or_default(attribute);
     let cs = bool_arg(&case_sensitive);
+    check_attr_path(attribute.as_ref())?;
     let mut seen = crate::value::Set::default();
     let mut out = Vec::new();
     let items = v.iterate()?;
@@ -681,6 +701,7 @@ fn extreme<'a>(v: Value<'a>, mut b: Bound<'a>, op: &str, wanted: Ordering) -> Re
 pub(super) fn do_sum<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>> {
     let [attribute, start] = b.take();
     let attribute = or_default(attribute);
+    check_attr_path(attribute.as_ref())?;
     let items = v.iterate()?;
     crate::limits::charge_items(items.len())?;
     let mut total = start.unwrap_or(Value::Int(0));
@@ -926,6 +947,7 @@ pub(super) fn do_groupby<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'a>
     let attribute = or_default(attribute);
     let default = or_default(default);
     let cs = bool_arg(&case_sensitive);
+    check_attr_path(attribute.as_ref())?;
     let key_of = |item: &Value<'a>| -> Result<Value<'a>> {
         Ok(ignore_case(get_attr(item, attribute.as_ref(), default.as_ref())?, cs))
     };

@@ -165,6 +165,7 @@ impl<'a> Value<'a> {
             }
             (Value::Object(a), Value::Object(b)) => match (&**a, &**b) {
                 _ if set_view(self).is_some() && set_view(other).is_some() => set_views_hold(CmpOp::Eq, self, other),
+                (Object::Bytes(x), Object::Bytes(y)) => x == y,
                 (Object::Range(..), Object::Range(..)) => {
                     let (x, y) = (self.iterate().unwrap_or_default(), other.iterate().unwrap_or_default());
                     x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.py_eq(q))
@@ -199,6 +200,11 @@ impl<'a> Value<'a> {
         if num(self).is_some() && num(other).is_some() {
             // NaN compares false every way; report "equal-ish" so no ordering operator holds.
             return Ok(num_cmp(self, other).unwrap_or(Ordering::Equal));
+        }
+        if let (Value::Object(a), Value::Object(b)) = (self, other) {
+            if let (Object::Bytes(x), Object::Bytes(y)) = (&**a, &**b) {
+                return Ok(x.cmp(y));
+            }
         }
         let same_kind = matches!((self, other), (Value::Tuple(_), Value::Tuple(_)))
             || (self.is_sequence_like()
