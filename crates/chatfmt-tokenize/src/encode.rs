@@ -5,7 +5,6 @@ use crate::guard::guarded;
 use crate::masks::TokenBytes;
 use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use chatfmt::jinja::ByteSpan;
-use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken};
 
 /// Padding of a batch (`padding=` of transformers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,15 +74,6 @@ pub struct Text<'t> {
 }
 
 impl ChatTokenizer {
-    fn pipeline_options(add_special_tokens: bool) -> PipelineOptions {
-        PipelineOptions {
-            add_special_tokens,
-            encode_special_tokens: false,
-            padding: Override::Off,
-            truncation: Override::Off,
-        }
-    }
-
     /// The ids of `text`, added tokens matched, no special tokens added.
     pub fn encode_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
         self.encode_ids_with(text, self.normalization_changes(text))
@@ -103,12 +93,24 @@ impl ChatTokenizer {
 
     /// [`ChatTokenizer::encode_ids`], given [`ChatTokenizer::normalization_changes`] of the text.
     fn encode_ids_with(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
-        let mut out: Vec<PipelineToken> = Vec::with_capacity(text.len() / 3);
-        let pipeline = self.pipeline_for(changes)?;
+        self.encode_as(text, changes, false, false)
+    }
+
+    /// The ids of `text` from the encoder for `changes` (see
+    /// [`ChatTokenizer::normalization_changes`]), with the options of [`Encoder::encode`].
+    fn encode_as(
+        &self,
+        text: &str,
+        changes: bool,
+        add_special_tokens: bool,
+        encode_special_tokens: bool,
+    ) -> Result<Vec<u32>, Error> {
+        let encoder = self.encoder_for(changes)?;
+        let mut out = Vec::new();
         guarded(ErrorKind::Encode, "tokenizer failed", || {
-            pipeline.encode_into(text, &Self::pipeline_options(false), &mut out)
+            encoder.encode(text, add_special_tokens, encode_special_tokens, &mut out)
         })?;
-        Ok(PipelineToken::cast_slice(&out).to_vec())
+        Ok(out)
     }
 
     /// The ids of `text` as `tokenizer(text, add_special_tokens=..., split_special_tokens=...)`: with
@@ -127,29 +129,11 @@ impl ChatTokenizer {
                 self.encode_ids_with(text, changes)
             };
         }
-        let options = PipelineOptions {
-            encode_special_tokens: true,
-            ..Self::pipeline_options(add_special_tokens)
-        };
-        let pipeline = self.pipeline_for(changes)?;
-        let encodings = guarded(ErrorKind::Encode, "tokenizer failed", || {
-            pipeline.encode(text, &options).wait()
-        })?;
-        Ok(encodings
-            .first()
-            .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
-            .unwrap_or_default())
+        self.encode_as(text, changes, add_special_tokens, true)
     }
 
     fn encode_with_specials(&self, text: &str, changes: bool) -> Result<Vec<u32>, Error> {
-        let pipeline = self.pipeline_for(changes)?;
-        let encodings = guarded(ErrorKind::Encode, "tokenizer failed", || {
-            pipeline.encode(text, &Self::pipeline_options(true)).wait()
-        })?;
-        Ok(encodings
-            .first()
-            .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
-            .unwrap_or_default())
+        self.encode_as(text, changes, true, false)
     }
 
     /// `ids` (the text's tokens between those the post-processor adds) cut to `max` as `tokenizers`

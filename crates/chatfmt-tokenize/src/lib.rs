@@ -6,11 +6,14 @@
 //! padding and assistant-mask rules; [`chat`] renders and tokenizes conversations in one call.
 //! Encoding runs on the `tokenizers` 1.0 pipeline, which returns ids only: the character offsets that
 //! assistant masks need are rebuilt by walking the token spellings along the text (the `pieces` module).
+//! A tokenizer.json shape the pipeline refuses, and offsets the spellings cannot give, come from the
+//! `tokenizers` 0.23 release instead (the `encoder` module).
 //! Every failure is an [`Error`]: its [`ErrorKind`], the file concerned, and for chat failures the
 //! [`Stage`] and the Python class transformers raises.
 
 pub mod chat;
 mod encode;
+mod encoder;
 mod error;
 mod guard;
 mod incremental;
@@ -28,11 +31,11 @@ pub use error::{Error, ErrorKind, Stage};
 pub use incremental::Extended;
 pub use vocab::clean_up_tokenization;
 
+use encoder::Encoder;
 use pieces::PieceTable;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use tokenizers::pipeline::PipelineTokenizer;
 
 /// Left or right (padding and truncation sides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,13 +57,20 @@ impl Side {
 
 /// A model's tokenizer as transformers 5 loads it, plus what the chat layer needs from its config.
 pub struct ChatTokenizer {
-    /// The encoding pipeline, without tokenizer.json's normalizer when that is NFC alone (see [`nfc`]).
-    pipeline: PipelineTokenizer,
-    /// When NFC was left out of `pipeline`: the full pipeline, for text that is not NFC, built on first use.
-    with_nfc: Option<OnceLock<Result<PipelineTokenizer, tokenizers::Error>>>,
+    /// The encoder, without tokenizer.json's normalizer when that is NFC alone (see [`nfc`]).
+    encoder: Encoder,
+    /// When NFC was left out of `encoder`: the full encoder, for text that is not NFC, built on first use.
+    with_nfc: Option<OnceLock<Result<Encoder, String>>>,
     pieces: PieceTable,
-    /// `tokenizer.json` pipeline without added tokens (for `sanitize_control_tokens`), built on first use.
-    plain: OnceLock<Result<PipelineTokenizer, tokenizers::Error>>,
+    /// `tokenizer.json`'s encoder without added tokens (for `sanitize_control_tokens`), built on first use.
+    plain: OnceLock<Result<Encoder, String>>,
+    /// The 0.23 tokenizer of the file without its post-processor (see [`encoder`]), built on first
+    /// use: where the token spellings cannot give offsets, its own (untrimmed) offsets are those
+    /// [`ChatTokenizer::token_ranges`] gives.
+    untrimmed: OnceLock<Result<Encoder, String>>,
+    /// The tokenizer.json tree as read (after transformers' class pre-processing), before the
+    /// upgrade to the 1.0 format: what the 0.23 tokenizer is built from.
+    original: Json,
     /// Token string → id (model vocabulary, then added tokens), built on first use.
     ids: OnceLock<HashMap<String, u32>>,
     /// The canonical tokenizer.json, kept to build `plain` and `ids`.
@@ -125,19 +135,30 @@ impl ChatTokenizer {
 
     /// The pipeline that encodes a text as tokenizer.json's does, given
     /// [`ChatTokenizer::normalization_changes`] of the text.
-    pub(crate) fn pipeline_for(&self, changes: bool) -> Result<&PipelineTokenizer, Error> {
+    pub(crate) fn encoder_for(&self, changes: bool) -> Result<&Encoder, Error> {
         match &self.with_nfc {
             Some(full) if changes => full
-                .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[])))
+                .get_or_init(|| self.encoder.sibling(&self.json.to_text(&[])))
                 .as_ref()
                 .map_err(|e| Error::new(ErrorKind::Encode, format!("cannot build the tokenizer: {e}"))),
-            _ => Ok(&self.pipeline),
+            _ => Ok(&self.encoder),
         }
     }
 
     /// The byte range of `text` each token of `ids` stands for, as `tokenizers` reports offsets;
     /// `changes` is [`ChatTokenizer::normalization_changes`] of the text.
     pub(crate) fn token_ranges(&self, text: &str, ids: &[u32], changes: bool) -> Result<Vec<(usize, usize)>, Error> {
+        if let Encoder::Reference(_) = &self.encoder {
+            return self.reference_ranges(text, ids);
+        }
+        match self.spelled_ranges(text, ids, changes) {
+            Err(e) if e.kind() == ErrorKind::Offsets => self.reference_ranges(text, ids).map_err(|_| e),
+            spelled => spelled,
+        }
+    }
+
+    /// [`ChatTokenizer::token_ranges`] from the token spellings, walked along the text.
+    fn spelled_ranges(&self, text: &str, ids: &[u32], changes: bool) -> Result<Vec<(usize, usize)>, Error> {
         if !changes {
             return self.pieces.byte_ranges(text, ids);
         }
@@ -148,10 +169,27 @@ impl ChatTokenizer {
         Ok(ranges.into_iter().map(|r| aligned.original(r, text.len())).collect())
     }
 
+    /// [`ChatTokenizer::token_ranges`] from the 0.23 tokenizer, which reports offsets itself (the
+    /// ids it gives must be `ids`).
+    fn reference_ranges(&self, text: &str, ids: &[u32]) -> Result<Vec<(usize, usize)>, Error> {
+        let fail = |why: String| Error::offsets(format_args!("the tokenizers 0.23 release: {why}"));
+        let untrimmed = (self.untrimmed)
+            .get_or_init(|| Encoder::reference(&self.json.text_of(&self.original, &[("post_processor", Json::Null)])))
+            .as_ref()
+            .map_err(|e| fail(e.clone()))?;
+        let found = guard::guarded(ErrorKind::Encode, "tokenizer failed", || {
+            untrimmed.ids_with_ranges(text)
+        })?;
+        match found {
+            (same, ranges) if same == ids => Ok(ranges),
+            _ => Err(fail("its ids for the text are not the encoder's".into())),
+        }
+    }
+
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
         guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
-            self.pipeline.decode(ids, false)
+            self.encoder.decode(ids, false)
         })
     }
 

@@ -1,7 +1,8 @@
 //! Loading a model folder's tokenizer the way transformers 5 builds it: `tokenizer.json` plus the
 //! settings of `tokenizer_config.json` (class pre-processing, padding side, pad token, limits).
 
-use crate::pieces::PieceSource;
+use crate::encoder::Encoder;
+use crate::pieces::{PieceSource, PieceTable};
 use crate::tokenizer_json::TokenizerJson;
 use crate::{ChatTokenizer, Error, ErrorKind, Side};
 use serde_json::{Map, Value as Json};
@@ -64,22 +65,18 @@ impl ChatTokenizer {
             apply_llama_preprocessing(json.tree_mut(), &config);
         }
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
-        json.canonicalize().map_err(fail)?;
-        // A lone NFC normalizer is left out of the pipeline (see `nfc`).
-        let nfc_only = json.tree().get("normalizer") == Some(&serde_json::json!({"type": "NFC"}));
-        let replace: &[(&str, Json)] = if nfc_only { &[("normalizer", Json::Null)] } else { &[] };
-        // The piece table reads the vocabulary while `tokenizers` builds the model.
-        let (pipeline, pieces) = crate::pipeline::build(&json, replace, || piece_source.build(json.vocab_text()))
-            .map_err(|e| {
-                // The tables' own errors (malformed JSON) are reported as such.
-                fail(match e.downcast::<Error>() {
-                    Ok(e) => *e,
-                    Err(e) => Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e),
-                })
-            })?;
-        let pieces = pieces
-            .unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")))
-            .map_err(fail)?;
+        let original = json.tree().clone();
+        let (encoder, pieces, nfc_only) = match Self::pipeline(&mut json, piece_source.clone()) {
+            Ok(built) => built,
+            // A shape the 1.0 release candidate refuses: the 0.23 release encodes it (see `encoder`).
+            Err(refused) if refused.kind() == ErrorKind::Unsupported => {
+                *json.tree_mut() = original.clone();
+                let encoder = Encoder::reference(&json.to_text(&[])).map_err(|_| fail(refused))?;
+                (encoder, piece_source.build(json.vocab_text()), false)
+            }
+            Err(e) => return Err(fail(e)),
+        };
+        let pieces = pieces.map_err(fail)?;
 
         // The cause names the file and the place in it.
         let special_tokens = chatfmt::template::folder_special_tokens(dir, &config)
@@ -119,9 +116,11 @@ impl ChatTokenizer {
             .and_then(Json::as_array)
             .map(|list| list.iter().filter_map(Json::as_str).map(str::to_string).collect());
         Ok(ChatTokenizer {
-            pipeline,
+            encoder,
             pieces,
             plain: OnceLock::new(),
+            untrimmed: OnceLock::new(),
+            original,
             with_nfc: nfc_only.then(OnceLock::new),
             ids: OnceLock::new(),
             json,
@@ -132,5 +131,29 @@ impl ChatTokenizer {
             clean_up_decoded,
             chat_control_tokens,
         })
+    }
+
+    /// The `tokenizers` 1.0 pipeline of `json` (upgraded to the 1.0 format in place), the piece
+    /// table read beside it, and whether the pipeline leaves out a lone NFC normalizer (see `nfc`).
+    /// A shape the release candidate refuses is an [`ErrorKind::Unsupported`] error.
+    fn pipeline(
+        json: &mut TokenizerJson,
+        piece_source: PieceSource,
+    ) -> Result<(Encoder, Result<PieceTable, Error>, bool), Error> {
+        json.canonicalize()?;
+        let nfc_only = json.tree().get("normalizer") == Some(&serde_json::json!({"type": "NFC"}));
+        let replace: &[(&str, Json)] = if nfc_only { &[("normalizer", Json::Null)] } else { &[] };
+        // The piece table reads the vocabulary while `tokenizers` builds the model.
+        let (pipeline, pieces) = crate::pipeline::build(json, replace, || piece_source.build(json.vocab_text()))
+            .map_err(|e| {
+                // The tables' own errors (malformed JSON) are reported as such.
+                match e.downcast::<Error>() {
+                    Ok(e) => *e,
+                    Err(e) => Error::new(ErrorKind::Unsupported, "unsupported tokenizer").caused_by(e),
+                }
+            })?;
+        let pieces =
+            pieces.unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")));
+        Ok((Encoder::Pipeline(pipeline), pieces, nfc_only))
     }
 }

@@ -90,7 +90,7 @@ const BYTE_LEVEL_SPACE: char = 'Ġ';
 const METASPACE: char = '\u{2581}';
 
 /// How the pre-processing writes spaces, found in the tokenizer.json components.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Spelling {
     byte_level: bool,
     /// The space marker (`▁` or `Ġ`) when spaces are spelled with one.
@@ -209,6 +209,7 @@ impl Spelling {
 
 /// What the table needs from a tokenizer.json besides its vocabulary, read from the tree before it is
 /// canonicalized (which rewrites the pre-tokenizer).
+#[derive(Clone)]
 pub(crate) struct PieceSource {
     spelling: Spelling,
     added: Vec<AddedToken>,

@@ -2,9 +2,9 @@
 //! in private-use markers before rendering, and the rendered chat is encoded piecewise so that the
 //! marked tokens stay plain text (`mark_control_tokens`, `encode_marked_chat`).
 
+use crate::encoder::Encoder;
 use crate::{ChatTokenizer, Error, ErrorKind};
 use serde_json::Value as Json;
-use tokenizers::pipeline::{EncodeOptions as PipelineOptions, Override, PipelineToken, PipelineTokenizer};
 
 const START: char = '\u{F0000}';
 const END: char = '\u{F0001}';
@@ -100,26 +100,23 @@ impl ChatTokenizer {
         ControlTokens::new(tokens)
     }
 
-    fn plain_pipeline(&self) -> Result<&PipelineTokenizer, Error> {
+    fn plain_pipeline(&self) -> Result<&Encoder, Error> {
         self.plain
-            .get_or_init(|| tokenizers::from_json(&self.json.to_text(&[("added_tokens", Json::Array(Vec::new()))])))
+            .get_or_init(|| {
+                self.encoder
+                    .sibling(&self.json.to_text(&[("added_tokens", Json::Array(Vec::new()))]))
+            })
             .as_ref()
             .map_err(|e| Error::new(ErrorKind::Encode, format!("cannot build the plain-text tokenizer: {e}")))
     }
 
     /// Ids of `text` without matching any added token.
     fn encode_plain(&self, text: &str) -> Result<Vec<u32>, Error> {
-        let opts = PipelineOptions {
-            add_special_tokens: false,
-            encode_special_tokens: true,
-            padding: Override::Off,
-            truncation: Override::Off,
-        };
-        let mut out: Vec<PipelineToken> = Vec::new();
+        let mut out = Vec::new();
         self.plain_pipeline()?
-            .encode_into(text, &opts, &mut out)
+            .encode(text, false, true, &mut out)
             .map_err(|e| Error::new(ErrorKind::Encode, format!("tokenizer failed: {e}")))?;
-        Ok(PipelineToken::cast_slice(&out).to_vec())
+        Ok(out)
     }
 
     /// Splits a marked chat on the markers: marked added tokens become [`Piece::Marked`]; a lone

@@ -297,8 +297,14 @@ impl TokenizerJson {
     /// The whole file as JSON text, raw tables included, with the top-level members in `replace`
     /// replaced.
     pub fn to_text(&self, replace: &[(&str, Json)]) -> String {
+        self.text_of(&self.tree, replace)
+    }
+
+    /// [`to_text`](Self::to_text) with `tree` (an earlier form of this file's tree, whose raw tables
+    /// are this file's) in place of the tree.
+    pub fn text_of(&self, tree: &Json, replace: &[(&str, Json)]) -> String {
         let mut out = String::with_capacity(self.text.len() + 1024);
-        match &self.tree {
+        match tree {
             Json::Object(top) => push_object(&mut out, top, |out, key, value| {
                 let value = replace.iter().find(|(k, _)| *k == key).map_or(value, |(_, v)| v);
                 match (key, value) {

@@ -21,7 +21,7 @@ impl ChatTokenizer {
     pub fn id_to_token(&self, id: u32) -> Option<String> {
         match self.pieces.added_content(id) {
             Some(content) => Some(content.to_string()),
-            None => self.pipeline.get_model().id_to_token(id),
+            None => self.encoder.model_token(id),
         }
     }
 
@@ -35,7 +35,7 @@ impl ChatTokenizer {
     /// The text of `ids`, leaving out special tokens when `skip_special_tokens`.
     pub fn decode_with(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         crate::guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
-            self.pipeline.decode(ids, skip_special_tokens)
+            self.encoder.decode(ids, skip_special_tokens)
         })
     }
 

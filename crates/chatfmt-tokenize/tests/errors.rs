@@ -164,28 +164,19 @@ fn chat_failures_have_a_stage_and_the_python_class() {
         "{e}"
     );
 
-    // "?" is not in the vocabulary: its `<unk>` token spells other bytes than the text's.
+    // "?" is not in the vocabulary: its `<unk>` token spells other bytes than the text's, so its
+    // offsets come from the tokenizers 0.23 release, as transformers' do.
     let masks = EncodeOptions {
         assistant_masks: true,
         ..EncodeOptions::default()
     };
-    let e = chat(
+    chat(
         CONTENT,
         json!([{"role": "user", "content": "hi?"}]),
         &ApplyOptions::default(),
         masks.clone(),
     )
-    .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Offsets);
-    assert_eq!(
-        (e.stage(), e.python_class()),
-        (Some(Stage::Tokenize), Some("OffsetError"))
-    );
-    assert!(
-        e.message()
-            .starts_with("cannot rebuild token offsets (assistant masks and message spans need them): "),
-        "{e}"
-    );
+    .unwrap();
 
     // An empty generation block at the start of the text: transformers looks up the character
     // before its end, at -1.
