@@ -1,6 +1,7 @@
 //! Encoding rendered text: transformers' `tokenizer(texts, add_special_tokens=False, padding=,
 //! truncation=, max_length=)` followed by the assistant-mask mapping of `apply_chat_template`.
 
+use crate::encoder::Encoder;
 use crate::guard::guarded;
 use crate::masks::TokenBytes;
 use crate::{ChatTokenizer, Error, ErrorKind, Side};
@@ -107,9 +108,23 @@ impl ChatTokenizer {
     ) -> Result<Vec<u32>, Error> {
         let encoder = self.encoder_for(changes)?;
         let mut out = Vec::new();
-        guarded(ErrorKind::Encode, "tokenizer failed", || {
-            encoder.encode(text, add_special_tokens, encode_special_tokens, &mut out)
-        })?;
+        let encode = |encoder: &Encoder, out: &mut Vec<u32>| {
+            guarded(ErrorKind::Encode, "tokenizer failed", || {
+                encoder.encode(text, add_special_tokens, encode_special_tokens, out)
+            })
+        };
+        match encode(encoder, &mut out) {
+            // The 1.0 pipeline stops on some texts (a `Split` regex it cannot run after a normalizer
+            // changed the text, a panic): the 0.23 release encodes them as transformers does.
+            Err(stopped) if matches!(encoder, Encoder::Pipeline(_)) => {
+                let Ok(reference) = self.reference_encoder() else {
+                    return Err(stopped);
+                };
+                out.clear();
+                encode(reference, &mut out).map_err(|_| stopped)?;
+            }
+            done => done?,
+        }
         Ok(out)
     }
 

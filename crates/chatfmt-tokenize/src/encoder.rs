@@ -3,7 +3,8 @@
 //! the 1.0 release candidate refuses to upgrade or build (Falcon's pre-tokenizer, a `Sequence` with
 //! `ByteLevel` before `Digits`, is one) runs on the 0.23 release instead: the one transformers'
 //! Python package is built on, with the same regex engine, so the ids are transformers' by
-//! construction, only slower.
+//! construction, only slower. The same release encodes the texts the pipeline stops on and gives
+//! the offsets the token spellings cannot (see `ChatTokenizer::reference_encoder`).
 
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineToken, PipelineTokenizer};
 use tokenizers_reference::{Model as _, Tokenizer as ReferenceTokenizer};

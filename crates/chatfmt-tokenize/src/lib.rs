@@ -68,6 +68,8 @@ pub struct ChatTokenizer {
     /// use: where the token spellings cannot give offsets, its own (untrimmed) offsets are those
     /// [`ChatTokenizer::token_ranges`] gives.
     untrimmed: OnceLock<Result<Encoder, String>>,
+    /// The 0.23 tokenizer of the file, for the texts the 1.0 pipeline stops on, built on first use.
+    reference: OnceLock<Result<Encoder, String>>,
     /// The tokenizer.json tree as read (after transformers' class pre-processing), before the
     /// upgrade to the 1.0 format: what the 0.23 tokenizer is built from.
     original: Json,
@@ -167,6 +169,18 @@ impl ChatTokenizer {
         let aligned = nfc::Aligned::of(text, &added);
         let ranges = self.pieces.byte_ranges(&aligned.text, ids)?;
         Ok(ranges.into_iter().map(|r| aligned.original(r, text.len())).collect())
+    }
+
+    /// The 0.23 tokenizer of the file: the encoder itself when it is that release's, else built on
+    /// first use.
+    pub(crate) fn reference_encoder(&self) -> Result<&Encoder, String> {
+        match &self.encoder {
+            reference @ Encoder::Reference(_) => Ok(reference),
+            Encoder::Pipeline(_) => (self.reference)
+                .get_or_init(|| Encoder::reference(&self.json.text_of(&self.original, &[])))
+                .as_ref()
+                .map_err(Clone::clone),
+        }
     }
 
     /// [`ChatTokenizer::token_ranges`] from the 0.23 tokenizer, which reports offsets itself (the

@@ -120,6 +120,7 @@ impl ChatTokenizer {
             pieces,
             plain: OnceLock::new(),
             untrimmed: OnceLock::new(),
+            reference: OnceLock::new(),
             original,
             with_nfc: nfc_only.then(OnceLock::new),
             ids: OnceLock::new(),

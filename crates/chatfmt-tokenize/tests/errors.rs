@@ -205,31 +205,3 @@ fn chat_failures_have_a_stage_and_the_python_class() {
     )
     .unwrap();
 }
-
-/// A `single_word` added token after a normalizer that writes `▁` (three bytes for one space): the
-/// `tokenizers` release candidate panics slicing the normalized text, where Python's `tokenizers`
-/// encodes it.
-const SINGLE_WORD_AFTER_METASPACE: &str = r#"{"version":"1.0","added_tokens":[
-    {"id":0,"content":"<unk>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
-    {"id":7,"content":"ing","single_word":true,"lstrip":false,"rstrip":false,"normalized":true,"special":false}],
-    "normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"\u2581"},
-        {"type":"Replace","pattern":{"String":" "},"content":"\u2581"}]},
-    "pre_tokenizer":null,"post_processor":null,"decoder":null,
-    "model":{"type":"BPE","unk_token":"<unk>","vocab":{"<unk>":0,"\u2581":1,"i":2,"n":3,"g":4,"s":5,".":6,"ing":7},
-        "merges":[]}}"#;
-
-#[test]
-fn a_panic_inside_tokenizers_is_an_encoding_error() {
-    let dir = folder("panic", &[("tokenizer.json", SINGLE_WORD_AFTER_METASPACE)]);
-    let tokenizer = ChatTokenizer::from_model_dir(&dir).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    let e = tokenizer.encode_ids("ing singing ing. ing").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Encode);
-    assert!(
-        e.message()
-            .starts_with("tokenizer failed: the tokenizers library stopped on this input (start byte index"),
-        "{e}"
-    );
-    // The tokenizer stays usable.
-    assert_eq!(tokenizer.encode_ids("sing").unwrap(), [1, 5, 2, 3, 4]);
-}

@@ -33,6 +33,16 @@ fn load(spec: &Json, test: &str) -> (ChatTokenizer, String) {
     )
 }
 
+/// A tokenizer of `tokenizer.json` text alone, loaded from a folder named after `name`.
+fn load_json(name: &str, tokenizer_json: &str) -> ChatTokenizer {
+    let dir = std::env::temp_dir().join(format!("chatfmt-reference-encoder-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), tokenizer_json).unwrap();
+    let tokenizer = ChatTokenizer::from_model_dir(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    tokenizer
+}
+
 fn ids(v: &Json) -> Vec<u32> {
     v.as_array()
         .unwrap()
@@ -113,15 +123,32 @@ const UNK: &str = r#"{"version":"1.0","added_tokens":[{"id":0,"content":"<unk>",
 
 #[test]
 fn offsets_the_spellings_cannot_give_come_from_the_reference_release() {
-    let dir = std::env::temp_dir().join(format!("chatfmt-reference-encoder-unk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("tokenizer.json"), UNK).unwrap();
-    let tokenizer = ChatTokenizer::from_model_dir(&dir).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let tokenizer = load_json("unk", UNK);
     // Python tokenizers 0.23.3: `h?é?i` is [1, 0, 0, 0, 2] at (0, 1) ... (4, 5) in characters.
     let text = "h?\u{e9}?i";
     let ids = tokenizer.encode_ids(text).unwrap();
     assert_eq!(ids, [1, 0, 0, 0, 2]);
     let ranges = tokenizer.byte_offsets(text, &ids).unwrap();
     assert_eq!(char_offsets(text, &ranges), [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]);
+}
+
+/// A `single_word` added token after a normalizer that writes `▁` (three bytes for one space): the
+/// `tokenizers` release candidate panics slicing the normalized text.
+const SINGLE_WORD_AFTER_METASPACE: &str = r#"{"version":"1.0","added_tokens":[
+    {"id":0,"content":"<unk>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
+    {"id":7,"content":"ing","single_word":true,"lstrip":false,"rstrip":false,"normalized":true,"special":false}],
+    "normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"\u2581"},
+        {"type":"Replace","pattern":{"String":" "},"content":"\u2581"}]},
+    "pre_tokenizer":null,"post_processor":null,"decoder":null,
+    "model":{"type":"BPE","unk_token":"<unk>","vocab":{"<unk>":0,"\u2581":1,"i":2,"n":3,"g":4,"s":5,".":6,"ing":7},
+        "merges":[]}}"#;
+
+#[test]
+fn a_text_the_pipeline_stops_on_is_encoded_by_the_reference_release() {
+    let tokenizer = load_json("panic", SINGLE_WORD_AFTER_METASPACE);
+    // Python tokenizers 0.23.3.
+    let ids = tokenizer.encode_ids("ing singing ing. ing").unwrap();
+    assert_eq!(ids, [7, 1, 5, 2, 3, 4, 2, 3, 4, 1, 2, 3, 4, 6, 7]);
+    // The pipeline still encodes the texts it can.
+    assert_eq!(tokenizer.encode_ids("sing").unwrap(), [1, 5, 2, 3, 4]);
 }
