@@ -3,16 +3,19 @@
 
 Writes crates/chatfmt-tokenize/tests/fixtures/reference_tokenizers.json, which
 crates/chatfmt-tokenize/tests/reference_encoder.rs replays. Each tokenizer is trained here with Python
-`tokenizers` on a small fixed corpus (training is deterministic) and saved as a model folder by
-transformers; chatfmt encodes these shapes with the `tokenizers` 0.23 release (see
+`tokenizers` on a small fixed corpus and saved as a model folder by transformers (the WordPiece trainer may
+number pieces of equal count differently from one run to the next: the fixture's ids change, never whether
+they agree); chatfmt encodes these shapes with the `tokenizers` 0.23 release (see
 crates/chatfmt-tokenize/src/encoder.rs). Shapes: Falcon's pre-tokenizer (a `Sequence` with `ByteLevel`
 before `Digits` and a three-digit `Split`), a ByteLevel pre-tokenizer with `add_prefix_space: true`
-(RoBERTa's), a BERT WordPiece tokenizer and a WordLevel one.
+(RoBERTa's), a BERT WordPiece tokenizer and a WordLevel one; then added tokens that only
+tokenizer_config.json or special_tokens_map.json names, which transformers adds at load.
 
 Record per tokenizer: {"name", "files": {file name: text}, "texts": [{"text", "ids", "ids_special",
-"offsets", "decoded"}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
+"offsets", "decoded", "decoded_skip"?}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
 `tokenizer(text, add_special_tokens=False)`, `ids_special` the same with special tokens, `offsets` its
-`return_offsets_mapping`, `decoded` is `tokenizer.decode(ids)`, and chats are
+`return_offsets_mapping`, `decoded` is `tokenizer.decode(ids)` (`decoded_skip` with `skip_special_tokens=True`,
+for the config variants), and chats are
 `apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)`.
 
 Pinned: transformers 5.23.0, tokenizers 0.23.3. Run: python scripts/gen_reference_tokenizers.py
@@ -98,6 +101,10 @@ def falcon():
     ]))
 
 
+def gpt2():
+    return byte_level(pre_tokenizers.ByteLevel(add_prefix_space=False))
+
+
 def roberta():
     tok = byte_level(pre_tokenizers.ByteLevel(add_prefix_space=True))
     tok.post_processor = processors.ByteLevel(trim_offsets=True)
@@ -125,6 +132,16 @@ def wordlevel():
     return tok
 
 
+def text_case(t, text, skip=False):
+    """What transformers' tokenizer `t` gives for `text` (and, with `skip`, its decoding without special tokens)."""
+    enc = t(text, add_special_tokens=False, return_offsets_mapping=True)
+    case = {"text": text, "ids": enc["input_ids"], "ids_special": t(text, add_special_tokens=True)["input_ids"],
+            "offsets": [list(o) for o in enc["offset_mapping"]], "decoded": t.decode(enc["input_ids"])}
+    if skip:
+        case["decoded_skip"] = t.decode(enc["input_ids"], skip_special_tokens=True)
+    return case
+
+
 def record(name, tok):
     with tempfile.TemporaryDirectory() as d:
         PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="<|im_end|>",
@@ -132,12 +149,7 @@ def record(name, tok):
         files = {f: open(os.path.join(d, f), encoding="utf-8").read()
                  for f in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")}
         t = AutoTokenizer.from_pretrained(d)
-        texts = []
-        for text in TEXTS:
-            enc = t(text, add_special_tokens=False, return_offsets_mapping=True)
-            texts.append({"text": text, "ids": enc["input_ids"],
-                          "ids_special": t(text, add_special_tokens=True)["input_ids"],
-                          "offsets": [list(o) for o in enc["offset_mapping"]], "decoded": t.decode(enc["input_ids"])})
+        texts = [text_case(t, text) for text in TEXTS]
         chats = []
         for messages in CHATS:
             out = t.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
@@ -146,9 +158,74 @@ def record(name, tok):
     return {"name": name, "files": files, "texts": texts, "chats": chats}
 
 
+# Added tokens that only tokenizer_config.json (or special_tokens_map.json) names, on a GPT-2-shaped
+# tokenizer (which chatfmt runs on the 1.0 pipeline): transformers 5 adds them at load. `wor` is in the model's vocabulary; the others are not.
+CONFIG_TOKENS = {
+    "added_tokens_decoder": {
+        "2": {"content": "xy", "lstrip": False, "normalized": False, "rstrip": False, "single_word": False,
+              "special": False},
+        "900": {"content": "wor", "lstrip": False, "normalized": True, "rstrip": False, "single_word": False,
+                "special": False},
+    },
+    "bos_token": "<bos>",
+    "extra_special_tokens": ["<extra>", "<x2>"],
+}
+SPECIAL_TOKENS_MAP = {"eos_token": "<eos2>", "additional_special_tokens": ["<more>"]}
+CONFIG_TEXTS = ["axyb<bos>c", "Hello world xy<extra><x2>", "<eos2> and <more> here", "wor world <|im_end|>",
+                "<|im_end|>  x <|im_start|>  y", " <pad> z<unk>"]
+IM_END = {"content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": True, "single_word": False,
+          "special": True}
+
+
+def set_added(tok_json, content, **flags):
+    """Changes the flags of the added token `content` of a tokenizer.json tree."""
+    for t in tok_json["added_tokens"]:
+        if t["content"] == content:
+            t.update(flags)
+
+
+# Variants: (name, change to tokenizer.json, change to tokenizer_config.json, special_tokens_map.json).
+VARIANTS = [
+    ("config-tokens", None, CONFIG_TOKENS, None),
+    ("special-tokens-map", None, {}, SPECIAL_TOKENS_MAP),
+    # a named special token that tokenizer.json holds as a plain added token becomes special
+    ("pad-not-special", lambda j: set_added(j, "<pad>", special=False), {"pad_token": "<pad>"}, None),
+    # the config's flags replace tokenizer.json's
+    ("config-flags", None, {"added_tokens_decoder": {"2": IM_END}}, None),
+    # a named special token given as text, which the config's map lacks, loses tokenizer.json's flags
+    ("text-special", lambda j: set_added(j, "<|im_end|>", rstrip=True),
+     {"added_tokens_decoder": {}, "eos_token": "<|im_end|>"}, None),
+]
+
+
+def with_config_tokens(rec, tok, variant):
+    """`rec` with its files changed as `variant` says, and the texts encoded again."""
+    suffix, change_json, change_config, special_map = variant
+    with tempfile.TemporaryDirectory() as d:
+        tok_json = json.loads(tok.to_str())
+        if change_json:
+            change_json(tok_json)
+        with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tok_json, f, ensure_ascii=False)
+        config = json.loads(rec["files"]["tokenizer_config.json"])
+        config.update(change_config)
+        if special_map:
+            with open(os.path.join(d, "special_tokens_map.json"), "w", encoding="utf-8") as f:
+                json.dump(special_map, f)
+        with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f)
+        files = {f: open(os.path.join(d, f), encoding="utf-8").read() for f in os.listdir(d)}
+        t = AutoTokenizer.from_pretrained(d)
+        texts = [text_case(t, text, skip=True) for text in CONFIG_TEXTS]
+    return {"name": rec["name"] + "-" + suffix, "files": files, "texts": texts, "chats": []}
+
+
 def main():
     records = [record(n, f()) for n, f in
                [("falcon", falcon), ("roberta", roberta), ("wordpiece", wordpiece), ("wordlevel", wordlevel)]]
+    base = record("gpt2", gpt2())
+    for variant in VARIANTS:
+        records.append(with_config_tokens(base, gpt2(), variant))
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump({"tokenizers": records}, f, ensure_ascii=False, indent=1)
         f.write("\n")

@@ -12,6 +12,7 @@
 //! [`Stage`] and the Python class transformers raises.
 
 pub mod chat;
+mod config_tokens;
 mod encode;
 mod encoder;
 mod error;

@@ -64,6 +64,7 @@ impl ChatTokenizer {
         if is_llama {
             apply_llama_preprocessing(json.tree_mut(), &config);
         }
+        crate::config_tokens::add(&mut json, &config, dir).map_err(fail)?;
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
         let original = json.tree().clone();
         let (encoder, pieces, nfc_only) = match Self::pipeline(&mut json, piece_source.clone()) {
