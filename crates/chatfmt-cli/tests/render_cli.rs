@@ -111,6 +111,29 @@ fn a_malformed_now_is_a_usage_error_naming_the_flag() {
     ok(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
 }
 
+/// `%s` is the epoch of the clock's fields read in the machine's time zone, as glibc's `mktime` reads
+/// them for Python's `strftime`: the values are CPython 3.11's under the same `TZ` (POSIX rules, so no
+/// zone database is needed).
+#[test]
+fn epoch_seconds_read_the_clock_in_the_local_zone() {
+    let dir = temp("epoch");
+    let template = write(&dir, "t.jinja", "{{ strftime_now('%s') }}|{{ strftime_now('%H %z') }}");
+    let messages = write(&dir, "m.json", r#"[{"role": "user", "content": "hi"}]"#);
+    let cases = [
+        ("UTC0", "2025-07-10T12:00:00", "1752148800|12 "),
+        ("EST5EDT,M3.2.0,M11.1.0", "2025-07-10T12:00:00", "1752163200|12 "),
+        ("EST5EDT,M3.2.0,M11.1.0", "2025-01-10T12:00:00", "1736528400|12 "),
+        ("<+0530>-5:30", "0001-01-01T00:00:00", "-62135616600|00 "),
+    ];
+    for (tz, now, want) in cases {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_chatfmt"));
+        cmd.args(["render", "--template", &template, "--messages", &messages, "--now", now]);
+        let out = cmd.env("TZ", tz).output().expect("chatfmt runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "TZ={tz} --now {now}");
+    }
+}
+
 /// A `--var` naming one of `apply_chat_template`'s own arguments would never reach the template
 /// (transformers binds such a keyword to the argument): a usage error naming the flag to use.
 #[test]

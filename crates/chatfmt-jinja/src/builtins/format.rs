@@ -147,7 +147,7 @@ fn format_pieces<'a>(
 
 /// `strftime_now(fmt)`: the clock's time formatted as Python's `datetime.now().strftime(fmt)`.
 pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
-    let t = match clock {
+    let mut t = match clock {
         Clock::Fixed(iso) => pystr::DateTimeFields::from_iso(iso).map_err(py_err)?,
         Clock::Local => {
             use chrono::Offset;
@@ -156,5 +156,28 @@ pub fn strftime_now(clock: &Clock, fmt: &str) -> Result<String> {
             pystr::DateTimeFields::from_unix(now.timestamp(), now.timestamp_subsec_nanos(), offset).map_err(py_err)?
         }
     };
+    if fmt.contains("%s") {
+        t.local_epoch = local_epoch(&t);
+    }
     Ok(pystr::strftime(fmt, &t))
+}
+
+/// The seconds since the epoch of `t`'s fields read as the machine's local time, as glibc's
+/// `mktime` gives them for `%s`: an hour that occurs twice is its first occurrence, and an hour a
+/// change of offset skips is read with the offset before the change.
+fn local_epoch(t: &pystr::DateTimeFields) -> Option<i64> {
+    use chrono::{LocalResult, Offset, TimeZone};
+    let naive = chrono::NaiveDate::from_ymd_opt(t.year, t.month, t.day)?.and_hms_opt(t.hour, t.minute, t.second)?;
+    match chrono::Local.from_local_datetime(&naive) {
+        LocalResult::Single(at) => Some(at.timestamp()),
+        LocalResult::Ambiguous(a, b) => Some(a.timestamp().min(b.timestamp())),
+        LocalResult::None => {
+            let before = naive.and_utc() - chrono::TimeDelta::days(1);
+            let offset = chrono::Local
+                .offset_from_utc_datetime(&before.naive_utc())
+                .fix()
+                .local_minus_utc();
+            Some(naive.and_utc().timestamp() - i64::from(offset))
+        }
+    }
 }

@@ -162,6 +162,7 @@ fn no_panics_on_random_input() {
             weekday: rng.next() as u32,
             yday: rng.next() as u32,
             utc_offset_us: Some(rng.next() as i64 >> 20),
+            local_epoch: None,
         };
         let _ = strftime(&s, &dt);
         let _ = DateTimeFields::from_iso(&s);

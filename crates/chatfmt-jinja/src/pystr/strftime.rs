@@ -29,6 +29,10 @@ pub struct DateTimeFields {
     /// microseconds, east positive (`%z` gives `+HHMM`, `%Z` gives `UTC` or
     /// `UTC+HH:MM`, as for `datetime.timezone` offsets).
     pub utc_offset_us: Option<i64>,
+    /// What `%s` prints: the seconds since the epoch of these fields read as the machine's local
+    /// time (glibc's `mktime`, which Python's `%s` calls whatever the `tzinfo`); `None` reads them as
+    /// UTC (the local time of a UTC machine).
+    pub local_epoch: Option<i64>,
 }
 
 type IsoTime = (i64, i64, i64, i64, Option<i64>);
@@ -117,6 +121,7 @@ impl DateTimeFields {
             weekday,
             yday,
             utc_offset_us: None,
+            local_epoch: None,
         })
     }
 
@@ -651,8 +656,8 @@ fn directive(out: &mut String, conv: char, d: &Directive, t: &DateTimeFields) {
         'R' => sub(out, "%H:%M", t, d),
         's' => {
             let days = days_from_civil(year, t.month, t.day);
-            let secs = days * 86400 + t.hour as i64 * 3600 + t.minute as i64 * 60 + t.second as i64;
-            push_num(out, secs, 1, NumKind::Epoch, d);
+            let utc = days * 86400 + t.hour as i64 * 3600 + t.minute as i64 * 60 + t.second as i64;
+            push_num(out, t.local_epoch.unwrap_or(utc), 1, NumKind::Epoch, d);
         }
         'S' => push_num(out, t.second as i64, 2, NumKind::Zero, d),
         'T' | 'X' => sub(out, "%H:%M:%S", t, d),
