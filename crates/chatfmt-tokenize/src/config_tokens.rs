@@ -8,7 +8,7 @@
 //! takes its vocabulary id or else the next free id (whatever id the config gives).
 
 use crate::tokenizer_json::{read_vocab, TokenizerJson};
-use crate::Error;
+use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -183,10 +183,18 @@ pub(crate) fn add(json: &mut TokenizerJson, config: &Json, dir: &Path) -> Result
     // The `added_tokens_decoder` transformers passes on: the config's, else `tokenizer.json`'s added
     // tokens. Its check for tokens already there compares them with the ids, so it keeps them all.
     let mut decoder: Vec<(u64, Token)> = match config.get("added_tokens_decoder").and_then(Json::as_object) {
-        Some(map) => map
-            .iter()
-            .filter_map(|(id, t)| Some((id.parse().ok()?, Token::of(t)?)))
-            .collect(),
+        Some(map) => (map.iter())
+            .map(|(id, t)| match (id.parse(), Token::of(t)) {
+                (Ok(id), Some(t)) => Ok((id, t)),
+                _ => Err(Error::new(
+                    ErrorKind::Malformed,
+                    format!(
+                        "added_tokens_decoder[{id:?}] needs an integer key and an object with a string content, as transformers does"
+                    ),
+                )
+                .at(&dir.join("tokenizer_config.json"))),
+            })
+            .collect::<Result<_, _>>()?,
         None => present.iter().map(|(id, t)| (u64::from(*id), t.clone())).collect(),
     };
     decoder.sort_by_key(|(id, _)| *id);

@@ -72,7 +72,10 @@ impl ChatTokenizer {
             // A shape the 1.0 release candidate refuses: the 0.23 release encodes it (see `encoder`).
             Err(refused) if refused.kind() == ErrorKind::Unsupported => {
                 *json.tree_mut() = original.clone();
-                let encoder = Encoder::reference(&json.to_text(&[])).map_err(|_| fail(refused))?;
+                let encoder = Encoder::reference(&json.to_text(&[])).map_err(|why| {
+                    let why = format!("neither tokenizers release reads it (0.23.2: {why}); 1.0.0-rc.3");
+                    fail(Error::new(ErrorKind::Unsupported, why).caused_by(refused))
+                })?;
                 (encoder, piece_source.build(json.vocab_text()), false)
             }
             Err(e) => return Err(fail(e)),

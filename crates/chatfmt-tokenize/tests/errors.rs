@@ -82,6 +82,21 @@ fn loading_failures_name_the_file_and_keep_their_cause() {
     assert_line(&e, &dir.join("tokenizer.json"));
     assert_eq!(e.message(), "added_tokens[0] needs a string content and an integer id");
 
+    let (e, dir) = load_error(
+        "decoder",
+        &[
+            ("tokenizer.json", TOKENIZER),
+            ("tokenizer_config.json", r#"{"added_tokens_decoder": {"5": "x"}}"#),
+        ],
+    );
+    assert_eq!(e.kind(), ErrorKind::Malformed);
+    assert_line(&e, &dir.join("tokenizer_config.json"));
+    assert!(
+        e.message()
+            .starts_with(r#"added_tokens_decoder["5"] needs an integer key"#),
+        "{e}"
+    );
+
     let unknown = TOKENIZER.replace(r#""normalizer":null"#, r#""normalizer":{"type":"NoSuchNormalizer"}"#);
     let (e, dir) = load_error("unsupported", &[("tokenizer.json", &unknown)]);
     assert_eq!(e.kind(), ErrorKind::Unsupported);
