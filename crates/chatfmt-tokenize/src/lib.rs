@@ -136,7 +136,7 @@ impl ChatTokenizer {
         self.with_nfc.is_some() && !nfc::is_nfc(text)
     }
 
-    /// The pipeline that encodes a text as tokenizer.json's does, given
+    /// The encoder that encodes a text as tokenizer.json's does, given
     /// [`ChatTokenizer::normalization_changes`] of the text.
     pub(crate) fn encoder_for(&self, changes: bool) -> Result<&Encoder, Error> {
         match &self.with_nfc {
