@@ -754,11 +754,16 @@ for e in ["('abc def ghi jkl'|e|truncate(9)) + '<'", "('abc def ghi'|e|truncate(
           "('<a>'|e)[::-1] ~ '<'"]:
     case("filter", "truncate", "{{ " + e + " }}")
 
-# bytes compare by value, as Python's do.
+# bytes compare, concatenate, repeat and hold items as Python's do.
 for e in ["'a'.encode() == 'a'.encode()", "'a'.encode() != 'b'.encode()", "'a'.encode() < 'b'.encode()",
           "'ab'.encode() >= 'a'.encode()", "'a'.encode() == 'a'", "'a'.encode() in ['a'.encode()]",
           "['b'.encode(), 'a'.encode(), 'ab'.encode()]|sort", "'a'.encode() < 'a'", "'\xe9'.encode() > 'z'.encode()",
-          "['b'.encode(), 'a'.encode()]|max"]:
+          "['b'.encode(), 'a'.encode()]|max", "'a'.encode() * 2", "2 * 'a'.encode()", "'a'.encode() * -1",
+          "'a'.encode() + 'b'.encode()", "'a'.encode() * 'x'", "'a'.encode() + 'b'", "'a'.encode() + 1",
+          "'b' + 'a'.encode()", "1 + 'a'.encode()", "[1] + 'a'.encode()", "'ab'.encode() in 'abc'.encode()",
+          "''.encode() in 'a'.encode()", "97 in 'abc'.encode()", "true in 'a'.encode()", "300 in 'a'.encode()",
+          "'a' in 'abc'.encode()", "none in 'a'.encode()", "'a'.encode() * true", "('a'|safe) * 'b'.encode()",
+          "'ab'.encode() not in 'b'.encode()"]:
     case("method", "str.encode", "{{ " + e + " }}")
 
 # Attribute paths: a part that `str.isdigit()` accepts is `int(part)`, whatever its digits.
@@ -771,6 +776,12 @@ for t in ["{{ ('  ')|min(1.25, '١٢') }}", "{{ [[1, 2, 3]]|map(attribute='١')|
           "{{ [1]|groupby('a.²') }}", "{{ []|join(',', 'a.²') }}", "{{ []|selectattr('²')|list }}",
           "{{ []|min(attribute='²') }}", "{{ 1|sort(attribute='²') }}", "{{ [[1, 2]]|join(attribute='١') }}"]:
     case("filter", "map", t)
+
+# `%` reads an undefined argument through its `__getitem__`, `__int__` and `__float__`, which raise.
+for e in ["'%(a)s' % nope", "'%(a)s' % d.zz", "'%d' % nope", "'%i items' % d.zz", "'%f' % nope", "'%x' % nope",
+          "'%s' % nope", "'%r' % nope", "'%5.2e' % (nope,)", "'%d %s' % (1, nope)", "'%d %d' % (1, nope)",
+          "('%(a)s'|safe) % nope", "('%d'|safe) % nope", "'%c' % nope", "'%(a)s %q' % nope"]:
+    case("filter", "format", "{{ " + e + " }}", {"d": {"a": 1}})
 
 # The undefined of an inline `if` without `else` names the line the expression starts on.
 for t in ["{{ (1 if false)|wordwrap(2) }}", "\n{{ ('a' if nope).x }}",

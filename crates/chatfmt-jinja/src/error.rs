@@ -220,6 +220,7 @@ pub fn py_err(e: PyError) -> Error {
         PyErrorKind::OverflowError => ErrorKind::OverflowError,
         PyErrorKind::ZeroDivisionError => ErrorKind::ZeroDivisionError,
         PyErrorKind::MemoryError => ErrorKind::LimitExceeded,
+        PyErrorKind::UndefinedError => ErrorKind::UndefinedError,
     };
     let message = if e.kind == PyErrorKind::MemoryError {
         "result too large".to_string()

@@ -201,6 +201,8 @@ pub enum PyErrorKind {
     /// `MemoryError` (message empty): raised here instead of building a
     /// result longer than [`MAX_OUTPUT_CHARS`].
     MemoryError,
+    /// Jinja2's `UndefinedError`: what an undefined argument raises when `%` converts or indexes it.
+    UndefinedError,
 }
 
 /// The widest integer, in bits, that arithmetic and parsing build (CPython's ints are unbounded;
@@ -262,6 +264,7 @@ impl fmt::Display for PyError {
             PyErrorKind::OverflowError => "OverflowError",
             PyErrorKind::MemoryError => "MemoryError",
             PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            PyErrorKind::UndefinedError => "UndefinedError",
         };
         write!(f, "{}: {}", name, self.message)
     }

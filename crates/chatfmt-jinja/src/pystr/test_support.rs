@@ -141,6 +141,7 @@ pub fn kind_name(k: PyErrorKind) -> &'static str {
         PyErrorKind::OverflowError => "OverflowError",
         PyErrorKind::MemoryError => "MemoryError",
         PyErrorKind::ZeroDivisionError => "ZeroDivisionError",
+        PyErrorKind::UndefinedError => "UndefinedError",
     }
 }
 

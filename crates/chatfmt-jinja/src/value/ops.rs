@@ -83,6 +83,24 @@ fn repeated(s: &str, count: usize) -> Result<String> {
     Ok(s.repeat(count))
 }
 
+/// The bytes of a `bytes` value.
+fn bytes_of<'v>(v: &'v Value) -> Option<&'v [u8]> {
+    match v {
+        Value::Object(o) => match &**o {
+            Object::Bytes(b) => Some(b),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A `bytes` value of `b`, within the size limit and charged for the bytes copied.
+fn bytes_result<'a>(b: Vec<u8>) -> Result<Value<'a>> {
+    crate::limits::check_value_size(b.len())?;
+    crate::limits::charge_copy(b.len())?;
+    Ok(Value::Object(Rc::new(Object::Bytes(b))))
+}
+
 /// Python's operator symbol for error messages.
 pub fn op_symbol(op: BinOp) -> &'static str {
     match op {
@@ -249,6 +267,23 @@ impl<'a> Value<'a> {
                 None => Err(err!(
                     TypeError,
                     "'in <string>' requires string as left operand, not {}",
+                    item.type_name()
+                )),
+            };
+        }
+        if let Some(hay) = bytes_of(self) {
+            crate::limits::charge_bytes(hay.len())?;
+            return match (item, bytes_of(item)) {
+                (_, Some(needle)) => Ok(needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)),
+                (Value::Int(_) | Value::Bool(_) | Value::BigInt(_), _) => {
+                    match int(item).filter(|b| (0..256).contains(b)) {
+                        Some(b) => Ok(hay.contains(&(b as u8))),
+                        None => Err(err!(ValueError, "byte must be in range(0, 256)")),
+                    }
+                }
+                _ => Err(err!(
+                    TypeError,
+                    "a bytes-like object is required, not '{}'",
                     item.type_name()
                 )),
             };
@@ -496,6 +531,12 @@ impl<'a> Value<'a> {
                     s.push_str(b);
                     return Ok(Value::string(s));
                 }
+                if let Some(a) = bytes_of(self) {
+                    return match bytes_of(other) {
+                        Some(b) => bytes_result([a, b].concat()),
+                        None => Err(err!(TypeError, "can't concat {} to bytes", other.type_name())),
+                    };
+                }
                 let kinds = (self.type_name(), other.type_name());
                 if self.is_sequence_like() && kinds.0 == kinds.1 {
                     crate::limits::charge_values(self.py_len()?.saturating_add(other.py_len()?))?;
@@ -539,7 +580,7 @@ impl<'a> Value<'a> {
                     let count = repeat_count(n, |t| format!("'{t}' object cannot be interpreted as an integer"))?;
                     return Ok(Value::Safe(repeated(s, count)?.into()));
                 }
-                let is_seq = |v: &Value| v.is_str() || v.is_sequence_like();
+                let is_seq = |v: &Value| v.is_str() || v.is_sequence_like() || bytes_of(v).is_some();
                 let pair = if is_seq(self) {
                     Some((self, other))
                 } else if is_seq(other) {
@@ -551,6 +592,10 @@ impl<'a> Value<'a> {
                     let count = repeat_count(times, |t| format!("can't multiply sequence by non-int of type '{t}'"))?;
                     if let Some(s) = seq.as_str() {
                         return Ok(Value::string(repeated(s, count)?));
+                    }
+                    if let Some(b) = bytes_of(seq) {
+                        crate::limits::check_value_size(b.len().saturating_mul(count))?;
+                        return bytes_result(b.repeat(count));
                     }
                     if let Some(items) = seq_items(seq) {
                         crate::limits::check_value_size(items.len().saturating_mul(count))?;

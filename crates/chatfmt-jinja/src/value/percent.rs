@@ -42,6 +42,24 @@ impl FormatArg for Value<'_> {
             _ => None,
         }
     }
+
+    /// An undefined value's `__int__` raises its error.
+    fn int_conversion(&self) -> Option<std::result::Result<(bool, String), PyError>> {
+        self.is_undefined().then(|| Err(undefined(self)))
+    }
+
+    /// An undefined value's `__float__` raises its error.
+    fn float_conversion(&self) -> Option<std::result::Result<f64, PyError>> {
+        self.is_undefined().then(|| Err(undefined(self)))
+    }
+}
+
+/// The error an undefined value raises when it is used.
+fn undefined(v: &Value) -> PyError {
+    PyError {
+        kind: pystr::PyErrorKind::UndefinedError,
+        message: v.undefined_error().message().to_string(),
+    }
 }
 
 /// An argument of `Markup % args`: markupsafe wraps each in `_MarkupEscapeHelper`, whose `str()`
@@ -139,6 +157,9 @@ struct Items<'v, 'a, T> {
 
 impl<T: FormatArg> FormatMapping for Items<'_, '_, T> {
     fn get_item(&self, key: &str) -> std::result::Result<&dyn FormatArg, PyError> {
+        if self.whole.is_undefined() {
+            return Err(undefined(self.whole));
+        }
         if !self.whole.is_mapping() {
             return Err(PyError::type_error(format!(
                 "{} indices must be integers or slices, not str",
