@@ -172,7 +172,7 @@ CONFIG_TOKENS = {
 }
 SPECIAL_TOKENS_MAP = {"eos_token": "<eos2>", "additional_special_tokens": ["<more>"]}
 CONFIG_TEXTS = ["axyb<bos>c", "Hello world xy<extra><x2>", "<eos2> and <more> here", "wor world <|im_end|>",
-                "<|im_end|>  x <|im_start|>  y", " <pad> z<unk>"]
+                "<|im_end|>  x <|im_start|>  y", " <pad> z<unk>", "a<image>b<vid>c"]
 IM_END = {"content": "<|im_end|>", "lstrip": False, "normalized": False, "rstrip": True, "single_word": False,
           "special": True}
 
@@ -192,6 +192,8 @@ VARIANTS = [
     ("pad-not-special", lambda j: set_added(j, "<pad>", special=False), {"pad_token": "<pad>"}, None),
     # the config's flags replace tokenizer.json's
     ("config-flags", None, {"added_tokens_decoder": {"2": IM_END}}, None),
+    # model-specific special tokens (`image_token`, an `extra_special_tokens` object) are added, in order
+    ("model-specific", None, {"image_token": "<image>", "extra_special_tokens": {"video_token": "<vid>"}}, None),
     # a named special token given as text, which the config's map lacks, loses tokenizer.json's flags
     ("text-special", lambda j: set_added(j, "<|im_end|>", rstrip=True),
      {"added_tokens_decoder": {}, "eos_token": "<|im_end|>"}, None),

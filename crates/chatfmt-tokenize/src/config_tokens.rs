@@ -1,9 +1,9 @@
 //! The added tokens transformers 5 takes from `tokenizer_config.json` (and `special_tokens_map.json`)
 //! when it loads a tokenizer, written into `tokenizer.json`'s `added_tokens` before the tokenizer is
-//! built. `TokenizersBackend.__init__` adds every `added_tokens_decoder` entry, then the named special
-//! tokens and extra special tokens whose text no added token has, a token that has a named special
-//! token's text being made special (its `_post_init`, which would add the special tokens again, is
-//! never called). The addition is `tokenizers`' `add_tokens`: a token whose text and flags are
+//! built. `TokenizersBackend.__init__` adds every `added_tokens_decoder` entry, then the special
+//! tokens of its `special_tokens_map` (named and model-specific) and the extra special tokens whose
+//! text no added token has, a token that has a `special_tokens_map` text being made special (its
+//! `_post_init`, which would add the special tokens again, is never called). The addition is `tokenizers`' `add_tokens`: a token whose text and flags are
 //! already there is skipped, one whose text is there takes that id with the new flags, and a new one
 //! takes its vocabulary id or else the next free id (whatever id the config gives).
 
@@ -12,9 +12,6 @@ use crate::{Error, ErrorKind};
 use serde_json::{Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-
-/// The special tokens transformers 5 names (`SPECIAL_TOKENS_ATTRIBUTES`), in its order.
-const NAMED: [&str; 7] = chatfmt::template::SPECIAL_TOKEN_KEYS;
 
 /// The flags of `tokenizers`' `AddedToken`, besides its text.
 const FLAGS: [&str; 5] = ["single_word", "lstrip", "rstrip", "normalized", "special"];
@@ -83,65 +80,64 @@ impl Value {
     }
 }
 
-/// The named special tokens and then the extra ones, as transformers 5 reads them: from
-/// `tokenizer_config.json` (`additional_special_tokens` when `extra_special_tokens` is empty, a
-/// dict's values for a dict), and, when that file has no `added_tokens_decoder`, from
-/// `special_tokens_map.json` over it (its extra tokens appended to the config's).
-fn special_values(config: &Json, dir: &Path) -> (Vec<Value>, Vec<Value>) {
-    let extra_of = |c: &Json| -> Vec<Json> {
-        let list = match c.get("extra_special_tokens") {
-            Some(v) if v.as_array().is_some_and(|a| !a.is_empty()) || v.is_object() => Some(v),
-            _ => c.get("additional_special_tokens"),
-        };
-        match list {
-            Some(Json::Array(a)) => a.clone(),
-            Some(Json::Object(o)) => o.values().cloned().collect(),
-            _ => Vec::new(),
-        }
-    };
-    let mut named: Vec<Json> = NAMED
-        .iter()
-        .map(|key| config.get(*key).cloned().unwrap_or(Json::Null))
-        .collect();
-    let mut extra = extra_of(config);
-    if config.get("added_tokens_decoder").is_none() {
-        let path = dir.join("special_tokens_map.json");
-        let map = std::fs::read_to_string(path)
+/// The special tokens transformers 5 adds when no added token has their text: those of its
+/// `special_tokens_map` (`special`, the named and model-specific ones, as templates see them; see
+/// [`chatfmt::template::folder_special_tokens`]), then the extra ones of the config's
+/// `extra_special_tokens` list (`additional_special_tokens` when that is empty), and, when the config
+/// has no `added_tokens_decoder`, of `special_tokens_map.json`'s. A token the config gives as an
+/// `AddedToken` object keeps that object's flags.
+fn special_values(config: &Json, dir: &Path, special: &Map<String, Json>) -> (Vec<Value>, Vec<Value>) {
+    let legacy = match config.get("added_tokens_decoder") {
+        Some(_) => None,
+        None => std::fs::read_to_string(dir.join("special_tokens_map.json"))
             .ok()
-            .and_then(|t| serde_json::from_str::<Json>(&t).ok());
-        if let Some(map) = map {
-            for (slot, key) in named.iter_mut().zip(NAMED) {
-                if let Some(v) = map.get(key).filter(|v| !v.is_null()) {
-                    *slot = v.clone();
-                }
-            }
-            for t in extra_of(&map) {
-                if !extra.contains(&t) {
-                    extra.push(t);
-                }
-            }
+            .and_then(|t| serde_json::from_str::<Json>(&t).ok()),
+    };
+    let extra_list = |c: &Json| -> Vec<Json> {
+        let list = match c.get("extra_special_tokens") {
+            Some(Json::Array(a)) if !a.is_empty() => Some(a),
+            _ => c.get("additional_special_tokens").and_then(Json::as_array),
+        };
+        list.cloned().unwrap_or_default()
+    };
+    // The `AddedToken` object a config file gives for `text`, among its token entries.
+    let given = |text: &str| -> Option<Token> {
+        (legacy.iter().flat_map(token_objects).chain(token_objects(config)))
+            .filter_map(Token::of)
+            .find(|t| t.content() == text)
+    };
+    let named = (special.values().filter_map(Json::as_str))
+        .map(|text| given(text).map_or_else(|| Value::Text(text.to_string()), Value::Token))
+        .collect();
+    let mut extra = extra_list(config);
+    for t in legacy.as_ref().map(extra_list).unwrap_or_default() {
+        if !extra.contains(&t) {
+            extra.push(t);
         }
     }
-    (
-        named.iter().filter_map(Value::of).collect(),
-        extra.iter().filter_map(Value::of).collect(),
-    )
+    (named, extra.iter().filter_map(Value::of).collect())
+}
+
+/// The objects of a config file's top level and of its `extra_special_tokens` object: where it gives
+/// a token as an `AddedToken`.
+fn token_objects(c: &Json) -> impl Iterator<Item = &Json> {
+    let top = c.as_object().into_iter().flat_map(|o| o.values());
+    let extra = (c.get("extra_special_tokens").and_then(Json::as_object).into_iter()).flat_map(|o| o.values());
+    top.chain(extra).filter(|v| v.is_object())
 }
 
 /// `tokenizer.json`'s added tokens, with `tokenizers`' `add_tokens`.
 struct Added {
     /// Each token with its id, in `tokenizer.json`'s order.
     tokens: Vec<(u32, Token)>,
+    /// Where each text is in `tokens`.
+    index: HashMap<String, usize>,
     /// The model's ids of the texts the config names.
     vocab: HashMap<String, u32>,
     vocab_size: u32,
 }
 
 impl Added {
-    fn position(&self, content: &str) -> Option<usize> {
-        self.tokens.iter().position(|(_, t)| t.content() == content)
-    }
-
     /// `tokenizers`' `add_tokens`: the next free id is fixed when the call starts.
     fn add(&mut self, tokens: Vec<Token>) {
         let mut next_id = match self.tokens.iter().map(|&(id, _)| id).max() {
@@ -152,7 +148,7 @@ impl Added {
             if token.content().is_empty() {
                 continue;
             }
-            match self.position(token.content()) {
+            match self.index.get(token.content()).copied() {
                 Some(i) if self.tokens[i].1 == token => {}
                 Some(i) => {
                     // A special token stays special (`tokenizers` keeps it in its special set).
@@ -167,6 +163,7 @@ impl Added {
                         next_id += 1;
                         next_id - 1
                     });
+                    self.index.insert(token.content().to_string(), self.tokens.len());
                     self.tokens.push((id, token));
                 }
             }
@@ -176,7 +173,12 @@ impl Added {
 
 /// Writes into `json`'s `added_tokens` what transformers 5 adds from the folder's config files (see
 /// the module documentation).
-pub(crate) fn add(json: &mut TokenizerJson, config: &Json, dir: &Path) -> Result<(), Error> {
+pub(crate) fn add(
+    json: &mut TokenizerJson,
+    config: &Json,
+    dir: &Path,
+    special: &Map<String, Json>,
+) -> Result<(), Error> {
     let present: Vec<(u32, Token)> = (json.tree()["added_tokens"].as_array().into_iter().flatten())
         .filter_map(|t| Some((u32::try_from(t["id"].as_u64()?).ok()?, Token::of(t)?)))
         .collect();
@@ -202,7 +204,7 @@ pub(crate) fn add(json: &mut TokenizerJson, config: &Json, dir: &Path) -> Result
     // A named special token given as text is the decoder's token of that text when there is one,
     // so only the others can be missing; those are added as special tokens.
     let by_text: HashMap<&str, &Token> = present.iter().map(|(_, t)| (t.content(), t)).collect();
-    let (named, extra) = special_values(config, dir);
+    let (named, extra) = special_values(config, dir, special);
     for v in named.iter().chain(&extra) {
         let text = v.content();
         if by_text.contains_key(text) || tokens.iter().any(|t| t.content() == text) {
@@ -239,8 +241,12 @@ pub(crate) fn add(json: &mut TokenizerJson, config: &Json, dir: &Path) -> Result
             }
         })?;
     }
+    let index = (present.iter().enumerate())
+        .map(|(i, (_, t))| (t.content().to_string(), i))
+        .collect();
     let mut added = Added {
         tokens: present,
+        index,
         vocab,
         vocab_size,
     };

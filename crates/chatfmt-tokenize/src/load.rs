@@ -64,7 +64,10 @@ impl ChatTokenizer {
         if is_llama {
             apply_llama_preprocessing(json.tree_mut(), &config);
         }
-        crate::config_tokens::add(&mut json, &config, dir).map_err(fail)?;
+        // The cause names the file and the place in it.
+        let special_tokens = chatfmt::template::folder_special_tokens(dir, &config)
+            .map_err(|e| Error::new(ErrorKind::Malformed, "the special tokens do not load").caused_by(e))?;
+        crate::config_tokens::add(&mut json, &config, dir, &special_tokens).map_err(fail)?;
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
         let original = json.tree().clone();
         let (encoder, pieces, nfc_only) = match Self::pipeline(&mut json, piece_source.clone()) {
@@ -81,10 +84,6 @@ impl ChatTokenizer {
             Err(e) => return Err(fail(e)),
         };
         let pieces = pieces.map_err(fail)?;
-
-        // The cause names the file and the place in it.
-        let special_tokens = chatfmt::template::folder_special_tokens(dir, &config)
-            .map_err(|e| Error::new(ErrorKind::Malformed, "the special tokens do not load").caused_by(e))?;
         let side = |key: &str, default: Side| -> Result<Side, Error> {
             match config.get(key).and_then(Json::as_str) {
                 None => Ok(default),

@@ -21,7 +21,7 @@ pub(crate) fn read_json(path: &Path) -> Result<Option<Json>, Error> {
 }
 
 /// The special tokens transformers passes to a template by name.
-pub const SPECIAL_TOKEN_KEYS: [&str; 7] = [
+pub(crate) const SPECIAL_TOKEN_KEYS: [&str; 7] = [
     "bos_token",
     "eos_token",
     "unk_token",

@@ -11,8 +11,8 @@ mod save;
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
-pub(crate) use load::read_json as read_json_file;
-pub use load::{folder_special_tokens, model_dir_special_tokens, SPECIAL_TOKEN_KEYS};
+pub use load::{folder_special_tokens, model_dir_special_tokens};
+pub(crate) use load::{read_json as read_json_file, SPECIAL_TOKEN_KEYS};
 pub use save::{save_template, SaveLayout, Saved};
 
 use chatfmt_jinja::{Error, ErrorKind, Limits, Template};
