@@ -54,6 +54,9 @@ pub enum ContentPart {
         /// `{"url": ...}` or the bare URL string.
         image_url: ImageUrl,
     },
+    /// Any other part (audio, a file, ...), which FastChat's server leaves out.
+    #[serde(other)]
+    Other,
 }
 
 /// The `image_url` of a content part.
@@ -87,9 +90,10 @@ impl ImageUrl {
     }
 }
 
-/// The message for `content`. A user content list becomes FastChat's `(text, images)`: one
-/// `<image>\n` per image, then the text parts joined by newlines.
-fn to_message(content: &Option<ChatContent>) -> Option<Message> {
+/// A user message for `content`. A content list becomes FastChat's `(text, images)` pair, whatever
+/// parts it holds: one `<image>\n` per image, then the text parts joined by newlines. Only the
+/// styles that show images render such a pair; the others refuse it as FastChat fails on it.
+fn user_message(content: &Option<ChatContent>) -> Option<Message> {
     match content.as_ref()? {
         ChatContent::Text(text) => Some(Message::Text(text.clone())),
         ChatContent::Parts(parts) => {
@@ -99,15 +103,31 @@ fn to_message(content: &Option<ChatContent>) -> Option<Message> {
                 match part {
                     ContentPart::Text { text } => texts.push(text.as_str()),
                     ContentPart::ImageUrl { image_url } => images.push(image_url.to_image()),
+                    ContentPart::Other => {}
                 }
             }
             let text = "<image>\n".repeat(images.len()) + &texts.join("\n");
-            Some(if images.is_empty() {
-                Message::Text(text)
-            } else {
-                Message::WithImages { text, images }
-            })
+            Some(Message::WithImages { text, images })
         }
+    }
+}
+
+/// The text of a system or assistant message, which FastChat's server passes on as it is sent: a
+/// content list would reach `get_prompt` as a Python list, which it fails on or prints as its
+/// `repr`, so one is refused (an empty assistant list, which Python reads as false, is the empty
+/// turn as `None` is).
+fn plain_text(n: usize, role: &str, content: &Option<ChatContent>) -> Result<Option<String>> {
+    match content {
+        None => Ok(None),
+        Some(ChatContent::Text(text)) => Ok(Some(text.clone())),
+        Some(ChatContent::Parts(parts)) if parts.is_empty() && role == "assistant" => Ok(None),
+        Some(ChatContent::Parts(_)) => Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "message {n}: a {role} message's content is a list of parts, which FastChat passes to its \
+                 template as a Python list (it fails on it or prints its repr); send the content as a string"
+            ),
+        )),
     }
 }
 
@@ -129,18 +149,17 @@ pub fn conversation_from_openai_messages(
     for (n, message) in messages.iter().enumerate() {
         match message.role.as_str() {
             "system" => {
-                let text = to_message(&message.content)
-                    .map(|m| m.text().to_owned())
-                    .unwrap_or_default();
+                let text = plain_text(n, "system", &message.content)?.unwrap_or_default();
                 template.set_system_message(text);
             }
             "user" => {
                 let r = role(&template, 0)?;
-                template.append_message(r, to_message(&message.content));
+                template.append_message(r, user_message(&message.content));
             }
             "assistant" => {
                 let r = role(&template, 1)?;
-                template.append_message(r, to_message(&message.content));
+                let text = plain_text(n, "assistant", &message.content)?;
+                template.append_message(r, text.map(Message::Text));
             }
             other => {
                 return Err(Error::new(

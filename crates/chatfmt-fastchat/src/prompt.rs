@@ -175,6 +175,15 @@ impl<'a> Renderer<'a> {
                     let lead = IMAGE_PLACEHOLDER.repeat(images.len());
                     Ok(Some((Cow::Owned(lead.clone() + text), lead.len())))
                 }
+                s if images.is_empty() => Err(Error::new(
+                    ErrorKind::ImagesNotSupported,
+                    format!(
+                        "separator style {s} cannot show a message given as a list of content parts \
+                         (template {:?}): FastChat makes it a (text, images) pair, which it fails on or \
+                         writes as a Python tuple here; send the content as a string",
+                        self.conv.name
+                    ),
+                )),
                 s => Err(Error::new(
                     ErrorKind::ImagesNotSupported,
                     format!(
