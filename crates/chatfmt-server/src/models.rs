@@ -20,7 +20,13 @@ pub struct Model {
     pub name: String,
     /// The source as given.
     pub source: String,
+    /// The model's template and the special tokens it sees. A folder without a chat template (a
+    /// base model) gets ChatML with its special tokens, which only llama.cpp's `/apply-template`
+    /// renders with unasked, as llama.cpp does (see [`Model::has_template`]).
     pub resolved: Resolved,
+    /// Whether `resolved` is the model's own template. Without one, the other chat routes need a
+    /// template in the request, and answer as their stack does when it is missing.
+    pub has_template: bool,
     pub tokenizer: Option<ChatTokenizer>,
     /// The context length, as vLLM derives it (see [`derived_length`]).
     pub max_model_len: u64,
@@ -42,6 +48,15 @@ pub struct Model {
     /// The template TGI's route renders with (none when it has named templates but no `default`),
     /// built on first use.
     pub tgi: OnceLock<Option<crate::sglang_tgi::tgi_template::Template>>,
+}
+
+/// The built-in template llama.cpp renders a model without a chat template with (its
+/// `CHATML_TEMPLATE_SRC`, whose output this built-in template's equals).
+const LLAMA_CPP_FALLBACK: &str = "chatml";
+
+/// Whether a `--model` source is a folder (not a `.gguf` file or a Hub id).
+fn is_folder(source: &str) -> bool {
+    matches!(ModelSource::resolve(source), Ok(ModelSource::Dir(_)))
 }
 
 /// vLLM's context length when no config key gives one.
@@ -67,9 +82,21 @@ impl Model {
             model: Some(spec.source.clone()),
             ..TemplateRequest::default()
         };
-        let resolved = request
-            .resolve()
-            .map_err(|e| fail("the template does not load").with_source(e))?;
+        let (resolved, has_template) = match request.resolve() {
+            Ok(resolved) => (resolved, true),
+            // A folder without a chat template is served as vLLM serves it.
+            Err(e) if e.kind() == chatfmt::ErrorKind::NoTemplate && is_folder(&spec.source) => {
+                let chatml = TemplateRequest {
+                    default_template: Some(LLAMA_CPP_FALLBACK.to_string()),
+                    ..request
+                };
+                let resolved = chatml
+                    .resolve()
+                    .map_err(|e| fail("the folder does not load").with_source(e))?;
+                (resolved, false)
+            }
+            Err(e) => return Err(fail("the template does not load").with_source(e)),
+        };
         let dir = match &resolved.model {
             Some(ModelSource::Dir(d)) => Some(d.clone()),
             _ => None,
@@ -102,6 +129,7 @@ impl Model {
             name: spec.name.clone(),
             source: spec.source.clone(),
             resolved,
+            has_template,
             tokenizer,
             max_model_len,
             tokenizer_max_length,

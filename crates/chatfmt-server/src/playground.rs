@@ -50,7 +50,9 @@ async fn page() -> Response {
 async fn models(State(shared): State<Arc<Shared>>) -> JsonAnswer {
     let data: Vec<Json> = (shared.models.all().iter())
         .map(|m| {
+            // A model without a template of its own lists none (the page asks for one).
             let templates: Vec<Json> = (m.resolved.template.sources().into_iter())
+                .filter(|_| m.has_template)
                 .map(|(name, source)| json!({"name": name, "source": source}))
                 .collect();
             let mut special: Vec<String> = Vec::new();

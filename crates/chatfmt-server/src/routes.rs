@@ -8,7 +8,7 @@ use crate::body::{self, Fields};
 use crate::kwargs;
 use crate::models::Model;
 use crate::shared::Shared;
-use crate::work::{Chat, ChatFields, MaskMode, Prepared};
+use crate::work::{Chat, ChatFields, MaskMode, Prepared, WithoutTemplate};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -380,7 +380,7 @@ pub async fn apply_template(State(shared): State<Arc<Shared>>, body: Body) -> An
                 chat_template: None,
                 kwargs,
             };
-            let mut text = Prepared::new(model, &shared2.cache, chat).render()?;
+            let mut text = Prepared::new(model, &shared2.cache, chat, WithoutTemplate::ChatMl)?.render()?;
             text.push_str(&prefill.unwrap_or_default());
             Ok(text)
         })
@@ -474,7 +474,11 @@ pub async fn render(State(shared): State<Arc<Shared>>, headers: HeaderMap, body:
             if tokenize {
                 chat.kwargs = model.tokenizing_kwargs(chat.kwargs)?;
             }
-            Prepared::new(model, &shared2.cache, chat).render_json(mode, tokenize, shared2.config.spans_timeout)
+            Prepared::new(model, &shared2.cache, chat, WithoutTemplate::Refuse)?.render_json(
+                mode,
+                tokenize,
+                shared2.config.spans_timeout,
+            )
         })
         .await?;
     Ok(JsonBytes(out).into_response())

@@ -109,7 +109,7 @@ impl ChatFields {
         };
         chat.bind_kwargs(kwargs::Rule::Vllm, kwargs::Given::default())?;
         chat.kwargs = model.tokenizing_kwargs(chat.kwargs)?;
-        Ok(Prepared::new(model, cache, chat))
+        Prepared::new(model, cache, chat, WithoutTemplate::Vllm)
     }
 
     /// The prompt's ids, as `chatfmt tokenize`.
@@ -138,6 +138,30 @@ impl MaskMode {
     }
 }
 
+/// What a chat route answers when the model has no chat template of its own (a base model) and
+/// the request sends none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithoutTemplate {
+    /// vLLM: its `ChatTemplateResolutionError`, a 400.
+    Vllm,
+    /// SGLang: transformers' `ValueError` from `apply_chat_template`, a 400.
+    Sglang,
+    /// llama.cpp: render with ChatML, its fallback.
+    ChatMl,
+    /// chatfmt's own routes: a 400 naming `chat_template`.
+    Refuse,
+}
+
+/// vLLM 0.33.0's message when no chat template resolves (`safe_apply_chat_template`).
+const VLLM_NO_TEMPLATE: &str = "As of transformers v4.44, default chat template is no longer allowed, so you must \
+                                provide a chat template if the tokenizer does not define one.";
+
+/// transformers' message when `apply_chat_template` has no template (`get_chat_template`).
+const TRANSFORMERS_NO_TEMPLATE: &str = "Cannot use chat template functions because tokenizer.chat_template is not \
+     set and no template argument was passed! For information about writing templates and setting the \
+     tokenizer.chat_template attribute, please see the documentation at \
+     https://huggingface.co/docs/transformers/main/en/chat_templating";
+
 /// The template a request renders with.
 pub struct Prepared {
     model: Arc<Model>,
@@ -149,7 +173,13 @@ pub struct Prepared {
 impl Prepared {
     /// Chooses the template: a `chat_template` naming one of the model's templates selects it (as
     /// transformers does); any other is source, compiled once and rendered under the request limits.
-    pub fn new(model: Arc<Model>, cache: &TemplateCache, chat: Chat) -> Prepared {
+    /// Without either, a model that has no template of its own answers as `without` says.
+    pub fn new(
+        model: Arc<Model>,
+        cache: &TemplateCache,
+        chat: Chat,
+        without: WithoutTemplate,
+    ) -> Result<Prepared, ApiError> {
         let mut opts = ApplyOptions {
             add_generation_prompt: chat.add_generation_prompt,
             continue_final_message: chat.continue_final_message,
@@ -167,12 +197,28 @@ impl Prepared {
                 request = Some(cache.get(&model, &t));
             }
         }
-        Prepared {
+        if request.is_none() && !model.has_template {
+            match without {
+                WithoutTemplate::ChatMl => {}
+                WithoutTemplate::Vllm => return Err(ApiError::bad(VLLM_NO_TEMPLATE, None)),
+                WithoutTemplate::Sglang => return Err(ApiError::bad(TRANSFORMERS_NO_TEMPLATE, None)),
+                WithoutTemplate::Refuse => {
+                    return Err(ApiError::bad(
+                        format!(
+                            "model '{}' has no chat template (its folder has none): send one in chat_template",
+                            model.name
+                        ),
+                        Some("body.chat_template"),
+                    ))
+                }
+            }
+        }
+        Ok(Prepared {
             model,
             request,
             opts,
             messages: chat.messages,
-        }
+        })
     }
 
     fn template(&self) -> &ChatTemplate {

@@ -15,7 +15,7 @@ use crate::models::Model;
 use crate::routes::{read, require_json, Answer};
 use crate::sglang_tgi::content_format::ContentFormat;
 use crate::shared::Shared;
-use crate::work::{Chat, Prepared};
+use crate::work::{Chat, Prepared, WithoutTemplate};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -499,7 +499,7 @@ fn chat_ids(model: &Arc<Model>, shared: &Shared, chat: ChatRequest) -> Result<Ve
     };
     request.bind_kwargs(kwargs::Rule::Sglang, kwargs::Given::default())?;
     request.kwargs = model.tokenizing_kwargs(request.kwargs)?;
-    let mut prepared = Prepared::new(Arc::clone(model), &shared.cache, request);
+    let mut prepared = Prepared::new(Arc::clone(model), &shared.cache, request, WithoutTemplate::Sglang)?;
     let format = model.sglang_content_format(&prepared.opts);
     let mut messages: Vec<Json> = (messages.into_iter())
         .map(|m| Json::Object(for_template(m, format)))

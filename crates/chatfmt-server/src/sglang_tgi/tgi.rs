@@ -314,7 +314,11 @@ fn prompt(model: &Model, request: ChatRequest) -> Result<String, ApiError> {
     };
     let template = model
         .tgi
-        .get_or_init(|| Template::of(&model.resolved.template))
+        .get_or_init(|| {
+            (model.has_template)
+                .then(|| Template::of(&model.resolved.template))
+                .flatten()
+        })
         .as_ref()
         .ok_or_else(|| infer_error("template_error", "Template error: template not found".into()))?;
     let mut messages = request.messages;
