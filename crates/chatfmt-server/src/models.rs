@@ -54,7 +54,7 @@ pub struct Model {
 /// `CHATML_TEMPLATE_SRC`, whose output this built-in template's equals).
 const LLAMA_CPP_FALLBACK: &str = "chatml";
 
-/// Whether a `--model` source is a folder (not a `.gguf` file or a Hub id).
+/// Whether a `--model` source is a folder (or a Hub repo's snapshot in the local cache), not a `.gguf` file.
 fn is_folder(source: &str) -> bool {
     matches!(ModelSource::resolve(source), Ok(ModelSource::Dir(_)))
 }
