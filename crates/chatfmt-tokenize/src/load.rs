@@ -13,6 +13,10 @@ use std::sync::OnceLock;
 /// (1e20) means "no limit".
 const LARGE_INTEGER: f64 = 1e20;
 
+/// The files of a "slow" tokenizer, which transformers converts into a fast one when a folder has
+/// no `tokenizer.json`.
+const SLOW_TOKENIZER_FILES: [&str; 4] = ["tokenizer.model", "vocab.json", "vocab.txt", "spiece.model"];
+
 fn read_text(path: &Path) -> Result<String, Error> {
     std::fs::read_to_string(path).map_err(|e| {
         Error::new(
@@ -57,6 +61,19 @@ impl ChatTokenizer {
         } else {
             Json::Object(Map::new())
         };
+        if !json_path.exists() {
+            if let Some(slow) = SLOW_TOKENIZER_FILES.iter().find(|f| dir.join(f).is_file()) {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "the folder has no tokenizer.json, only a slow tokenizer's {slow}, which chatfmt does not \
+                         convert; write tokenizer.json once with transformers: \
+                         AutoTokenizer.from_pretrained(folder).save_pretrained(folder)"
+                    ),
+                )
+                .at(&json_path));
+            }
+        }
         let fail = |e: Error| e.at(&json_path);
         let mut json = TokenizerJson::parse(read_text(&json_path)?).map_err(fail)?;
         let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");

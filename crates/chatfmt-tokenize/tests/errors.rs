@@ -55,6 +55,14 @@ fn loading_failures_name_the_file_and_keep_their_cause() {
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     assert!(e.with_causes().ends_with(&format!(": {io}")), "{}", e.with_causes());
     assert_eq!((e.python_class(), e.stage()), (None, None));
+    // A slow tokenizer's files alone: named, with the way to convert them.
+    let (e, dir) = load_error("slow", &[("tokenizer.model", "")]);
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_line(&e, &dir.join("tokenizer.json"));
+    assert!(
+        e.to_string().contains("only a slow tokenizer's tokenizer.model") && e.to_string().contains("save_pretrained"),
+        "{e}"
+    );
 
     let (e, dir) = load_error(
         "config",
