@@ -107,6 +107,11 @@ impl Model {
             }
             _ => None,
         };
+        if !has_template && tokenizer.is_none() {
+            return Err(fail(
+                "the folder has neither a chat template nor tokenizer.json, so no route could answer for it",
+            ));
+        }
         let eos = resolved
             .template
             .special_tokens()

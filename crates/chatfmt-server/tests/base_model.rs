@@ -126,3 +126,17 @@ async fn the_playground_lists_no_template_for_it() {
     assert_eq!(got["data"][0]["templates"], json!([]));
     assert_eq!(got["data"][0]["tokenizer"], true);
 }
+
+#[test]
+fn a_folder_with_neither_template_nor_tokenizer_is_refused() {
+    let dir = std::env::temp_dir().join(format!("chatfmt-server-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tokenizer_config.json"), r#"{"eos_token": "</s>"}"#).unwrap();
+    let loaded = chatfmt_server::App::load(chatfmt_server::Config {
+        models: vec![chatfmt_server::ModelSpec::parse(&dir.display().to_string())],
+        ..chatfmt_server::Config::default()
+    });
+    let err = loaded.err().expect("refused").to_string();
+    assert!(err.contains("neither a chat template nor tokenizer.json"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
