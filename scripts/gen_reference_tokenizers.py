@@ -9,7 +9,9 @@ they agree); chatfmt encodes these shapes with the `tokenizers` 0.23 release (se
 crates/chatfmt-tokenize/src/encoder.rs). Shapes: Falcon's pre-tokenizer (a `Sequence` with `ByteLevel`
 before `Digits` and a three-digit `Split`), a ByteLevel pre-tokenizer with `add_prefix_space: true`
 (RoBERTa's), a BERT WordPiece tokenizer and a WordLevel one; then added tokens that only
-tokenizer_config.json or special_tokens_map.json names, which transformers adds at load.
+tokenizer_config.json or special_tokens_map.json names, which transformers adds at load; and quirks of real
+files: padding and truncation stored in tokenizer.json, a ByteLevel decoder followed by a Strip, one id shared by
+two tokens.
 
 Record per tokenizer: {"name", "files": {file name: text}, "texts": [{"text", "ids", "ids_special",
 "offsets", "decoded", "decoded_skip"?}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
@@ -222,12 +224,64 @@ def with_config_tokens(rec, tok, variant):
     return {"name": rec["name"] + "-" + suffix, "files": files, "texts": texts, "chats": []}
 
 
+# Quirks of real tokenizer.json files: (name, tokenizer, texts, whether decoding is deterministic).
+def stored_padding():
+    """Padding and truncation saved in the file, which transformers turns off unless asked for."""
+    tok = wordlevel()
+    tok.enable_padding(pad_id=tok.token_to_id("<pad>"), pad_token="<pad>", pad_to_multiple_of=8)
+    tok.enable_truncation(max_length=4)
+    return tok
+
+
+def bytelevel_strip_decoder():
+    """A ByteLevel decoder followed by a Strip, over a vocabulary that spells every byte."""
+    tok = gpt2()
+    tok.decoder = decoders.Sequence([decoders.ByteLevel(), decoders.Strip(content=" ", left=1, right=0)])
+    return tok
+
+
+def shared_ids():
+    """A vocabulary that gives one id to two tokens (both encode to it; which one decodes is random). Saving
+    keeps one of them, so the file is written as such files are found."""
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": None, "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False,
+                      "vocab": {"<unk>": 0, "a": 1, "b": 2, "x": 2, "c": 3}, "merges": []}}
+
+
+QUIRKS = [
+    ("wordlevel-stored-padding", stored_padding, TEXTS, True),
+    ("gpt2-bytelevel-strip-decoder", bytelevel_strip_decoder, TEXTS, True),
+    ("shared-ids", shared_ids, ["abxc", "xbab c", "cc"], False),
+]
+
+
+def quirk(name, tok, texts, decodes):
+    with tempfile.TemporaryDirectory() as d:
+        if isinstance(tok, dict):
+            with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+                json.dump(tok, f)
+            with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+                json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>"}, f)
+        else:
+            PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>").save_pretrained(d)
+        files = {f: open(os.path.join(d, f), encoding="utf-8").read() for f in ("tokenizer.json", "tokenizer_config.json")}
+        t = AutoTokenizer.from_pretrained(d)
+        cases = [text_case(t, text, skip=decodes) for text in texts]
+    if not decodes:
+        for case in cases:
+            del case["decoded"]
+    return {"name": name, "files": files, "texts": cases, "chats": []}
+
+
 def main():
     records = [record(n, f()) for n, f in
                [("falcon", falcon), ("roberta", roberta), ("wordpiece", wordpiece), ("wordlevel", wordlevel)]]
     base = record("gpt2", gpt2())
     for variant in VARIANTS:
         records.append(with_config_tokens(base, gpt2(), variant))
+    records += [quirk(name, f(), texts, decodes) for name, f, texts, decodes in QUIRKS]
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump({"tokenizers": records}, f, ensure_ascii=False, indent=1)
         f.write("\n")

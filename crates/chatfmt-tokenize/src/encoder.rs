@@ -21,11 +21,14 @@ pub(crate) enum Encoder {
 }
 
 impl Encoder {
-    /// The 0.23 tokenizer of a `tokenizer.json` text.
+    /// The 0.23 tokenizer of a `tokenizer.json` text, without the padding and truncation the file
+    /// may store: transformers turns both off for every call that does not ask for them, as the
+    /// pipeline's encoder is told to.
     pub(crate) fn reference(json: &str) -> Result<Encoder, String> {
-        json.parse::<ReferenceTokenizer>()
-            .map(|t| Encoder::Reference(Box::new(t)))
-            .map_err(|e| e.to_string())
+        let mut tokenizer = json.parse::<ReferenceTokenizer>().map_err(|e| e.to_string())?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| e.to_string())?;
+        Ok(Encoder::Reference(Box::new(tokenizer)))
     }
 
     /// An encoder of the same kind as this one for another form of the same file (`json`, the

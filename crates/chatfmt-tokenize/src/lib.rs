@@ -60,6 +60,8 @@ impl Side {
 pub struct ChatTokenizer {
     /// The encoder, without tokenizer.json's normalizer when that is NFC alone (see [`nfc`]).
     encoder: Encoder,
+    /// Whether ids are decoded by the 0.23 tokenizer (see `load::byte_level_in_sequence`).
+    decode_by_reference: bool,
     /// When NFC was left out of `encoder`: the full encoder, for text that is not NFC, built on first use.
     with_nfc: Option<OnceLock<Result<Encoder, String>>>,
     pieces: PieceTable,
@@ -203,9 +205,15 @@ impl ChatTokenizer {
 
     /// The text of `ids` (special tokens included), as the tokenizer's decoder writes it.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
-        guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
-            self.encoder.decode(ids, false)
-        })
+        self.decode_with(ids, false)
+    }
+
+    /// The encoder that decodes: the 0.23 tokenizer for the decoders the pipeline shortens.
+    pub(crate) fn decoder(&self) -> Result<&Encoder, String> {
+        match self.decode_by_reference {
+            true => self.reference_encoder(),
+            false => Ok(&self.encoder),
+        }
     }
 
     /// The byte offsets in `text` of each of its tokens `ids` (as [`ChatTokenizer::encode_text`]

@@ -32,6 +32,23 @@ fn read_json(path: &Path) -> Result<Json, Error> {
     serde_json::from_str(&read_text(path)?).map_err(|e| Error::json(&e).at(path))
 }
 
+/// Whether the decoder is a `Sequence` holding `ByteLevel` and other decoders, which the 1.0
+/// pipeline decodes as `ByteLevel` alone when the vocabulary spells every byte (the other
+/// decoders, a `Strip` for one, are skipped).
+fn byte_level_in_sequence(tree: &Json) -> bool {
+    let Some(decoder) = tree
+        .get("decoder")
+        .filter(|d| d.get("type") == Some(&Json::from("Sequence")))
+    else {
+        return false;
+    };
+    let steps = decoder
+        .get("decoders")
+        .and_then(Json::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    steps.len() > 1 && steps.iter().any(|d| d.get("type") == Some(&Json::from("ByteLevel")))
+}
+
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
 /// Metaspace pre-tokenizer (`LlamaTokenizer.__init__`, `_get_prepend_scheme`).
 fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
@@ -101,6 +118,15 @@ impl ChatTokenizer {
             Err(e) => return Err(fail(e)),
         };
         let pieces = pieces.map_err(fail)?;
+        // The 1.0 pipeline keeps one token per id, so the others of a shared id would encode as
+        // unknown; the 0.23 release encodes each of them to the id, as transformers does.
+        let encoder = match encoder {
+            Encoder::Pipeline(_) if pieces.has_shared_ids() => {
+                *json.tree_mut() = original.clone();
+                Encoder::reference(&json.to_text(&[])).map_err(|why| fail(Error::new(ErrorKind::Unsupported, why)))?
+            }
+            encoder => encoder,
+        };
         let side = |key: &str, default: Side| -> Result<Side, Error> {
             match config.get(key).and_then(Json::as_str) {
                 None => Ok(default),
@@ -135,8 +161,10 @@ impl ChatTokenizer {
             .get("chat_control_tokens")
             .and_then(Json::as_array)
             .map(|list| list.iter().filter_map(Json::as_str).map(str::to_string).collect());
+        let decode_by_reference = byte_level_in_sequence(&original);
         Ok(ChatTokenizer {
             encoder,
+            decode_by_reference,
             pieces,
             plain: OnceLock::new(),
             untrimmed: OnceLock::new(),

@@ -83,6 +83,8 @@ pub struct PieceTable {
     /// A ByteLevel or RoBERTa post-processor trims the offsets (`trim_offsets`), with its
     /// `add_prefix_space`.
     trim: Option<bool>,
+    /// The vocabulary gives one id to several tokens.
+    shared_ids: bool,
 }
 
 /// Byte-level BPE maps every byte to one printable character.
@@ -318,12 +320,16 @@ impl PieceSource {
         let mut runs = Vec::new();
         let spelling = &self.spelling;
         let mut model_vocab = 0;
+        let mut seen: Vec<bool> = Vec::new();
+        let mut shared_ids = false;
         read_vocab(vocab, |token, id| {
             model_vocab += 1;
             let i = id as usize;
             if i >= pieces.len() {
                 pieces.resize(i + 1, Piece::default());
+                seen.resize(i + 1, false);
             }
+            shared_ids |= std::mem::replace(&mut seen[i], true);
             pieces[i] = spelling.piece(token, &mut runs);
         })?;
         for (i, a) in self.added.iter().enumerate() {
@@ -351,11 +357,17 @@ impl PieceSource {
             prefix_always: spelling.prefix_always,
             unsupported: self.unsupported,
             trim: self.trim,
+            shared_ids,
         })
     }
 }
 
 impl PieceTable {
+    /// Whether the vocabulary gives one id to several tokens (each of them encodes to it).
+    pub fn has_shared_ids(&self) -> bool {
+        self.shared_ids
+    }
+
     /// The text of an added token's id (`None` for other ids).
     pub fn added_content(&self, id: u32) -> Option<&str> {
         self.added_token(id).map(|a| a.content.as_str())

@@ -35,7 +35,7 @@ impl ChatTokenizer {
     /// The text of `ids`, leaving out special tokens when `skip_special_tokens`.
     pub fn decode_with(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         crate::guard::guarded(ErrorKind::Decode, &format!("cannot decode {ids:?}"), || {
-            self.encoder.decode(ids, skip_special_tokens)
+            self.decoder()?.decode(ids, skip_special_tokens)
         })
     }
 

@@ -1,6 +1,7 @@
 //! Tokenizers of the shapes the `tokenizers` 1.0 release candidate refuses (Falcon's pre-tokenizer, a
-//! ByteLevel pre-tokenizer with `add_prefix_space`, WordPiece, WordLevel) load, and encode, decode,
-//! report offsets and assistant masks exactly as transformers does (the fixture is written by
+//! ByteLevel pre-tokenizer with `add_prefix_space`, WordPiece, WordLevel), and quirks of real files
+//! (stored padding and truncation, a ByteLevel decoder followed by a Strip, a shared id) load, and
+//! encode, decode, report offsets and assistant masks exactly as transformers does (the fixture is written by
 //! `scripts/gen_reference_tokenizers.py` from transformers 5.23.0 and tokenizers 0.23.3).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -54,10 +55,15 @@ fn ids(v: &Json) -> Vec<u32> {
         .collect()
 }
 
-/// Character offsets of byte ranges, as Python's tokenizers reports them.
+/// Character offsets of byte ranges, as Python's tokenizers reports them: a range that starts or
+/// ends inside a character (a byte-level token of part of it) covers that character.
 fn char_offsets(text: &str, ranges: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let chars = |b: usize| text[..b].chars().count();
-    ranges.iter().map(|&(s, e)| (chars(s), chars(e))).collect()
+    let starts_before = |b: usize| text.char_indices().filter(|&(i, _)| i < b).count();
+    let start = |s: usize| match s >= text.len() {
+        true => text.chars().count(),
+        false => starts_before(s + 1) - 1,
+    };
+    ranges.iter().map(|&(s, e)| (start(s), starts_before(e))).collect()
 }
 
 #[test]
@@ -79,11 +85,14 @@ fn these_shapes_encode_as_transformers() {
                 .collect();
             let ranges = tokenizer.byte_offsets(text, &want).unwrap();
             assert_eq!(char_offsets(text, &ranges), offsets, "{name}: offsets of {text:?}");
-            assert_eq!(
-                tokenizer.decode_as_transformers(&want, false).unwrap(),
-                case["decoded"].as_str().unwrap(),
-                "{name}: decoding {text:?}"
-            );
+            // A fixture whose decoding Python gives at random (one id for two tokens) has none.
+            if let Some(decoded) = case.get("decoded") {
+                assert_eq!(
+                    tokenizer.decode_as_transformers(&want, false).unwrap(),
+                    decoded.as_str().unwrap(),
+                    "{name}: decoding {text:?}"
+                );
+            }
             if let Some(skipped) = case.get("decoded_skip") {
                 assert_eq!(
                     tokenizer.decode_as_transformers(&want, true).unwrap(),
