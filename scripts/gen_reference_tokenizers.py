@@ -10,8 +10,8 @@ crates/chatfmt-tokenize/src/encoder.rs). Shapes: Falcon's pre-tokenizer (a `Sequ
 before `Digits` and a three-digit `Split`), a ByteLevel pre-tokenizer with `add_prefix_space: true`
 (RoBERTa's), a BERT WordPiece tokenizer and a WordLevel one; then added tokens that only
 tokenizer_config.json or special_tokens_map.json names, which transformers adds at load; and quirks of real
-files: padding and truncation stored in tokenizer.json, a ByteLevel decoder followed by a Strip, one id shared by
-two tokens.
+files: a normalizer whose changes can cancel out in length, padding and truncation stored in tokenizer.json, a
+ByteLevel decoder followed by a Strip, one id shared by two tokens.
 
 Record per tokenizer: {"name", "files": {file name: text}, "texts": [{"text", "ids", "ids_special",
 "offsets", "decoded", "decoded_skip"?}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
@@ -250,7 +250,19 @@ def shared_ids():
                       "vocab": {"<unk>": 0, "a": 1, "b": 2, "x": 2, "c": 3}, "merges": []}}
 
 
+def nfkc_metaspace():
+    """A normalizer whose changes can cancel out: NFKC writes `½` longer and each `ﬁ` shorter."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=SPECIALS, show_progress=False)
+    tok.train_from_iterator(CORPUS + ["1⁄2 fi fifi ²"], trainer)
+    return tok
+
+
 QUIRKS = [
+    ("bpe-nfkc", nfkc_metaspace, TEXTS + ["½ﬁﬁﬁ a", "½ﬁﬁ a", "x ﬁ½ﬁﬁ"], True),
     ("wordlevel-stored-padding", stored_padding, TEXTS, True),
     ("gpt2-bytelevel-strip-decoder", bytelevel_strip_decoder, TEXTS, True),
     ("shared-ids", shared_ids, ["abxc", "xbab c", "cc"], False),
