@@ -112,9 +112,22 @@ impl Error {
 
     /// A JSON syntax error, with its line and column.
     pub(crate) fn json(e: &serde_json::Error) -> Error {
+        Error::json_at(e, e.line(), e.column())
+    }
+
+    /// [`Error::json`] at `line` and `column` of the file (for an error in a part of it), with what
+    /// serde quotes of the value cut short.
+    pub(crate) fn json_at(e: &serde_json::Error, line: usize, column: usize) -> Error {
+        const QUOTED: usize = 160;
+        let full = e.to_string();
+        let what = (full.strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))).unwrap_or(&full);
+        let what = match what.char_indices().nth(QUOTED) {
+            Some((cut, _)) => format!("{}...", &what[..cut]),
+            None => what.to_string(),
+        };
         Error::new(
             ErrorKind::Malformed,
-            format!("malformed JSON at line {}, column {}: {e}", e.line(), e.column()),
+            format!("malformed JSON at line {line}, column {column}: {what}"),
         )
     }
 
@@ -194,5 +207,23 @@ impl From<chatfmt::jinja::Error> for Error {
     /// A render failure caused by the engine's error.
     fn from(e: chatfmt::jinja::Error) -> Error {
         Error::new(ErrorKind::Render, e.located_message()).caused_by(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_value_is_cut_short() {
+        let long = format!("\"{}\"", "y".repeat(5000));
+        let e = serde_json::from_str::<bool>(&long).unwrap_err();
+        let message = Error::json(&e).to_string();
+        assert!(
+            message.starts_with("malformed JSON at line 1, column 5002: invalid type: string \"yyy")
+                && message.ends_with("...")
+                && message.len() < 250,
+            "{message}"
+        );
     }
 }

@@ -19,12 +19,11 @@ const SLOW_TOKENIZER_FILES: [&str; 4] = ["tokenizer.model", "vocab.json", "vocab
 
 fn read_text(path: &Path) -> Result<String, Error> {
     std::fs::read_to_string(path).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            "cannot read the file (a tokenizer folder needs tokenizer.json and tokenizer_config.json)",
-        )
-        .at(path)
-        .caused_by(e)
+        let what = match e.kind() {
+            std::io::ErrorKind::InvalidData => "the file is not UTF-8 text, as a tokenizer's JSON files are",
+            _ => "cannot read the file (a tokenizer folder needs tokenizer.json and tokenizer_config.json)",
+        };
+        Error::new(ErrorKind::Io, what).at(path).caused_by(e)
     })
 }
 

@@ -207,8 +207,19 @@ fn range_in(whole: &str, part: &str) -> Range<usize> {
 }
 
 /// The members of a JSON object by serde_json (which reports what is wrong with the text).
-fn serde_members(text: &str) -> Result<Vec<(String, scan::Value<'_>)>, Error> {
-    let Members(members) = serde_json::from_str(text).map_err(|e| Error::json(&e))?;
+/// A JSON error in `part`, a slice of the file's text `whole`, at its line and column in the file.
+fn error_in(whole: &str, part: &str, e: &serde_json::Error) -> Error {
+    let before = &whole[..range_in(whole, part).start];
+    let line = before.matches('\n').count() + e.line();
+    let column = match e.line() {
+        1 => before.len() - before.rfind('\n').map_or(0, |i| i + 1) + e.column(),
+        _ => e.column(),
+    };
+    Error::json_at(e, line, column)
+}
+
+fn serde_members<'t>(whole: &str, text: &'t str) -> Result<Vec<(String, scan::Value<'t>)>, Error> {
+    let Members(members) = serde_json::from_str(text).map_err(|e| error_in(whole, text, &e))?;
     Ok(members
         .into_iter()
         .map(|(k, v)| {
@@ -221,11 +232,16 @@ fn serde_members(text: &str) -> Result<Vec<(String, scan::Value<'_>)>, Error> {
 impl TokenizerJson {
     /// Parses the text of a `tokenizer.json`.
     pub fn parse(text: String) -> Result<TokenizerJson, Error> {
-        let json_error = |e: serde_json::Error| Error::json(&e);
+        if !text.trim_start().starts_with('{') {
+            return Err(Error::new(
+                ErrorKind::Malformed,
+                "not a Hugging Face tokenizer.json: the file is not a JSON object",
+            ));
+        }
         let (tree, vocab, merges) = {
             let top = match scan::members(&text) {
                 Some(members) => members,
-                None => serde_members(&text)?,
+                None => serde_members(&text, &text)?,
             };
             let (mut vocab, mut merges) = (None, None);
             let mut tree = Map::new();
@@ -233,7 +249,7 @@ impl TokenizerJson {
                 let value = if key == "model" && raw.text.starts_with('{') {
                     let model = match raw.members {
                         Some(members) => members,
-                        None => serde_members(raw.text)?,
+                        None => serde_members(&text, raw.text)?,
                     };
                     let mut fields = Map::new();
                     for (k, v) in model {
@@ -249,13 +265,13 @@ impl TokenizerJson {
                                 *slot = Some(range_in(&text, s));
                                 placeholder
                             }
-                            None => serde_json::from_str(s).map_err(json_error)?,
+                            None => serde_json::from_str(s).map_err(|e| error_in(&text, s, &e))?,
                         };
                         fields.insert(k, field);
                     }
                     Json::Object(fields)
                 } else {
-                    serde_json::from_str(raw.text).map_err(json_error)?
+                    serde_json::from_str(raw.text).map_err(|e| error_in(&text, raw.text, &e))?
                 };
                 tree.insert(key, value);
             }
@@ -446,7 +462,7 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k, v.text, v.arrays))
             .collect();
-        let parsed: Vec<(String, &str, bool)> = (serde_members(model_text).unwrap().into_iter())
+        let parsed: Vec<(String, &str, bool)> = (serde_members(model_text, model_text).unwrap().into_iter())
             .map(|(k, v)| (k, v.text, v.arrays))
             .collect();
         assert_eq!(scanned, parsed);

@@ -105,6 +105,40 @@ fn loading_failures_name_the_file_and_keep_their_cause() {
         "{e}"
     );
 
+    // Files that are not tokenizers: a JSON string (a Keras tokenizer's `to_json`), a pickle.
+    let keras = serde_json::to_string(&format!(
+        "{{\"class_name\": \"Tokenizer\", \"config\": {}}}",
+        "x".repeat(5000)
+    ))
+    .unwrap();
+    let (e, _) = load_error("keras", &[("tokenizer.json", &keras)]);
+    assert_eq!(e.kind(), ErrorKind::Malformed);
+    assert_eq!(
+        e.message(),
+        "not a Hugging Face tokenizer.json: the file is not a JSON object"
+    );
+    std::fs::create_dir_all(folder("pickle", &[])).unwrap();
+    let dir = folder("pickle", &[]);
+    std::fs::write(dir.join("tokenizer.json"), b"\x80\x04\x95pickle").unwrap();
+    let e = ChatTokenizer::from_model_dir(&dir).err().expect("refused");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        e.message(),
+        "the file is not UTF-8 text, as a tokenizer's JSON files are"
+    );
+    // A mistake inside the model, in a pretty-printed file: its line and column in the file, as
+    // Python's json reports them.
+    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Json>(TOKENIZER).unwrap())
+        .unwrap()
+        .replace(r#""unk_token": "<unk>","#, r#""unk_token": "<unk>", "dropout": [1,"#);
+    let (e, _) = load_error("pretty", &[("tokenizer.json", &pretty)]);
+    let line = 1 + pretty[..pretty.find("\"dropout\"").unwrap()].matches('\n').count();
+    assert!(
+        e.message()
+            .starts_with(&format!("malformed JSON at line {}, column ", line + 1)),
+        "{e}"
+    );
+
     let unknown = TOKENIZER.replace(r#""normalizer":null"#, r#""normalizer":{"type":"NoSuchNormalizer"}"#);
     let (e, dir) = load_error("unsupported", &[("tokenizer.json", &unknown)]);
     assert_eq!(e.kind(), ErrorKind::Unsupported);
