@@ -1,8 +1,8 @@
 //! vLLM's GPU-free render endpoints: `POST /v1/chat/completions/render` (one `GenerateRequest`)
 //! and `POST /v1/completions/render` (a list of them, one per prompt). The token ids are those of
-//! `/tokenize`; `sampling_params` is [`crate::sampling`]'s. Fields of vLLM's requests that need
-//! its engine-side machinery (structured outputs, multimodal inputs, truncation, transfer params)
-//! are refused rather than ignored.
+//! `/tokenize`; `sampling_params` is [`crate::sampling`]'s. Fields of vLLM's requests whose effect
+//! is not reproduced (structured outputs, multimodal inputs, prompt truncation, token offsets,
+//! transfer params) are refused rather than ignored, unless given their no-op values.
 
 use crate::answer::JsonAnswer;
 use crate::api::ApiError;
@@ -19,7 +19,8 @@ use serde_json::{json, Map, Value as Json};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
-/// Fields of vLLM's requests whose effect is not reproduced here.
+/// Fields of vLLM's requests whose effect is not reproduced here (`response_format` and
+/// `return_token_offsets` are read first: their no-op values pass).
 const UNSUPPORTED: [&str; 11] = [
     "response_format",
     "structured_outputs",
@@ -61,6 +62,16 @@ struct Common {
 
 impl Common {
     fn read(f: &mut Fields) -> Result<Common, ApiError> {
+        // No-op values of two of them: `response_format` of type `text` (vLLM's
+        // `structured_outputs_from_response_format` leaves everything as it is) and
+        // `return_token_offsets` false, its default.
+        let text_format = |v: &Json| v.get("type").and_then(Json::as_str) == Some("text");
+        if f.0.get("response_format").is_some_and(text_format) {
+            f.0.remove("response_format");
+        }
+        if f.opt_bool("return_token_offsets")? == Some(true) {
+            f.0.insert("return_token_offsets".to_string(), Json::Bool(true));
+        }
         for name in UNSUPPORTED {
             if f.0.get(name).is_some_and(|v| !v.is_null()) {
                 return Err(ApiError::bad(

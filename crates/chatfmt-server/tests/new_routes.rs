@@ -190,6 +190,42 @@ async fn chat_render_is_vllms_generate_request() {
     )
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    // The no-op values of fields whose effect is not reproduced pass (vLLM 0.33.0 gives the same
+    // answer as without them); their other values are refused.
+    let (_, plain) = post(&app, "/v1/chat/completions/render", json!({"messages": messages})).await;
+    for path in ["/v1/chat/completions/render", "/v1/completions/render"] {
+        let body = |extra: Value| {
+            let mut b = match path {
+                "/v1/completions/render" => json!({"prompt": "Hello"}),
+                _ => json!({"messages": messages}),
+            };
+            b.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            b
+        };
+        // A completion's answer is a list of requests, one per prompt.
+        let ids = |v: &Value| match v {
+            Value::Array(requests) => requests[0]["token_ids"].clone(),
+            _ => v["token_ids"].clone(),
+        };
+        let (_, want) = post(&app, path, body(json!({}))).await;
+        assert!(ids(&want).as_array().is_some_and(|a| !a.is_empty()), "{want}");
+        for noop in [
+            json!({"return_token_offsets": false}),
+            json!({"response_format": {"type": "text"}}),
+        ] {
+            let (s, got) = post(&app, path, body(noop.clone())).await;
+            assert_eq!(s, StatusCode::OK, "{path} {noop}: {got}");
+            assert_eq!(ids(&got), ids(&want), "{path} {noop}");
+        }
+        for refused in [
+            json!({"return_token_offsets": true}),
+            json!({"truncate_prompt_tokens": 2}),
+        ] {
+            let (s, e) = post(&app, path, body(refused.clone())).await;
+            assert_eq!(s, StatusCode::BAD_REQUEST, "{path} {refused}: {e}");
+        }
+    }
+    assert_eq!(plain["token_offsets"], Value::Null);
     // Tools default tool_choice to "auto"; a named tool must be one of them.
     let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]);
     let (_, g) = post(
