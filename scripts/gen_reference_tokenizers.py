@@ -10,8 +10,9 @@ crates/chatfmt-tokenize/src/encoder.rs). Shapes: Falcon's pre-tokenizer (a `Sequ
 before `Digits` and a three-digit `Split`), a ByteLevel pre-tokenizer with `add_prefix_space: true`
 (RoBERTa's), a BERT WordPiece tokenizer and a WordLevel one; then added tokens that only
 tokenizer_config.json or special_tokens_map.json names, which transformers adds at load; and quirks of real
-files: a normalizer whose changes can cancel out in length, padding and truncation stored in tokenizer.json, a
-ByteLevel decoder followed by a Strip, one id shared by two tokens.
+files: a class named LlamaTokenizer that transformers does or does not load as such (by config.json's model type,
+or a byte-level tokenizer.json), a normalizer whose changes can cancel out in length, padding and truncation
+stored in tokenizer.json, a ByteLevel decoder followed by a Strip, one id shared by two tokens.
 
 Record per tokenizer: {"name", "files": {file name: text}, "texts": [{"text", "ids", "ids_special",
 "offsets", "decoded", "decoded_skip"?}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
@@ -261,7 +262,32 @@ def nfkc_metaspace():
     return tok
 
 
+def llama2_like():
+    """A Llama 2 shaped SentencePiece BPE: the marker prepended and written for spaces, byte fallback."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(content=" ", left=1, right=0)])
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    # Every byte has its token, as in Llama 2's vocabulary.
+    tree = json.loads(tok.to_str())
+    vocab = tree["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    return Tokenizer.from_str(json.dumps(tree))
+
+
+# A folder that names LlamaTokenizer is loaded as that class, which rebuilds the pipeline, unless its
+# tokenizer.json is byte-level or config.json's model type has a class of its own (Mistral's: the file as
+# written): (config.json, or None).
+LLAMA_CLASS = {"tokenizer_class": "LlamaTokenizerFast", "legacy": False, "add_bos_token": True}
+
+
 QUIRKS = [
+    ("llama-class-mistral-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "mistral"}),
+    ("llama-class-llama-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "llama"}),
+    ("llama-class-byte-level", gpt2, TEXTS, True, LLAMA_CLASS, None),
     ("bpe-nfkc", nfkc_metaspace, TEXTS + ["½ﬁﬁﬁ a", "½ﬁﬁ a", "x ﬁ½ﬁﬁ"], True),
     ("wordlevel-stored-padding", stored_padding, TEXTS, True),
     ("gpt2-bytelevel-strip-decoder", bytelevel_strip_decoder, TEXTS, True),
@@ -269,7 +295,7 @@ QUIRKS = [
 ]
 
 
-def quirk(name, tok, texts, decodes):
+def quirk(name, tok, texts, decodes, config=None, model_config=None):
     with tempfile.TemporaryDirectory() as d:
         if isinstance(tok, dict):
             with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
@@ -278,7 +304,16 @@ def quirk(name, tok, texts, decodes):
                 json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>"}, f)
         else:
             PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>").save_pretrained(d)
-        files = {f: open(os.path.join(d, f), encoding="utf-8").read() for f in ("tokenizer.json", "tokenizer_config.json")}
+        if config:
+            path = os.path.join(d, "tokenizer_config.json")
+            with open(path, encoding="utf-8") as f:
+                merged = {**json.load(f), **config}
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(merged, f)
+        if model_config:
+            with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+                json.dump(model_config, f)
+        files = {f: open(os.path.join(d, f), encoding="utf-8").read() for f in os.listdir(d)}
         t = AutoTokenizer.from_pretrained(d)
         cases = [text_case(t, text, skip=decodes) for text in texts]
     if not decodes:
@@ -293,7 +328,7 @@ def main():
     base = record("gpt2", gpt2())
     for variant in VARIANTS:
         records.append(with_config_tokens(base, gpt2(), variant))
-    records += [quirk(name, f(), texts, decodes) for name, f, texts, decodes in QUIRKS]
+    records += [quirk(name, f(), *rest) for name, f, *rest in QUIRKS]
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump({"tokenizers": records}, f, ensure_ascii=False, indent=1)
         f.write("\n")

@@ -24,6 +24,7 @@ mod nfc;
 mod pieces;
 mod pipeline;
 mod sanitize;
+mod tokenizer_class;
 mod tokenizer_json;
 mod vocab;
 

@@ -91,9 +91,16 @@ impl ChatTokenizer {
             }
         }
         let fail = |e: Error| e.at(&json_path);
-        let mut json = TokenizerJson::parse(read_text(&json_path)?).map_err(fail)?;
-        let class = config.get("tokenizer_class").and_then(Json::as_str).unwrap_or("");
-        let is_llama = matches!(class, "LlamaTokenizer" | "LlamaTokenizerFast");
+        let text = read_text(&json_path)?;
+        // transformers' own test of a byte-level file (`_tokenizer_json_has_byte_level`).
+        let byte_level = text.contains("\"ByteLevel\"");
+        let mut json = TokenizerJson::parse(text).map_err(fail)?;
+        let model_config_path = dir.join("config.json");
+        let model_config = match model_config_path.is_file() {
+            true => read_json(&model_config_path)?,
+            false => Json::Null,
+        };
+        let is_llama = crate::tokenizer_class::loads_as_llama(&config, &model_config, byte_level);
         if is_llama {
             apply_llama_preprocessing(json.tree_mut(), &config);
         }

@@ -1,0 +1,111 @@
+//! Which class transformers 5.23.0's `AutoTokenizer` loads a folder as, as far as it decides how
+//! the tokenizer is built here: a folder that names `LlamaTokenizer` gets that class's rebuilt
+//! pipeline (see `load::apply_llama_preprocessing`) only when `AutoTokenizer.from_pretrained`
+//! picks it. It does not when `tokenizer.json` is byte-level, nor when `config.json`'s
+//! `model_type` has a registered class of its own: a generic backend (Mistral, Mixtral, Phi-3,
+//! LLaVA: `tokenizer.json` as written), or a specific class for the model types whose declared
+//! class transformers distrusts.
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+/// The registered tokenizer class of each model type and the model types whose declared class
+/// transformers distrusts (`TOKENIZER_MAPPING_NAMES`, `MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS`),
+/// written by `scripts/gen_tokenizer_classes.py`.
+#[derive(Deserialize, Default)]
+struct ClassTable {
+    registered: HashMap<String, String>,
+    incorrect_hub_class: HashSet<String>,
+}
+
+fn table() -> &'static ClassTable {
+    static TABLE: OnceLock<ClassTable> = OnceLock::new();
+    TABLE.get_or_init(|| serde_json::from_str(include_str!("tokenizer_classes.json")).unwrap_or_default())
+}
+
+/// The classes after which `AutoTokenizer` loads `tokenizer.json` as written.
+const GENERIC: [&str; 4] = [
+    "TokenizersBackend",
+    "PythonBackend",
+    "PreTrainedTokenizerFast",
+    "MistralCommonBackend",
+];
+
+/// Whether `AutoTokenizer` loads the folder as `LlamaTokenizer`, given its `tokenizer_config.json`
+/// (`config`), its `config.json` (`model_config`, null when absent) and whether `tokenizer.json`
+/// mentions `"ByteLevel"`. A tokenizer with remote code (`auto_map`) keeps its declared class.
+pub(crate) fn loads_as_llama(config: &Json, model_config: &Json, byte_level: bool) -> bool {
+    let declared = (config.get("tokenizer_class").and_then(Json::as_str))
+        .or_else(|| model_config.get("tokenizer_class").and_then(Json::as_str));
+    let Some(declared) = declared else { return false };
+    if declared.strip_suffix("Fast").unwrap_or(declared) != "LlamaTokenizer" {
+        return false;
+    }
+    if config.get("auto_map").is_some() {
+        return true;
+    }
+    let model_type = model_config.get("model_type").and_then(Json::as_str).unwrap_or("");
+    let table = table();
+    let registered = (table.registered.get(model_type)).map(|c| c.strip_suffix("Fast").unwrap_or(c));
+    let distrusted = table.incorrect_hub_class.contains(model_type);
+    if registered != Some("MistralCommonBackend") && !distrusted && byte_level {
+        return false;
+    }
+    match registered {
+        Some(r) if !model_type.is_empty() && r != "LlamaTokenizer" => !GENERIC.contains(&r) && !distrusted,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_table_is_transformers() {
+        let t = table();
+        assert_eq!(
+            t.registered.get("mistral").map(String::as_str),
+            Some("TokenizersBackend")
+        );
+        assert_eq!(t.registered.get("qwen2").map(String::as_str), Some("Qwen2Tokenizer"));
+        assert!(t.incorrect_hub_class.contains("phi3"));
+    }
+
+    #[test]
+    fn the_declared_llama_class_yields_to_byte_level_files_and_model_types() {
+        let llama = json!({"tokenizer_class": "LlamaTokenizerFast"});
+        // transformers 5.23.0 (AutoTokenizer, type of the loaded tokenizer) on the tokens kit's Mistral
+        // 7B v0.1 folder with a config.json of each model type.
+        for (model_type, rebuilt) in [
+            (None, true),
+            (Some("llama"), true),
+            (Some("mistral"), false),
+            (Some("mixtral"), false),
+            (Some("phi3"), false),
+            (Some("llava"), false),
+            (Some("qwen2"), false),
+            (Some("gemma"), true),
+            (Some("no_such_model"), true),
+        ] {
+            let model_config = model_type.map_or(Json::Null, |m| json!({ "model_type": m }));
+            assert_eq!(loads_as_llama(&llama, &model_config, false), rebuilt, "{model_type:?}");
+        }
+        // Llama 3's byte-level tokenizer.json declared as LlamaTokenizerFast: loaded as written.
+        assert!(!loads_as_llama(&llama, &Json::Null, true));
+        // The declared class may come from config.json; other classes are never rebuilt here.
+        assert!(loads_as_llama(
+            &json!({}),
+            &json!({"tokenizer_class": "LlamaTokenizer"}),
+            false
+        ));
+        assert!(!loads_as_llama(
+            &json!({"tokenizer_class": "GPT2Tokenizer"}),
+            &Json::Null,
+            false
+        ));
+    }
+}
