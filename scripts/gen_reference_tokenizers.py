@@ -278,6 +278,34 @@ def llama2_like():
     return Tokenizer.from_str(json.dumps(tree))
 
 
+def llama2_without_byte_tokens():
+    """Llama 2 shaped, without byte tokens or byte fallback: LlamaTokenizer's rebuilt model falls back to
+    bytes it does not have, so it drops what it has no piece for (no unknown token)."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(content=" ", left=1, right=0)])
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
+def unigram_unknown_spaces():
+    """A Unigram model whose unknown token covers spaces, under a post-processor that trims offsets."""
+    tok = Tokenizer(models.Unigram())
+    trainer = trainers.UnigramTrainer(vocab_size=200, special_tokens=["<unk>"], unk_token="<unk>",
+                                      show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.ByteLevel(trim_offsets=True, add_prefix_space=False)
+    return tok
+
+
+# An added token matched on normalized text (the config's flag replaces the file's) in a Metaspace model.
+NORMALIZED_UNK = {"tokenizer_class": "LlamaTokenizerFast", "legacy": True, "added_tokens_decoder": {
+    "0": {"content": "<unk>", "lstrip": False, "normalized": True, "rstrip": False, "single_word": False,
+          "special": True}}}
+
+
 # A folder that names LlamaTokenizer is loaded as that class, which rebuilds the pipeline, unless its
 # tokenizer.json is byte-level or config.json's model type has a class of its own (Mistral's: the file as
 # written): (config.json, or None).
@@ -288,6 +316,9 @@ QUIRKS = [
     ("llama-class-mistral-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "mistral"}),
     ("llama-class-llama-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "llama"}),
     ("llama-class-byte-level", gpt2, TEXTS, True, LLAMA_CLASS, None),
+    ("llama-class-normalized-unk", llama2_without_byte_tokens,
+     TEXTS + ["<unk>x", "x<unk>x", " <unk> a<unk>", "Hello 🙂 wörld"], True, NORMALIZED_UNK, None),
+    ("unigram-unknown-spaces", unigram_unknown_spaces, TEXTS + ["\u3000\u3000Hi", "a \u2003\u2003 b", "ξ Hi"], True),
     ("bpe-nfkc", nfkc_metaspace, TEXTS + ["½ﬁﬁﬁ a", "½ﬁﬁ a", "x ﬁ½ﬁﬁ"], True),
     ("wordlevel-stored-padding", stored_padding, TEXTS, True),
     ("gpt2-bytelevel-strip-decoder", bytelevel_strip_decoder, TEXTS, True),

@@ -48,8 +48,32 @@ fn byte_level_in_sequence(tree: &Json) -> bool {
     steps.len() > 1 && steps.iter().any(|d| d.get("type") == Some(&Json::from("ByteLevel")))
 }
 
+/// Whether a Metaspace pre-tokenizer meets an added token matched on normalized text. The 1.0
+/// pipeline writes the marker onto the whole text before it cuts such tokens out (`<unk>x` gives
+/// `▁`, `<unk>`, `x`); 0.23, and so transformers, cuts them out first and marks each piece after
+/// (`<unk>`, `▁x`).
+fn normalized_tokens_with_metaspace(tree: &Json) -> bool {
+    fn metaspace(p: &Json) -> bool {
+        match p.get("type").and_then(Json::as_str) {
+            Some("Metaspace") => true,
+            Some("Sequence") => {
+                (p.get("pretokenizers").and_then(Json::as_array)).is_some_and(|ps| ps.iter().any(metaspace))
+            }
+            _ => false,
+        }
+    }
+    let normalized = |t: &Json| {
+        let special = t.get("special").and_then(Json::as_bool).unwrap_or(false);
+        t.get("normalized").and_then(Json::as_bool).unwrap_or(!special)
+    };
+    tree.get("pre_tokenizer").is_some_and(metaspace)
+        && (tree.get("added_tokens").and_then(Json::as_array)).is_some_and(|ts| ts.iter().any(normalized))
+}
+
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
-/// Metaspace pre-tokenizer (`LlamaTokenizer.__init__`, `_get_prepend_scheme`).
+/// Metaspace pre-tokenizer, and builds its BPE model from the file's vocabulary and merges with
+/// byte fallback and without an unknown token (`LlamaTokenizer.__init__`, `_get_prepend_scheme`):
+/// a character with no piece is its bytes' tokens, or nothing when the vocabulary lacks them.
 fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
     let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(true);
     let legacy = config.get("legacy").and_then(Json::as_bool).unwrap_or(false);
@@ -64,6 +88,12 @@ fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
             "pre_tokenizer".into(),
             serde_json::json!({"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": scheme, "split": false}),
         );
+        if let Some(model) = obj.get_mut("model").and_then(Json::as_object_mut) {
+            model.insert("unk_token".into(), Json::Null);
+            model.insert("byte_fallback".into(), Json::Bool(true));
+            model.insert("fuse_unk".into(), Json::Bool(true));
+            model.insert("dropout".into(), Json::Null);
+        }
     }
 }
 
@@ -125,9 +155,10 @@ impl ChatTokenizer {
         };
         let pieces = pieces.map_err(fail)?;
         // The 1.0 pipeline keeps one token per id, so the others of a shared id would encode as
-        // unknown; the 0.23 release encodes each of them to the id, as transformers does.
+        // unknown, and marks text before it cuts out normalized added tokens: the 0.23 release
+        // encodes both as transformers does.
         let encoder = match encoder {
-            Encoder::Pipeline(_) if pieces.has_shared_ids() => {
+            Encoder::Pipeline(_) if pieces.has_shared_ids() || normalized_tokens_with_metaspace(&original) => {
                 *json.tree_mut() = original.clone();
                 Encoder::reference(&json.to_text(&[])).map_err(|why| fail(Error::new(ErrorKind::Unsupported, why)))?
             }

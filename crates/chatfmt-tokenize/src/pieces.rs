@@ -85,6 +85,9 @@ pub struct PieceTable {
     trim: Option<bool>,
     /// The vocabulary gives one id to several tokens.
     shared_ids: bool,
+    /// A Unigram model's unknown token, whose text is what it covers (its trimmed offsets count
+    /// the spaces there, not in its spelling).
+    unigram_unk: Option<u32>,
 }
 
 /// Byte-level BPE maps every byte to one printable character.
@@ -217,6 +220,7 @@ pub(crate) struct PieceSource {
     added: Vec<AddedToken>,
     unsupported: Option<String>,
     trim: Option<bool>,
+    unigram_unk: Option<u32>,
 }
 
 /// `Some(add_prefix_space)` when the post-processor (or a member of its `Sequence`) is a ByteLevel
@@ -285,6 +289,10 @@ impl PieceSource {
             added,
             unsupported,
             trim: trim_offsets(&json["post_processor"]),
+            unigram_unk: match json["model"]["type"].as_str() {
+                Some("Unigram") => json["model"]["unk_id"].as_u64().map(|id| id as u32),
+                _ => None,
+            },
         })
     }
 
@@ -338,6 +346,7 @@ impl PieceSource {
             unsupported: self.unsupported,
             trim: self.trim,
             shared_ids,
+            unigram_unk: self.unigram_unk,
         })
     }
 }
@@ -549,8 +558,12 @@ impl PieceTable {
             let Some(piece) = self.pieces.get(id as usize) else {
                 continue;
             };
-            let (mut lead, trail) = (usize::from(piece.spaces.0), usize::from(piece.spaces.1));
             let (start, end) = *range;
+            let spaces = match Some(id) == self.unigram_unk {
+                true => trimmed_spaces(text.get(start..end).unwrap_or_default()),
+                false => piece.spaces,
+            };
+            let (mut lead, trail) = (usize::from(spaces.0), usize::from(spaces.1));
             if lead == 1 && add_prefix_space && (i == 0 || start == 0) {
                 lead = 0;
             }
