@@ -97,6 +97,20 @@ fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
     }
 }
 
+/// The 0.23 release's tokenizer of the file as read (`original`, before the upgrade to the 1.0
+/// format), `json`'s tree set back to it; `refused` is the release candidate's reason, if it
+/// refused the file.
+fn reference_of(json: &mut TokenizerJson, original: &Json, refused: Option<Error>) -> Result<Encoder, Error> {
+    *json.tree_mut() = original.clone();
+    Encoder::reference(&json.to_text(&[])).map_err(|why| match refused {
+        Some(refused) => {
+            let why = format!("neither tokenizers release reads it (0.23.2: {why}); 1.0.0-rc.3");
+            Error::new(ErrorKind::Unsupported, why).caused_by(refused)
+        }
+        None => Error::new(ErrorKind::Unsupported, why),
+    })
+}
+
 impl ChatTokenizer {
     /// Loads `tokenizer.json` and `tokenizer_config.json` from a model folder.
     pub fn from_model_dir(dir: &Path) -> Result<ChatTokenizer, Error> {
@@ -121,15 +135,14 @@ impl ChatTokenizer {
             }
         }
         let fail = |e: Error| e.at(&json_path);
-        let text = read_text(&json_path)?;
-        // transformers' own test of a byte-level file (`_tokenizer_json_has_byte_level`).
-        let byte_level = text.contains("\"ByteLevel\"");
-        let mut json = TokenizerJson::parse(text).map_err(fail)?;
+        let mut json = TokenizerJson::parse(read_text(&json_path)?).map_err(fail)?;
         let model_config_path = dir.join("config.json");
         let model_config = match model_config_path.is_file() {
             true => read_json(&model_config_path)?,
             false => Json::Null,
         };
+        // transformers' own test of a byte-level file (`_tokenizer_json_has_byte_level`).
+        let byte_level = || json.mentions("\"ByteLevel\"");
         let is_llama = crate::tokenizer_class::loads_as_llama(&config, &model_config, byte_level);
         if is_llama {
             apply_llama_preprocessing(json.tree_mut(), &config);
@@ -140,29 +153,27 @@ impl ChatTokenizer {
         crate::config_tokens::add(&mut json, &config, dir, &special_tokens).map_err(fail)?;
         let piece_source = PieceSource::of(json.tree()).map_err(fail)?;
         let original = json.tree().clone();
-        let (encoder, pieces, nfc_only) = match Self::pipeline(&mut json, piece_source.clone()) {
-            Ok(built) => built,
-            // A shape the 1.0 release candidate refuses: the 0.23 release encodes it (see `encoder`).
-            Err(refused) if refused.kind() == ErrorKind::Unsupported => {
-                *json.tree_mut() = original.clone();
-                let encoder = Encoder::reference(&json.to_text(&[])).map_err(|why| {
-                    let why = format!("neither tokenizers release reads it (0.23.2: {why}); 1.0.0-rc.3");
-                    fail(Error::new(ErrorKind::Unsupported, why).caused_by(refused))
-                })?;
-                (encoder, piece_source.build(json.vocab_text()), false)
+        // The 1.0 pipeline, unless the file is one the release candidate refuses or encodes
+        // differently from transformers: added tokens matched on normalized text after a Metaspace
+        // pre-tokenizer (known from the tree), one id for two tokens (known once the vocabulary is
+        // read). The 0.23 release encodes those (see `encoder`).
+        let (encoder, pieces, nfc_only) = if normalized_tokens_with_metaspace(&original) {
+            let encoder = reference_of(&mut json, &original, None).map_err(fail)?;
+            (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
+        } else {
+            match Self::pipeline(&mut json, piece_source.clone()) {
+                Ok((encoder, pieces, nfc_only)) => match pieces.map_err(fail)? {
+                    pieces if pieces.has_shared_ids() => {
+                        (reference_of(&mut json, &original, None).map_err(fail)?, pieces, false)
+                    }
+                    pieces => (encoder, pieces, nfc_only),
+                },
+                Err(refused) if refused.kind() == ErrorKind::Unsupported => {
+                    let encoder = reference_of(&mut json, &original, Some(refused)).map_err(fail)?;
+                    (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
+                }
+                Err(e) => return Err(fail(e)),
             }
-            Err(e) => return Err(fail(e)),
-        };
-        let pieces = pieces.map_err(fail)?;
-        // The 1.0 pipeline keeps one token per id, so the others of a shared id would encode as
-        // unknown, and marks text before it cuts out normalized added tokens: the 0.23 release
-        // encodes both as transformers does.
-        let encoder = match encoder {
-            Encoder::Pipeline(_) if pieces.has_shared_ids() || normalized_tokens_with_metaspace(&original) => {
-                *json.tree_mut() = original.clone();
-                Encoder::reference(&json.to_text(&[])).map_err(|why| fail(Error::new(ErrorKind::Unsupported, why)))?
-            }
-            encoder => encoder,
         };
         let side = |key: &str, default: Side| -> Result<Side, Error> {
             match config.get(key).and_then(Json::as_str) {

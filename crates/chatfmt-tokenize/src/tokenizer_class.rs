@@ -35,8 +35,9 @@ const GENERIC: [&str; 4] = [
 
 /// Whether `AutoTokenizer` loads the folder as `LlamaTokenizer`, given its `tokenizer_config.json`
 /// (`config`), its `config.json` (`model_config`, null when absent) and whether `tokenizer.json`
-/// mentions `"ByteLevel"`. A tokenizer with remote code (`auto_map`) keeps its declared class.
-pub(crate) fn loads_as_llama(config: &Json, model_config: &Json, byte_level: bool) -> bool {
+/// mentions `"ByteLevel"` (asked only for a declared `LlamaTokenizer`). A tokenizer with remote
+/// code (`auto_map`) keeps its declared class.
+pub(crate) fn loads_as_llama(config: &Json, model_config: &Json, byte_level: impl FnOnce() -> bool) -> bool {
     let declared = (config.get("tokenizer_class").and_then(Json::as_str))
         .or_else(|| model_config.get("tokenizer_class").and_then(Json::as_str));
     let Some(declared) = declared else { return false };
@@ -50,7 +51,7 @@ pub(crate) fn loads_as_llama(config: &Json, model_config: &Json, byte_level: boo
     let table = table();
     let registered = (table.registered.get(model_type)).map(|c| c.strip_suffix("Fast").unwrap_or(c));
     let distrusted = table.incorrect_hub_class.contains(model_type);
-    if registered != Some("MistralCommonBackend") && !distrusted && byte_level {
+    if registered != Some("MistralCommonBackend") && !distrusted && byte_level() {
         return false;
     }
     match registered {
@@ -92,20 +93,24 @@ mod tests {
             (Some("no_such_model"), true),
         ] {
             let model_config = model_type.map_or(Json::Null, |m| json!({ "model_type": m }));
-            assert_eq!(loads_as_llama(&llama, &model_config, false), rebuilt, "{model_type:?}");
+            assert_eq!(
+                loads_as_llama(&llama, &model_config, || false),
+                rebuilt,
+                "{model_type:?}"
+            );
         }
         // Llama 3's byte-level tokenizer.json declared as LlamaTokenizerFast: loaded as written.
-        assert!(!loads_as_llama(&llama, &Json::Null, true));
+        assert!(!loads_as_llama(&llama, &Json::Null, || true));
         // The declared class may come from config.json; other classes are never rebuilt here.
         assert!(loads_as_llama(
             &json!({}),
             &json!({"tokenizer_class": "LlamaTokenizer"}),
-            false
+            || false
         ));
         assert!(!loads_as_llama(
             &json!({"tokenizer_class": "GPT2Tokenizer"}),
             &Json::Null,
-            false
+            || false
         ));
     }
 }

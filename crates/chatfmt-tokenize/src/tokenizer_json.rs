@@ -294,6 +294,11 @@ impl TokenizerJson {
         &mut self.tree
     }
 
+    /// Whether the file's text holds `needle` anywhere.
+    pub fn mentions(&self, needle: &str) -> bool {
+        self.text.contains(needle)
+    }
+
     /// The text of `model.vocab`, when it is an object or an array.
     pub fn vocab_text(&self) -> Option<&str> {
         self.vocab.clone().map(|r| &self.text[r])
