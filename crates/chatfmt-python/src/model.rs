@@ -15,8 +15,6 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const NO_TEMPLATE: &str = "Cannot use chat template functions because tokenizer.chat_template is not set and no template argument was passed! For information about writing templates and setting the tokenizer.chat_template attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating";
-
 /// A model's template(s), tokenizer (when its folder has `tokenizer.json`) and special tokens.
 #[pyclass(module = "chatfmt._native")]
 pub struct Model {
@@ -146,7 +144,7 @@ impl Model {
             }
             (_, Some(source)) => Ok(scratch.insert(ChatTemplate::new(&source, self.special.clone()))),
             (Some(t), None) => Ok(t),
-            (None, None) => Err(PyValueError::new_err(NO_TEMPLATE)),
+            (None, None) => Err(PyValueError::new_err(chatfmt::template::NO_TEMPLATE_MESSAGE)),
         }
     }
 }

@@ -156,12 +156,6 @@ pub enum WithoutTemplate {
 const VLLM_NO_TEMPLATE: &str = "As of transformers v4.44, default chat template is no longer allowed, so you must \
                                 provide a chat template if the tokenizer does not define one.";
 
-/// transformers' message when `apply_chat_template` has no template (`get_chat_template`).
-const TRANSFORMERS_NO_TEMPLATE: &str = "Cannot use chat template functions because tokenizer.chat_template is not \
-     set and no template argument was passed! For information about writing templates and setting the \
-     tokenizer.chat_template attribute, please see the documentation at \
-     https://huggingface.co/docs/transformers/main/en/chat_templating";
-
 /// The template a request renders with.
 pub struct Prepared {
     model: Arc<Model>,
@@ -201,7 +195,7 @@ impl Prepared {
             match without {
                 WithoutTemplate::ChatMl => {}
                 WithoutTemplate::Vllm => return Err(ApiError::bad(VLLM_NO_TEMPLATE, None)),
-                WithoutTemplate::Sglang => return Err(ApiError::bad(TRANSFORMERS_NO_TEMPLATE, None)),
+                WithoutTemplate::Sglang => return Err(ApiError::bad(chatfmt::template::NO_TEMPLATE_MESSAGE, None)),
                 WithoutTemplate::Refuse => {
                     return Err(ApiError::bad(
                         format!(

@@ -8,6 +8,13 @@ mod json_members;
 mod load;
 mod save;
 
+/// transformers' `ValueError` message when `apply_chat_template` has neither the tokenizer's
+/// template nor one passed in (`get_chat_template`).
+pub const NO_TEMPLATE_MESSAGE: &str = "Cannot use chat template functions because tokenizer.chat_template is not set \
+     and no template argument was passed! For information about writing templates and setting the \
+     tokenizer.chat_template attribute, please see the documentation at \
+     https://huggingface.co/docs/transformers/main/en/chat_templating";
+
 pub use apply::ApplyOptions;
 pub use gguf::{gguf_special_tokens, is_gguf};
 pub use hub::{is_repo_id, HubCache};
