@@ -124,8 +124,8 @@ fn plain_text(n: usize, role: &str, content: &Option<ChatContent>) -> Result<Opt
         Some(ChatContent::Parts(_)) => Err(Error::new(
             ErrorKind::InvalidInput,
             format!(
-                "message {n}: a {role} message's content is a list of parts, which FastChat passes to its \
-                 template as a Python list (it fails on it or prints its repr); send the content as a string"
+                "message {n}: a {role} message's content is a list of parts, which FastChat's server passes to \
+                 get_prompt as a Python list (it fails on it or prints its repr); send the content as a string"
             ),
         )),
     }
