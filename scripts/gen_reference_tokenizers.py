@@ -31,7 +31,7 @@ import warnings
 
 import tokenizers
 import transformers
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 warnings.simplefilter("ignore")
@@ -262,6 +262,37 @@ def nfkc_metaspace():
     return tok
 
 
+def bpe_end_of_word_suffix():
+    """A BPE model that writes `</w>` on each word's last character, with BERT's pre-tokenizer (openai-gpt's
+    shape): a one-character word (`a`, `.`) is looked up with the suffix."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.BPEDecoder(suffix="</w>")
+    trainer = trainers.BpeTrainer(vocab_size=400, end_of_word_suffix="</w>", special_tokens=SPECIALS,
+                                  show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    return tok
+
+
+def trimmed_stripping_token():
+    """A post-processor that trims offsets, and an added token that takes in the whitespace around it (`lstrip`,
+    `rstrip`): trimming reads the text the token matched, so its offsets lose that whitespace."""
+    tok = roberta()
+    tok.add_tokens([AddedToken("<br>", lstrip=True, rstrip=True, normalized=False)])
+    return tok
+
+
+def prefixed_bpe():
+    """A BPE model that writes `##` on every character but a word's first and fuses unknown characters: the
+    unknown `##` symbols of a word are fused into one `<unk>` too."""
+    vocab = {"<unk>": 0, "a": 1, "##a": 2, "h": 3}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": "##",
+                      "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": False,
+                      "ignore_merges": False, "vocab": vocab, "merges": []}}
+
+
 def llama2_like():
     """A Llama 2 shaped SentencePiece BPE: the marker prepended and written for spaces, byte fallback."""
     tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
@@ -323,6 +354,10 @@ QUIRKS = [
     ("wordlevel-stored-padding", stored_padding, TEXTS, True),
     ("gpt2-bytelevel-strip-decoder", bytelevel_strip_decoder, TEXTS, True),
     ("shared-ids", shared_ids, ["abxc", "xbab c", "cc"], False),
+    ("bpe-end-of-word-suffix", bpe_end_of_word_suffix, TEXTS + ["a b c", "I am .", "x , y !?"], True),
+    ("bpe-prefix-fuse-unk", prefixed_bpe, ["axy", "hh a", "xy aa", "a"], False),
+    ("trimmed-stripping-token", trimmed_stripping_token,
+     TEXTS + ["a  <br>  b", "<br>", " <br>\n", "x<br>y", "  <br>"], True),
 ]
 
 

@@ -48,26 +48,50 @@ fn byte_level_in_sequence(tree: &Json) -> bool {
     steps.len() > 1 && steps.iter().any(|d| d.get("type") == Some(&Json::from("ByteLevel")))
 }
 
+/// Whether the pre-tokenizer is `kind` or a `Sequence` holding one.
+fn pre_tokenizer_has(tree: &Json, kind: &str) -> bool {
+    fn has(p: &Json, kind: &str) -> bool {
+        match p.get("type").and_then(Json::as_str) {
+            Some("Sequence") => {
+                (p.get("pretokenizers").and_then(Json::as_array)).is_some_and(|ps| ps.iter().any(|p| has(p, kind)))
+            }
+            t => t == Some(kind),
+        }
+    }
+    tree.get("pre_tokenizer").is_some_and(|p| has(p, kind))
+}
+
 /// Whether a Metaspace pre-tokenizer meets an added token matched on normalized text. The 1.0
 /// pipeline writes the marker onto the whole text before it cuts such tokens out (`<unk>x` gives
 /// `▁`, `<unk>`, `x`); 0.23, and so transformers, cuts them out first and marks each piece after
 /// (`<unk>`, `▁x`).
 fn normalized_tokens_with_metaspace(tree: &Json) -> bool {
-    fn metaspace(p: &Json) -> bool {
-        match p.get("type").and_then(Json::as_str) {
-            Some("Metaspace") => true,
-            Some("Sequence") => {
-                (p.get("pretokenizers").and_then(Json::as_array)).is_some_and(|ps| ps.iter().any(metaspace))
-            }
-            _ => false,
-        }
-    }
     let normalized = |t: &Json| {
         let special = t.get("special").and_then(Json::as_bool).unwrap_or(false);
         t.get("normalized").and_then(Json::as_bool).unwrap_or(!special)
     };
-    tree.get("pre_tokenizer").is_some_and(metaspace)
+    pre_tokenizer_has(tree, "Metaspace")
         && (tree.get("added_tokens").and_then(Json::as_array)).is_some_and(|ts| ts.iter().any(normalized))
+}
+
+/// Whether a BPE model decorates its symbols in a way the 1.0 pipeline encodes differently: a
+/// `continuing_subword_prefix` (with `fuse_unk` it does not fuse unknown `##` symbols, with byte
+/// fallback it falls back on the bare character's bytes, after a ByteLevel pre-tokenizer it gives a
+/// character whose `##` form is missing instead of the unknown token), or an `end_of_word_suffix`
+/// on words of characters (no ByteLevel pre-tokenizer; openai-gpt's shape) or with byte fallback (it
+/// answers a one-character word with the bare character's id, `a` for `a</w>`, and falls back on the
+/// bare character's bytes). CLIP's shape, a suffix after a ByteLevel pre-tokenizer, encodes alike.
+fn affixes_read_differently(tree: &Json) -> bool {
+    let Some(model) = tree
+        .get("model")
+        .filter(|m| m.get("type").and_then(Json::as_str) == Some("BPE"))
+    else {
+        return false;
+    };
+    let set = |key: &str| model.get(key).and_then(Json::as_str).is_some_and(|s| !s.is_empty());
+    let byte_fallback = model.get("byte_fallback").and_then(Json::as_bool).unwrap_or(false);
+    set("continuing_subword_prefix")
+        || (set("end_of_word_suffix") && (byte_fallback || !pre_tokenizer_has(tree, "ByteLevel")))
 }
 
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
@@ -156,8 +180,10 @@ impl ChatTokenizer {
         // The 1.0 pipeline, unless the file is one the release candidate refuses or encodes
         // differently from transformers: added tokens matched on normalized text after a Metaspace
         // pre-tokenizer (known from the tree), one id for two tokens (known once the vocabulary is
-        // read). The 0.23 release encodes those (see `encoder`).
-        let (encoder, pieces, nfc_only) = if normalized_tokens_with_metaspace(&original) {
+        // read), some BPE affixes (known from the tree). The 0.23 release encodes those (see
+        // `encoder`).
+        let by_reference = normalized_tokens_with_metaspace(&original) || affixes_read_differently(&original);
+        let (encoder, pieces, nfc_only) = if by_reference {
             let encoder = reference_of(&mut json, &original, None).map_err(fail)?;
             (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
         } else {

@@ -559,7 +559,10 @@ impl PieceTable {
                 continue;
             };
             let (start, end) = *range;
-            let spaces = match Some(id) == self.unigram_unk {
+            // Trimming reads the token's string: the text it covers for the unknown token of a
+            // Unigram model and for an added token (whose match takes in the whitespace that
+            // `lstrip` and `rstrip` swallow), else its spelling.
+            let spaces = match Some(id) == self.unigram_unk || matches!(piece.kind, Kind::Added(_)) {
                 true => trimmed_spaces(text.get(start..end).unwrap_or_default()),
                 false => piece.spaces,
             };
