@@ -548,6 +548,18 @@ impl PieceTable {
 }
 
 impl PieceTable {
+    /// Whether `covered` is the match of an added token that strips whitespace: its text with only
+    /// whitespace around it.
+    fn matched_stripping(&self, id: u32, covered: &str) -> bool {
+        self.added_token(id).is_some_and(|a| {
+            (a.lstrip || a.rstrip)
+                && covered.find(a.content.as_str()).is_some_and(|at| {
+                    let (before, after) = (&covered[..at], &covered[at + a.content.len()..]);
+                    before.chars().all(char::is_whitespace) && after.chars().all(char::is_whitespace)
+                })
+        })
+    }
+
     /// The post-processor's `trim_offsets` on the ranges of a sequence's tokens (after
     /// truncation, as transformers runs it): each token's offsets lose as many characters as its
     /// spelling has leading and trailing spaces, except a single leading one of the first token when
@@ -560,10 +572,12 @@ impl PieceTable {
             };
             let (start, end) = *range;
             // Trimming reads the token's string: the text it covers for the unknown token of a
-            // Unigram model and for an added token (whose match takes in the whitespace that
-            // `lstrip` and `rstrip` swallow), else its spelling.
-            let spaces = match Some(id) == self.unigram_unk || matches!(piece.kind, Kind::Added(_)) {
-                true => trimmed_spaces(text.get(start..end).unwrap_or_default()),
+            // Unigram model and for an added token matched with the whitespace its `lstrip` or
+            // `rstrip` takes in, else its spelling (an added token the model gives, such as its
+            // unknown token, has its own text).
+            let covered = text.get(start..end).unwrap_or_default();
+            let spaces = match Some(id) == self.unigram_unk || self.matched_stripping(id, covered) {
+                true => trimmed_spaces(covered),
                 false => piece.spaces,
             };
             let (mut lead, trail) = (usize::from(spaces.0), usize::from(spaces.1));
