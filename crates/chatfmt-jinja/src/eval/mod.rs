@@ -663,15 +663,21 @@ impl<'a> Evaluator<'a> {
     /// The text `f` writes, as a string; with spans, the string keeps the spans of its text (see
     /// `SpanRecorder::end_capture`).
     fn capture(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<Value<'a>> {
+        self.capture_flow(f).map(|(v, _)| v)
+    }
+
+    /// [`capture`](Self::capture), with how the body ended: a `break` or `continue` in a `set` or
+    /// `filter` block leaves the block there, as in Jinja2's code, which runs those bodies inline.
+    fn capture_flow(&mut self, f: impl FnOnce(&mut Self) -> Result<Flow>) -> Result<(Value<'a>, Flow)> {
         self.buffered(|me| {
             let saved = std::mem::take(&mut me.out);
             let mark = me.spans.as_mut().map(SpanRecorder::begin_capture);
             let r = f(me);
             let captured = std::mem::replace(&mut me.out, saved);
-            let v = r.map(|_| Value::string(captured));
+            let v = r.map(|flow| (Value::string(captured), flow));
             if let (Some(rec), Some(mark)) = (&mut me.spans, mark) {
                 let text = match &v {
-                    Ok(Value::String(s)) => Some(s),
+                    Ok((Value::String(s), _)) => Some(s),
                     _ => None,
                 };
                 rec.end_capture(mark, text);
@@ -824,13 +830,18 @@ impl<'a> Evaluator<'a> {
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
             StmtKind::SetBlock(target, filter, body) => {
+                let mut flow = Flow::Normal;
                 let v = self.derived(|me| {
-                    let v = me.capture(|me| me.exec_block(body))?;
+                    let v;
+                    (v, flow) = me.capture_flow(|me| me.exec_block(body))?;
                     match filter {
-                        Some(f) => me.eval_filter_chain(f, v),
-                        None => Ok(v),
+                        Some(f) if flow == Flow::Normal => me.eval_filter_chain(f, v),
+                        _ => Ok(v),
                     }
                 })?;
+                if flow != Flow::Normal {
+                    return Ok(flow);
+                }
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
             StmtKind::Macro(def) => {
@@ -855,7 +866,10 @@ impl<'a> Evaluator<'a> {
                 self.write_value(&v);
             }
             StmtKind::FilterBlock(filter, body) => {
-                let text = self.capture(|me| me.exec_block(body))?;
+                let (text, flow) = self.capture_flow(|me| me.exec_block(body))?;
+                if flow != Flow::Normal {
+                    return Ok(flow);
+                }
                 let v = self.eval_filter_chain(filter, text)?;
                 if !v.is_str() {
                     return Err(err!(

@@ -1,7 +1,7 @@
 //! Jinja filters whose result is pure Python string semantics.
 
 use super::case::{lower, upper};
-use super::tables::{ALPHA, DECIMAL, DIGIT, NUMERIC};
+use super::tables::{ALPHA, DECIMAL, DIGIT, NUMERIC, XID_CONTINUE};
 use super::unicode::{has, is_py_whitespace};
 
 /// Jinja's `|title`: the text is split at runs of `-`, whitespace, `(`,
@@ -24,6 +24,13 @@ pub fn jinja_title(s: &str) -> String {
         rest = &rest[end..];
     }
     out
+}
+
+/// A character of a Jinja name token: a Python `\w` character (alphanumeric in the `str.isalnum`
+/// sense, or `_`) or an XID_Continue one (Jinja2's lexer adds those, such as `·` and combining
+/// marks). The token is a name only if it is also a Python identifier.
+pub fn is_jinja_name_char(c: char) -> bool {
+    c == '_' || has(c, ALPHA | DECIMAL | DIGIT | NUMERIC | XID_CONTINUE)
 }
 
 /// Jinja's `|wordcount`: the number of `\w+` runs (Python's Unicode word

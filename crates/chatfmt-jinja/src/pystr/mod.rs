@@ -83,7 +83,7 @@ pub use float::float_repr;
 pub use format::{format_iter, Conversion, FieldAccessor, FieldArg, FormatIter, FormatPiece};
 pub use format_spec::apply_format_spec;
 pub use html::{html_unescape, striptags};
-pub use jinja::{escape_into, jinja_title, jinja_wordcount};
+pub use jinja::{escape_into, is_jinja_name_char, jinja_title, jinja_wordcount};
 pub use json::{html_escape, json_write_float, json_write_str};
 pub use methods::{
     center, count, endswith, expandtabs, find, index, ljust, lstrip, partition, removeprefix, removesuffix,

@@ -50,9 +50,9 @@ pub fn normalize_source(src: &str) -> String {
     out
 }
 
-const OPERATORS: [&str; 25] = [
+const OPERATORS: [&str; 26] = [
     "//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%", "~", "[", "]", "(", ")", "{", "}", "<", ">", "=", ".",
-    ":", "|", ",",
+    ":", "|", ",", ";",
 ];
 
 fn py_rstrip(s: &str) -> &str {
@@ -168,8 +168,14 @@ impl<'s> Lexer<'s> {
                 }
             }
         }
-        let end = src.len();
-        self.push(Tok::Eof, end);
+        // Jinja2's end of template stands where its last token starts (comments and whitespace
+        // inside tags are not tokens), on line 1 when there is none.
+        let (line, col) = self.out.last().map_or((1, 1), |t| (t.line, t.col));
+        self.out.push(Token {
+            tok: Tok::Eof,
+            line,
+            col,
+        });
         Ok(())
     }
 
@@ -311,11 +317,15 @@ impl<'s> Lexer<'s> {
                 self.pos += len;
                 continue;
             }
-            if c == '_' || c.is_alphabetic() {
+            if crate::pystr::is_jinja_name_char(c) {
                 let len = rest
                     .char_indices()
-                    .find(|(_, c)| !(*c == '_' || c.is_alphanumeric()))
+                    .find(|(_, c)| !crate::pystr::is_jinja_name_char(*c))
                     .map_or(rest.len(), |(i, _)| i);
+                if !crate::pystr::isidentifier(&rest[..len]) {
+                    let (line, col) = self.line_col(pos);
+                    return Err(err!(TemplateSyntaxError, "Invalid character in identifier").at(line, col));
+                }
                 self.push(Tok::Name(&rest[..len]), pos);
                 self.pos += len;
                 continue;
@@ -355,7 +365,9 @@ impl<'s> Lexer<'s> {
             let (line, col) = self.line_col(pos);
             let mut repr = String::new();
             crate::value::repr::write_str_repr(&c.to_string(), &mut repr);
-            return Err(err!(TemplateSyntaxError, "unexpected char {repr} at {pos}").at(line, col));
+            // Python's index: characters, not bytes.
+            let at = src[..pos].chars().count();
+            return Err(err!(TemplateSyntaxError, "unexpected char {repr} at {at}").at(line, col));
         }
     }
 }

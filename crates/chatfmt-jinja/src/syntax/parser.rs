@@ -12,6 +12,10 @@ struct Parser<'s> {
     i: usize,
     /// The block tags we are inside, innermost last (for error messages).
     open: Vec<&'static str>,
+    /// The indices in `open` of the `for` blocks whose `else` body is being parsed.
+    for_else: Vec<usize>,
+    /// Where the last assignment target parsed names `loop`, if it does.
+    loop_target: Option<Pos>,
     /// The end tags each enclosing block body is waiting for, innermost last (for error messages).
     ends: Vec<&'static [&'static str]>,
     /// Block names seen so far (a name may be defined once).
@@ -199,8 +203,12 @@ impl<'s> Parser<'s> {
                             return Ok(body);
                         }
                     }
-                    let stmt = self.parse_statement()?;
-                    body.push(stmt);
+                    if self.is_name("print") {
+                        self.parse_print(pos, &mut body)?;
+                    } else {
+                        let stmt = self.parse_statement()?;
+                        body.push(stmt);
+                    }
                     self.expect_block_end()?;
                 }
                 Tok::Eof => return Ok(body),
@@ -251,6 +259,26 @@ impl<'s> Parser<'s> {
         Ok(body)
     }
 
+    /// `{% print a, b %}`: Jinja2's `print` tag writes each of its comma-separated expressions (none
+    /// at all for a bare `{% print %}`), one statement each.
+    fn parse_print(&mut self, pos: Pos, body: &mut Vec<Stmt>) -> Result<()> {
+        self.next();
+        let mut first = true;
+        while *self.cur() != Tok::BlockEnd {
+            if !first {
+                self.expect_op(",")?;
+            }
+            first = false;
+            let e = self.parse_expression(true)?;
+            let plan = super::print_plan::leaves(&e);
+            body.push(Stmt {
+                kind: StmtKind::Print(e, plan),
+                pos,
+            });
+        }
+        Ok(())
+    }
+
     fn parse_statement(&mut self) -> Result<Stmt> {
         self.nested(Self::parse_statement_inner)
     }
@@ -278,25 +306,19 @@ impl<'s> Parser<'s> {
                 let e = self.parse_expression(true)?;
                 StmtKind::Autoescape(e, self.with_open_body("autoescape", &["endautoescape"])?)
             }
-            "print" => {
-                self.next();
-                let e = self.parse_tuple(true, false)?;
-                let plan = super::print_plan::leaves(&e);
-                StmtKind::Print(e, plan)
-            }
             "break" | "continue" => {
                 self.next();
-                if !self.open.contains(&"for")
-                    || self
-                        .open
-                        .iter()
-                        .rev()
-                        .take_while(|t| **t != "for")
-                        .any(|t| *t == "macro" || *t == "call")
-                {
+                if !self.can_leave_loop() {
                     return Err(
-                        Error::new(crate::error::ErrorKind::SyntaxError, format!("'{tag}' outside loop"))
-                            .at(pos.line, pos.col),
+                        // CPython's messages.
+                        Error::new(
+                            crate::error::ErrorKind::SyntaxError,
+                            match tag {
+                                "break" => "'break' outside loop",
+                                _ => "'continue' not properly in loop",
+                            },
+                        )
+                        .at(pos.line, pos.col),
                     );
                 }
                 if tag == "break" {
@@ -349,6 +371,21 @@ impl<'s> Parser<'s> {
         r
     }
 
+    /// Whether a `break` or `continue` here is inside a loop in the Python code Jinja2 compiles the
+    /// template to: in a `for` body, not in an `else` body after it, and with no block between that
+    /// Jinja2 compiles to a function of its own (a macro or call body, a named block, a generation
+    /// block, which transformers runs as a call block).
+    fn can_leave_loop(&self) -> bool {
+        for (i, tag) in self.open.iter().enumerate().rev() {
+            match *tag {
+                "macro" | "call" | "block" | "generation" => return false,
+                "for" if !self.for_else.contains(&i) => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// Whether the statement being parsed sits in a `for` body (not inside a macro or call body).
     fn in_loop_body(&self) -> bool {
         self.open
@@ -356,14 +393,6 @@ impl<'s> Parser<'s> {
             .rev()
             .take_while(|t| **t != "macro" && **t != "call")
             .any(|t| *t == "for")
-    }
-
-    fn loop_assignment(&self) -> Error {
-        Error::new(
-            crate::error::ErrorKind::TemplateAssertionError,
-            "Can't assign to special loop variable in for-loop target",
-        )
-        .at(self.pos().line, self.pos().col)
     }
 
     fn parse_if(&mut self) -> Result<StmtKind> {
@@ -387,10 +416,11 @@ impl<'s> Parser<'s> {
     fn parse_for(&mut self) -> Result<StmtKind> {
         self.next();
         let target = self.parse_assign_target(true, false)?;
-        if target_names(&target).contains(&"loop") {
-            return Err(self.loop_assignment());
-        }
+        let at = self.loop_target;
         self.expect_name_kw("in")?;
+        if let Some(at) = at {
+            return Err(loop_assignment(at));
+        }
         let iter = self.parse_tuple(false, false)?;
         let cond = if self.skip_name("if") {
             Some(self.parse_expression(true)?)
@@ -401,7 +431,12 @@ impl<'s> Parser<'s> {
         let body = self.parse_statements(&["endfor", "else"], false)?;
         let else_body = match self.next() {
             Tok::Name("endfor") => Vec::new(),
-            _ => self.parse_statements(&["endfor"], true)?,
+            _ => {
+                self.for_else.push(self.open.len() - 1);
+                let body = self.parse_statements(&["endfor"], true);
+                self.for_else.pop();
+                body?
+            }
         };
         // The `loop` object is built only for loops whose body can see it.
         let mut uses = UsedNames {
@@ -427,8 +462,8 @@ impl<'s> Parser<'s> {
     fn parse_set(&mut self) -> Result<StmtKind> {
         self.next();
         let target = self.parse_assign_target(true, true)?;
-        if target_names(&target).contains(&"loop") && self.in_loop_body() {
-            return Err(self.loop_assignment());
+        if let Some(at) = self.loop_target.filter(|_| self.in_loop_body()) {
+            return Err(loop_assignment(at));
         }
         if self.skip_op("=") {
             let value = self.parse_tuple(true, false)?;
@@ -631,12 +666,16 @@ impl<'s> Parser<'s> {
         Ok(StmtKind::NeedsLoader(e))
     }
 
-    /// An assignment target: a name, `ns.attr` (with `with_namespace`), or a tuple of them.
-    /// An assignment target. As in Jinja2 3.1.6, only the end of the tag or a `)` ends a tuple of
-    /// targets (its parser's extra end rules, such as a `for` loop's `in`, never match).
+    /// An assignment target: a name, `ns.attr` (with `with_namespace`), or a tuple of them. As in
+    /// Jinja2 3.1.6, only the end of the tag or a `)` ends a tuple of targets (its parser's extra end
+    /// rules, such as a `for` loop's `in`, never match), and whether the target can be assigned to is
+    /// checked once it is parsed, naming its node (`can't assign to 'tuple'` for `a, 1`).
     fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool) -> Result<Target> {
+        self.loop_target = None;
         let mut items = Vec::new();
         let mut is_tuple = false;
+        // Where Jinja2's tuple node says it is: the line of its last comma.
+        let mut tuple_pos = self.pos();
         loop {
             if !items.is_empty() {
                 self.expect_op(",")?;
@@ -650,37 +689,51 @@ impl<'s> Parser<'s> {
             items.push(self.parse_target_item(with_namespace)?);
             if with_tuple && self.is_op(",") {
                 is_tuple = true;
+                tuple_pos = self.pos();
             } else {
                 break;
             }
         }
-        if !is_tuple {
-            if let Some(t) = items.pop() {
-                return Ok(t);
-            }
+        self.loop_target = items.iter().find_map(|i| match i {
+            TargetItem::Expr(e) => loop_name_pos(e),
+            TargetItem::Namespace(_) => None,
+        });
+        let target = |item: &TargetItem| match item {
+            TargetItem::Namespace(t) => Some(t.clone()),
+            TargetItem::Expr(e) => to_target(e),
+        };
+        if is_tuple {
+            return (items.iter().map(target).collect::<Option<Vec<_>>>())
+                .map(Target::Tuple)
+                .ok_or_else(|| self.fail_at("can't assign to 'tuple'", tuple_pos));
         }
-        Ok(Target::Tuple(items))
+        match items.pop() {
+            Some(TargetItem::Namespace(t)) => Ok(t),
+            Some(TargetItem::Expr(e)) => {
+                to_target(&e).ok_or_else(|| self.fail_at(format!("can't assign to '{}'", node_name(&e)), e.pos))
+            }
+            None => Err(self.fail("Expected an expression")),
+        }
     }
 
-    fn parse_target_item(&mut self, with_namespace: bool) -> Result<Target> {
-        let pos = self.pos();
-        if with_namespace && matches!(self.look(), Tok::Op(".")) && matches!(self.cur(), Tok::Name(_)) {
+    /// One item of an assignment target: `ns.attr` where a namespace may be assigned to (a name
+    /// other than a constant's, then a dot), else a primary expression.
+    fn parse_target_item(&mut self, with_namespace: bool) -> Result<TargetItem> {
+        let constant = matches!(
+            self.cur(),
+            Tok::Name("true" | "false" | "True" | "False" | "none" | "None")
+        );
+        if with_namespace && !constant && matches!(self.look(), Tok::Op(".")) && matches!(self.cur(), Tok::Name(_)) {
             let ns = self.expect_name()?;
             self.next();
             let attr = self.expect_name()?;
-            return Ok(Target::Attr(self.ident(ns), VarRef::default(), attr.into()));
+            return Ok(TargetItem::Namespace(Target::Attr(
+                self.ident(ns),
+                VarRef::default(),
+                attr.into(),
+            )));
         }
-        let e = self.parse_primary()?;
-        to_target(&e).ok_or_else(|| {
-            let what = match e.kind {
-                ExprKind::Const(_) => "const",
-                ExprKind::Tuple(_) => "tuple",
-                ExprKind::List(_) => "list",
-                ExprKind::Dict(_) => "dict",
-                _ => "expression",
-            };
-            self.fail_at(format!("can't assign to '{what}'"), pos)
-        })
+        Ok(TargetItem::Expr(self.parse_primary()?))
     }
 
     // ---- expressions ---------------------------------------------------------------------
@@ -999,7 +1052,6 @@ impl<'s> Parser<'s> {
                 self.expect_op("}")?;
                 ExprKind::Dict(items)
             }
-            Tok::Eof => return Err(self.fail("unexpected end of template")),
             other => return Err(self.fail(format!("unexpected '{}'", describe(&other)))),
         };
         Ok(Expr { kind, pos })
@@ -1009,6 +1061,7 @@ impl<'s> Parser<'s> {
         loop {
             let pos = self.pos();
             if self.skip_op(".") {
+                let attr_pos = self.pos();
                 match self.next() {
                     Tok::Name(n) => {
                         node = Expr {
@@ -1026,7 +1079,7 @@ impl<'s> Parser<'s> {
                             pos,
                         };
                     }
-                    _ => return Err(self.fail_at("expected name or number", pos)),
+                    _ => return Err(self.fail_at("expected name or number", attr_pos)),
                 }
             } else if self.skip_op("[") {
                 let mut args = Vec::new();
@@ -1242,15 +1295,6 @@ impl<'s> Parser<'s> {
     }
 }
 
-/// The plain names a target binds.
-fn target_names(t: &Target) -> Vec<&str> {
-    match t {
-        Target::Name(n, _) => vec![&**n],
-        Target::Tuple(items) => items.iter().flat_map(target_names).collect(),
-        Target::Attr(..) => Vec::new(),
-    }
-}
-
 fn to_target(e: &Expr) -> Option<Target> {
     match &e.kind {
         ExprKind::Name(n, _) => Some(Target::Name(n.clone(), Bind::default())),
@@ -1260,6 +1304,65 @@ fn to_target(e: &Expr) -> Option<Target> {
             .collect::<Option<Vec<_>>>()
             .map(Target::Tuple),
         _ => None,
+    }
+}
+
+/// An item of an assignment target as parsed, before it is checked.
+enum TargetItem {
+    Namespace(Target),
+    Expr(Expr),
+}
+
+/// Where an assignment target's expression names `loop`, if it does.
+fn loop_name_pos(e: &Expr) -> Option<Pos> {
+    match &e.kind {
+        ExprKind::Name(n, _) if &**n == "loop" => Some(e.pos),
+        ExprKind::Tuple(items) => items.iter().find_map(loop_name_pos),
+        _ => None,
+    }
+}
+
+/// Jinja2's error for a `for` target or `set` inside a loop that assigns to `loop`, at the target.
+fn loop_assignment(at: Pos) -> Error {
+    Error::new(
+        crate::error::ErrorKind::TemplateAssertionError,
+        "Can't assign to special loop variable in for-loop target",
+    )
+    .at(at.line, at.col)
+}
+
+/// The lowercased class name of Jinja2's node for an expression (what its parser names in `can't
+/// assign to '...'`).
+fn node_name(e: &Expr) -> &'static str {
+    match &e.kind {
+        ExprKind::Const(_) => "const",
+        ExprKind::Name(..) => "name",
+        ExprKind::List(_) => "list",
+        ExprKind::Tuple(_) => "tuple",
+        ExprKind::Dict(_) => "dict",
+        ExprKind::GetAttr(..) => "getattr",
+        ExprKind::GetItem(..) => "getitem",
+        ExprKind::Slice(..) => "slice",
+        ExprKind::Call(..) => "call",
+        ExprKind::Filter(..) => "filter",
+        ExprKind::Test(..) => "test",
+        ExprKind::Unary(UnOp::Neg, _) => "neg",
+        ExprKind::Unary(UnOp::Pos, _) => "pos",
+        ExprKind::Unary(UnOp::Not, _) => "not",
+        ExprKind::Binary(op, ..) => match op {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::FloorDiv => "floordiv",
+            BinOp::Mod => "mod",
+            BinOp::Pow => "pow",
+        },
+        ExprKind::And(..) => "and",
+        ExprKind::Or(..) => "or",
+        ExprKind::Compare(..) => "compare",
+        ExprKind::Concat(_) => "concat",
+        ExprKind::Cond(..) => "condexpr",
     }
 }
 
@@ -1361,6 +1464,8 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         toks,
         i: 0,
         open: Vec::new(),
+        for_else: Vec::new(),
+        loop_target: None,
         ends: Vec::new(),
         blocks: Vec::new(),
         depth: 0,
