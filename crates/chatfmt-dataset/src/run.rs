@@ -16,7 +16,7 @@ use chatfmt_tokenize::{ChatTokenizer, EncodeOptions};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
@@ -418,15 +418,29 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
 }
 
 /// The reader thread: sends chunks of `n` rows or `bytes` bytes (read ahead of the workers) until
-/// the input ends.
-fn read_chunks(mut source: Source, (n, bytes): (usize, usize), chunks: SyncSender<Result<Chunk, Error>>) {
+/// the input ends, with an empty chunk, or a read fails. A panic of the Arrow or Parquet reader on
+/// a corrupt file is such a failure.
+fn read_chunks(mut source: Source, path: &Path, (n, bytes): (usize, usize), chunks: SyncSender<Result<Chunk, Error>>) {
     loop {
-        let chunk = source.next_chunk(n, bytes);
+        let chunk =
+            chatfmt::guard::quietly(|| source.next_chunk(n, bytes)).unwrap_or_else(|why| Err(unreadable(path, &why)));
         let last = !matches!(&chunk, Ok(c) if !c.rows.is_empty());
         if chunks.send(chunk).is_err() || last {
             return;
         }
     }
+}
+
+/// The error for an input whose reader stopped with a panic (`why`) on it.
+fn unreadable(path: &Path, why: &str) -> Error {
+    Error::file(
+        ErrorKind::Input,
+        path,
+        format!(
+            "cannot be read: the Arrow/Parquet reader stopped on it ({why}); the file may be corrupt or \
+             truncated, or use a feature chatfmt cannot read: write it again with pyarrow or datasets"
+        ),
+    )
 }
 
 /// Formats the dataset of `config`. Nothing is written unless the whole run succeeds: the output
@@ -440,7 +454,8 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     ];
     columns.extend(config.fields.documents.as_deref());
     let window = (config.window.max(1), config.window_bytes.max(1));
-    let source = Source::open(&config.input, config.input_format, &columns, window)?;
+    let source = chatfmt::guard::quietly(|| Source::open(&config.input, config.input_format, &columns, window))
+        .unwrap_or_else(|why| Err(unreadable(&config.input, &why)))?;
     let tokenize = config.tokenizer.is_some();
     let wanted = Columns {
         tokenize,
@@ -476,7 +491,7 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     let (chunk_tx, chunk_rx) = sync_channel(1);
     let result = std::thread::scope(|scope| {
         // Reading starts at once, while the tokenizer loads.
-        scope.spawn(move || read_chunks(source, window, chunk_tx));
+        scope.spawn(move || read_chunks(source, &config.input, window, chunk_tx));
         format_chunks(config, wanted, input_schema.as_ref(), chunk_rx, started)
     });
     if let Some(p) = &config.progress {
@@ -537,7 +552,19 @@ fn format_chunks(
         .num_threads(config.jobs)
         .build()
         .map_err(|e| Error::new(ErrorKind::Output, "cannot start worker threads").caused_by(e))?;
-    let (sink, encoder) = Sink::create(&config.output, config.output_format, columns, input_schema)?;
+    // The Parquet library panics on a column type it cannot write (a union).
+    let (sink, encoder) =
+        chatfmt::guard::quietly(|| Sink::create(&config.output, config.output_format, columns, input_schema))
+            .unwrap_or_else(|why| {
+                Err(Error::file(
+                    ErrorKind::Output,
+                    &config.output,
+                    format!(
+                        "cannot hold the input's columns: the Parquet library stopped on their schema ({why}); \
+                         drop or convert the column it cannot write"
+                    ),
+                ))
+            })?;
     // JSON Lines rows are kept for a JSON Lines output.
     let objects = config.output_format == OutputFormat::Jsonl;
     // Chunks between reading and writing: one per worker and two more, so that workers keep busy
@@ -564,7 +591,7 @@ fn format_chunks(
                 }
                 let chunk = chunk?;
                 if chunk.rows.is_empty() {
-                    break;
+                    return Ok(());
                 }
                 if permit_tx.send(()).is_err() {
                     // The writer stopped (its error is reported below).
@@ -573,11 +600,36 @@ fn format_chunks(
                 rows_in += chunk.rows.len() as u64;
                 let done = done_tx.clone();
                 s.spawn(move |_| {
+                    let rows_in = chunk.rows.len() as u64;
+                    let first = chunk.rows.first().map_or(0, |r| r.index);
+                    let formatted = chatfmt::guard::quietly(|| formatter.chunk(encoder, seq, chunk, objects));
+                    // A panic of the Arrow or Parquet library on these rows (a column type it
+                    // cannot encode) stops the run.
+                    let formatted = formatted.unwrap_or_else(|why| Done {
+                        seq,
+                        encoded: Err(Error::new(
+                            ErrorKind::Output,
+                            format!(
+                                "rows {first} to {}: the Arrow/Parquet library stopped on them ({why}); \
+                                 nothing was written",
+                                first + rows_in - 1
+                            ),
+                        )),
+                        rejects: Vec::new(),
+                        rows_in,
+                        bytes: 0,
+                        tokens: 0,
+                    });
                     // A closed channel means the writer stopped; its error is reported.
-                    let _ = done.send(formatter.chunk(encoder, seq, chunk, objects));
+                    let _ = done.send(formatted);
                 });
             }
-            Ok(())
+            // The reader stopped without the end of the input (which it always sends).
+            Err(Error::file(
+                ErrorKind::Input,
+                &config.input,
+                "the reader stopped before the end of the input; nothing was written",
+            ))
         });
         drop(done_tx);
         let written = writer

@@ -70,3 +70,54 @@ fn arrow_ipc_files_and_streams_read_as_parquet_does() {
     assert_eq!(formatted(&stream, &dir), want);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Sets the length of the last buffer of the stream's last record batch past its message's body,
+/// which the Arrow reader panics on when it slices the body.
+fn corrupt_last_batch(bytes: &mut [u8]) {
+    let (mut at, mut field) = (0, None);
+    while at + 8 <= bytes.len() {
+        let len = i32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        if len == 0 {
+            break;
+        }
+        let meta = &bytes[at + 8..at + 8 + len];
+        let message = arrow_ipc::root_as_message(meta).unwrap();
+        if let Some(buffers) = message.header_as_record_batch().and_then(|b| b.buffers()) {
+            // A buffer is two little-endian i64s, offset then length.
+            let vector_at = buffers.bytes().as_ptr() as usize - meta.as_ptr() as usize;
+            field = Some(at + 8 + vector_at + (buffers.len() - 1) * 16 + 8);
+        }
+        at += 8 + len + message.bodyLength() as usize;
+    }
+    let field = field.expect("a record batch");
+    bytes[field..field + 8].copy_from_slice(&(1i64 << 20).to_le_bytes());
+}
+
+/// A stream whose last batch is corrupt fails the run, naming the input: the Arrow library's panic
+/// on it is a read error, not the end of the input, and the output already there stays as it was.
+#[test]
+fn a_corrupt_batch_fails_the_run_and_keeps_the_previous_output() {
+    let dir = support::temp_dir("ipc-corrupt");
+    let data = batch();
+    let mut bytes = Vec::new();
+    let mut writer = arrow_ipc::writer::StreamWriter::try_new(&mut bytes, &data.schema()).unwrap();
+    (0..5).for_each(|i| writer.write(&data.slice(i, 1)).unwrap());
+    writer.finish().unwrap();
+    drop(writer);
+    corrupt_last_batch(&mut bytes);
+    let input = dir.join("in.arrow");
+    std::fs::write(&input, &bytes).unwrap();
+    let template = ChatTemplate::new("{% for m in messages %}{{ m.content }}{% endfor %}", Default::default());
+    let config = Config {
+        window: 1,
+        ..support::config(&input, template, &dir)
+    };
+    std::fs::write(&config.output, "the previous output\n").unwrap();
+    let err = run(&config).expect_err("a corrupt batch fails the run");
+    assert_eq!(err.kind(), chatfmt_dataset::ErrorKind::Input, "{err}");
+    assert!(err.to_string().contains("in.arrow: cannot be read"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&config.output).unwrap(),
+        "the previous output\n"
+    );
+}

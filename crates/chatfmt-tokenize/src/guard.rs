@@ -4,15 +4,7 @@
 //! stderr is left out (other panics are reported as before).
 
 use crate::{Error, ErrorKind};
-use std::cell::Cell;
 use std::fmt::Display;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
-
-thread_local! {
-    /// Whether this thread runs a guarded call (whose panic the hook does not report).
-    static GUARDED: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Runs `f` (a call of the `tokenizers` pipeline); its failure or panic is an error of `kind`,
 /// `what` saying what failed.
@@ -21,28 +13,11 @@ pub(crate) fn guarded<T, E: Display>(
     what: &str,
     f: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, Error> {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !GUARDED.with(Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-    let outer = GUARDED.with(|g| g.replace(true));
-    let r = panic::catch_unwind(AssertUnwindSafe(f));
-    GUARDED.with(|g| g.set(outer));
-    match r {
+    match chatfmt::guard::quietly(f) {
         Ok(r) => r.map_err(|e| Error::new(kind, format!("{what}: {e}"))),
-        Err(panic) => {
-            let why = (panic.downcast_ref::<&str>().copied())
-                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("no message");
-            Err(Error::new(
-                kind,
-                format!("{what}: the tokenizers library stopped on this input ({why})"),
-            ))
-        }
+        Err(why) => Err(Error::new(
+            kind,
+            format!("{what}: the tokenizers library stopped on this input ({why})"),
+        )),
     }
 }

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod defaults;
 mod error;
+pub mod guard;
 pub mod json_input;
 pub mod masks;
 pub mod source;
