@@ -121,3 +121,55 @@ fn a_corrupt_batch_fails_the_run_and_keeps_the_previous_output() {
         "the previous output\n"
     );
 }
+
+/// Compressed inputs read as uncompressed ones: Parquet with each codec pyarrow and polars write
+/// (zstd is polars' default), and Arrow IPC with LZ4 and zstd buffers (feather's default).
+#[test]
+fn compressed_inputs_read_as_uncompressed_ones() {
+    use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+    let dir = support::temp_dir("compressed");
+    let data = batch();
+    let plain = dir.join("plain.parquet");
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&plain).unwrap(), data.schema(), None).unwrap();
+    writer.write(&data).unwrap();
+    writer.close().unwrap();
+    let want = formatted(&plain, &dir);
+    let codecs = [
+        ("zstd", Compression::ZSTD(ZstdLevel::default())),
+        ("lz4", Compression::LZ4_RAW),
+        ("gzip", Compression::GZIP(GzipLevel::default())),
+        ("brotli", Compression::BROTLI(BrotliLevel::default())),
+    ];
+    for (name, codec) in codecs {
+        let path = dir.join(format!("{name}.parquet"));
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(codec)
+            .build();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), data.schema(), Some(props))
+                .unwrap();
+        writer.write(&data).unwrap();
+        writer.close().unwrap();
+        assert_eq!(formatted(&path, &dir), want, "Parquet with {name}");
+    }
+    for (name, codec) in [
+        ("lz4", arrow_ipc::CompressionType::LZ4_FRAME),
+        ("zstd", arrow_ipc::CompressionType::ZSTD),
+    ] {
+        let path = dir.join(format!("{name}.arrow"));
+        let options = arrow_ipc::writer::IpcWriteOptions::default()
+            .try_with_compression(Some(codec))
+            .unwrap();
+        let mut writer = arrow_ipc::writer::FileWriter::try_new_with_options(
+            std::fs::File::create(&path).unwrap(),
+            &data.schema(),
+            options,
+        )
+        .unwrap();
+        writer.write(&data).unwrap();
+        writer.finish().unwrap();
+        assert_eq!(formatted(&path, &dir), want, "Arrow IPC with {name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
