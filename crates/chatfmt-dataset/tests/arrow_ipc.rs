@@ -173,3 +173,33 @@ fn compressed_inputs_read_as_uncompressed_ones() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A kept column of timestamps in a named time zone (what pandas, polars and DuckDB write for
+/// zone-aware times) is written to JSON Lines at its offset there.
+#[test]
+fn named_time_zones_write_to_json_lines() {
+    let dir = support::temp_dir("named-zone");
+    let data = batch();
+    // 2024-01-02T03:04:05Z and six months later.
+    let times =
+        arrow_array::TimestampMicrosecondArray::from(vec![1_704_164_645_000_000i64; 5]).with_timezone("Europe/Paris");
+    let summer =
+        arrow_array::TimestampMicrosecondArray::from(vec![1_719_889_445_000_000i64; 5]).with_timezone("Europe/Paris");
+    let data = RecordBatch::try_from_iter([
+        ("messages", data.column(1).clone()),
+        ("created", Arc::new(times) as ArrayRef),
+        ("updated", Arc::new(summer) as ArrayRef),
+    ])
+    .unwrap();
+    let input = dir.join("in.parquet");
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), data.schema(), None).unwrap();
+    writer.write(&data).unwrap();
+    writer.close().unwrap();
+    let out = formatted(&input, &dir);
+    assert!(
+        out.contains(r#""created":"2024-01-02T04:04:05+01:00","updated":"2024-07-02T05:04:05+02:00""#),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
