@@ -6,7 +6,7 @@ use crate::input::row_object;
 use crate::safe_file::AtomicFile;
 use crate::{Error, ErrorKind};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -113,6 +113,32 @@ fn mask_column(name: &str) -> ColumnPath {
     ColumnPath::new(vec![name.to_string(), "list".to_string(), "item".to_string()])
 }
 
+/// An input column as the Parquet output writes it: the Arrow types Parquet has no logical type
+/// for take the type pyarrow writes them as (timestamps and times of day in seconds in
+/// milliseconds, `date64` as `date32`), so that every reader reads dates and times and not bare
+/// integers; other types, nested ones inside lists, structs, maps and dictionaries, stay.
+fn parquet_field(field: &FieldRef) -> FieldRef {
+    let data_type = match field.data_type() {
+        DataType::Timestamp(TimeUnit::Second, tz) => DataType::Timestamp(TimeUnit::Millisecond, tz.clone()),
+        DataType::Time32(TimeUnit::Second) => DataType::Time32(TimeUnit::Millisecond),
+        DataType::Date64 => DataType::Date32,
+        DataType::List(item) => DataType::List(parquet_field(item)),
+        DataType::LargeList(item) => DataType::LargeList(parquet_field(item)),
+        DataType::FixedSizeList(item, n) => DataType::FixedSizeList(parquet_field(item), *n),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(parquet_field).collect()),
+        DataType::Map(entries, sorted) => DataType::Map(parquet_field(entries), *sorted),
+        DataType::Dictionary(key, value) => {
+            let value = parquet_field(&Arc::new(Field::new("", (**value).clone(), true)));
+            DataType::Dictionary(key.clone(), Box::new(value.data_type().clone()))
+        }
+        other => other.clone(),
+    };
+    match &data_type == field.data_type() {
+        true => field.clone(),
+        false => Arc::new(field.as_ref().clone().with_data_type(data_type)),
+    }
+}
+
 fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -148,7 +174,9 @@ impl Sink {
                 let new = columns.schema().map_err(encoding)?;
                 let schema = match input {
                     Some(input) => Arc::new(Schema::new_with_metadata(
-                        input.fields().iter().chain(new.fields()).cloned().collect::<Vec<_>>(),
+                        (input.fields().iter().map(parquet_field))
+                            .chain(new.fields().iter().cloned())
+                            .collect::<Vec<_>>(),
                         input.metadata().clone(),
                     )),
                     None => new,
@@ -227,7 +255,13 @@ impl Encoder {
                 columns,
             } => {
                 let mut arrays: Vec<ArrayRef> = match input {
-                    InputRows::Columns(batch) => batch.columns().to_vec(),
+                    // Input columns of a type Parquet cannot tell take the type they are written as.
+                    InputRows::Columns(batch) => (batch.columns().iter().zip(schema.fields()))
+                        .map(|(array, field)| match array.data_type() == field.data_type() {
+                            true => Ok(array.clone()),
+                            false => arrow_cast::cast(array, field.data_type()).map_err(encoding),
+                        })
+                        .collect::<Result<_, _>>()?,
                     InputRows::Objects(_) | InputRows::None => Vec::new(),
                 };
                 arrays.extend(new(*columns)?.columns().iter().cloned());

@@ -203,3 +203,65 @@ fn named_time_zones_write_to_json_lines() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Kept columns of the Arrow types Parquet has no logical type for are written as pyarrow writes
+/// them (seconds as milliseconds, `date64` as `date32`), inside structs too, so that every reader
+/// reads dates and times rather than bare integers; the values stay.
+#[test]
+fn dates_and_times_stay_dates_and_times_in_parquet() {
+    use arrow_array::{Date64Array, StructArray, Time32SecondArray, TimestampSecondArray};
+    use arrow_schema::{DataType, TimeUnit};
+    use parquet::basic::{LogicalType, TimeUnit as Unit};
+    let dir = support::temp_dir("temporal");
+    let data = batch();
+    let seconds = TimestampSecondArray::from(vec![1_714_979_289i64; 5]).with_timezone("UTC");
+    let day = Date64Array::from(vec![1_714_953_600_000i64; 5]);
+    let nested = StructArray::from(vec![(
+        Arc::new(arrow_schema::Field::new("at", DataType::Time32(TimeUnit::Second), true)),
+        Arc::new(Time32SecondArray::from(vec![3_723; 5])) as ArrayRef,
+    )]);
+    let data = RecordBatch::try_from_iter([
+        ("messages", data.column(1).clone()),
+        ("created", Arc::new(seconds) as ArrayRef),
+        ("day", Arc::new(day) as ArrayRef),
+        ("meta", Arc::new(nested) as ArrayRef),
+    ])
+    .unwrap();
+    let input = dir.join("in.parquet");
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), data.schema(), None).unwrap();
+    writer.write(&data).unwrap();
+    writer.close().unwrap();
+    let template = ChatTemplate::new("{% for m in messages %}{{ m.content }}{% endfor %}", Default::default());
+    let config = Config {
+        output: dir.join("out.parquet"),
+        output_format: chatfmt_dataset::OutputFormat::Parquet,
+        ..support::config(&input, template, &dir)
+    };
+    run(&config).expect("the run succeeds");
+    let file = std::fs::File::open(&config.output).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let logical: Vec<Option<LogicalType>> = (reader.parquet_schema().columns().iter())
+        .filter(|c| ["created", "day", "meta.at"].contains(&c.path().string().as_str()))
+        .map(|c| c.logical_type_ref().cloned())
+        .collect();
+    assert_eq!(
+        logical,
+        [
+            Some(LogicalType::timestamp(true, Unit::MILLIS)),
+            Some(LogicalType::Date),
+            Some(LogicalType::time(false, Unit::MILLIS)),
+        ]
+    );
+    let out = reader.build().unwrap().next().unwrap().unwrap();
+    for (name, want) in [
+        ("created", &data.columns()[1]),
+        ("day", &data.columns()[2]),
+        ("meta", &data.columns()[3]),
+    ] {
+        let got = out.column_by_name(name).unwrap();
+        let back = arrow_cast::cast(got, want.data_type()).unwrap();
+        assert_eq!(&back, want, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
