@@ -20,6 +20,14 @@ fn batch() -> RecordBatch {
     RecordBatch::try_from_iter([("id", ids), ("messages", support::messages_column(&rows))]).expect("batch")
 }
 
+/// Writes `data` as an uncompressed Parquet file.
+fn write_parquet(path: &Path, data: &RecordBatch) {
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), data.schema(), None).unwrap();
+    writer.write(data).unwrap();
+    writer.close().unwrap();
+}
+
 /// Formats `input` into JSON Lines and gives the output.
 fn formatted(input: &Path, dir: &Path) -> String {
     let template = ChatTemplate::new(
@@ -43,10 +51,7 @@ fn arrow_ipc_files_and_streams_read_as_parquet_does() {
     let parts = [data.slice(0, 2), data.slice(2, 3)];
 
     let parquet = dir.join("in.parquet");
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&parquet).unwrap(), data.schema(), None).unwrap();
-    writer.write(&data).unwrap();
-    writer.close().unwrap();
+    write_parquet(&parquet, &data);
 
     let file = dir.join("in.arrow");
     let mut writer =
@@ -130,10 +135,7 @@ fn compressed_inputs_read_as_uncompressed_ones() {
     let dir = support::temp_dir("compressed");
     let data = batch();
     let plain = dir.join("plain.parquet");
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&plain).unwrap(), data.schema(), None).unwrap();
-    writer.write(&data).unwrap();
-    writer.close().unwrap();
+    write_parquet(&plain, &data);
     let want = formatted(&plain, &dir);
     let codecs = [
         ("zstd", Compression::ZSTD(ZstdLevel::default())),
@@ -192,10 +194,7 @@ fn named_time_zones_write_to_json_lines() {
     ])
     .unwrap();
     let input = dir.join("in.parquet");
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), data.schema(), None).unwrap();
-    writer.write(&data).unwrap();
-    writer.close().unwrap();
+    write_parquet(&input, &data);
     let out = formatted(&input, &dir);
     assert!(
         out.contains(r#""created":"2024-01-02T04:04:05+01:00","updated":"2024-07-02T05:04:05+02:00""#),
@@ -228,10 +227,7 @@ fn dates_and_times_stay_dates_and_times_in_parquet() {
     ])
     .unwrap();
     let input = dir.join("in.parquet");
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), data.schema(), None).unwrap();
-    writer.write(&data).unwrap();
-    writer.close().unwrap();
+    write_parquet(&input, &data);
     let template = ChatTemplate::new("{% for m in messages %}{{ m.content }}{% endfor %}", Default::default());
     let config = Config {
         output: dir.join("out.parquet"),
