@@ -321,16 +321,22 @@ fn python_only(t: &DataType, a: &dyn Array, i: usize) -> Result<Json, Fail> {
 /// A Python float: finite, or refused (a template would print NaN or Infinity, which JSON, and so
 /// chatfmt, cannot carry).
 fn float(v: f64) -> Result<Json, Fail> {
-    Number::from_f64(v).map(Json::Number).ok_or_else(|| {
-        let printed = match () {
-            _ if v.is_nan() => "NaN",
-            _ if v > 0.0 => "Infinity",
-            _ => "-Infinity",
-        };
-        Fail::invalid(format!(
-            "is {printed}: transformers would print {printed}, which chatfmt's JSON values cannot carry; replace or drop the value"
-        ))
-    })
+    Number::from_f64(v)
+        .map(Json::Number)
+        .ok_or_else(|| Fail::invalid(format!("is {}; replace or drop the value", non_finite(v))))
+}
+
+/// What a non-finite float is to Python, and why chatfmt refuses it.
+fn non_finite(v: f64) -> String {
+    let (python, json) = match () {
+        _ if v.is_nan() => ("nan", "NaN"),
+        _ if v > 0.0 => ("inf", "Infinity"),
+        _ => ("-inf", "-Infinity"),
+    };
+    format!(
+        "{json}: a template would print it as {python} (and `tojson` as {json}), which chatfmt's JSON values \
+         cannot carry"
+    )
 }
 
 /// Microseconds from the epoch that Python's `datetime` holds (years 1 to 9999).
@@ -682,10 +688,7 @@ pub(crate) mod ujson {
             }
             if self.peek() == b'I' {
                 self.word("Infinity", Json::Null)?;
-                let sign = if negative { "-" } else { "" };
-                return Err(format!(
-                    "{sign}Infinity: transformers would print {sign}Infinity, which chatfmt's JSON values cannot carry"
-                ));
+                return Err(non_finite(if negative { f64::NEG_INFINITY } else { f64::INFINITY }));
             }
             let mut int: u64 = 0;
             loop {
@@ -769,10 +772,7 @@ pub(crate) mod ujson {
         fn double(&self, begin: usize, v: f64) -> Result<Json, String> {
             Number::from_f64(v).map(Json::Number).ok_or_else(|| {
                 let text = String::from_utf8_lossy(&self.s[begin..self.pos]);
-                format!(
-                    "the number {text} decodes to {}, which transformers would print and chatfmt's JSON values cannot carry",
-                    if v.is_nan() { "NaN" } else if v > 0.0 { "Infinity" } else { "-Infinity" }
-                )
+                format!("the number {text} decodes to {}", non_finite(v))
             })
         }
     }
@@ -1013,7 +1013,7 @@ mod tests {
         assert_eq!(template_x(f32s.clone(), 1), Ok(Json::from(48.849998474121094)));
         assert_eq!(template_x(f32s.clone(), 2), Ok(Json::from(3.3999999521443642e38)));
         let e = template_x(f32s, 3).expect_err("NaN");
-        assert!(e.starts_with("x is NaN: transformers would print NaN"), "{e}");
+        assert!(e.starts_with("x is NaN: a template would print it as nan"), "{e}");
         // f16 0.1 is 0x2e66.
         let bits = arrow_buffer::ScalarBuffer::new(arrow_buffer::Buffer::from_vec(vec![0x2e66u16]), 0, 1);
         let f16s: ArrayRef = Arc::new(Float16Array::new(bits, None));

@@ -466,6 +466,22 @@ pub fn run(config: &Config) -> Result<Summary, Error> {
     };
     let input_schema = source.schema().cloned();
     if let Some(schema) = &input_schema {
+        // Rows become objects keyed by column name, so one of two same-named columns would be lost
+        // (datasets refuses such files too).
+        let mut seen = std::collections::BTreeSet::new();
+        let twice: Vec<&str> = (schema.fields().iter().map(|f| f.name().as_str()))
+            .filter(|n| !seen.insert(*n))
+            .collect();
+        if !twice.is_empty() {
+            return Err(Error::file(
+                ErrorKind::Input,
+                &config.input,
+                format!(
+                    "has more than one column named {}; rename them so that every column has its own name",
+                    twice.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
         let clash: Vec<&str> = (wanted.names().into_iter())
             .filter(|n| schema.column_with_name(n).is_some())
             .collect();

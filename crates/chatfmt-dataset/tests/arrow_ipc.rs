@@ -261,3 +261,30 @@ fn dates_and_times_stay_dates_and_times_in_parquet() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two columns of one name (pyarrow writes them, datasets refuses them) stop the run before anything
+/// is written: rows are objects keyed by column name, where one of them would be lost.
+#[test]
+fn same_named_columns_are_refused() {
+    let dir = support::temp_dir("same-names");
+    let data = batch();
+    let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(5..10));
+    let schema = arrow_schema::Schema::new(vec![
+        data.schema().field(0).clone(),
+        data.schema().field(1).clone(),
+        arrow_schema::Field::new("id", arrow_schema::DataType::Int64, false),
+    ]);
+    let data = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![data.column(0).clone(), data.column(1).clone(), ids],
+    )
+    .unwrap();
+    let input = dir.join("in.parquet");
+    write_parquet(&input, &data);
+    let template = ChatTemplate::new("{% for m in messages %}{{ m.content }}{% endfor %}", Default::default());
+    let config = support::config(&input, template, &dir);
+    let err = run(&config).expect_err("same-named columns are refused");
+    assert!(err.to_string().contains("has more than one column named `id`"), "{err}");
+    assert!(!config.output.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
