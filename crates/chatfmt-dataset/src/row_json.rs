@@ -439,6 +439,7 @@ fn key(keys: &dyn Array, i: usize) -> Option<usize> {
 /// something JSON cannot hold, or decodes inconsistently, is an error: infinities (and numbers that
 /// overflow to them), lone surrogate escapes.
 pub(crate) mod ujson {
+    use super::non_finite;
     use serde_json::{Map, Number, Value as Json};
 
     /// ujson's `JSON_MAX_OBJECT_DEPTH`.
