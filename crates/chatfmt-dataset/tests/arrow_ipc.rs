@@ -288,3 +288,67 @@ fn same_named_columns_are_refused() {
     assert!(!config.output.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A string column of the Parquet JSON type in a file with no Arrow schema (DuckDB's JSON columns,
+/// pyarrow's with `store_schema=False`) is JSON to the template, as datasets decodes it, and stays
+/// of the JSON type in the output.
+#[test]
+fn json_typed_parquet_columns_are_decoded_and_kept() {
+    use arrow_array::{ListArray, StringArray, StructArray};
+    use arrow_schema::{DataType, Field};
+    let dir = support::temp_dir("json-type");
+    let json = std::collections::HashMap::from([
+        ("ARROW:extension:name".to_string(), "arrow.json".to_string()),
+        ("ARROW:extension:metadata".to_string(), String::new()),
+    ]);
+    let fields = vec![
+        Arc::new(Field::new("role", DataType::Utf8, true)),
+        Arc::new(Field::new("meta", DataType::Utf8, true).with_metadata(json)),
+    ];
+    let message = StructArray::new(
+        fields.clone().into(),
+        vec![
+            Arc::new(StringArray::from(vec!["user"])) as ArrayRef,
+            Arc::new(StringArray::from(vec![r#"{"lang": "en"}"#])),
+        ],
+        None,
+    );
+    let item = Arc::new(Field::new("item", DataType::Struct(fields.into()), true));
+    let messages = ListArray::new(
+        item,
+        arrow_buffer::OffsetBuffer::from_lengths([1]),
+        Arc::new(message),
+        None,
+    );
+    let data = RecordBatch::try_from_iter([("messages", Arc::new(messages) as ArrayRef)]).unwrap();
+    let input = dir.join("in.parquet");
+    let options = parquet::arrow::arrow_writer::ArrowWriterOptions::new().with_skip_arrow_metadata(true);
+    let mut writer = parquet::arrow::ArrowWriter::try_new_with_options(
+        std::fs::File::create(&input).unwrap(),
+        data.schema(),
+        options,
+    )
+    .unwrap();
+    writer.write(&data).unwrap();
+    writer.close().unwrap();
+    let template = ChatTemplate::new(
+        "{% for m in messages %}{{ m.meta.lang }} {{ m.meta is mapping }}{% endfor %}",
+        Default::default(),
+    );
+    let config = Config {
+        output: dir.join("out.parquet"),
+        output_format: chatfmt_dataset::OutputFormat::Parquet,
+        ..support::config(&input, template, &dir)
+    };
+    run(&config).expect("the run succeeds");
+    let file = std::fs::File::open(&config.output).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let meta = (reader.parquet_schema().columns().iter())
+        .find(|c| c.path().string().ends_with(".meta"))
+        .and_then(|c| c.logical_type_ref().cloned());
+    assert_eq!(meta, Some(parquet::basic::LogicalType::Json));
+    let out = reader.build().unwrap().next().unwrap().unwrap();
+    let text = out.column_by_name("text").unwrap();
+    assert_eq!(text.as_any().downcast_ref::<StringArray>().unwrap().value(0), "en True");
+    std::fs::remove_dir_all(&dir).ok();
+}
