@@ -611,7 +611,7 @@ fn format_chunks(
                 }
                 if permit_tx.send(()).is_err() {
                     // The writer stopped (its error is reported below).
-                    break;
+                    return Ok(());
                 }
                 rows_in += chunk.rows.len() as u64;
                 let done = done_tx.clone();

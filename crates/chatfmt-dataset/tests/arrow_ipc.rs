@@ -28,6 +28,22 @@ fn write_parquet(path: &Path, data: &RecordBatch) {
     writer.close().unwrap();
 }
 
+/// Formats `input` with `template` into `dir/out.parquet` and gives a reader of the output.
+fn to_parquet(
+    input: &Path,
+    template: &str,
+    dir: &Path,
+) -> parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder<std::fs::File> {
+    let config = Config {
+        output: dir.join("out.parquet"),
+        output_format: chatfmt_dataset::OutputFormat::Parquet,
+        ..support::config(input, ChatTemplate::new(template, Default::default()), dir)
+    };
+    run(&config).expect("the run succeeds");
+    let file = std::fs::File::open(&config.output).unwrap();
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap()
+}
+
 /// Formats `input` into JSON Lines and gives the output.
 fn formatted(input: &Path, dir: &Path) -> String {
     let template = ChatTemplate::new(
@@ -228,15 +244,7 @@ fn dates_and_times_stay_dates_and_times_in_parquet() {
     .unwrap();
     let input = dir.join("in.parquet");
     write_parquet(&input, &data);
-    let template = ChatTemplate::new("{% for m in messages %}{{ m.content }}{% endfor %}", Default::default());
-    let config = Config {
-        output: dir.join("out.parquet"),
-        output_format: chatfmt_dataset::OutputFormat::Parquet,
-        ..support::config(&input, template, &dir)
-    };
-    run(&config).expect("the run succeeds");
-    let file = std::fs::File::open(&config.output).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let reader = to_parquet(&input, "{% for m in messages %}{{ m.content }}{% endfor %}", &dir);
     let logical: Vec<Option<LogicalType>> = (reader.parquet_schema().columns().iter())
         .filter(|c| ["created", "day", "meta.at"].contains(&c.path().string().as_str()))
         .map(|c| c.logical_type_ref().cloned())
@@ -331,18 +339,8 @@ fn json_typed_parquet_columns_are_decoded_and_kept() {
     .unwrap();
     writer.write(&data).unwrap();
     writer.close().unwrap();
-    let template = ChatTemplate::new(
-        "{% for m in messages %}{{ m.meta.lang }} {{ m.meta is mapping }}{% endfor %}",
-        Default::default(),
-    );
-    let config = Config {
-        output: dir.join("out.parquet"),
-        output_format: chatfmt_dataset::OutputFormat::Parquet,
-        ..support::config(&input, template, &dir)
-    };
-    run(&config).expect("the run succeeds");
-    let file = std::fs::File::open(&config.output).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let template = "{% for m in messages %}{{ m.meta.lang }} {{ m.meta is mapping }}{% endfor %}";
+    let reader = to_parquet(&input, template, &dir);
     let meta = (reader.parquet_schema().columns().iter())
         .find(|c| c.path().string().ends_with(".meta"))
         .and_then(|c| c.logical_type_ref().cloned());
