@@ -406,7 +406,10 @@ pub(crate) fn batch_to_json(batch: &RecordBatch) -> Result<Vec<Json>, Error> {
     let undecodable = |e: &dyn std::fmt::Display| {
         Error::new(
             ErrorKind::InvalidRow,
-            format!("the Parquet row cannot be turned into JSON: {e}"),
+            format!(
+                "the row's columns cannot be written as JSON ({e}); write Parquet (--output-format parquet) or \
+                 drop the column"
+            ),
         )
     };
     let mut buf = Vec::new();
