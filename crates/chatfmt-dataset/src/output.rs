@@ -6,7 +6,7 @@ use crate::input::row_object;
 use crate::safe_file::AtomicFile;
 use crate::{Error, ErrorKind};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -118,7 +118,16 @@ fn mask_column(name: &str) -> ColumnPath {
 /// milliseconds, `date64` as `date32`), so that every reader reads dates and times and not bare
 /// integers; other types, nested ones inside lists, structs, maps and dictionaries, stay.
 fn parquet_field(field: &FieldRef) -> FieldRef {
-    let data_type = match field.data_type() {
+    let data_type = parquet_type(field.data_type());
+    match &data_type == field.data_type() {
+        true => field.clone(),
+        false => Arc::new(field.as_ref().clone().with_data_type(data_type)),
+    }
+}
+
+/// The type [`parquet_field`] writes a column of type `t` as.
+fn parquet_type(t: &DataType) -> DataType {
+    match t {
         DataType::Timestamp(TimeUnit::Second, tz) => DataType::Timestamp(TimeUnit::Millisecond, tz.clone()),
         DataType::Time32(TimeUnit::Second) => DataType::Time32(TimeUnit::Millisecond),
         DataType::Date64 => DataType::Date32,
@@ -127,15 +136,8 @@ fn parquet_field(field: &FieldRef) -> FieldRef {
         DataType::FixedSizeList(item, n) => DataType::FixedSizeList(parquet_field(item), *n),
         DataType::Struct(fields) => DataType::Struct(fields.iter().map(parquet_field).collect()),
         DataType::Map(entries, sorted) => DataType::Map(parquet_field(entries), *sorted),
-        DataType::Dictionary(key, value) => {
-            let value = parquet_field(&Arc::new(Field::new("", (**value).clone(), true)));
-            DataType::Dictionary(key.clone(), Box::new(value.data_type().clone()))
-        }
+        DataType::Dictionary(key, value) => DataType::Dictionary(key.clone(), Box::new(parquet_type(value))),
         other => other.clone(),
-    };
-    match &data_type == field.data_type() {
-        true => field.clone(),
-        false => Arc::new(field.as_ref().clone().with_data_type(data_type)),
     }
 }
 

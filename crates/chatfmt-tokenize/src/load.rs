@@ -183,22 +183,20 @@ impl ChatTokenizer {
         // read), some BPE affixes (known from the tree). The 0.23 release encodes those (see
         // `encoder`).
         let by_reference = normalized_tokens_with_metaspace(&original) || affixes_read_differently(&original);
-        let (encoder, pieces, nfc_only) = if by_reference {
-            let encoder = reference_of(&mut json, &original, None).map_err(fail)?;
-            (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
-        } else {
-            match Self::pipeline(&mut json, piece_source.clone()) {
-                Ok((encoder, pieces, nfc_only)) => match pieces.map_err(fail)? {
-                    pieces if pieces.has_shared_ids() => {
-                        (reference_of(&mut json, &original, None).map_err(fail)?, pieces, false)
-                    }
-                    pieces => (encoder, pieces, nfc_only),
-                },
-                Err(refused) if refused.kind() == ErrorKind::Unsupported => {
-                    let encoder = reference_of(&mut json, &original, Some(refused)).map_err(fail)?;
-                    (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
-                }
+        let built = match by_reference {
+            true => Err(None),
+            false => match Self::pipeline(&mut json, piece_source.clone()) {
+                Ok((encoder, pieces, nfc_only)) => Ok((encoder, pieces.map_err(fail)?, nfc_only)),
+                Err(refused) if refused.kind() == ErrorKind::Unsupported => Err(Some(refused)),
                 Err(e) => return Err(fail(e)),
+            },
+        };
+        let (encoder, pieces, nfc_only) = match built {
+            Ok((encoder, pieces, nfc_only)) if !pieces.has_shared_ids() => (encoder, pieces, nfc_only),
+            Ok((_, pieces, _)) => (reference_of(&mut json, &original, None).map_err(fail)?, pieces, false),
+            Err(refused) => {
+                let encoder = reference_of(&mut json, &original, refused).map_err(fail)?;
+                (encoder, piece_source.build(json.vocab_text()).map_err(fail)?, false)
             }
         };
         let side = |key: &str, default: Side| -> Result<Side, Error> {

@@ -14,8 +14,6 @@ struct Parser<'s> {
     open: Vec<&'static str>,
     /// The indices in `open` of the `for` blocks whose `else` body is being parsed.
     for_else: Vec<usize>,
-    /// Where the last assignment target parsed names `loop`, if it does.
-    loop_target: Option<Pos>,
     /// The end tags each enclosing block body is waiting for, innermost last (for error messages).
     ends: Vec<&'static [&'static str]>,
     /// Block names seen so far (a name may be defined once).
@@ -415,10 +413,9 @@ impl<'s> Parser<'s> {
 
     fn parse_for(&mut self) -> Result<StmtKind> {
         self.next();
-        let target = self.parse_assign_target(true, false)?;
-        let at = self.loop_target;
+        let (target, loop_at) = self.parse_assign_target(true, false)?;
         self.expect_name_kw("in")?;
-        if let Some(at) = at {
+        if let Some(at) = loop_at {
             return Err(loop_assignment(at));
         }
         let iter = self.parse_tuple(false, false)?;
@@ -461,8 +458,8 @@ impl<'s> Parser<'s> {
 
     fn parse_set(&mut self) -> Result<StmtKind> {
         self.next();
-        let target = self.parse_assign_target(true, true)?;
-        if let Some(at) = self.loop_target.filter(|_| self.in_loop_body()) {
+        let (target, loop_at) = self.parse_assign_target(true, true)?;
+        if let Some(at) = loop_at.filter(|_| self.in_loop_body()) {
             return Err(loop_assignment(at));
         }
         if self.skip_op("=") {
@@ -571,7 +568,7 @@ impl<'s> Parser<'s> {
             if !assigns.is_empty() {
                 self.expect_op(",")?;
             }
-            let target = self.parse_assign_target(true, false)?;
+            let (target, _) = self.parse_assign_target(true, false)?;
             self.expect_op("=")?;
             assigns.push((target, self.parse_expression(true)?));
         }
@@ -669,9 +666,9 @@ impl<'s> Parser<'s> {
     /// An assignment target: a name, `ns.attr` (with `with_namespace`), or a tuple of them. As in
     /// Jinja2 3.1.6, only the end of the tag or a `)` ends a tuple of targets (its parser's extra end
     /// rules, such as a `for` loop's `in`, never match), and whether the target can be assigned to is
-    /// checked once it is parsed, naming its node (`can't assign to 'tuple'` for `a, 1`).
-    fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool) -> Result<Target> {
-        self.loop_target = None;
+    /// checked once it is parsed, naming its node (`can't assign to 'tuple'` for `a, 1`). Also gives
+    /// where the target names `loop`, if it does.
+    fn parse_assign_target(&mut self, with_tuple: bool, with_namespace: bool) -> Result<(Target, Option<Pos>)> {
         let mut items = Vec::new();
         let mut is_tuple = false;
         // Where Jinja2's tuple node says it is: the line of its last comma.
@@ -694,7 +691,7 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        self.loop_target = items.iter().find_map(|i| match i {
+        let loop_at = items.iter().find_map(|i| match i {
             TargetItem::Expr(e) => loop_name_pos(e),
             TargetItem::Namespace(_) => None,
         });
@@ -704,14 +701,13 @@ impl<'s> Parser<'s> {
         };
         if is_tuple {
             return (items.iter().map(target).collect::<Option<Vec<_>>>())
-                .map(Target::Tuple)
+                .map(|items| (Target::Tuple(items), loop_at))
                 .ok_or_else(|| self.fail_at("can't assign to 'tuple'", tuple_pos));
         }
         match items.pop() {
-            Some(TargetItem::Namespace(t)) => Ok(t),
-            Some(TargetItem::Expr(e)) => {
-                to_target(&e).ok_or_else(|| self.fail_at(format!("can't assign to '{}'", node_name(&e)), e.pos))
-            }
+            Some(TargetItem::Namespace(t)) => Ok((t, None)),
+            Some(TargetItem::Expr(e)) => (to_target(&e).map(|t| (t, loop_at)))
+                .ok_or_else(|| self.fail_at(format!("can't assign to '{}'", node_name(&e)), e.pos)),
             None => Err(self.fail("Expected an expression")),
         }
     }
@@ -1465,7 +1461,6 @@ pub fn parse(toks: Vec<Token<'_>>) -> Result<Vec<Stmt>> {
         i: 0,
         open: Vec::new(),
         for_else: Vec::new(),
-        loop_target: None,
         ends: Vec::new(),
         blocks: Vec::new(),
         depth: 0,
