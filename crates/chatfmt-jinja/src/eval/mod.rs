@@ -190,6 +190,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Runs the template body and puts the output in `result` (whose span lists are empty).
+    #[inline(always)]
     pub fn run(self, body: &'a [Stmt], result: &mut Rendered) -> Result<()> {
         self.run_then(body, result, |rec, ctx, result| rec.resolve(ctx, &mut result.spans))
             .map(|_| ())

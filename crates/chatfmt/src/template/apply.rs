@@ -32,15 +32,28 @@ pub struct ApplyOptions {
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
 
-/// Checks that `m` is a message object; says whether transformers' preparation would change it.
-fn needs_preparation(m: &Json) -> Result<bool, Error> {
-    let Json::Object(obj) = m else {
-        return Err(Error::new(
-            chatfmt_jinja::ErrorKind::TypeError,
-            format!("Chat messages should be dicts, dataclasses or pydantic models, but got {m}."),
-        ));
-    };
-    Ok(obj.iter().any(|(k, v)| v.is_null() || is_reasoning_field(k)))
+/// Checks that every message is an object; says whether transformers' preparation would change
+/// any of them.
+#[inline(always)]
+fn needs_preparation(messages: &[Json]) -> Result<bool, Error> {
+    let mut prepare = false;
+    for m in messages {
+        let Json::Object(obj) = m else {
+            return Err(not_a_message(m));
+        };
+        for (k, v) in obj {
+            prepare |= v.is_null() | is_reasoning_field(k);
+        }
+    }
+    Ok(prepare)
+}
+
+#[cold]
+fn not_a_message(m: &Json) -> Error {
+    Error::new(
+        chatfmt_jinja::ErrorKind::TypeError,
+        format!("Chat messages should be dicts, dataclasses or pydantic models, but got {m}."),
+    )
 }
 
 /// Whether `key` is one of [`REASONING_FIELDS`] (by length first: most keys are not).
@@ -243,12 +256,8 @@ impl ChatTemplate {
         let template = selected.get()?;
         input.tools = iterated("tools", opts.tools.as_ref())?;
         input.documents = iterated("documents", opts.documents.as_ref())?;
-        let mut prepare = false;
-        for m in messages {
-            prepare |= needs_preparation(m)?;
-        }
         // The caller's messages are read in place unless transformers' preparation changes them.
-        if prepare || continue_final.is_some() {
+        if needs_preparation(messages)? || continue_final.is_some() {
             let mut chat: Vec<Json> = messages.iter().map(prepare_message).collect();
             if let Some(field) = continue_final {
                 input.final_text = Some(tag_final_message(&mut chat, field, template.source())?);
@@ -321,7 +330,16 @@ struct Input {
 /// a dict: `TypeError`), made as Python iterates them: an object iterates its keys and a string its
 /// characters, so both fail unless empty, and a number or boolean is not iterable. Returns what the
 /// template sees instead when the check changes the value (empty `tools` become `[]`).
+#[inline(always)]
 fn iterated(name: &str, value: Option<&Json>) -> Result<Option<Json>, Error> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(value) => iterated_value(name, value),
+    }
+}
+
+/// [`iterated`] of a value that is not `None`.
+fn iterated_value(name: &str, value: &Json) -> Result<Option<Json>, Error> {
     use chatfmt_jinja::ErrorKind::{TypeError, ValueError};
     let fail = || {
         match name {
@@ -333,12 +351,12 @@ fn iterated(name: &str, value: Option<&Json>) -> Result<Option<Json>, Error> {
     }
     };
     let empty = match value {
-        None | Some(Json::Null) => return Ok(None),
-        Some(Json::Array(items)) if items.iter().all(Json::is_object) => return Ok(None),
-        Some(Json::Array(_)) => return Err(fail()),
-        Some(Json::Object(o)) => o.is_empty(),
-        Some(Json::String(s)) => s.is_empty(),
-        Some(v @ (Json::Number(_) | Json::Bool(_))) => {
+        Json::Null => return Ok(None),
+        Json::Array(items) if items.iter().all(Json::is_object) => return Ok(None),
+        Json::Array(_) => return Err(fail()),
+        Json::Object(o) => o.is_empty(),
+        Json::String(s) => s.is_empty(),
+        v @ (Json::Number(_) | Json::Bool(_)) => {
             return Err(Error::new(
                 TypeError,
                 format!("'{}' object is not iterable", json_type(v)),
