@@ -789,6 +789,37 @@ for t in ["{{ (1 if false)|wordwrap(2) }}", "\n{{ ('a' if nope).x }}",
           "{{ ((1 if false) if true)|wordwrap(3) }}", "{% set x = 1 if false %}\n{{ x|wordwrap(2) }}"]:
     case("filter", "wordwrap", t)
 
+# The sandbox refuses an attribute starting with `_` only when Python's `getattr` finds it; a name the type
+# lacks reads the item, else is undefined, so calling it raises UndefinedError instead of SecurityError.
+PRIVATE_OWNERS = ["5", "2.5", "true", "none", "'ab'", "[1]", "(1,)", "'x'|safe", "range(2)", "d.keys()",
+                  "d.values()", "d.items()", "'a'.encode()", "[1]|reverse", "'ab'|reverse", "[1]|select",
+                  "d|reverse", "ns", "loop", "m", "cycler(1)", "joiner()", "n", "f", "s", "l"]
+PRIVATE_NAMES = ["__len__", "__add__", "__iter__", "__bool__", "__getitem__", "__reversed__", "__index__",
+                 "__getformat__", "__html__", "__next__", "__call__", "__dict__", "__class__", "__foo__",
+                 "_iterator", "_func", "__length_hint__", "__xor__", "__module__"]
+for owner in PRIVATE_OWNERS:
+    for attr in PRIVATE_NAMES:
+        for form in ["{{ (%s).%s() }}", "{{ (%s)|attr(%r) is defined }}"]:
+            body = form % (owner, attr)
+            if owner == "ns":
+                body = "{% set ns = namespace(a=1) %}" + body
+            elif owner == "loop":
+                body = "{% for x in [1] %}" + body + "{% endfor %}"
+            elif owner == "m":
+                body = "{% macro m() %}{% endmacro %}" + body
+            case("filter", "attr", body, {"d": {"a": 1}, "n": 3, "f": 1.5, "s": "xy", "l": [2]})
+
+# Jinja2's `batch` and `slice` are generators: what they raise comes only when they are iterated.
+for t in ["{{ (5|batch(2)) is defined }}", "{{ (true|batch(2))|int }}", "{{ (5|batch(2))|list }}",
+          "{{ (1|batch(2)) ~ '' is string }}", "{% set b = none|batch(1) %}ok", "{{ [1, 2]|batch('x', 0)|list }}",
+          "{{ ([1, 2]|batch(2.5, 0)) is iterable }}", "{{ [1, 2]|batch(2.5, 0)|list }}", "{% for x in 3|batch(1) %}{% endfor %}"]:
+    case("filter", "batch", t)
+for t in ["{{ (5|slice(2)) is defined }}", "{{ ([1]|slice(0)) is iterable }}", "{{ [1]|slice(0)|list }}",
+          "{{ (none|slice(2))|first is defined }}", "{% set s = 1|slice(1) %}ok", "{{ 'ab'|slice('2')|list }}",
+          "{{ ('ab'|slice(2)) and 'yes' }}", "{% for x in 3|slice(1) %}{% endfor %}"]:
+    case("filter", "slice", t)
+
+
 def main():
     records = []
     for n, c in enumerate(CASES):

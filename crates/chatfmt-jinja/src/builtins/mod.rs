@@ -163,14 +163,93 @@ const UNDEFINED_PRIVATE: &[&str] = &[
     "_undefined_obj",
 ];
 
+/// What `int` and `bool` add to [`OBJECT_PRIVATE`] (CPython 3.11's `dir(int)`), space-separated.
+const INT_PRIVATE: &str = "__abs__ __add__ __and__ __bool__ __ceil__ __divmod__ __float__ __floor__ \
+    __floordiv__ __getnewargs__ __index__ __int__ __invert__ __lshift__ __mod__ __mul__ __neg__ __or__ __pos__ \
+    __pow__ __radd__ __rand__ __rdivmod__ __rfloordiv__ __rlshift__ __rmod__ __rmul__ __ror__ __round__ __rpow__ \
+    __rrshift__ __rshift__ __rsub__ __rtruediv__ __rxor__ __sub__ __truediv__ __trunc__ __xor__";
+
+/// What `float` adds to [`OBJECT_PRIVATE`], space-separated.
+const FLOAT_PRIVATE: &str = "__abs__ __add__ __bool__ __ceil__ __divmod__ __float__ __floor__ __floordiv__ \
+    __getformat__ __getnewargs__ __int__ __mod__ __mul__ __neg__ __pos__ __pow__ __radd__ __rdivmod__ \
+    __rfloordiv__ __rmod__ __rmul__ __round__ __rpow__ __rsub__ __rtruediv__ __sub__ __truediv__ __trunc__";
+
+/// What `str` adds to [`OBJECT_PRIVATE`], space-separated.
+const STR_PRIVATE: &str =
+    "__add__ __contains__ __getitem__ __getnewargs__ __iter__ __len__ __mod__ __mul__ __rmod__ __rmul__";
+
+/// What `list` adds to [`OBJECT_PRIVATE`], space-separated.
+const LIST_PRIVATE: &str = "__add__ __class_getitem__ __contains__ __delitem__ __getitem__ __iadd__ __imul__ \
+    __iter__ __len__ __mul__ __reversed__ __rmul__ __setitem__";
+
+/// What `tuple` adds to [`OBJECT_PRIVATE`], space-separated.
+const TUPLE_PRIVATE: &str =
+    "__add__ __class_getitem__ __contains__ __getitem__ __getnewargs__ __iter__ __len__ __mul__ __rmul__";
+
+/// What Markupsafe's `Markup` adds to [`OBJECT_PRIVATE`], space-separated.
+const MARKUP_PRIVATE: &str = "__add__ __contains__ __getitem__ __getnewargs__ __html__ __html_format__ __iter__ \
+    __len__ __mod__ __module__ __mul__ __radd__ __rmod__ __rmul__ __slots__";
+
+/// What Jinja2's `LoopContext` (an instance) adds to [`OBJECT_PRIVATE`], space-separated.
+const LOOP_PRIVATE: &str = "__annotations__ __call__ __dict__ __iter__ __len__ __module__ __next__ __weakref__ \
+    _after _before _current _iterable _iterator _last_changed_value _length _peek_next _recurse _to_iterator \
+    _undefined";
+
+/// What Jinja2's `Macro` (an instance) adds to [`OBJECT_PRIVATE`], space-separated.
+const MACRO_PRIVATE: &str = "__call__ __dict__ __module__ __weakref__ _argument_count _async_invoke \
+    _default_autoescape _environment _func _invoke";
+
+/// What the dict views `dict_keys` and `dict_items` add to [`OBJECT_PRIVATE`], space-separated.
+const SET_VIEW_PRIVATE: &str =
+    "__and__ __contains__ __iter__ __len__ __or__ __rand__ __reversed__ __ror__ __rsub__ __rxor__ __sub__ __xor__";
+
+/// What `bytes` adds to [`OBJECT_PRIVATE`], space-separated.
+const BYTES_PRIVATE: &str =
+    "__add__ __bytes__ __contains__ __getitem__ __getnewargs__ __iter__ __len__ __mod__ __mul__ __rmod__ __rmul__";
+
+/// What an iterator of `reversed()` adds to [`OBJECT_PRIVATE`], space-separated.
+const REVERSED_PRIVATE: &str = "__iter__ __length_hint__ __next__ __setstate__";
+
 /// Whether Python's `getattr(obj, name)` finds an attribute for a `name` starting with `_`, which
-/// the sandbox then refuses as unsafe. Exact for dicts and undefined values (where the answer
-/// decides between an item and an error); other types are taken to have their dunders only.
+/// the sandbox then refuses as unsafe (a name it does not find reads the item, else is undefined).
+/// Exact for data, `Markup`, iterators, namespaces, loops, macros, cyclers, joiners, ranges, dict
+/// views and bytes (CPython 3.11, Jinja2 3.1.6); functions, methods and template references are
+/// taken to have every dunder.
 fn has_private_attr(obj: &Value, name: &str) -> bool {
+    let own = |names: &str| OBJECT_PRIVATE.contains(&name) || names.split_whitespace().any(|n| n == name);
     match obj {
         Value::Json(Json::Object(_)) | Value::Dict(_) => OBJECT_PRIVATE.contains(&name) || DICT_PRIVATE.contains(&name),
         Value::Undefined(_) => OBJECT_PRIVATE.contains(&name) || UNDEFINED_PRIVATE.contains(&name),
-        _ => is_dunder(name),
+        Value::Int(_) | Value::BigInt(_) | Value::Bool(_) | Value::Json(Json::Bool(_)) => own(INT_PRIVATE),
+        Value::Json(Json::Number(n)) if n.is_f64() => own(FLOAT_PRIVATE),
+        Value::Json(Json::Number(_)) => own(INT_PRIVATE),
+        Value::Float(_) => own(FLOAT_PRIVATE),
+        Value::None | Value::Json(Json::Null) => own("__bool__"),
+        Value::Str(_) | Value::String(_) | Value::Json(Json::String(_)) => own(STR_PRIVATE),
+        Value::List(_) | Value::Json(Json::Array(_)) => own(LIST_PRIVATE),
+        Value::Tuple(_) => own(TUPLE_PRIVATE),
+        Value::Safe(_) => own(MARKUP_PRIVATE),
+        Value::Iter(g) => match g.kind() {
+            "generator" => own("__del__ __iter__ __name__ __next__ __qualname__"),
+            "dict_reversekeyiterator" | "dict_reversevalueiterator" | "dict_reverseitemiterator" => {
+                own("__iter__ __length_hint__ __next__")
+            }
+            _ => own(REVERSED_PRIVATE),
+        },
+        Value::Object(o) => match &**o {
+            // transformers' namespace answers only these two; its values never start with `_`.
+            Object::Namespace(_) => matches!(name, "__class__" | "_Namespace__attrs"),
+            Object::Loop(_) => own(LOOP_PRIVATE),
+            Object::Macro(_) => own(MACRO_PRIVATE),
+            Object::Cycler(..) => own("__dict__ __module__ __next__ __weakref__"),
+            Object::Joiner(..) => own("__call__ __dict__ __module__ __weakref__"),
+            Object::Range(..) => own("__bool__ __contains__ __getitem__ __iter__ __len__ __reversed__"),
+            Object::FailedGenerator(_) => own("__del__ __iter__ __name__ __next__ __qualname__"),
+            Object::View("dict_values", ..) => own("__iter__ __len__ __reversed__"),
+            Object::View(..) => own(SET_VIEW_PRIVATE),
+            Object::Bytes(_) => own(BYTES_PRIVATE),
+            _ => is_dunder(name),
+        },
     }
 }
 

@@ -85,7 +85,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         f::do_attr,
         "The attribute `name` of the value, without falling back to an item.",
     ),
-    filter(
+    lazy(
         "batch",
         S::def("do_batch", &["value", "linecount", "fill_with"], 1, 2, &[D::None]),
         f::do_batch,
@@ -348,7 +348,7 @@ pub static FILTERS: &[Builtin<FilterFn>] = &[
         "The items whose attribute passes a test.",
     )
     .keeps_items(),
-    filter(
+    lazy(
         "slice",
         S::def("sync_do_slice", &["value", "slices", "fill_with"], 1, 2, &[D::None]),
         f::slice_filter,
