@@ -152,12 +152,12 @@ pub(crate) fn children(s: &Stmt) -> Vec<&[Stmt]> {
             v
         }
         StmtKind::For(f) => vec![&f.body, &f.else_body],
-        StmtKind::SetBlock(_, _, b)
-        | StmtKind::FilterBlock(_, b)
+        StmtKind::SetBlock(_, _, b, _)
+        | StmtKind::FilterBlock(_, b, _)
         | StmtKind::With(_, b, _)
-        | StmtKind::Generation(b)
+        | StmtKind::Generation(b, _)
         | StmtKind::Block(_, b, _)
-        | StmtKind::Autoescape(_, b) => vec![b],
+        | StmtKind::Autoescape(_, b, _) => vec![b],
         StmtKind::Macro(m) | StmtKind::CallBlock(_, m) => vec![&m.body],
         _ => Vec::new(),
     }
@@ -240,17 +240,17 @@ pub(crate) fn own_exprs(s: &Stmt) -> Vec<&Expr> {
         m.params.iter().filter_map(|(_, d)| d.as_ref())
     }
     match &s.kind {
-        StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Generation(_) | StmtKind::Block(..) => {
+        StmtKind::Text(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Generation(..) | StmtKind::Block(..) => {
             Vec::new()
         }
         StmtKind::Print(e, _)
         | StmtKind::Set(_, e)
         | StmtKind::NeedsLoader(e)
-        | StmtKind::FilterBlock(e, _)
-        | StmtKind::Autoescape(e, _) => vec![e],
+        | StmtKind::FilterBlock(e, ..)
+        | StmtKind::Autoescape(e, ..) => vec![e],
         StmtKind::If(branches, _) => branches.iter().map(|(c, _)| c).collect(),
         StmtKind::For(f) => std::iter::once(&f.iter).chain(f.cond.as_ref()).collect(),
-        StmtKind::SetBlock(_, filter, _) => filter.iter().collect(),
+        StmtKind::SetBlock(_, filter, ..) => filter.iter().collect(),
         StmtKind::Macro(m) => defaults(m).collect(),
         StmtKind::CallBlock(call, m) => std::iter::once(call).chain(defaults(m)).collect(),
         StmtKind::With(assigns, ..) => assigns.iter().map(|(_, e)| e).collect(),
@@ -270,7 +270,7 @@ pub(crate) fn visit_stmts<'s>(body: &'s [Stmt], f: &mut dyn FnMut(&'s Stmt)) {
 /// Whether a `{% generation %}` block appears anywhere (macro bodies included).
 pub(crate) fn has_generation(body: &[Stmt]) -> bool {
     let mut found = false;
-    visit_stmts(body, &mut |s| found |= matches!(s.kind, StmtKind::Generation(_)));
+    visit_stmts(body, &mut |s| found |= matches!(s.kind, StmtKind::Generation(..)));
     found
 }
 
@@ -461,7 +461,7 @@ impl Walker {
                 self.stmts(else_body)
             }
             StmtKind::For(f) => self.for_loop(f),
-            StmtKind::SetBlock(t, filter, body) => {
+            StmtKind::SetBlock(t, filter, body, _) => {
                 self.stmts(body);
                 if let Some(f) = filter {
                     self.expr(f);
@@ -473,11 +473,11 @@ impl Walker {
                 self.expr(call);
                 self.macro_def(m)
             }
-            StmtKind::FilterBlock(f, body) => {
+            StmtKind::FilterBlock(f, body, _) => {
                 self.expr(f);
                 self.stmts(body)
             }
-            StmtKind::Autoescape(e, body) => {
+            StmtKind::Autoescape(e, body, _) => {
                 self.expr(e);
                 self.stmts(body)
             }
@@ -488,7 +488,7 @@ impl Walker {
                 self.stmts(body);
                 self.assigned = outer
             }
-            StmtKind::Generation(body) => {
+            StmtKind::Generation(body, _) => {
                 self.out.uses_generation = true;
                 self.stmts(body)
             }

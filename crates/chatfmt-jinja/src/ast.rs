@@ -178,6 +178,9 @@ pub struct VarRef {
 impl VarRef {
     /// The `scope` of a reference no enclosing scope binds (or one too far out to copy here).
     pub const NO_SCOPE: u32 = u32::MAX;
+    /// The `outer` of a reference that is undefined when its scopes do not bind it: an enclosing
+    /// frame starts without the name (see `syntax::symbols`), so the context is not read.
+    pub const UNBOUND_OUTSIDE: u32 = u32::MAX;
 }
 
 impl Default for VarRef {
@@ -236,20 +239,23 @@ pub enum StmtKind {
     If(Vec<(Expr, Vec<Stmt>)>, Vec<Stmt>),
     For(Box<ForLoop>),
     Set(Target, Expr),
-    SetBlock(Target, Option<Expr>, Vec<Stmt>),
+    /// A captured block: the target, the filter, the body and the scope of the body's frame.
+    SetBlock(Target, Option<Expr>, Vec<Stmt>, u32),
     Macro(Arc<MacroDef>),
     CallBlock(Expr, Arc<MacroDef>),
-    FilterBlock(Expr, Vec<Stmt>),
+    /// A filtered block: the filter, the body and the scope of the body's frame.
+    FilterBlock(Expr, Vec<Stmt>, u32),
     /// Assignments, the body, and the scope of the body's frame.
     With(Vec<(Target, Expr)>, Vec<Stmt>, u32),
     Break,
     Continue,
-    Generation(Vec<Stmt>),
+    /// transformers' `{% generation %}` (a call block): the body and the scope of its frame.
+    Generation(Vec<Stmt>, u32),
     /// A `{% block %}` renders in place (there is no inheritance without a loader).
     Block(Box<str>, Vec<Stmt>, BlockScope),
     /// Tags that need a template loader (`extends`, `include`, `import`, `from`): fail when run.
     NeedsLoader(Expr),
-    Autoescape(Expr, Vec<Stmt>),
+    Autoescape(Expr, Vec<Stmt>, u32),
 }
 
 /// A `{% for %}` loop.

@@ -3,13 +3,14 @@
 //! fails with the same class, message and line.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "support/table.rs"]
+mod table;
+
 use chatfmt_jinja::{Context, Template};
 use serde_json::{json, Value as Json};
 
 /// The table's minimum size.
 const MIN_PROBES: usize = 350;
-/// How many differing probes the failure shows.
-const SHOWN: usize = 15;
 
 /// What the probe gives: its output, or its error as `Class: message (line L)`.
 fn outcome(template: &str) -> String {
@@ -45,16 +46,7 @@ fn expected(probe: &Json) -> String {
 
 #[test]
 fn syntax_errors_are_jinja2s() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/syntax.jsonl");
-    let text = std::fs::read_to_string(path).expect("the syntax reference table");
-    let probes: Vec<Json> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(
-        probes.len() >= MIN_PROBES,
-        "{} probes, at least {MIN_PROBES} required",
-        probes.len()
-    );
-    let mut differing = Vec::new();
-    for probe in &probes {
+    table::check("syntax.jsonl", MIN_PROBES, |probe| {
         let template = probe["template"].as_str().unwrap();
         let (want, got) = (expected(probe), outcome(template));
         // A runtime error's line comes from Python's traceback, which the table does not record.
@@ -62,19 +54,6 @@ fn syntax_errors_are_jinja2s() {
             true => got.split(" (line ").next() == want.split(" (line ").next(),
             false => got == want,
         };
-        if !same {
-            differing.push(format!(
-                "--- {}\n  template: {template:?}\n  expected: {want}\n  actual:   {got}",
-                probe["name"].as_str().unwrap()
-            ));
-        }
-    }
-    let shown: Vec<&String> = differing.iter().take(SHOWN).collect();
-    assert!(
-        differing.is_empty(),
-        "{} of {} probes differ\n{}",
-        differing.len(),
-        probes.len(),
-        shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
-    );
+        (!same).then(|| table::shown(probe, &want, &got))
+    });
 }

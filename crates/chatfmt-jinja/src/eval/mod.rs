@@ -399,6 +399,15 @@ impl<'a> Evaluator<'a> {
         id
     }
 
+    /// Runs `f` in a new frame of `scope` inside the current one.
+    fn in_frame<R>(&mut self, scope: u32, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        let restore = self.current;
+        let id = self.push_frame(restore, scope);
+        let r = f(self);
+        self.pop_frame(id, restore);
+        r
+    }
+
     fn pop_frame(&mut self, id: usize, restore: usize) {
         self.empty_frames(id);
         self.live_frames = id;
@@ -551,6 +560,9 @@ impl<'a> Evaluator<'a> {
     /// name), the globals.
     #[inline(never)]
     fn find_outside_scopes(&mut self, name: &'a str, outer: u32) -> Option<Value<'a>> {
+        if outer == VarRef::UNBOUND_OUTSIDE {
+            return None;
+        }
         if let Some(v) = self.context_value(name, outer) {
             return Some(v.clone());
         }
@@ -830,15 +842,17 @@ impl<'a> Evaluator<'a> {
                 let v = self.derived(|me| me.eval(e))?;
                 self.assign(target, v).map_err(|e| at(e, s.pos))?;
             }
-            StmtKind::SetBlock(target, filter, body) => {
+            StmtKind::SetBlock(target, filter, body, scope) => {
                 let mut flow = Flow::Normal;
                 let v = self.derived(|me| {
-                    let v;
-                    (v, flow) = me.capture_flow(|me| me.exec_block(body))?;
-                    match filter {
-                        Some(f) if flow == Flow::Normal => me.eval_filter_chain(f, v),
-                        _ => Ok(v),
-                    }
+                    me.in_frame(*scope, |me| {
+                        let v;
+                        (v, flow) = me.capture_flow(|me| me.exec_block(body))?;
+                        match filter {
+                            Some(f) if flow == Flow::Normal => me.eval_filter_chain(f, v),
+                            _ => Ok(v),
+                        }
+                    })
                 })?;
                 if flow != Flow::Normal {
                     return Ok(flow);
@@ -866,12 +880,17 @@ impl<'a> Evaluator<'a> {
                 let v = self.call_value(&f, a).map_err(|e| at(e, call.pos))?;
                 self.write_value(&v);
             }
-            StmtKind::FilterBlock(filter, body) => {
-                let (text, flow) = self.capture_flow(|me| me.exec_block(body))?;
+            StmtKind::FilterBlock(filter, body, scope) => {
+                let (v, flow) = self.in_frame(*scope, |me| {
+                    let (text, flow) = me.capture_flow(|me| me.exec_block(body))?;
+                    match flow {
+                        Flow::Normal => Ok((me.eval_filter_chain(filter, text)?, flow)),
+                        _ => Ok((text, flow)),
+                    }
+                })?;
                 if flow != Flow::Normal {
                     return Ok(flow);
                 }
-                let v = self.eval_filter_chain(filter, text)?;
                 if !v.is_str() {
                     return Err(err!(
                         TypeError,
@@ -895,14 +914,14 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
-            StmtKind::Generation(body) => {
+            StmtKind::Generation(body, scope) => {
                 // transformers' tracker runs the body as a caller (buffered) and records, when it
                 // returns, the length of the text yielded so far and the length of the body's
                 // text. At the top level that is where the block's text is; elsewhere (a macro, a
                 // captured block) its length is counted from there in characters.
                 let top = self.buffered == 0;
                 let (start, body_start) = (if top { self.out.len() } else { self.yielded }, self.out.len());
-                let flow = self.buffered(|me| me.exec_block(body))?;
+                let flow = self.buffered(|me| me.in_frame(*scope, |me| me.exec_block(body)))?;
                 let len = match top {
                     true => GenerationLen::Bytes(self.out.len() - body_start),
                     false => GenerationLen::Chars(self.out[body_start..].chars().count()),
@@ -922,12 +941,14 @@ impl<'a> Evaluator<'a> {
             StmtKind::NeedsLoader(_) => {
                 return Err(err!(TypeError, "no loader for this environment specified").at(s.pos.line, s.pos.col));
             }
-            StmtKind::Autoescape(e, body) => {
-                let on = self.eval(e)?.truthy();
-                let saved = std::mem::replace(&mut self.autoescape, on);
-                let r = self.exec_block(body);
-                self.autoescape = saved;
-                return r;
+            StmtKind::Autoescape(e, body, scope) => {
+                return self.in_frame(*scope, |me| {
+                    let on = me.eval(e)?.truthy();
+                    let saved = std::mem::replace(&mut me.autoescape, on);
+                    let r = me.exec_block(body);
+                    me.autoescape = saved;
+                    r
+                });
             }
         }
         Ok(Flow::Normal)
@@ -2284,11 +2305,11 @@ fn collect_blocks<'a>(body: &'a [Stmt], out: &mut Vec<(&'a str, &'a [Stmt])>) {
                 collect_blocks(&f.body, out);
                 collect_blocks(&f.else_body, out);
             }
-            StmtKind::SetBlock(_, _, b)
-            | StmtKind::FilterBlock(_, b)
+            StmtKind::SetBlock(_, _, b, _)
+            | StmtKind::FilterBlock(_, b, _)
             | StmtKind::With(_, b, _)
-            | StmtKind::Generation(b)
-            | StmtKind::Autoescape(_, b) => collect_blocks(b, out),
+            | StmtKind::Generation(b, _)
+            | StmtKind::Autoescape(_, b, _) => collect_blocks(b, out),
             _ => {}
         }
     }

@@ -4,3 +4,4 @@ pub(crate) mod lexer;
 pub(crate) mod parser;
 pub(crate) mod print_plan;
 pub(crate) mod scopes;
+mod symbols;

@@ -296,13 +296,13 @@ impl<'s> Parser<'s> {
             "with" => self.with_open("with", Self::parse_with)?,
             "generation" => {
                 self.next();
-                StmtKind::Generation(self.with_open_body("generation", &["endgeneration"])?)
+                StmtKind::Generation(self.with_open_body("generation", &["endgeneration"])?, 0)
             }
             "block" => self.with_open("block", Self::parse_block)?,
             "autoescape" => {
                 self.next();
                 let e = self.parse_expression(true)?;
-                StmtKind::Autoescape(e, self.with_open_body("autoescape", &["endautoescape"])?)
+                StmtKind::Autoescape(e, self.with_open_body("autoescape", &["endautoescape"])?, 0)
             }
             "break" | "continue" => {
                 self.next();
@@ -472,7 +472,7 @@ impl<'s> Parser<'s> {
             None
         };
         let body = self.parse_statements(&["endset"], true)?;
-        Ok(StmtKind::SetBlock(target, filter, body))
+        Ok(StmtKind::SetBlock(target, filter, body, 0))
     }
 
     /// The shared allocation of the variable name `name`.
@@ -558,7 +558,7 @@ impl<'s> Parser<'s> {
         self.next();
         let filter = self.parse_filter(None, true)?;
         let body = self.parse_statements(&["endfilter"], true)?;
-        Ok(StmtKind::FilterBlock(filter, body))
+        Ok(StmtKind::FilterBlock(filter, body, 0))
     }
 
     fn parse_with(&mut self) -> Result<StmtKind> {
@@ -1404,7 +1404,7 @@ impl UsedNames {
                 self.loop_var = loop_var;
                 self.stmts(&f.else_body);
             }
-            StmtKind::SetBlock(_, filter, body) => {
+            StmtKind::SetBlock(_, filter, body, _) => {
                 if let Some(f) = filter {
                     self.expr(f);
                 }
@@ -1429,7 +1429,7 @@ impl UsedNames {
                 }
                 self.stmts(&m.body);
             }
-            StmtKind::FilterBlock(f, body) | StmtKind::Autoescape(f, body) => {
+            StmtKind::FilterBlock(f, body, _) | StmtKind::Autoescape(f, body, _) => {
                 self.expr(f);
                 self.stmts(body);
             }
@@ -1439,7 +1439,7 @@ impl UsedNames {
                 }
                 self.stmts(body);
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body),
+            StmtKind::Generation(body, _) | StmtKind::Block(_, body, _) => self.stmts(body),
         }
     }
 
@@ -1520,7 +1520,7 @@ impl NameCheck {
                 self.stmts(&f.else_body, false)
             }
             // Block bodies compile before the filter applied to them.
-            StmtKind::SetBlock(_, filter, body) => {
+            StmtKind::SetBlock(_, filter, body, _) => {
                 self.stmts(body, false)?;
                 match filter {
                     Some(f) => self.expr(f, false),
@@ -1547,11 +1547,11 @@ impl NameCheck {
                 self.stmts(&m.body, false)?;
                 self.expr(call, soft)
             }
-            StmtKind::FilterBlock(f, body) => {
+            StmtKind::FilterBlock(f, body, _) => {
                 self.stmts(body, false)?;
                 self.expr(f, false)
             }
-            StmtKind::Autoescape(e, body) => {
+            StmtKind::Autoescape(e, body, _) => {
                 self.expr(e, soft)?;
                 self.stmts(body, soft)
             }
@@ -1561,7 +1561,7 @@ impl NameCheck {
                 }
                 self.stmts(body, false)
             }
-            StmtKind::Generation(body) | StmtKind::Block(_, body, _) => self.stmts(body, soft),
+            StmtKind::Generation(body, _) | StmtKind::Block(_, body, _) => self.stmts(body, soft),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Resolves every variable of a parsed template to slots (see [`Scopes`]): which scopes bind
 //! which names, where each assignment stores, and where each reference looks.
 
+use super::symbols::Level;
 use crate::ast::*;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +11,8 @@ pub(crate) fn resolve(body: &mut [Stmt]) -> Scopes {
     let mut r = Resolver::default();
     let mut layout = Vec::new();
     binds(body, &mut layout);
-    r.scope(layout, |r| r.stmts(body));
+    let level = Level::of(&[], &[], body, &[]);
+    r.scope(layout, level, |r| r.stmts(body));
     Scopes {
         layouts: r.layouts,
         names: r.names,
@@ -32,26 +34,26 @@ fn target_binds(t: &Target, layout: &mut Vec<Ident>) {
     }
 }
 
-/// The names a body binds in the frame it runs in (not in the frames of nested loops, `with`
-/// blocks and macros).
+/// The names a body binds in the frame it runs in (not in the frames of nested loops, `with`,
+/// captured, filtered, generation and autoescape blocks, and macros: Jinja2 gives each its own
+/// frame).
 fn binds(body: &[Stmt], layout: &mut Vec<Ident>) {
     for s in body {
         match &s.kind {
             StmtKind::Set(t, _) => target_binds(t, layout),
-            StmtKind::SetBlock(t, _, b) => {
-                binds(b, layout);
-                target_binds(t, layout);
-            }
+            StmtKind::SetBlock(t, ..) => target_binds(t, layout),
             StmtKind::Macro(m) => add(layout, &m.name),
             StmtKind::If(branches, else_body) => {
                 branches.iter().for_each(|(_, b)| binds(b, layout));
                 binds(else_body, layout);
             }
-            StmtKind::FilterBlock(_, b) | StmtKind::Generation(b) | StmtKind::Autoescape(_, b) => binds(b, layout),
             StmtKind::Text(_)
             | StmtKind::Block(..)
             | StmtKind::Print(..)
             | StmtKind::CallBlock(..)
+            | StmtKind::FilterBlock(..)
+            | StmtKind::Generation(..)
+            | StmtKind::Autoescape(..)
             | StmtKind::For(_)
             | StmtKind::With(..)
             | StmtKind::Break
@@ -69,17 +71,33 @@ struct Resolver {
     outer_index: HashMap<Ident, u32>,
     /// The enclosing scopes, innermost last.
     chain: Vec<u32>,
+    /// Jinja2's analysis of the enclosing frames, innermost last (see [`Level`]).
+    levels: Vec<Level>,
+    /// By scope, the names its frames start without (see [`Level::missing`]).
+    missing: Vec<Box<[Ident]>>,
+    /// A loop scope whose condition is being resolved: Jinja2 evaluates a loop's condition in a
+    /// frame of its own beside the body's, which does not start without the body's names.
+    condition_of: Option<u32>,
 }
 
 impl Resolver {
-    /// Runs `f` inside a new scope with these slots, and returns the scope.
-    fn scope(&mut self, layout: Vec<Ident>, f: impl FnOnce(&mut Self)) -> u32 {
+    /// Runs `f` inside a new scope with these slots and Jinja2's analysis of its frame, and
+    /// returns the scope.
+    fn scope(&mut self, layout: Vec<Ident>, level: Level, f: impl FnOnce(&mut Self)) -> u32 {
         let id = self.layouts.len() as u32;
         self.layouts.push(layout.into());
+        self.missing.push(level.missing().cloned().collect());
         self.chain.push(id);
+        self.levels.push(level);
         f(self);
+        self.levels.pop();
         self.chain.pop();
         id
+    }
+
+    /// Jinja2's analysis of a frame opened here (see [`Level::of`]).
+    fn level(&self, params: &[Ident], first: &[&Expr], body: &[Stmt]) -> Level {
+        Level::of(params, first, body, &self.levels)
     }
 
     fn current(&self) -> u32 {
@@ -93,9 +111,11 @@ impl Resolver {
             .map(|i| i as u32)
     }
 
-    /// Where a reference to `name` here is found.
+    /// Where a reference to `name` here is found: the enclosing scopes that bind it, innermost
+    /// first, up to the first whose frames start without it (past which the name is undefined,
+    /// whatever the context holds), else the context.
     fn reference(&mut self, name: &Ident) -> VarRef {
-        let scopes: Box<[ScopeSlot]> = self
+        let mut scopes: Vec<ScopeSlot> = self
             .chain
             .iter()
             .rev()
@@ -108,11 +128,23 @@ impl Resolver {
                 })
             })
             .collect();
-        let next = self.outer.len() as u32;
-        let outer = *self.outer_index.entry(name.clone()).or_insert(next);
-        if outer == next {
-            self.outer.push(crate::builtins::table::global(name).map(|g| g.name));
-        }
+        let cut = (scopes.iter()).position(|s| {
+            Some(s.scope) != self.condition_of && self.missing[s.scope as usize].iter().any(|n| **n == **name)
+        });
+        let outer = match cut {
+            Some(at) => {
+                scopes.truncate(at + 1);
+                VarRef::UNBOUND_OUTSIDE
+            }
+            None => {
+                let next = self.outer.len() as u32;
+                let outer = *self.outer_index.entry(name.clone()).or_insert(next);
+                if outer == next {
+                    self.outer.push(crate::builtins::table::global(name).map(|g| g.name));
+                }
+                outer
+            }
+        };
         let mut var = VarRef {
             res: self.names.len() as u32,
             outer,
@@ -127,7 +159,7 @@ impl Resolver {
                 var.more = scopes.len() > 1;
             }
         }
-        self.names.push(NameRes { scopes });
+        self.names.push(NameRes { scopes: scopes.into() });
         var
     }
 
@@ -161,11 +193,13 @@ impl Resolver {
                 self.expr(e);
                 self.target(t);
             }
-            StmtKind::SetBlock(t, filter, body) => {
-                self.stmts(body);
-                if let Some(f) = filter {
-                    self.expr(f);
-                }
+            // The body and the filter run in the block's frame, as in Jinja2.
+            StmtKind::SetBlock(t, filter, body, scope) => {
+                *scope = self.block_scope(body, |r| {
+                    if let Some(f) = filter {
+                        r.expr(f);
+                    }
+                });
                 self.target(t);
             }
             StmtKind::If(branches, else_body) => {
@@ -181,36 +215,60 @@ impl Resolver {
                 self.expr(call);
                 self.macro_def(m);
             }
-            StmtKind::FilterBlock(f, body) | StmtKind::Autoescape(f, body) => {
-                self.expr(f);
-                self.stmts(body);
+            StmtKind::FilterBlock(f, body, scope) => *scope = self.block_scope(body, |r| r.expr(f)),
+            // `{% autoescape %}` is a scope in Jinja2, its setting evaluated in it.
+            StmtKind::Autoescape(e, body, scope) => {
+                let mut layout = Vec::new();
+                binds(body, &mut layout);
+                let level = self.level(&[], &[&*e], body);
+                *scope = self.scope(layout, level, |r| {
+                    r.expr(e);
+                    r.stmts(body);
+                });
             }
             StmtKind::With(assigns, body, scope) => {
                 assigns.iter_mut().for_each(|(_, e)| self.expr(e));
                 let mut layout = Vec::new();
                 assigns.iter().for_each(|(t, _)| target_binds(t, &mut layout));
+                let level = self.level(&layout, &[], body);
                 binds(body, &mut layout);
-                *scope = self.scope(layout, |r| {
+                *scope = self.scope(layout, level, |r| {
                     assigns.iter_mut().for_each(|(t, _)| r.target(t));
                     r.stmts(body);
                 });
             }
-            StmtKind::Generation(body) => self.stmts(body),
+            StmtKind::Generation(body, scope) => *scope = self.block_scope(body, |_| {}),
             StmtKind::Block(_, body, block) => {
                 let mut layout = Vec::new();
                 binds(body, &mut layout);
-                // An unscoped block sees only the template's own frame around it.
+                // An unscoped block sees only the template's own frame around it; Jinja2 analyses
+                // a block's frame on its own.
                 let around = if block.scoped {
                     None
                 } else {
                     Some(std::mem::replace(&mut self.chain, vec![0]))
                 };
-                block.scope = self.scope(layout, |r| r.stmts(body));
+                let levels = std::mem::take(&mut self.levels);
+                let level = self.level(&[], &[], body);
+                block.scope = self.scope(layout, level, |r| r.stmts(body));
+                self.levels = levels;
                 if let Some(chain) = around {
                     self.chain = chain;
                 }
             }
         }
+    }
+
+    /// A scope for a block body that binds only what the body binds (a captured, filtered or
+    /// generation block), resolving the body and then `after` in it.
+    fn block_scope(&mut self, body: &mut [Stmt], after: impl FnOnce(&mut Self)) -> u32 {
+        let mut layout = Vec::new();
+        binds(body, &mut layout);
+        let level = self.level(&[], &[], body);
+        self.scope(layout, level, |r| {
+            r.stmts(body);
+            after(r);
+        })
     }
 
     fn for_loop(&mut self, f: &mut ForLoop) {
@@ -221,21 +279,25 @@ impl Resolver {
             add(&mut layout, &Ident::from("loop"));
         }
         let rebound = layout.len();
+        let level = self.level(&layout, &[], &f.body);
         binds(&f.body, &mut layout);
         f.rebinds_all = layout.len() == rebound && !(f.uses_loop && f.cond.is_some());
         let loop_slot = layout.iter().position(|n| &**n == "loop").unwrap_or(0) as u32;
         f.loop_slot = loop_slot;
-        f.scope = self.scope(layout, |r| {
+        f.scope = self.scope(layout, level, |r| {
             r.target(&mut f.target);
             if let Some(c) = &mut f.cond {
+                r.condition_of = r.chain.last().copied();
                 r.expr(c);
+                r.condition_of = None;
             }
             r.stmts(&mut f.body);
         });
         // The `else` body runs in a frame of its own inside the loop's enclosing one.
         let mut layout = Vec::new();
         binds(&f.else_body, &mut layout);
-        f.else_scope = self.scope(layout, |r| r.stmts(&mut f.else_body));
+        let level = self.level(&[], &[], &f.else_body);
+        f.else_scope = self.scope(layout, level, |r| r.stmts(&mut f.else_body));
     }
 
     fn macro_def(&mut self, m: &mut Arc<MacroDef>) {
@@ -250,8 +312,10 @@ impl Resolver {
                 add(&mut layout, &Ident::from(name));
             }
         }
+        let defaults: Vec<&Expr> = m.params.iter().filter_map(|(_, d)| d.as_ref()).collect();
+        let level = self.level(&layout, &defaults, &m.body);
         binds(&m.body, &mut layout);
-        m.scope = self.scope(layout, |r| {
+        m.scope = self.scope(layout, level, |r| {
             m.params
                 .iter_mut()
                 .filter_map(|(_, d)| d.as_mut())
