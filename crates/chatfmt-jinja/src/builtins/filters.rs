@@ -1002,7 +1002,7 @@ pub(super) fn do_urlencode<'a>(v: Value<'a>, _: Bound<'a>) -> Result<Value<'a>> 
         || v.is_mapping()
         || v.is_undefined()
         || matches!(v, Value::Iter(_))
-        || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..) | Object::FailedGenerator(_)));
+        || matches!(&v, Value::Object(o) if matches!(&**o, Object::Range(..) | Object::Group(..) | Object::View(..) | Object::FailedGenerator(..)));
     if v.is_str() || !iterable {
         return Ok(Value::string(url_quote(&v.to_py_str(), false)));
     }

@@ -42,10 +42,24 @@ pub fn is_global(name: &str) -> bool {
 /// Applies the filter `f` to `v`, its arguments bound as Python binds them to Jinja2's function.
 pub fn call_filter<'a>(f: &Builtin<FilterFn>, v: Value<'a>, args: CallArgs<'a>) -> Result<Value<'a>> {
     let b = args.bind_owned(&f.sig)?;
+    if !f.lazy {
+        return (f.run)(v, b);
+    }
+    // A generator's repr names the function Jinja2 runs it in.
+    let function = match f.sig.func {
+        "sync_do_select" | "sync_do_reject" | "sync_do_selectattr" | "sync_do_rejectattr" => "select_or_reject",
+        func => func,
+    };
     match (f.run)(v, b) {
+        Ok(Value::Iter(mut g)) => {
+            if let Some(g) = Rc::get_mut(&mut g) {
+                g.set_function(function);
+            }
+            Ok(Value::Iter(g))
+        }
         // Jinja2's generator filters raise only once iterated; limits stop the render at once.
-        Err(e) if f.lazy && e.kind() != ErrorKind::LimitExceeded => {
-            Ok(Value::Object(Rc::new(Object::FailedGenerator(e))))
+        Err(e) if e.kind() != ErrorKind::LimitExceeded => {
+            Ok(Value::Object(Rc::new(Object::FailedGenerator(e, function))))
         }
         result => result,
     }
@@ -244,7 +258,7 @@ fn has_private_attr(obj: &Value, name: &str) -> bool {
             Object::Cycler(..) => own("__dict__ __module__ __next__ __weakref__"),
             Object::Joiner(..) => own("__call__ __dict__ __module__ __weakref__"),
             Object::Range(..) => own("__bool__ __contains__ __getitem__ __iter__ __len__ __reversed__"),
-            Object::FailedGenerator(_) => own("__del__ __iter__ __name__ __next__ __qualname__"),
+            Object::FailedGenerator(..) => own("__del__ __iter__ __name__ __next__ __qualname__"),
             Object::View("dict_values", ..) => own("__iter__ __len__ __reversed__"),
             Object::View(..) => own(SET_VIEW_PRIVATE),
             Object::Bytes(_) => own(BYTES_PRIVATE),

@@ -72,7 +72,7 @@ pub(super) fn sequence(x: &Value, _: Bound) -> Result<bool> {
 
 pub(super) fn iterable(x: &Value, _: Bound) -> Result<bool> {
     // A generator is iterable even when its body will raise once it runs.
-    let generator = matches!(x, Value::Object(o) if matches!(&**o, Object::FailedGenerator(_)));
+    let generator = matches!(x, Value::Object(o) if matches!(&**o, Object::FailedGenerator(..)));
     Ok(generator || x.iterate().is_ok() || x.is_undefined())
 }
 
@@ -87,7 +87,7 @@ pub(super) fn callable(x: &Value, _: Bound) -> Result<bool> {
                 | Object::Group(..)
                 | Object::View(..)
                 | Object::SelfRef(_)
-                | Object::FailedGenerator(_)
+                | Object::FailedGenerator(..)
         ),
         _ => false,
     })

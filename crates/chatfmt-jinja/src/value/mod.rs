@@ -97,6 +97,8 @@ pub struct Generator<'a> {
     next: Cell<usize>,
     /// Python's type name of the iterator (`generator`, or what `reversed()` returns).
     kind: &'static str,
+    /// A generator's function (`sync_do_map`, `select_or_reject`, ...), which its repr names.
+    function: &'static str,
 }
 
 impl<'a> Generator<'a> {
@@ -127,6 +129,16 @@ impl<'a> Generator<'a> {
     pub fn kind(&self) -> &'static str {
         self.kind
     }
+
+    /// Names the function a generator runs.
+    pub(crate) fn set_function(&mut self, function: &'static str) {
+        self.function = function;
+    }
+
+    /// The function a generator runs (empty for other iterators).
+    pub fn function(&self) -> &'static str {
+        self.function
+    }
 }
 
 /// Objects that are not plain data.
@@ -155,7 +167,7 @@ pub enum Object<'a> {
     Bytes(Vec<u8>),
     /// A generator whose body raised (`select`, `map`, `unique`, ... run lazily in Jinja2): it
     /// prints as a generator and raises the error when iterated.
-    FailedGenerator(Error),
+    FailedGenerator(Error, &'static str),
 }
 
 /// A macro (or the `caller` of a call block) bound to where it can find its variables.
@@ -266,7 +278,7 @@ impl<'a> Object<'a> {
             )),
             Object::Cycler(..) => out.push_str("<jinja2.utils.Cycler object at 0x0>"),
             Object::Joiner(..) => out.push_str("<jinja2.utils.Joiner object at 0x0>"),
-            Object::FailedGenerator(_) => out.push_str("<generator object at 0x0>"),
+            Object::FailedGenerator(_, function) => out.push_str(&format!("<generator object {function} at 0x0>")),
             Object::Group(k, l) => Value::Tuple(Rc::new(vec![k.clone(), l.clone()])).write_repr(out),
             Object::SelfRef(_) => out.push_str("<TemplateReference None>"),
             Object::Block(_) => out.push_str("<BlockReference>"),
@@ -360,6 +372,7 @@ impl<'a> Value<'a> {
             items: Rc::new(items),
             next: Cell::new(0),
             kind,
+            function: "",
         }))
     }
 
@@ -399,7 +412,7 @@ impl<'a> Value<'a> {
                 Object::Group(..) => "_GroupTuple",
                 Object::View(kind, ..) => kind,
                 Object::Bytes(_) => "bytes",
-                Object::FailedGenerator(_) => "generator",
+                Object::FailedGenerator(..) => "generator",
                 Object::SelfRef(_) => "TemplateReference",
                 Object::Block(_) => "BlockReference",
             },
@@ -440,7 +453,7 @@ impl<'a> Value<'a> {
                 Object::Group(..) => "jinja2.filters._GroupTuple object",
                 Object::SelfRef(_) => "jinja2.runtime.TemplateReference object",
                 Object::Block(_) => "jinja2.runtime.BlockReference object",
-                Object::FailedGenerator(_) => "generator object",
+                Object::FailedGenerator(..) => "generator object",
                 Object::Bytes(_) => "bytes object",
                 Object::View(kind, ..) => match *kind {
                     "dict_items" => "dict_items object",
@@ -616,7 +629,7 @@ impl<'a> Value<'a> {
                 Object::Group(k, l) => Rc::new(vec![k.clone(), l.clone()]),
                 Object::View(_, _, items) => items.clone(),
                 Object::Bytes(b) => Rc::new(b.iter().map(|x| Value::Int(*x as i64)).collect()),
-                Object::FailedGenerator(e) => return Err(e.clone()),
+                Object::FailedGenerator(e, _) => return Err(e.clone()),
                 _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),
             },
             _ => return Err(err!(TypeError, "'{}' object is not iterable", self.type_name())),

@@ -97,7 +97,12 @@ impl Value<'_> {
             Value::Iter(g) => {
                 out.push('<');
                 out.push_str(g.kind());
-                out.push_str(" object at 0x0>");
+                out.push_str(" object ");
+                if !g.function().is_empty() {
+                    out.push_str(g.function());
+                    out.push(' ');
+                }
+                out.push_str("at 0x0>");
             }
             Value::Object(o) => o.write_repr(out),
             _ if self.is_sequence_like() => {
