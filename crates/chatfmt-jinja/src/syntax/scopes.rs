@@ -78,6 +78,10 @@ struct Resolver {
     /// A loop scope whose condition is being resolved: Jinja2 evaluates a loop's condition in a
     /// frame of its own beside the body's, which does not start without the body's names.
     condition_of: Option<u32>,
+    /// The innermost `{% block %}` scope around: Jinja2 analyses a block's frame on its own and
+    /// reads what it does not bind from the context (with the enclosing frames' assigned
+    /// values), so no frame outside it makes a name undefined.
+    block: Option<u32>,
 }
 
 impl Resolver {
@@ -128,7 +132,11 @@ impl Resolver {
                 })
             })
             .collect();
-        let cut = (scopes.iter()).position(|s| {
+        // How many frames up the innermost block's frame is (scopes past it are outside it).
+        let block_up = (self.block)
+            .and_then(|b| self.chain.iter().rev().position(|&s| s == b))
+            .unwrap_or(usize::MAX);
+        let cut = (scopes.iter()).take_while(|s| s.up as usize <= block_up).position(|s| {
             Some(s.scope) != self.condition_of && self.missing[s.scope as usize].iter().any(|n| **n == **name)
         });
         let outer = match cut {
@@ -250,7 +258,9 @@ impl Resolver {
                 };
                 let levels = std::mem::take(&mut self.levels);
                 let level = self.level(&[], &[], body);
+                let outside = self.block.replace(self.layouts.len() as u32);
                 block.scope = self.scope(layout, level, |r| r.stmts(body));
+                self.block = outside;
                 self.levels = levels;
                 if let Some(chain) = around {
                     self.chain = chain;
