@@ -42,7 +42,7 @@ impl Level {
     }
 
     /// Whether this frame refers to `name` at its level.
-    pub(super) fn refers_to(&self, name: &str) -> bool {
+    fn refers_to(&self, name: &str) -> bool {
         self.refs.iter().any(|(n, _)| **n == *name)
     }
 
