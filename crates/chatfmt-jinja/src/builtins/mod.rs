@@ -221,6 +221,9 @@ const SET_VIEW_PRIVATE: &str =
 const BYTES_PRIVATE: &str =
     "__add__ __bytes__ __contains__ __getitem__ __getnewargs__ __iter__ __len__ __mod__ __mul__ __rmod__ __rmul__";
 
+/// What a generator adds to [`OBJECT_PRIVATE`], space-separated.
+const GENERATOR_PRIVATE: &str = "__del__ __iter__ __name__ __next__ __qualname__";
+
 /// What an iterator of `reversed()` adds to [`OBJECT_PRIVATE`], space-separated.
 const REVERSED_PRIVATE: &str = "__iter__ __length_hint__ __next__ __setstate__";
 
@@ -244,7 +247,7 @@ fn has_private_attr(obj: &Value, name: &str) -> bool {
         Value::Tuple(_) => own(TUPLE_PRIVATE),
         Value::Safe(_) => own(MARKUP_PRIVATE),
         Value::Iter(g) => match g.kind() {
-            "generator" => own("__del__ __iter__ __name__ __next__ __qualname__"),
+            "generator" => own(GENERATOR_PRIVATE),
             "dict_reversekeyiterator" | "dict_reversevalueiterator" | "dict_reverseitemiterator" => {
                 own("__iter__ __length_hint__ __next__")
             }
@@ -258,7 +261,7 @@ fn has_private_attr(obj: &Value, name: &str) -> bool {
             Object::Cycler(..) => own("__dict__ __module__ __next__ __weakref__"),
             Object::Joiner(..) => own("__call__ __dict__ __module__ __weakref__"),
             Object::Range(..) => own("__bool__ __contains__ __getitem__ __iter__ __len__ __reversed__"),
-            Object::FailedGenerator(..) => own("__del__ __iter__ __name__ __next__ __qualname__"),
+            Object::FailedGenerator(..) => own(GENERATOR_PRIVATE),
             Object::View("dict_values", ..) => own("__iter__ __len__ __reversed__"),
             Object::View(..) => own(SET_VIEW_PRIVATE),
             Object::Bytes(_) => own(BYTES_PRIVATE),

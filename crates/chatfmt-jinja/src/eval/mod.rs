@@ -903,14 +903,12 @@ impl<'a> Evaluator<'a> {
             }
             StmtKind::With(assigns, body, scope) => {
                 let values = assigns.iter().map(|(_, e)| self.eval(e)).collect::<Result<Vec<_>>>()?;
-                let restore = self.current;
-                let id = self.push_frame(restore, *scope);
-                for ((t, _), v) in assigns.iter().zip(values) {
-                    self.assign(t, v)?;
-                }
-                let r = self.exec_block(body);
-                self.pop_frame(id, restore);
-                return r;
+                return self.in_frame(*scope, |me| {
+                    for ((t, _), v) in assigns.iter().zip(values) {
+                        me.assign(t, v)?;
+                    }
+                    me.exec_block(body)
+                });
             }
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
