@@ -12,7 +12,8 @@ before `Digits` and a three-digit `Split`), a ByteLevel pre-tokenizer with `add_
 tokenizer_config.json or special_tokens_map.json names, which transformers adds at load; and quirks of real
 files: a class named LlamaTokenizer that transformers does or does not load as such (by config.json's model type,
 or a byte-level tokenizer.json), a normalizer whose changes can cancel out in length, padding and truncation
-stored in tokenizer.json, a ByteLevel decoder followed by a Strip, one id shared by two tokens.
+stored in tokenizer.json, a ByteLevel decoder followed by a Strip, one id shared by two tokens; and `Split`
+patterns that Oniguruma (Python's engine) reads otherwise than the release candidate, or alone.
 
 Record per tokenizer: {"name", "files": {file name: text}, "texts": [{"text", "ids", "ids_special",
 "offsets", "decoded", "decoded_skip"?}], "chats": [{"messages", "input_ids", "assistant_masks"}]} where `ids` is
@@ -85,13 +86,13 @@ CHATS = [
 SPECIALS = ["<unk>", "<|im_start|>", "<|im_end|>", "<pad>"]
 
 
-def byte_level(pre):
+def byte_level(pre, corpus=CORPUS):
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=420, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   special_tokens=SPECIALS, show_progress=False)
-    tok.train_from_iterator(CORPUS, trainer)
+    tok.train_from_iterator(corpus, trainer)
     return tok
 
 
@@ -331,6 +332,41 @@ def unigram_unknown_spaces():
     return tok
 
 
+def regex_split(pattern):
+    """Qwen's pre-tokenizer shape (a `Split` isolating the matches of `pattern`, then `ByteLevel` without its own
+    regex) with another pattern: one whose syntax Oniguruma, which Python's tokenizers matches with, reads
+    otherwise than the release candidate's engine, or that engine cannot read at all. The merges are learned on
+    whole lines, so they cross wherever the two engines could split, and a split in another place changes the ids."""
+    def build():
+        tok = byte_level(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False), CORPUS + REGEX_TEXTS * 20)
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(pattern), "isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+        return tok
+    return build
+
+
+REGEX_TEXTS = TEXTS + ["a\u200db c\u200cd", "x² y³ ½z", "ab\ncd\n ef\n", "a«b» c¿d", "1é2 3ß4", "e\u0301 🏳️‍🌈 ok"]
+
+# Patterns whose syntax the two regex engines read differently (word characters, line anchors, POSIX
+# classes), or that only Oniguruma reads (grapheme clusters, Unicode blocks, word boundaries of clusters, an
+# ASCII-only option).
+REGEX_PATTERNS = [
+    ("word", r"\w+"),
+    ("not-word", r"\w+|[^\w\s]+"),
+    ("word-boundary", r"\b\S"),
+    ("line-end", r"$"),
+    ("line-start", r"^ ?[a-z]+"),
+    ("posix-punct", r"[[:punct:]]"),
+    ("posix-alpha", r"[[:alpha:]]+"),
+    ("grapheme", r"\X"),
+    ("block", r"\p{InBasicLatin}+"),
+    ("cluster-boundary", r"\y"),
+    ("ascii-option", r"(?W)\w+"),
+]
+
+
 # An added token matched on normalized text (the config's flag replaces the file's) in a Metaspace model.
 NORMALIZED_UNK = {"tokenizer_class": "LlamaTokenizerFast", "legacy": True, "added_tokens_decoder": {
     "0": {"content": "<unk>", "lstrip": False, "normalized": True, "rstrip": False, "single_word": False,
@@ -358,7 +394,7 @@ QUIRKS = [
     ("bpe-prefix-fuse-unk", prefixed_bpe, ["axy", "hh a", "xy aa", "a"], False),
     ("trimmed-stripping-token", trimmed_stripping_token,
      TEXTS + ["a  <br>  b", "<br>", " <br>\n", "x<br>y", "  <br>"], True),
-]
+] + [(f"regex-{name}", regex_split(pattern), REGEX_TEXTS, True) for name, pattern in REGEX_PATTERNS]
 
 
 def quirk(name, tok, texts, decodes, config=None, model_config=None):

@@ -94,6 +94,88 @@ fn affixes_read_differently(tree: &Json) -> bool {
         || (set("end_of_word_suffix") && (byte_fallback || !pre_tokenizer_has(tree, "ByteLevel")))
 }
 
+/// Whether a regex of the normalizer, pre-tokenizer or decoder (`{"Regex": pattern}`) may match
+/// otherwise under the 1.0 pipeline's engine (`fancy-regex`) than under Oniguruma, which Python's
+/// `tokenizers` (and so the 0.23 release) matches with, or does not build there at all (the pipeline
+/// would panic on it).
+fn regex_read_differently(tree: &Json) -> bool {
+    fn differs(v: &Json) -> bool {
+        match v {
+            Json::Object(m) => m.iter().any(|(k, v)| match (k.as_str(), v) {
+                ("Regex", Json::String(pattern)) => {
+                    !regex_read_alike(pattern) || fancy_regex::Regex::new(pattern).is_err()
+                }
+                _ => differs(v),
+            }),
+            Json::Array(items) => items.iter().any(differs),
+            _ => false,
+        }
+    }
+    ["normalizer", "pre_tokenizer", "decoder"]
+        .iter()
+        .any(|key| tree.get(*key).is_some_and(differs))
+}
+
+/// Whether `pattern` keeps to the syntax both engines read alike: literals, `.`, alternation,
+/// groups (`(?:`, `(?i:`, lookaround), greedy and lazy repetition, classes of literals and ranges
+/// (negated or not), `\s`, `\S`, `\p{Name}`, `\P{Name}`, control and hexadecimal escapes and
+/// escaped punctuation: the shape of the patterns real tokenizers split with. Everything else (`\w`,
+/// `\d`, `\b`, `^`, `$`, POSIX classes, Unicode blocks, grapheme clusters, possessive repetition,
+/// inline options other than `i`) differs between Oniguruma and the Rust engines or exists in one only.
+fn regex_read_alike(pattern: &str) -> bool {
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('p' | 'P') => {
+                    if chars.next() != Some('{') {
+                        return false;
+                    }
+                    let mut name = String::new();
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            break;
+                        }
+                        name.push(c);
+                    }
+                    let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if name.is_empty() || !plain || name.starts_with("In") {
+                        return false;
+                    }
+                }
+                Some('s' | 'S' | 'r' | 'n' | 't' | 'f' | 'v' | 'x' | 'u') => {}
+                Some(c) if c.is_ascii_punctuation() || c == ' ' => {}
+                _ => return false,
+            },
+            '[' if in_class => return false,
+            '[' => {
+                in_class = true;
+                chars.next_if_eq(&'^');
+                if chars.peek() == Some(&']') {
+                    return false;
+                }
+            }
+            ']' if in_class => in_class = false,
+            '&' if in_class && chars.peek() == Some(&'&') => return false,
+            '^' | '$' if !in_class => return false,
+            '(' if !in_class && chars.next_if_eq(&'?').is_some() => {
+                let group = [chars.next(), chars.peek().copied()];
+                match group {
+                    [Some(':' | '=' | '!'), _] => {}
+                    [Some('<'), Some('=' | '!')] | [Some('i'), Some(':')] => {
+                        chars.next();
+                    }
+                    _ => return false,
+                }
+            }
+            '+' | '*' | '?' | '}' if !in_class && chars.peek() == Some(&'+') => return false,
+            _ => {}
+        }
+    }
+    !in_class
+}
+
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
 /// Metaspace pre-tokenizer, and builds its BPE model from the file's vocabulary and merges with
 /// byte fallback and without an unknown token (`LlamaTokenizer.__init__`, `_get_prepend_scheme`):
@@ -180,9 +262,11 @@ impl ChatTokenizer {
         // The 1.0 pipeline, unless the file is one the release candidate refuses or encodes
         // differently from transformers: added tokens matched on normalized text after a Metaspace
         // pre-tokenizer (known from the tree), one id for two tokens (known once the vocabulary is
-        // read), some BPE affixes (known from the tree). The 0.23 release encodes those (see
+        // read), some BPE affixes, regex syntax the engines read differently (known from the tree). The 0.23 release encodes those (see
         // `encoder`).
-        let by_reference = normalized_tokens_with_metaspace(&original) || affixes_read_differently(&original);
+        let by_reference = normalized_tokens_with_metaspace(&original)
+            || affixes_read_differently(&original)
+            || regex_read_differently(&original);
         let built = match by_reference {
             true => Err(None),
             false => match Self::pipeline(&mut json, piece_source.clone()) {
@@ -276,5 +360,66 @@ impl ChatTokenizer {
         let pieces =
             pieces.unwrap_or_else(|_| Err(Error::new(ErrorKind::Malformed, "reading the vocabulary panicked")));
         Ok((Encoder::Pipeline(pipeline), pieces, nfc_only))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::regex_read_alike;
+
+    /// The split patterns of real tokenizers stay on the 1.0 pipeline (Qwen2 and 3, Llama 3, GPT-4o's
+    /// o200k, Mistral's Tekken, DeepSeek V3's three, Falcon's digits).
+    #[test]
+    fn real_split_patterns_read_alike() {
+        let patterns = [
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+            r"\p{N}{1,3}",
+            r"[一-龥぀-ゟ゠-ヿ]+",
+            r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"##,
+            r"[0-9][0-9][0-9]",
+            r" {2,}",
+        ];
+        for pattern in patterns {
+            assert!(regex_read_alike(pattern), "{pattern}");
+        }
+    }
+
+    /// Syntax Oniguruma reads otherwise, or alone, goes to the 0.23 release (the fixture of
+    /// `tests/reference_encoder.rs` shows the differences in ids).
+    #[test]
+    fn other_syntax_is_not_read_alike() {
+        let patterns = [
+            r"\w+",
+            r"\W",
+            r"\d+",
+            r"\b\S",
+            r"$",
+            r"^ ?[a-z]+",
+            r"[[:punct:]]",
+            r"[[:alpha:]]+",
+            r"\X",
+            r"\p{InBasicLatin}+",
+            r"\p{^L}",
+            r"\pL",
+            r"\y",
+            r"(?W)\w+",
+            r"(?m)a",
+            r"a++",
+            r"(?>a)",
+            r"\K",
+            r"\h",
+            r"\R",
+            r"[a&&b]",
+            r"[]a]",
+            r"[a",
+            r"(?<n>a)",
+            r"\1",
+        ];
+        for pattern in patterns {
+            assert!(!regex_read_alike(pattern), "{pattern}");
+        }
     }
 }

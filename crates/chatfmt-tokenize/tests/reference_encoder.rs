@@ -1,6 +1,7 @@
 //! Tokenizers of the shapes the `tokenizers` 1.0 release candidate refuses (Falcon's pre-tokenizer, a
 //! ByteLevel pre-tokenizer with `add_prefix_space`, WordPiece, WordLevel), and quirks of real files
-//! (stored padding and truncation, a ByteLevel decoder followed by a Strip, a shared id) load, and
+//! (stored padding and truncation, a ByteLevel decoder followed by a Strip, a shared id), and split patterns
+//! whose syntax Oniguruma reads otherwise than the release candidate's engine (or alone) load, and
 //! encode, decode, report offsets and assistant masks exactly as transformers does (the fixture is written by
 //! `scripts/gen_reference_tokenizers.py` from transformers 5.23.0 and tokenizers 0.23.3).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
