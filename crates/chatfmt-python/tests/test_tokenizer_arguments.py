@@ -127,3 +127,52 @@ def test_decode_cleans_up_tokenization_spaces_as_transformers(pair):
 
 def test_clean_up_applies_to_models_other_than_bpe():
     assert chatfmt._tokenizer.clean_up_tokenization("a , b . I 'm c n't ' x") == "a, b. I'm cn't'x"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"truncation": None, "max_length": 2},
+        {"padding": None},
+        {"padding": None, "truncation": True, "max_length": 4},
+    ],
+)
+def test_padding_and_truncation_none(pair, kwargs):
+    """``truncation=None`` with ``max_length`` truncates, ``padding=None`` is not a strategy: in
+    ``apply_chat_template`` as in ``tokenizer(...)``."""
+    ours, theirs = pair
+    same(ours, theirs, "apply_chat_template", CHATS[1], **kwargs)
+    same(ours, theirs, "__call__", TEXTS[0], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "text, kwargs",
+    [
+        ("hello world foo", {"max_length": 2}),
+        ("hello world", {"max_length": 0}),
+        ("hello world", {"max_length": 1, "truncation": True}),
+        ("<|begin_of_text|>", {}),
+        ("<s> x </s>", {}),
+        ("<|im_start|>user", {"padding": "max_length", "max_length": 8, "padding_side": "left"}),
+        (["short", "a much longer text here"], {"padding": True}),
+    ],
+)
+def test_special_tokens_mask_marks_what_the_post_processor_added(pair, text, kwargs):
+    """``special_tokens_mask`` marks the tokens the post-processor added (never a special token of the
+    text itself), also when truncation cuts the text or cannot."""
+    ours, theirs = pair
+    same(ours, theirs, "__call__", text, return_special_tokens_mask=True, **kwargs)
+
+
+def test_decode_and_batch_decode_read_ids_as_transformers(pair):
+    """``batch_decode`` of one sequence gives a one-item list; arrays inside lists are sequences; ids that
+    are not integers, or out of 32 bits, raise as ``tokenizers`` does."""
+    import numpy as np
+
+    ours, theirs = pair
+    ids = ours.encode("Hello world again", add_special_tokens=False)
+    for value in [ids, [], [[]], [ids, ids[:1]], np.array(ids), [np.array(ids), np.array(ids[:2])],
+                  tuple(ids), {"input_ids": ids}, [float(ids[0])], [[ids]], None, "abc", [-1], [10**12]]:
+        same(ours, theirs, "decode", value)
+        same(ours, theirs, "batch_decode", value)
+    same(ours, theirs, "convert_ids_to_tokens", [-1])

@@ -3,6 +3,7 @@
 import inspect
 import json
 import logging
+import operator
 import os
 import re
 from typing import Any, Dict, List, Optional, Union
@@ -36,7 +37,7 @@ def _warn_once(message: str) -> None:
 
 def _padding(padding: Any) -> str:
     value = getattr(padding, "value", padding)
-    if value is False or value is None or value == "do_not_pad":
+    if value is False or value == "do_not_pad":
         return "none"
     if value is True or value == "longest":
         return "longest"
@@ -166,18 +167,16 @@ _ENCODE_ARGUMENTS = frozenset(
 clean_up_tokenization = _native.clean_up_tokenization
 
 
-def _added_by_post_processor(with_specials: List[int], plain: List[int], attention: List[int]) -> List[int]:
-    """1 for each token of ``with_specials`` the post-processor added around ``plain``'s tokens."""
+def _added_by_post_processor(attention: List[int], layout: "tuple[int, int]") -> List[int]:
+    """1 for each token of a row the post-processor added: the first and last ``layout`` of its tokens
+    (pads, where ``attention`` is 0, aside)."""
+    before, after = layout
     real = [i for i, a in enumerate(attention) if a]
-    added = [0] * len(with_specials)
-    kept = [with_specials[i] for i in real]
-    for start in range(len(kept) - len(plain) + 1):
-        if kept[start : start + len(plain)] == plain:
-            for k, i in enumerate(real):
-                if not start <= k < start + len(plain):
-                    added[i] = 1
-            return added
-    raise ValueError("chatfmt cannot tell which tokens the post-processor added to this text")
+    added = [0] * len(attention)
+    for k, i in enumerate(real):
+        if k < before or k >= len(real) - after:
+            added[i] = 1
+    return added
 
 
 def _is_text_input(text: Any) -> bool:
@@ -194,12 +193,47 @@ def _is_text_input(text: Any) -> bool:
     return isinstance(text, str)
 
 
+def _to_py_obj(obj: Any) -> Any:
+    """transformers' ``to_py_obj``: arrays (and numbers of numpy) as Python lists and numbers, inside
+    lists, tuples and dicts too; a list of numbers as it is."""
+    if isinstance(obj, (int, float)):
+        return obj
+    if isinstance(obj, dict):
+        return {k: _to_py_obj(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        if all(isinstance(x, (int, float)) or _is_numpy_number(x) for x in obj):
+            return list(obj)
+        return [_to_py_obj(o) for o in obj]
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return obj
+
+
+def _is_numpy_number(x: Any) -> bool:
+    return type(x).__module__ == "numpy" and hasattr(x, "dtype") and getattr(x, "ndim", None) == 0
+
+
 def _ids_list(ids: Any) -> List[int]:
+    """A sequence of ids as ``tokenizers`` reads one (``int``-like items, 32-bit), with its errors."""
     if hasattr(ids, "tolist"):
         ids = ids.tolist()
     if isinstance(ids, int):
         return [ids]
-    return [int(i) for i in ids]
+    if isinstance(ids, str):
+        raise TypeError("Can't extract `str` to `Vec`")
+    if not isinstance(ids, (list, tuple)):
+        raise TypeError(f"'{'None' if ids is None else type(ids).__name__}' is not an instance of 'Sequence'")
+    out = []
+    for i in ids:
+        if isinstance(i, float) or not hasattr(i, "__index__"):
+            raise TypeError(f"'{type(i).__name__}' object cannot be interpreted as an integer")
+        i = operator.index(i)
+        if i < 0:
+            raise OverflowError("number too small to fit in target type")
+        if i > 0xFFFFFFFF:
+            raise OverflowError("number too large to fit in target type")
+        out.append(i)
+    return out
 
 
 class Tokenizer:
@@ -421,10 +455,14 @@ class Tokenizer:
     def _strategies(
         self, padding: Any, truncation: Any, max_length: Optional[int], multiple: Optional[int]
     ) -> "tuple[str, bool, Optional[int]]":
-        """transformers' ``_get_padding_truncation_strategies``: the padding mode, whether to truncate, and
+        """transformers' ``_get_padding_truncation_strategies``: the padding mode, whether to truncate (as
+        ``max_length`` alone asks, without padding and with ``truncation`` None), and
         the length both go by, ``model_max_length`` when ``max_length`` is None (neither pads nor truncates
         when that is unlimited); checks for a pad token and that truncation leaves room for
         ``pad_to_multiple_of``."""
+        # max_length alone (no padding, truncation unset) truncates.
+        if max_length is not None and padding is False and truncation is None:
+            truncation = True
         padding_mode, truncates = _padding(padding), _truncates(truncation)
         if max_length is None:
             unlimited = self.model_max_length > _LARGE_INTEGER
@@ -453,6 +491,16 @@ class Tokenizer:
         if side not in ("left", "right"):
             raise ValueError(f"Unknown `direction`: `{side}`. Use one of `left` or `right`")
         return side
+
+    def _post_processor_layout(self) -> "tuple[int, int]":
+        """How many tokens the post-processor puts before and after a single text's own (as ``tokenizers``
+        reports them in ``special_tokens_mask``: the ones it added, never a special token of the text)."""
+        uncut = dict(truncation=False, max_length=None, padding="none", padding_side=None)
+        probe = ["a b"]
+        ((plain, _),) = self._model.encode(probe, add_special_tokens=False, **uncut)
+        ((full, _),) = self._model.encode(probe, add_special_tokens=True, **uncut)
+        before = next((k for k in range(len(full) - len(plain) + 1) if full[k : k + len(plain)] == plain), 0)
+        return before, len(full) - len(plain) - before
 
     def _check_only_second(self, truncation: Any, texts: List[str], add_special_tokens: bool, max_length: int) -> None:
         """``tokenizers``' error for ``only_second`` truncation of single texts: raised where it would cut,
@@ -608,9 +656,6 @@ class Tokenizer:
             raise ValueError("You need to specify either `text` or `text_target`.")
         options = {k: given[k] for k in _CALL_OPTIONS}
         truncation = given["truncation"]
-        # transformers: max_length alone (no padding, truncation unset) truncates.
-        if given["max_length"] is not None and given["padding"] is False and truncation is None:
-            truncation = True
         padding_mode, truncates, max_length = self._strategies(
             given["padding"], truncation, given["max_length"], options["pad_to_multiple_of"]
         )
@@ -623,7 +668,8 @@ class Tokenizer:
         batched = not isinstance(text, str)
         texts = list(text) if batched else [text]
         if not all(isinstance(t, str) for t in texts):
-            raise TypeError("text input must be of type `str` (single example) or `list[str]` (batch)")
+            # tokenizers' own error, as transformers raises it
+            raise TypeError("TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]")
         encode = dict(
             add_special_tokens=bool(given["add_special_tokens"]),
             truncation=truncates,
@@ -641,16 +687,14 @@ class Tokenizer:
             self._check_only_second(truncation, texts, encode["add_special_tokens"], max_length)
         added = [[0] * len(r[0]) for r in rows]
         if options["return_special_tokens_mask"] and encode["add_special_tokens"]:
-            plain = self._model.encode(
-                texts, **{**encode, "add_special_tokens": False, "padding": "none", "pad_to_multiple_of": None}
-            )
-            added = [_added_by_post_processor(r[0], p[0], r[1]) for r, p in zip(rows, plain)]
+            layout = self._post_processor_layout()
+            added = [_added_by_post_processor(r[1], layout) for r in rows]
         out = self._encoding([r[0] for r in rows], [r[1] for r in rows], added, options, batched=batched or bool(tensors))
         return out.convert_to_tensors(tensors) if tensors else out
 
-    def encode(self, text: str, add_special_tokens: bool = True, **kwargs: Any) -> List[int]:
-        """The ids of ``text``."""
-        return self(text, add_special_tokens=add_special_tokens, **kwargs)["input_ids"]
+    def encode(self, text: str, text_pair: Any = None, add_special_tokens: bool = True, **kwargs: Any) -> List[int]:
+        """The ids of ``text`` (text pairs are not supported: ``TypeError``)."""
+        return self(text, text_pair=text_pair, add_special_tokens=add_special_tokens, **kwargs)["input_ids"]
 
     def decode(
         self,
@@ -661,12 +705,15 @@ class Tokenizer:
     ) -> Union[str, List[str]]:
         """The text of ``token_ids`` (a list of texts for a batch of sequences), with transformers'
         ``clean_up_tokenization_spaces`` (which it ignores for BPE models)."""
-        if hasattr(token_ids, "tolist"):
-            token_ids = token_ids.tolist()
+        token_ids = _to_py_obj(token_ids)
+        if isinstance(token_ids, (list, tuple)) and token_ids and isinstance(token_ids[0], (list, tuple)):
+            return [self._decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in token_ids]
+        return self._decode(token_ids, skip_special_tokens, clean_up_tokenization_spaces)
+
+    def _decode(self, token_ids: Any, skip_special_tokens: bool, clean_up_tokenization_spaces: Optional[bool]) -> str:
+        """One sequence's text (a dict gives its ``input_ids``' text)."""
         if isinstance(token_ids, dict):
             token_ids = token_ids["input_ids"]
-        if isinstance(token_ids, (list, tuple)) and token_ids and isinstance(token_ids[0], (list, tuple)):
-            return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in token_ids]
         text = self._model.decode(_ids_list(token_ids), skip_special_tokens)
         if clean_up_tokenization_spaces is None:
             clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
@@ -690,10 +737,9 @@ class Tokenizer:
         clean_up_tokenization_spaces: Optional[bool] = None,
         **kwargs: Any,
     ) -> List[str]:
-        """The text of each sequence of ids."""
-        if hasattr(sequences, "tolist"):
-            sequences = sequences.tolist()
-        return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in sequences]
+        """``decode`` of ``sequences``, a one-item list when that is one sequence's text."""
+        result = self.decode(sequences, skip_special_tokens, clean_up_tokenization_spaces)
+        return [result] if isinstance(result, str) else result
 
     def convert_ids_to_tokens(self, ids: Any, skip_special_tokens: bool = False) -> Any:
         """The token string of an id, or of each id of a list."""
