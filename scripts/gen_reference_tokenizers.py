@@ -310,6 +310,13 @@ def llama2_like():
     return Tokenizer.from_str(json.dumps(tree))
 
 
+def llama2_metaspace_decoder():
+    """Llama 2 shaped, but tokenizer.json decodes with a Metaspace decoder: LlamaTokenizer decodes with its own."""
+    tok = llama2_like()
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=False)
+    return tok
+
+
 def llama2_without_byte_tokens():
     """Llama 2 shaped, without byte tokens or byte fallback: LlamaTokenizer's rebuilt model falls back to
     bytes it does not have, so it drops what it has no piece for (no unknown token)."""
@@ -332,6 +339,15 @@ def unigram_unknown_spaces():
     return tok
 
 
+def bytelevel_added_tokens():
+    """GPT-2's shape with added tokens the ByteLevel decoder rewrites when decoding, as it rewrites every token:
+    characters of its byte alphabet (`ñé`, `Ġx`) and ones outside it (spaces)."""
+    tok = gpt2()
+    tok.add_tokens([AddedToken("ñé", normalized=True), AddedToken(" two  spaces", normalized=False)])
+    tok.add_special_tokens([AddedToken("Ġx", normalized=False)])
+    return tok
+
+
 def regex_split(pattern):
     """Qwen's pre-tokenizer shape (a `Split` isolating the matches of `pattern`, then `ByteLevel` without its own
     regex) with another pattern: one whose syntax Oniguruma, which Python's tokenizers matches with, reads
@@ -348,6 +364,8 @@ def regex_split(pattern):
 
 
 REGEX_TEXTS = TEXTS + ["a\u200db c\u200cd", "x² y³ ½z", "ab\ncd\n ef\n", "a«b» c¿d", "1é2 3ß4", "e\u0301 🏳️‍🌈 ok"]
+
+QWEN2_TEXTS = TEXTS + ["12345 678", "e\u0301 cafe\u0301", "Hello   world\n\n  x", "I'M here, we'LL see"]
 
 # Patterns whose syntax the two regex engines read differently (word characters, line anchors, POSIX
 # classes), or that only Oniguruma reads (grapheme clusters, Unicode blocks, word boundaries of clusters, an
@@ -383,6 +401,9 @@ QUIRKS = [
     ("llama-class-mistral-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "mistral"}),
     ("llama-class-llama-config", llama2_like, TEXTS, True, LLAMA_CLASS, {"model_type": "llama"}),
     ("llama-class-byte-level", gpt2, TEXTS, True, LLAMA_CLASS, None),
+    ("llama-class-no-prefix-space", llama2_like, TEXTS + [" x", "  two"], True,
+     {**LLAMA_CLASS, "add_prefix_space": False}, None),
+    ("llama-class-other-decoder", llama2_metaspace_decoder, TEXTS + [" x", "a\u00e9\u00ff"], True, LLAMA_CLASS, None),
     ("llama-class-normalized-unk", llama2_without_byte_tokens,
      TEXTS + ["<unk>x", "x<unk>x", " <unk> a<unk>", "Hello 🙂 wörld"], True, NORMALIZED_UNK, None),
     ("unigram-unknown-spaces", unigram_unknown_spaces, TEXTS + ["\u3000\u3000Hi", "a \u2003\u2003 b", "ξ Hi"], True),
@@ -394,6 +415,13 @@ QUIRKS = [
     ("bpe-prefix-fuse-unk", prefixed_bpe, ["axy", "hh a", "xy aa", "a"], False),
     ("trimmed-stripping-token", trimmed_stripping_token,
      TEXTS + ["a  <br>  b", "<br>", " <br>\n", "x<br>y", "  <br>"], True),
+    ("gpt2-added-tokens-decoded", bytelevel_added_tokens, TEXTS + ["añéb", "Ġx y", "ñé Ġx", "a two  spaces b"], True),
+    # Qwen2Tokenizer builds its own pipeline from the vocabulary and merges, and model type qwen2 loads as it
+    # whatever the folder declares (DeepSeek-R1-Distill-Qwen declares LlamaTokenizerFast).
+    ("qwen2-class-llama-declared", gpt2, QWEN2_TEXTS, True, {"tokenizer_class": "LlamaTokenizerFast"},
+     {"model_type": "qwen2"}),
+    ("qwen2-class-declared", regex_split(r"\p{N}{1,3}| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+"), QWEN2_TEXTS, True,
+     {"tokenizer_class": "Qwen2Tokenizer"}, None),
 ] + [(f"regex-{name}", regex_split(pattern), REGEX_TEXTS, True) for name, pattern in REGEX_PATTERNS]
 
 

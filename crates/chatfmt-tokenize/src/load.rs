@@ -48,6 +48,22 @@ fn byte_level_in_sequence(tree: &Json) -> bool {
     steps.len() > 1 && steps.iter().any(|d| d.get("type") == Some(&Json::from("ByteLevel")))
 }
 
+/// Whether a ByteLevel decoder meets an added token it would rewrite: one with a character other
+/// than printable ASCII, which the byte alphabet spells as itself. The 0.23 release passes added
+/// tokens through the decoder like any other token (`ñé` becomes two bytes that are not UTF-8, `Ġx`
+/// a space and `x`); the 1.0 pipeline writes them as they are.
+fn byte_level_rewrites_added_tokens(tree: &Json) -> bool {
+    let byte_level = tree.get("decoder").and_then(|d| d.get("type")) == Some(&Json::from("ByteLevel"));
+    let rewritten = |t: &Json| {
+        (t.get("content").and_then(Json::as_str)).is_some_and(|c| c.chars().any(|ch| !ch.is_ascii_graphic()))
+    };
+    byte_level
+        && tree
+            .get("added_tokens")
+            .and_then(Json::as_array)
+            .is_some_and(|ts| ts.iter().any(rewritten))
+}
+
 /// Whether the pre-tokenizer is `kind` or a `Sequence` holding one.
 fn pre_tokenizer_has(tree: &Json, kind: &str) -> bool {
     fn has(p: &Json, kind: &str) -> bool {
@@ -177,9 +193,11 @@ fn regex_read_alike(pattern: &str) -> bool {
 }
 
 /// transformers 5's `LlamaTokenizer` replaces tokenizer.json's normalizer and pre-tokenizer with a
-/// Metaspace pre-tokenizer, and builds its BPE model from the file's vocabulary and merges with
-/// byte fallback and without an unknown token (`LlamaTokenizer.__init__`, `_get_prepend_scheme`):
-/// a character with no piece is its bytes' tokens, or nothing when the vocabulary lacks them.
+/// Metaspace pre-tokenizer and its decoder with its own (the marker as a space, byte fallback,
+/// fused, one leading space stripped when it adds a prefix space), and builds its BPE model from the
+/// file's vocabulary and merges with byte fallback and without an unknown token or affixes
+/// (`LlamaTokenizer.__init__`, `_get_prepend_scheme`): a character with no piece is its bytes'
+/// tokens, or nothing when the vocabulary lacks them.
 fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
     let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(true);
     let legacy = config.get("legacy").and_then(Json::as_bool).unwrap_or(false);
@@ -194,11 +212,63 @@ fn apply_llama_preprocessing(json: &mut Json, config: &Json) {
             "pre_tokenizer".into(),
             serde_json::json!({"type": "Metaspace", "replacement": "\u{2581}", "prepend_scheme": scheme, "split": false}),
         );
+        let mut decoders = vec![
+            serde_json::json!({"type": "Replace", "pattern": {"String": "\u{2581}"}, "content": " "}),
+            serde_json::json!({"type": "ByteFallback"}),
+            serde_json::json!({"type": "Fuse"}),
+        ];
+        if add_prefix_space {
+            decoders.push(serde_json::json!({"type": "Strip", "content": " ", "start": 1, "stop": 0}));
+        }
+        obj.insert(
+            "decoder".into(),
+            serde_json::json!({"type": "Sequence", "decoders": decoders}),
+        );
         if let Some(model) = obj.get_mut("model").and_then(Json::as_object_mut) {
             model.insert("unk_token".into(), Json::Null);
             model.insert("byte_fallback".into(), Json::Bool(true));
             model.insert("fuse_unk".into(), Json::Bool(true));
             model.insert("dropout".into(), Json::Null);
+            model.insert("continuing_subword_prefix".into(), Json::Null);
+            model.insert("end_of_word_suffix".into(), Json::Null);
+            model.insert("ignore_merges".into(), Json::Bool(false));
+        }
+    }
+}
+
+/// Qwen2's split pattern (`PRETOKENIZE_REGEX` of transformers' `Qwen2Tokenizer`).
+const QWEN2_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// transformers 5's `Qwen2Tokenizer` builds its pipeline from the file's vocabulary and merges
+/// alone (`Qwen2Tokenizer.__init__`): an NFC normalizer, Qwen2's split pattern then a ByteLevel
+/// pre-tokenizer without its own regex (`add_prefix_space` from the config, else false), a
+/// ByteLevel decoder, and a BPE model without an unknown token, affixes, byte fallback or dropout;
+/// only the post-processor comes from the file. Every folder of model type `qwen2` is loaded so,
+/// whatever class it declares (DeepSeek-R1-Distill-Qwen's tokenizer.json splits otherwise).
+fn apply_qwen2_preprocessing(json: &mut Json, config: &Json) {
+    let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(false);
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("normalizer".into(), serde_json::json!({"type": "NFC"}));
+        obj.insert(
+            "pre_tokenizer".into(),
+            serde_json::json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": QWEN2_PATTERN}, "behavior": "Isolated", "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": true, "use_regex": false},
+            ]}),
+        );
+        obj.insert(
+            "decoder".into(),
+            serde_json::json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}),
+        );
+        if let Some(model) = obj.get_mut("model").and_then(Json::as_object_mut) {
+            model.insert("dropout".into(), Json::Null);
+            model.insert("unk_token".into(), Json::Null);
+            model.insert("continuing_subword_prefix".into(), Json::from(""));
+            model.insert("end_of_word_suffix".into(), Json::from(""));
+            model.insert("fuse_unk".into(), Json::Bool(false));
+            model.insert("byte_fallback".into(), Json::Bool(false));
+            model.insert("ignore_merges".into(), Json::Bool(false));
         }
     }
 }
@@ -249,9 +319,12 @@ impl ChatTokenizer {
         };
         // transformers' own test of a byte-level file (`_tokenizer_json_has_byte_level`).
         let byte_level = || json.mentions("\"ByteLevel\"");
-        let is_llama = crate::tokenizer_class::loads_as_llama(&config, &model_config, byte_level);
-        if is_llama {
-            apply_llama_preprocessing(json.tree_mut(), &config);
+        let class = crate::tokenizer_class::loaded_class(&config, &model_config, byte_level);
+        let is_llama = class.as_deref() == Some("LlamaTokenizer");
+        match class.as_deref() {
+            Some("LlamaTokenizer") => apply_llama_preprocessing(json.tree_mut(), &config),
+            Some("Qwen2Tokenizer") => apply_qwen2_preprocessing(json.tree_mut(), &config),
+            _ => {}
         }
         // The cause names the file and the place in it.
         let special_tokens = chatfmt::template::folder_special_tokens(dir, &config)
@@ -317,7 +390,7 @@ impl ChatTokenizer {
             .get("chat_control_tokens")
             .and_then(Json::as_array)
             .map(|list| list.iter().filter_map(Json::as_str).map(str::to_string).collect());
-        let decode_by_reference = byte_level_in_sequence(&original);
+        let decode_by_reference = byte_level_in_sequence(&original) || byte_level_rewrites_added_tokens(&original);
         Ok(ChatTokenizer {
             encoder,
             decode_by_reference,

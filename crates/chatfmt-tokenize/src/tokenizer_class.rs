@@ -4,7 +4,8 @@
 //! picks it. It does not when `tokenizer.json` is byte-level, nor when `config.json`'s
 //! `model_type` has a registered class of its own: a generic backend (Mistral, Mixtral, Phi-3,
 //! LLaVA: `tokenizer.json` as written), or a specific class for the model types whose declared
-//! class transformers distrusts.
+//! class transformers distrusts (Qwen2's: `Qwen2Tokenizer`, see `load::apply_qwen2_preprocessing`,
+//! whatever the folder declares).
 
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -33,30 +34,36 @@ const GENERIC: [&str; 4] = [
     "MistralCommonBackend",
 ];
 
-/// Whether `AutoTokenizer` loads the folder as `LlamaTokenizer`, given its `tokenizer_config.json`
-/// (`config`), its `config.json` (`model_config`, null when absent) and whether `tokenizer.json`
-/// mentions `"ByteLevel"` (asked only for a declared `LlamaTokenizer`). A tokenizer with remote
-/// code (`auto_map`) keeps its declared class.
-pub(crate) fn loads_as_llama(config: &Json, model_config: &Json, byte_level: impl FnOnce() -> bool) -> bool {
+/// The class `AutoTokenizer` loads the folder as when that class builds its own pipeline, given its
+/// `tokenizer_config.json` (`config`), its `config.json` (`model_config`, null when absent) and
+/// whether `tokenizer.json` mentions `"ByteLevel"` (asked only for a declared `LlamaTokenizer`);
+/// `None` when it loads `tokenizer.json` as written (a generic backend) or nothing declares a class.
+/// The name has no `Fast` suffix. A tokenizer with remote code (`auto_map`) keeps its declared class.
+pub(crate) fn loaded_class(config: &Json, model_config: &Json, byte_level: impl FnOnce() -> bool) -> Option<String> {
     let declared = (config.get("tokenizer_class").and_then(Json::as_str))
-        .or_else(|| model_config.get("tokenizer_class").and_then(Json::as_str));
-    let Some(declared) = declared else { return false };
-    if declared.strip_suffix("Fast").unwrap_or(declared) != "LlamaTokenizer" {
-        return false;
-    }
+        .or_else(|| model_config.get("tokenizer_class").and_then(Json::as_str))?;
+    let declared = declared.strip_suffix("Fast").unwrap_or(declared);
+    // Names are compared without `Fast`: `PreTrainedTokenizer` is `PreTrainedTokenizerFast`.
+    let generic = |class: &str| GENERIC.iter().any(|g| g.strip_suffix("Fast").unwrap_or(g) == class);
+    let own_pipeline = |class: &str| (!generic(class)).then(|| class.to_string());
     if config.get("auto_map").is_some() {
-        return true;
+        return own_pipeline(declared);
     }
     let model_type = model_config.get("model_type").and_then(Json::as_str).unwrap_or("");
     let table = table();
     let registered = (table.registered.get(model_type)).map(|c| c.strip_suffix("Fast").unwrap_or(c));
     let distrusted = table.incorrect_hub_class.contains(model_type);
-    if registered != Some("MistralCommonBackend") && !distrusted && byte_level() {
-        return false;
+    // A declared LlamaTokenizer whose file is byte-level (Llama 3's) is loaded as written.
+    if declared == "LlamaTokenizer" && registered != Some("MistralCommonBackend") && !distrusted && byte_level() {
+        return None;
     }
     match registered {
-        Some(r) if !model_type.is_empty() && r != "LlamaTokenizer" => !GENERIC.contains(&r) && !distrusted,
-        _ => true,
+        Some(r) if !model_type.is_empty() && r != declared => match (GENERIC.contains(&r), distrusted) {
+            (true, _) => None,
+            (false, true) => own_pipeline(r),
+            (false, false) => own_pipeline(declared),
+        },
+        _ => own_pipeline(declared),
     }
 }
 
@@ -94,23 +101,45 @@ mod tests {
         ] {
             let model_config = model_type.map_or(Json::Null, |m| json!({ "model_type": m }));
             assert_eq!(
-                loads_as_llama(&llama, &model_config, || false),
+                loaded_class(&llama, &model_config, || false).as_deref() == Some("LlamaTokenizer"),
                 rebuilt,
                 "{model_type:?}"
             );
         }
         // Llama 3's byte-level tokenizer.json declared as LlamaTokenizerFast: loaded as written.
-        assert!(!loads_as_llama(&llama, &Json::Null, || true));
+        assert_eq!(loaded_class(&llama, &Json::Null, || true), None);
         // The declared class may come from config.json; other classes are never rebuilt here.
-        assert!(loads_as_llama(
-            &json!({}),
-            &json!({"tokenizer_class": "LlamaTokenizer"}),
-            || false
-        ));
-        assert!(!loads_as_llama(
-            &json!({"tokenizer_class": "GPT2Tokenizer"}),
-            &Json::Null,
-            || false
-        ));
+        assert_eq!(
+            loaded_class(&json!({}), &json!({"tokenizer_class": "LlamaTokenizer"}), || false).as_deref(),
+            Some("LlamaTokenizer")
+        );
+    }
+
+    #[test]
+    fn qwen2_models_load_as_qwen2_tokenizer_whatever_they_declare() {
+        let qwen2 = json!({"model_type": "qwen2"});
+        // DeepSeek-R1-Distill-Qwen's shape: a declared LlamaTokenizerFast, byte-level, model type qwen2.
+        for declared in [
+            "LlamaTokenizerFast",
+            "PreTrainedTokenizerFast",
+            "Qwen2Tokenizer",
+            "GPT2Tokenizer",
+        ] {
+            let config = json!({ "tokenizer_class": declared });
+            assert_eq!(
+                loaded_class(&config, &qwen2, || true).as_deref(),
+                Some("Qwen2Tokenizer"),
+                "{declared}"
+            );
+        }
+        let declared = json!({"tokenizer_class": "Qwen2TokenizerFast"});
+        assert_eq!(
+            loaded_class(&declared, &Json::Null, || true).as_deref(),
+            Some("Qwen2Tokenizer")
+        );
+        // A generic class declared where no model type says otherwise: the file as written.
+        let generic = json!({"tokenizer_class": "PreTrainedTokenizerFast"});
+        assert_eq!(loaded_class(&generic, &Json::Null, || true), None);
+        assert_eq!(loaded_class(&generic, &json!({"model_type": "mistral"}), || true), None);
     }
 }
