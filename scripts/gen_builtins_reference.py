@@ -271,6 +271,10 @@ for e in ["'abc'|round(2, 'floor')", "[1]|round(1, 'ceil')", "{}|round(2, 'floor
           "1e300|round(1, 'ceil')", "(10**30)|round(-2, 'floor')", "2.5|round(none, 'floor')", "0.1|round(20, 'ceil')", "1|round(-400, 'ceil')",
           "'abc'|round(-1, 'floor')", "true|round(1, 'floor')"]:
     case("filter", "round", "{{ " + e + " }}")
+# The common method on integers with negative precision: ties to even at any size, a bool as its int.
+for e in ["true|round(-1)", "false|round(-2)", "true|round(2)", "(2**64)|round(-1)", "(2**64)|round(-30)",
+          "(2**63 - 1)|round(-1)", "(-(2**70))|round(-1)", "(15 * 10**39)|round(-40)", "(25 * 10**39)|round(-40)"]:
+    case("filter", "round", "{{ " + e + " }}")
 for e in ["'12' * 10**20", "10**20 * [1]", "('x'|safe) * 10**20"]:
     case("filter", "safe", "{{ " + e + " }}")
 for x in ["'i'", "2.0", "true", "5", "5.0", "none", "false", "1", "-1"]:

@@ -1167,10 +1167,11 @@ pub(super) fn round_filter<'a>(v: Value<'a>, mut b: Bound<'a>) -> Result<Value<'
         p => Some(index_arg(p, false)?),
     };
     Ok(match (v, ndigits) {
-        (Value::Bool(b), _) => Value::Int(i64::from(b)),
-        (Value::Int(i), Some(n)) => Value::Int(pystr::py_round_int(i, n).map_err(crate::error::py_err)?),
+        (Value::Bool(b), None) => Value::Int(i64::from(b)),
         (Value::Int(i), None) => Value::Int(i),
-        (Value::BigInt(n), Some(d)) if d >= 0 => Value::BigInt(n),
+        (Value::Bool(b), Some(d)) => Value::from_bigint(pystr::py_round_int(&i64::from(b).into(), d)),
+        (Value::Int(i), Some(d)) => Value::from_bigint(pystr::py_round_int(&i.into(), d)),
+        (Value::BigInt(n), Some(d)) => Value::from_bigint(pystr::py_round_int(&n, d)),
         (Value::Float(f), None) => float_to_int(pystr::py_round(f, 0).map_err(crate::error::py_err)?)?,
         (Value::Float(f), Some(n)) => Value::Float(pystr::py_round(f, n).map_err(crate::error::py_err)?),
         (other, _) => other,

@@ -117,7 +117,7 @@ fn parse_number(chars: &[char], pos: &mut usize, what: &str) -> Result<usize, Py
 
 /// Python `fmt % args` (`str.__mod__`), with CPython's errors.
 ///
-/// Supports `%(key)`, flags `-+ #0`, width and precision (also `*`), and the
+/// Supports `%(key)`, flags `-+ #0`, width and precision (also `*`), an ignored `h`, `l` or `L`, and the
 /// conversions `s r a d i u o x X e E f F g G c %`.
 pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyError> {
     let (mut st, map) = match args {
@@ -232,6 +232,10 @@ pub fn percent_format(fmt: &str, args: PercentArgs<'_>) -> Result<String, PyErro
                 }
                 spec.prec = Some(p);
             }
+        }
+        // One `h`, `l` or `L` length modifier is read and ignored, as C's (`%ld`).
+        if matches!(chars.get(pos), Some('h' | 'l' | 'L')) {
+            pos += 1;
         }
         let Some(&conv) = chars.get(pos) else {
             return Err(PyError::value("incomplete format"));
@@ -441,7 +445,7 @@ mod tests {
 
     #[test]
     fn percent_matches_cpython() {
-        for case in load("percent", 2408)
+        for case in load("percent", 2749)
             .iter()
             .chain(&load("random_percent", 3000))
             .chain(&load("random_percent_tuple", 1500))
