@@ -275,6 +275,9 @@ for e in ["'abc'|round(2, 'floor')", "[1]|round(1, 'ceil')", "{}|round(2, 'floor
 for e in ["true|round(-1)", "false|round(-2)", "true|round(2)", "(2**64)|round(-1)", "(2**64)|round(-30)",
           "(2**63 - 1)|round(-1)", "(-(2**70))|round(-1)", "(15 * 10**39)|round(-40)", "(25 * 10**39)|round(-40)"]:
     case("filter", "round", "{{ " + e + " }}")
+# Integer keys past 64 bits are written as their digits.
+for e in ["{2**63: 1, 'k': 2}|tojson", "{-(2**70): 'a', 1: 'b'}|tojson", "{2**64: [2**64]}|tojson(indent=1)"]:
+    case("filter", "tojson", "{{ " + e + " }}")
 for e in ["'12' * 10**20", "10**20 * [1]", "('x'|safe) * 10**20"]:
     case("filter", "safe", "{{ " + e + " }}")
 for x in ["'i'", "2.0", "true", "5", "5.0", "none", "false", "1", "-1"]:

@@ -50,6 +50,10 @@ fn key_string(k: &Value) -> Result<String> {
         Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
         Value::None => "null".to_string(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(b) => {
+            k.check_printable()?;
+            b.to_string()
+        }
         Value::Float(f) => {
             let mut s = String::new();
             write_float(*f, &mut s);
