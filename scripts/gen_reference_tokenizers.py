@@ -339,6 +339,22 @@ def unigram_unknown_spaces():
     return tok
 
 
+def smollm_like():
+    """SmolLM2's pre-tokenizer: single digits, then ByteLevel with its regex (merges learned without the digit
+    split, so that dropping it changes the ids)."""
+    tok = gpt2()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    return tok
+
+
+def nfkc_byte_level():
+    """GPT-2's shape under an NFKC normalizer, which GPT2Tokenizer's rebuild leaves out."""
+    tok = gpt2()
+    tok.normalizer = normalizers.NFKC()
+    return tok
+
+
 def bytelevel_added_tokens():
     """GPT-2's shape with added tokens the ByteLevel decoder rewrites when decoding, as it rewrites every token:
     characters of its byte alphabet (`ñé`, `Ġx`) and ones outside it (spaces)."""
@@ -416,6 +432,9 @@ QUIRKS = [
     ("trimmed-stripping-token", trimmed_stripping_token,
      TEXTS + ["a  <br>  b", "<br>", " <br>\n", "x<br>y", "  <br>"], True),
     ("gpt2-added-tokens-decoded", bytelevel_added_tokens, TEXTS + ["añéb", "Ġx y", "ñé Ġx", "a two  spaces b"], True),
+    # GPT2Tokenizer too: SmolLM2's folder (GPT2Tokenizer, model type llama) splits digits in its file, not there.
+    ("gpt2-class-digits", smollm_like, QWEN2_TEXTS, True, {"tokenizer_class": "GPT2Tokenizer"}, {"model_type": "llama"}),
+    ("gpt2-class-normalized", nfkc_byte_level, QWEN2_TEXTS + ["ﬁ½"], True, {"tokenizer_class": "GPT2TokenizerFast"}, None),
     # Qwen2Tokenizer builds its own pipeline from the vocabulary and merges, and model type qwen2 loads as it
     # whatever the folder declares (DeepSeek-R1-Distill-Qwen declares LlamaTokenizerFast).
     ("qwen2-class-llama-declared", gpt2, QWEN2_TEXTS, True, {"tokenizer_class": "LlamaTokenizerFast"},

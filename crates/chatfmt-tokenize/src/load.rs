@@ -242,34 +242,54 @@ const QWEN2_PATTERN: &str =
 
 /// transformers 5's `Qwen2Tokenizer` builds its pipeline from the file's vocabulary and merges
 /// alone (`Qwen2Tokenizer.__init__`): an NFC normalizer, Qwen2's split pattern then a ByteLevel
-/// pre-tokenizer without its own regex (`add_prefix_space` from the config, else false), a
-/// ByteLevel decoder, and a BPE model without an unknown token, affixes, byte fallback or dropout;
-/// only the post-processor comes from the file. Every folder of model type `qwen2` is loaded so,
+/// pre-tokenizer without its own regex (`add_prefix_space` from the config, else false), and the
+/// byte-level BPE of `rebuild_byte_level_bpe`. Every folder of model type `qwen2` is loaded so,
 /// whatever class it declares (DeepSeek-R1-Distill-Qwen's tokenizer.json splits otherwise).
 fn apply_qwen2_preprocessing(json: &mut Json, config: &Json) {
     let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(false);
-    if let Some(obj) = json.as_object_mut() {
-        obj.insert("normalizer".into(), serde_json::json!({"type": "NFC"}));
-        obj.insert(
-            "pre_tokenizer".into(),
-            serde_json::json!({"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": QWEN2_PATTERN}, "behavior": "Isolated", "invert": false},
-                {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": true, "use_regex": false},
-            ]}),
-        );
-        obj.insert(
-            "decoder".into(),
-            serde_json::json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}),
-        );
-        if let Some(model) = obj.get_mut("model").and_then(Json::as_object_mut) {
-            model.insert("dropout".into(), Json::Null);
-            model.insert("unk_token".into(), Json::Null);
-            model.insert("continuing_subword_prefix".into(), Json::from(""));
-            model.insert("end_of_word_suffix".into(), Json::from(""));
-            model.insert("fuse_unk".into(), Json::Bool(false));
-            model.insert("byte_fallback".into(), Json::Bool(false));
-            model.insert("ignore_merges".into(), Json::Bool(false));
-        }
+    rebuild_byte_level_bpe(
+        json,
+        serde_json::json!({"type": "NFC"}),
+        serde_json::json!({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": QWEN2_PATTERN}, "behavior": "Isolated", "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": true, "use_regex": false},
+        ]}),
+    );
+}
+
+/// transformers 5's `GPT2Tokenizer` builds its pipeline from the file's vocabulary and merges alone
+/// (`GPT2Tokenizer.__init__`): no normalizer, a ByteLevel pre-tokenizer with GPT-2's own regex
+/// (`add_prefix_space` from the config, else false), and the byte-level BPE of
+/// `rebuild_byte_level_bpe`. A file that splits digits first (SmolLM2's `Digits` before
+/// `ByteLevel`) therefore loses that step.
+fn apply_gpt2_preprocessing(json: &mut Json, config: &Json) {
+    let add_prefix_space = config.get("add_prefix_space").and_then(Json::as_bool).unwrap_or(false);
+    rebuild_byte_level_bpe(
+        json,
+        Json::Null,
+        serde_json::json!({"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": true, "use_regex": true}),
+    );
+}
+
+/// What the byte-level classes build besides `normalizer` and `pre_tokenizer`: a ByteLevel decoder
+/// and the file's vocabulary and merges as a BPE model without an unknown token, affixes, byte
+/// fallback or dropout. Only the post-processor stays the file's.
+fn rebuild_byte_level_bpe(json: &mut Json, normalizer: Json, pre_tokenizer: Json) {
+    let Some(obj) = json.as_object_mut() else { return };
+    obj.insert("normalizer".into(), normalizer);
+    obj.insert("pre_tokenizer".into(), pre_tokenizer);
+    obj.insert(
+        "decoder".into(),
+        serde_json::json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}),
+    );
+    if let Some(model) = obj.get_mut("model").and_then(Json::as_object_mut) {
+        model.insert("dropout".into(), Json::Null);
+        model.insert("unk_token".into(), Json::Null);
+        model.insert("continuing_subword_prefix".into(), Json::from(""));
+        model.insert("end_of_word_suffix".into(), Json::from(""));
+        model.insert("fuse_unk".into(), Json::Bool(false));
+        model.insert("byte_fallback".into(), Json::Bool(false));
+        model.insert("ignore_merges".into(), Json::Bool(false));
     }
 }
 
@@ -324,6 +344,7 @@ impl ChatTokenizer {
         match class.as_deref() {
             Some("LlamaTokenizer") => apply_llama_preprocessing(json.tree_mut(), &config),
             Some("Qwen2Tokenizer") => apply_qwen2_preprocessing(json.tree_mut(), &config),
+            Some("GPT2Tokenizer") => apply_gpt2_preprocessing(json.tree_mut(), &config),
             _ => {}
         }
         // The cause names the file and the place in it.
@@ -334,9 +355,9 @@ impl ChatTokenizer {
         let original = json.tree().clone();
         // The 1.0 pipeline, unless the file is one the release candidate refuses or encodes
         // differently from transformers: added tokens matched on normalized text after a Metaspace
-        // pre-tokenizer (known from the tree), one id for two tokens (known once the vocabulary is
-        // read), some BPE affixes, regex syntax the engines read differently (known from the tree). The 0.23 release encodes those (see
-        // `encoder`).
+        // pre-tokenizer, some BPE affixes, regex syntax the engines read differently (all known from
+        // the tree), one id for two tokens (known once the vocabulary is read). The 0.23 release
+        // encodes those (see `encoder`).
         let by_reference = normalized_tokens_with_metaspace(&original)
             || affixes_read_differently(&original)
             || regex_read_differently(&original);

@@ -116,7 +116,7 @@ mod tests {
     }
 
     #[test]
-    fn qwen2_models_load_as_qwen2_tokenizer_whatever_they_declare() {
+    fn qwen2_models_load_as_qwen2_tokenizer_and_declared_classes_stay() {
         let qwen2 = json!({"model_type": "qwen2"});
         // DeepSeek-R1-Distill-Qwen's shape: a declared LlamaTokenizerFast, byte-level, model type qwen2.
         for declared in [
@@ -136,6 +136,13 @@ mod tests {
         assert_eq!(
             loaded_class(&declared, &Json::Null, || true).as_deref(),
             Some("Qwen2Tokenizer")
+        );
+        // A declared class with a pipeline of its own is kept over a model type's trusted class
+        // (SmolLM2: GPT2Tokenizer, model type llama).
+        let gpt2 = json!({"tokenizer_class": "GPT2Tokenizer"});
+        assert_eq!(
+            loaded_class(&gpt2, &json!({"model_type": "llama"}), || true).as_deref(),
+            Some("GPT2Tokenizer")
         );
         // A generic class declared where no model type says otherwise: the file as written.
         let generic = json!({"tokenizer_class": "PreTrainedTokenizerFast"});
