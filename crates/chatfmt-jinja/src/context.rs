@@ -23,6 +23,12 @@ impl Clock {
     }
 }
 
+/// Names come from the template's syntax tree, so equal names are usually the same slice.
+#[inline]
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (a.as_ptr() == b.as_ptr() || crate::value::short_eq(a.as_bytes(), b.as_bytes()))
+}
+
 /// A variable borrowed from the caller for one render.
 #[derive(Debug, Clone, Copy)]
 pub enum Borrowed<'v> {
@@ -57,7 +63,32 @@ pub struct Context<'v> {
     pub track_spans: bool,
 }
 
-impl Context<'_> {
+impl<'v> Context<'v> {
+    /// Where the context holds a top-level variable: `vars`, then the borrowed layers (the first
+    /// layer with the name wins).
+    pub(crate) fn source<'s>(&'s self, name: &str) -> Option<Borrowed<'s>>
+    where
+        'v: 's,
+    {
+        if !self.vars.is_empty() {
+            if let Some(v) = self.vars.get(name) {
+                return Some(Borrowed::Json(v));
+            }
+        }
+        for layer in self.layers {
+            match layer {
+                Layer::Var(n, v) if same_name(n, name) => return Some(*v),
+                Layer::Var(..) => {}
+                Layer::Map(m) => {
+                    if let Some(v) = crate::value::json_map_get(m, name) {
+                        return Some(Borrowed::Json(v));
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// A context from a JSON object of variables.
     pub fn from_json(vars: Json) -> Result<Self> {
         match vars {

@@ -19,6 +19,7 @@ pub mod causal;
 mod context;
 #[cfg(test)]
 mod cpython_tests;
+mod direct;
 mod error;
 mod eval;
 mod limits;

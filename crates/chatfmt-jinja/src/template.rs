@@ -3,8 +3,10 @@
 use crate::ast::{Scopes, Stmt};
 use crate::causal::{CausalLoop, LoopPrefix};
 pub use crate::context::{Borrowed, Clock, Context, Layer, Rendered};
+use crate::direct::{Plan, Stop};
 use crate::error::{Error, Result};
 use crate::eval::Evaluator;
+use crate::limits::BudgetScope;
 pub use crate::limits::Limits;
 use crate::output::SpanSizes;
 use crate::syntax::{lexer, parser};
@@ -27,6 +29,8 @@ pub struct Template {
     causal: OnceLock<(Box<str>, Box<str>, Option<CausalLoop>)>,
     /// The span buffer sizes of the last render with spans.
     span_sizes: SpanSizes,
+    /// The template as a direct plan, when it has that shape (see [`crate::direct`]).
+    direct: Option<Plan>,
 }
 
 /// Lexes and parses as Jinja2 does, lexing while parsing: when the source has a lexing error, a
@@ -55,6 +59,7 @@ impl Template {
             .map_err(|e| e.in_template(name, &normalized))?;
         let scopes = crate::syntax::scopes::resolve(&mut body);
         let generation = crate::analysis::has_generation(&body);
+        let direct = crate::direct::compile(&body);
         Ok(Template {
             name: name.to_string(),
             source: normalized,
@@ -64,6 +69,7 @@ impl Template {
             fork: OnceLock::new(),
             causal: OnceLock::new(),
             span_sizes: SpanSizes::default(),
+            direct,
         })
     }
 
@@ -196,7 +202,20 @@ impl Template {
     /// Renders into `out`, reusing its buffers (the text keeps its capacity from render to render).
     /// On error `out` holds no result.
     pub fn render_into(&self, ctx: &Context, out: &mut Rendered) -> Result<()> {
-        let text = Self::reuse(out);
+        let mut text = Self::reuse(out);
+        if let (Some(plan), false) = (&self.direct, ctx.track_spans) {
+            let budget = BudgetScope::start(&ctx.limits);
+            match plan.run(ctx, &mut text) {
+                Ok(()) => {
+                    out.steps = budget.used();
+                    out.text = text;
+                    return Ok(());
+                }
+                Err(Stop::Limit(e)) => return Err(e.in_template(&self.name, &self.source)),
+                // The evaluator renders from scratch, with a budget of its own.
+                Err(Stop::GiveUp) => text.clear(),
+            }
+        }
         Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, ctx.track_spans, text)
             .run(&self.body, out)
             .map_err(|e| e.in_template(&self.name, &self.source))
@@ -226,5 +245,218 @@ impl Template {
         let mut text = std::mem::take(&mut out.text);
         text.clear();
         text
+    }
+}
+
+/// A direct plan renders what the evaluator renders (see [`crate::direct`]).
+#[cfg(test)]
+mod direct_tests {
+    use super::{Borrowed, Context, Layer, Limits, Rendered, Template};
+    use crate::error::Result;
+    use crate::eval::Evaluator;
+    use serde_json::{json, Map, Value as Json};
+
+    impl Template {
+        /// [`render_into`](Template::render_into) by the evaluator, whatever the template's shape.
+        fn render_evaluated(&self, ctx: &Context, out: &mut Rendered) -> Result<()> {
+            let text = Self::reuse(out);
+            Evaluator::new(&self.body, &self.scopes, &self.span_sizes, ctx, ctx.track_spans, text)
+                .run(&self.body, out)
+                .map_err(|e| e.in_template(&self.name, &self.source))
+        }
+
+        fn has_direct_plan(&self) -> bool {
+            self.direct.is_some()
+        }
+    }
+
+    const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const ROLES: &str = "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}<|system|>\n{{ m.content }}<|end|>\n{% elif m.role == 'user' and not (m['content'] == '') %}<|user|>\n{{ m['content'] ~ '<|end|>' }}\n{% elif m['role'] != 'assistant' or m %}?{{ m.role }}{% else %}<|assistant|>\n{{ m.content + eos_token }}\n{% endif %}{% endfor %}{% if messages %}[{{ extra }}]{% endif %}{% if add_generation_prompt %}<|assistant|>\n{% else %}{{ eos_token }}{% endif %}";
+    const SHADOW: &str =
+        "{% for messages in messages %}{{ messages.content }}{% endfor %}{{ messages }}{% if not flag %}no{% endif %}";
+
+    fn messages() -> Vec<Json> {
+        vec![
+            json!({"role": "system", "content": "Be brief."}),
+            json!({"role": "user", "content": "Hello"}),
+            json!({"role": "assistant", "content": "Hi!"}),
+            json!({"role": "tool", "content": "42"}),
+            json!({"role": "user", "content": ""}),
+        ]
+    }
+
+    fn tokens() -> Map<String, Json> {
+        let Json::Object(m) = json!({"bos_token": "<s>", "eos_token": "</s>", "extra": "x", "flag": 0}) else {
+            unreachable!()
+        };
+        m
+    }
+
+    /// Renders `source` with both the plan and the evaluator over the caller's list `messages`
+    /// (or `vars` alone when `messages` is `None`) and asserts the same text, steps and error.
+    fn same(
+        source: &str,
+        messages: Option<&[Json]>,
+        vars: Json,
+        limits: Limits,
+    ) -> std::result::Result<String, String> {
+        let t = Template::new("t", source).unwrap();
+        assert!(t.has_direct_plan(), "{source} has no direct plan");
+        let tokens = tokens();
+        let Json::Object(vars) = vars else { unreachable!() };
+        let layers: Vec<Layer> = match messages {
+            Some(m) => vec![Layer::Var("messages", Borrowed::List(m)), Layer::Map(&tokens)],
+            None => vec![Layer::Map(&tokens)],
+        };
+        let ctx = Context {
+            vars,
+            layers: &layers,
+            limits,
+            ..Context::default()
+        };
+        let (mut direct, mut evaluated) = (Rendered::default(), Rendered::default());
+        let a = t.render_into(&ctx, &mut direct);
+        let b = t.render_evaluated(&ctx, &mut evaluated);
+        match (a, b) {
+            (Ok(()), Ok(())) => {
+                assert_eq!(direct, evaluated, "{source}");
+                Ok(direct.text)
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(
+                    (a.kind(), a.message(), a.line(), a.column()),
+                    (b.kind(), b.message(), b.line(), b.column()),
+                    "{source}"
+                );
+                Err(a.to_string())
+            }
+            (a, b) => panic!("{source}: direct {a:?}, evaluator {b:?}"),
+        }
+    }
+
+    #[test]
+    fn renders_as_the_evaluator_does() {
+        // Long enough for the evaluator's charge for a JSON array's items to count.
+        let m: Vec<Json> = messages().into_iter().cycle().take(23).collect();
+        for source in [CHATML, ROLES, SHADOW] {
+            for prompt in [
+                json!(true),
+                json!(false),
+                json!(0),
+                json!(1.5),
+                json!(""),
+                json!([]),
+                json!({"a": 1}),
+            ] {
+                let vars = json!({ "add_generation_prompt": prompt });
+                same(source, Some(&m), vars.clone(), Limits::default()).ok();
+                same(source, Some(&m[..1]), vars.clone(), Limits::default()).ok();
+                same(source, Some(&[]), vars.clone(), Limits::default()).ok();
+                // A JSON array in the variables, which the evaluator charges for as a list value.
+                let mut with_list = vars.clone();
+                with_list["messages"] = Json::Array(m.clone());
+                same(source, None, with_list, Limits::default()).ok();
+            }
+        }
+        let text = same(
+            CHATML,
+            Some(&m[1..3]),
+            json!({"add_generation_prompt": true}),
+            Limits::default(),
+        );
+        assert_eq!(
+            text.unwrap(),
+            "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>assistant\n"
+        );
+    }
+
+    /// Values the plan does not print or test itself: the evaluator renders them, or raises.
+    #[test]
+    fn gives_way_to_the_evaluator() {
+        let odd = [
+            json!({"role": "user", "content": 3}),
+            json!({"role": "user", "content": null}),
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}]}),
+            json!({"role": "user"}),
+            json!({"role": 7, "content": "x"}),
+            json!({"content": "x"}),
+            json!("a string message"),
+            json!(["a", "list"]),
+            json!(null),
+            json!({"role": "assistant", "content": "x", "items": "y"}),
+        ];
+        for source in [CHATML, ROLES, SHADOW] {
+            for item in &odd {
+                let m = vec![json!({"role": "user", "content": "Hello"}), item.clone()];
+                same(
+                    source,
+                    Some(&m),
+                    json!({"add_generation_prompt": true}),
+                    Limits::default(),
+                )
+                .ok();
+            }
+            for messages in [json!("text"), json!({"role": "user"}), json!(null), json!(3)] {
+                let vars = json!({"messages": messages, "add_generation_prompt": true});
+                same(source, None, vars, Limits::default()).ok();
+            }
+            // No `messages` and no `add_generation_prompt` at all.
+            same(source, None, json!({}), Limits::default()).ok();
+        }
+        assert!(same(CHATML, None, json!({"messages": 3}), Limits::default()).is_err());
+    }
+
+    #[test]
+    fn limits_stop_where_the_evaluator_stops() {
+        let m = messages();
+        for source in [CHATML, ROLES, SHADOW] {
+            let vars = json!({"add_generation_prompt": true, "messages": m.clone()});
+            for max_steps in 0..40 {
+                let limits = Limits {
+                    max_steps,
+                    ..Limits::default()
+                };
+                same(source, Some(&m), json!({"add_generation_prompt": true}), limits.clone()).ok();
+                same(source, None, vars.clone(), limits).ok();
+            }
+            for max_output_bytes in (0..200).step_by(7) {
+                let limits = Limits {
+                    max_output_bytes,
+                    ..Limits::default()
+                };
+                same(source, Some(&m), json!({"add_generation_prompt": true}), limits).ok();
+            }
+        }
+        let tight = Limits {
+            max_steps: 5,
+            ..Limits::default()
+        };
+        assert!(same(CHATML, Some(&m), json!({"add_generation_prompt": true}), tight).is_err());
+    }
+
+    #[test]
+    fn compiles_only_what_it_runs() {
+        let direct = |s: &str| Template::new("t", s).unwrap().has_direct_plan();
+        assert!(direct(CHATML) && direct(ROLES) && direct(SHADOW) && direct("plain text"));
+        for source in [
+            "{% for m in messages %}{{ loop.index }}{% endfor %}",
+            "{{ loop }}",
+            "{{ self }}",
+            "{% set x = 1 %}{{ x }}",
+            "{{ m['content'] | trim }}",
+            "{{ messages[0]['content'] }}",
+            "{% for m in messages if m %}{{ m.role }}{% endfor %}",
+            "{% for m in messages %}{% else %}none{% endfor %}",
+            "{% for m in messages %}{% for n in messages %}{% endfor %}{% endfor %}",
+            "{% for a, b in messages %}{% endfor %}",
+            "{% if m['role'] in ['a'] %}{% endif %}",
+            "{% if m.role == 1 %}{% endif %}",
+            "{{ m.items }}",
+            "{{ a }}{{ b }}{{ c }}{{ d }}{{ e }}{{ f }}{{ g }}{{ h }}{{ i }}",
+        ] {
+            assert!(!direct(source), "{source}");
+        }
+        let deep = format!("{}x{}", "{% if a %}".repeat(20), "{% endif %}".repeat(20));
+        assert!(!direct(&deep));
     }
 }

@@ -22,6 +22,8 @@ const LAYERS: &[&str] = &[
     "analysis",
     // Running a parsed template.
     "eval",
+    // Templates of a simple shape rendered without the evaluator.
+    "direct",
     // Output provenance recorded while rendering.
     "output",
     // Filters, tests, globals, methods and argument binding.

@@ -6,11 +6,11 @@ use crate::builtins::{
     self,
     args::{Bound, CallArgs},
 };
-use crate::context::{Borrowed, ByteSpan, Context, Layer, Rendered};
+use crate::context::{same_name, Borrowed, ByteSpan, Context, Rendered};
 use crate::error::{err, Error, Result};
 use crate::limits::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::output::{Piece, RawOrigin, SpanRecorder, SpanSizes};
-use crate::value::{compare, short_eq, JsonPairs, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
+use crate::value::{compare, JsonPairs, LoopItems, LoopValue, MacroValue, Object, Slots, UndefInfo, Value};
 use serde_json::Value as Json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -26,12 +26,6 @@ enum Flow {
 }
 
 const NO_PARENT: usize = usize::MAX;
-
-/// Names come from the template's syntax tree, so equal names are usually the same slice.
-#[inline]
-fn same_name(a: &str, b: &str) -> bool {
-    a.len() == b.len() && (a.as_ptr() == b.as_ptr() || short_eq(a.as_bytes(), b.as_bytes()))
-}
 
 /// The current stack address (of a local variable: close enough for a red-zone check).
 #[inline(always)]
@@ -297,25 +291,10 @@ impl<'a> Evaluator<'a> {
         })
     }
 
-    /// Where the context holds a top-level variable: `vars`, then the borrowed layers.
+    /// Where the context holds a top-level variable (see [`Context::source`]).
+    #[inline]
     fn context_source(&self, name: &str) -> Option<Borrowed<'a>> {
-        if !self.ctx.vars.is_empty() {
-            if let Some(v) = self.ctx.vars.get(name) {
-                return Some(Borrowed::Json(v));
-            }
-        }
-        for layer in self.ctx.layers {
-            match layer {
-                Layer::Var(n, v) if same_name(n, name) => return Some(*v),
-                Layer::Var(..) => {}
-                Layer::Map(m) => {
-                    if let Some(v) = crate::value::json_map_get(m, name) {
-                        return Some(Borrowed::Json(v));
-                    }
-                }
-            }
-        }
-        None
+        self.ctx.source(name)
     }
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
