@@ -3,6 +3,8 @@ name and messages) on functions of the kinds transformers' own tests use, and to
 render as transformers renders them."""
 
 import enum
+import sys
+import types
 from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 import pytest
@@ -344,13 +346,57 @@ class Methods:
         """
 
 
+class _EqualsAnything(type):
+    """A class equal to every value, as ``mock.ANY`` is: transformers compares annotations and defaults with
+    ``inspect.Parameter.empty`` by ``==``."""
+
+    def __eq__(cls, other):
+        return True
+
+    __hash__ = type.__hash__
+
+
+class Anything(metaclass=_EqualsAnything):
+    pass
+
+
+def default_equal_to_empty(x: int = Anything):
+    """
+    A default equal to everything counts as no default.
+
+    Args:
+        x: The input
+    """
+
+
+def receiver_hint_equal_to_empty(self: Anything, x: int):
+    """
+    A `self` whose hint equals everything is the receiver.
+
+    Args:
+        x: The input
+    """
+
+
+def hint_equal_to_empty(x: Anything):
+    """
+    A hint equal to everything is a missing hint.
+
+    Args:
+        x: The input
+    """
+
+
 FUNCTIONS = [
     simple, two_args, with_defaults, nested_list, optional_and_union, with_choices, with_returns, multiline,
     literals, enums, Tools().method, no_arguments, bare_containers, repeated_json_types, builtin_generics, any_of,
     returns_after_blank_lines, typed_choices, mixed_literal, spaced_args, everything, Methods.bound, Methods().bound,
-    Methods.static, Methods().static, Methods.of_class, Methods().of_class,
+    Methods.static, Methods().static, Methods.of_class, Methods().of_class, default_equal_to_empty,
+    receiver_hint_equal_to_empty,
 ]
-FAILING = [no_docstring, missing_arg_doc, missing_hint, custom_class, single_tuple, tuples, open_tuple]
+FAILING = [
+    no_docstring, missing_arg_doc, missing_hint, custom_class, single_tuple, tuples, open_tuple, hint_equal_to_empty,
+]
 
 
 @pytest.mark.parametrize("func", FUNCTIONS, ids=lambda f: f.__qualname__)
@@ -384,3 +430,54 @@ def test_function_tools_render_as_transformers_renders_them(tmp_path):
     tools = [with_choices, {"type": "function", "function": {"name": "raw", "parameters": {}}}]
     want = theirs.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
     assert ours.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True) == want
+
+
+@pytest.mark.parametrize(
+    "version, audio",
+    [("2.5.1", False), ("2.6.0", True), ("2.6", True), ("2.6.0+cu124", True), ("2.6.0.post1", True),
+     ("2.6.0a0+git1234", False), ("2.6.0.dev20250101", False), ("2.6.0rc1", False), ("2.7.0a0", True),
+     ("2.10.0", True), ("unknown", False)],
+)
+def test_tensor_hints_follow_the_torch_version_as_transformers_reads_it(version, audio, monkeypatch):
+    from packaging.version import InvalidVersion, parse
+
+    try:
+        expected = parse(version) >= parse("2.6.0")
+    except InvalidVersion:
+        expected = False
+    assert expected == audio
+    torch = types.ModuleType("torch")
+    torch.__version__ = version
+    torch.Tensor = type("Tensor", (), {})
+    monkeypatch.setitem(sys.modules, "torch", torch)
+
+    def listen(a: torch.Tensor):
+        """
+        Listens.
+
+        Args:
+            a: The audio
+        """
+
+    if audio:
+        assert chatfmt.get_json_schema(listen)["function"]["parameters"]["properties"]["a"] == {
+            "type": "audio",
+            "description": "The audio",
+        }
+    else:
+        with pytest.raises(chatfmt.TypeHintParsingException):
+            chatfmt.get_json_schema(listen)
+
+
+def test_a_patched_tokenizer_raises_transformers_exceptions_for_tools():
+    from transformers import AutoTokenizer
+    from transformers.utils.chat_template_utils import DocstringParsingException
+
+    from conftest import kit_dir
+
+    tok = chatfmt.patch(AutoTokenizer.from_pretrained(str(kit_dir("tokens") / "tokenizers" / "qwen3")))
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(DocstringParsingException):
+        tok.apply_chat_template(messages, tools=[no_docstring], tokenize=False)
+    text = tok.apply_chat_template(messages, tools=[with_choices], tokenize=False)
+    assert chatfmt.unpatch(tok).apply_chat_template(messages, tools=[with_choices], tokenize=False) == text

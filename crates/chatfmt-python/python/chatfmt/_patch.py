@@ -85,6 +85,14 @@ def patch(hf_tokenizer: Any) -> Any:
             _fallback(f"tokenizer_kwargs {sorted(extra)}")
             return original(*args, **kwargs)
         _sync(ours, hf_tokenizer, state)
+        if call.get("tools") is not None:
+            # transformers' own conversion, so a tool it cannot convert raises transformers' exception
+            # classes, which callers of the patched tokenizer catch.
+            from transformers.utils import get_json_schema
+
+            call["tools"] = [
+                get_json_schema(t) if inspect.isfunction(t) or inspect.ismethod(t) else t for t in call["tools"]
+            ]
         out = ours.apply_chat_template(**call)
         if isinstance(out, BatchEncoding):
             from transformers.tokenization_utils_base import BatchEncoding as HFBatchEncoding

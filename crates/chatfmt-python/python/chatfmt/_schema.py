@@ -47,6 +47,23 @@ _CUSTOM_CLASS = (
 )
 
 
+_PRE_RELEASE = re.compile(r"[-_.]?(a|b|c|rc|alpha|beta|pre|preview|dev)", re.IGNORECASE)
+
+
+def _at_least_2_6(version: str) -> bool:
+    """Whether ``version`` is 2.6.0 or later by PEP 440, as transformers' ``is_torch_available`` decides
+    with ``packaging``: a pre-release or development build of 2.6.0 (``2.6.0a0+git...``, ``2.6.0.dev...``) is
+    earlier, a post-release or local build (``2.6.0+cu124``) is not; an unreadable version is not."""
+    found = re.fullmatch(r"\s*v?(\d+(?:\.\d+)*)(.*?)\s*", version, re.IGNORECASE)
+    if found is None:
+        return False
+    release = [int(n) for n in found.group(1).split(".")]
+    release += [0] * (3 - len(release))
+    if release != [2, 6, 0] + [0] * (len(release) - 3):
+        return release > [2, 6, 0]
+    return _PRE_RELEASE.match(found.group(2).split("+")[0]) is None
+
+
 def _bare_schema(hint: Any) -> Optional[Dict[str, Any]]:
     """transformers' ``_get_json_schema_type``: also ``PIL.Image.Image`` as ``"image"`` and, with torch
     2.6 or later, ``torch.Tensor`` as ``"audio"`` (a hint that is one has its module imported already,
@@ -55,7 +72,7 @@ def _bare_schema(hint: Any) -> Optional[Dict[str, Any]]:
     if image is not None and hint is image.Image:
         return {"type": "image"}
     if torch is not None and hint is torch.Tensor:
-        if tuple(int(n) for n in re.findall(r"\d+", torch.__version__)[:2]) >= (2, 6):
+        if _at_least_2_6(str(torch.__version__)):
             return {"type": "audio"}
     return _BARE.get(hint)
 
@@ -136,14 +153,15 @@ def _parameters(func: Callable[..., Any], name: str) -> Dict[str, Any]:
     hints = typing.get_type_hints(func)
     params = inspect.signature(func).parameters
     first = next(iter(params), None)
-    receiver = first if first in ("self", "cls") and params[first].annotation is inspect.Parameter.empty else None
+    # `==`, as transformers compares: an annotation or default may define its own equality.
+    receiver = first if first in ("self", "cls") and params[first].annotation == inspect.Parameter.empty else None
     required = []
     for pname, param in params.items():
         if pname == receiver:
             continue
-        if param.annotation is inspect.Parameter.empty:
+        if param.annotation == inspect.Parameter.empty:
             raise TypeHintParsingException(f"Argument {pname} is missing a type hint in function {name}")
-        if param.default is inspect.Parameter.empty:
+        if param.default == inspect.Parameter.empty:
             required.append(pname)
     properties: Dict[str, Any] = {}
     for pname, hint in hints.items():
@@ -183,8 +201,8 @@ def get_json_schema(func: Callable[..., Any]) -> Dict[str, Any]:
     """The tool schema of ``func`` (``{"type": "function", "function": {...}}``) as transformers'
     ``get_json_schema`` builds it, raising its ``DocstringParsingException`` and
     ``TypeHintParsingException`` with its messages."""
-    name = getattr(func, "__name__", "operation")
     doc = inspect.getdoc(func)
+    name = getattr(func, "__name__", "operation")
     if not doc:
         raise DocstringParsingException(f"Cannot generate JSON schema for {name} because it has no docstring!")
     description, described, returns_doc = _docstring_parts(doc.strip())
