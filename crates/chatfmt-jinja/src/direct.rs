@@ -1,5 +1,6 @@
 //! Direct renders: a template made only of text, printed string concatenations, `for` loops over a
-//! context list and `if` tests of context values renders without the evaluator, reading the
+//! context list and `if` tests of context values (and of `loop.first` / `loop.last`) renders without
+//! the evaluator, reading the
 //! caller's JSON in place. About one chat template in twelve has this shape (ChatML, Phi-3, Hermes,
 //! Vicuna, ...).
 //!
@@ -72,6 +73,9 @@ enum Test {
     Truthy(Read),
     /// `read == literal` (or `!=` when the flag is set) where `read` gives a string.
     Equals(Read, Box<str>, bool),
+    /// `loop.first`, `loop.last`.
+    First,
+    Last,
     Not(Box<Test>),
     And(Box<Test>, Box<Test>),
     Or(Box<Test>, Box<Test>),
@@ -114,7 +118,9 @@ impl<'t> Compiler<'t> {
                 let ExprKind::Name(list, _) = &f.iter.kind else {
                     return None;
                 };
-                if self.item.is_some() || f.recursive || f.uses_loop || f.cond.is_some() || !f.else_body.is_empty() {
+                // A body's `loop` is read only as `loop.first` or `loop.last` (any other read of the
+                // name has no plan).
+                if self.item.is_some() || f.recursive || f.cond.is_some() || !f.else_body.is_empty() {
                     return None;
                 }
                 let list = self.var(list)?;
@@ -183,6 +189,15 @@ impl<'t> Compiler<'t> {
             ExprKind::Unary(UnOp::Not, inner) => Test::Not(Box::new(self.test(inner)?)),
             ExprKind::And(a, b) => Test::And(Box::new(self.test(a)?), Box::new(self.test(b)?)),
             ExprKind::Or(a, b) => Test::Or(Box::new(self.test(a)?), Box::new(self.test(b)?)),
+            ExprKind::GetAttr(obj, member)
+                if self.item.is_some() && matches!(&obj.kind, ExprKind::Name(n, _) if &**n == "loop") =>
+            {
+                match &*member.name {
+                    "first" => Test::First,
+                    "last" => Test::Last,
+                    _ => return None,
+                }
+            }
             ExprKind::Compare(first, rest) => match &rest[..] {
                 [(
                     op @ (CmpOp::Eq | CmpOp::Ne),
@@ -219,6 +234,8 @@ struct Run<'p, 'c> {
     /// The context's value of each of the plan's names, once read (`Some(None)`: absent).
     vars: [Option<Option<Borrowed<'c>>>; MAX_NAMES],
     item: Option<&'c Json>,
+    /// The current loop item's index and the loop's length.
+    at: (usize, usize),
     out: &'p mut String,
 }
 
@@ -231,6 +248,7 @@ impl Plan {
             ctx,
             vars: [None; MAX_NAMES],
             item: None,
+            at: (0, 0),
             out,
         };
         run.block(&self.body)
@@ -278,8 +296,8 @@ impl<'c> Run<'_, 'c> {
                     }
                     _ => return Err(Stop::GiveUp),
                 };
-                for item in items {
-                    self.item = Some(item);
+                for (i, item) in items.iter().enumerate() {
+                    (self.item, self.at) = (Some(item), (i, items.len()));
                     step(op.pos)?;
                     self.block(body)?;
                 }
@@ -338,6 +356,8 @@ impl<'c> Run<'_, 'c> {
                 Some(Json::String(s)) => (**s == **lit) != *negated,
                 _ => return Err(Stop::GiveUp),
             },
+            Test::First => self.at.0 == 0,
+            Test::Last => self.at.0 + 1 == self.at.1,
             Test::Not(t) => !self.test(t)?,
             Test::And(a, b) => self.test(a)? && self.test(b)?,
             Test::Or(a, b) => self.test(a)? || self.test(b)?,

@@ -274,6 +274,7 @@ mod direct_tests {
     const ROLES: &str = "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}<|system|>\n{{ m.content }}<|end|>\n{% elif m.role == 'user' and not (m['content'] == '') %}<|user|>\n{{ m['content'] ~ '<|end|>' }}\n{% elif m['role'] != 'assistant' or m %}?{{ m.role }}{% else %}<|assistant|>\n{{ m.content + eos_token }}\n{% endif %}{% endfor %}{% if messages %}[{{ extra }}]{% endif %}{% if add_generation_prompt %}<|assistant|>\n{% else %}{{ eos_token }}{% endif %}";
     const SHADOW: &str =
         "{% for messages in messages %}{{ messages.content }}{% endfor %}{{ messages }}{% if not flag %}no{% endif %}";
+    const LOOP: &str = "{% for m in messages %}{% if loop.first and m.role != 'system' %}[default]{% endif %}{{ m.content }}{% if not loop.last %}|{% elif add_generation_prompt or loop.first %}<|assistant|>{% endif %}{% endfor %}";
 
     fn messages() -> Vec<Json> {
         vec![
@@ -338,7 +339,7 @@ mod direct_tests {
     fn renders_as_the_evaluator_does() {
         // Long enough for the evaluator's charge for a JSON array's items to count.
         let m: Vec<Json> = messages().into_iter().cycle().take(23).collect();
-        for source in [CHATML, ROLES, SHADOW] {
+        for source in [CHATML, ROLES, SHADOW, LOOP] {
             for prompt in [
                 json!(true),
                 json!(false),
@@ -385,7 +386,7 @@ mod direct_tests {
             json!(null),
             json!({"role": "assistant", "content": "x", "items": "y"}),
         ];
-        for source in [CHATML, ROLES, SHADOW] {
+        for source in [CHATML, ROLES, SHADOW, LOOP] {
             for item in &odd {
                 let m = vec![json!({"role": "user", "content": "Hello"}), item.clone()];
                 same(
@@ -409,7 +410,7 @@ mod direct_tests {
     #[test]
     fn limits_stop_where_the_evaluator_stops() {
         let m = messages();
-        for source in [CHATML, ROLES, SHADOW] {
+        for source in [CHATML, ROLES, SHADOW, LOOP] {
             let vars = json!({"add_generation_prompt": true, "messages": m.clone()});
             for max_steps in 0..40 {
                 let limits = Limits {
@@ -437,10 +438,14 @@ mod direct_tests {
     #[test]
     fn compiles_only_what_it_runs() {
         let direct = |s: &str| Template::new("t", s).unwrap().has_direct_plan();
-        assert!(direct(CHATML) && direct(ROLES) && direct(SHADOW) && direct("plain text"));
+        assert!(direct(CHATML) && direct(ROLES) && direct(SHADOW) && direct(LOOP) && direct("plain text"));
         for source in [
             "{% for m in messages %}{{ loop.index }}{% endfor %}",
             "{{ loop }}",
+            "{% if loop.first %}{% endif %}",
+            "{% for m in messages %}{{ loop.first }}{% endfor %}",
+            "{% for m in messages %}{% if loop.changed(m) %}{% endif %}{% endfor %}",
+            "{% for m in messages %}{% if loop.index0 %}{% endif %}{% endfor %}",
             "{{ self }}",
             "{% set x = 1 %}{{ x }}",
             "{{ m['content'] | trim }}",
