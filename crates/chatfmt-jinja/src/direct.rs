@@ -1,8 +1,7 @@
 //! Direct renders: a template made only of text, printed string concatenations, `for` loops over a
 //! context list and `if` tests of context values (and of `loop.first` / `loop.last`) renders without
-//! the evaluator, reading the
-//! caller's JSON in place. About one chat template in twelve has this shape (ChatML, Phi-3, Hermes,
-//! Vicuna, ...).
+//! the evaluator, reading the caller's JSON in place. About one chat template in eight has this shape
+//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, ...).
 //!
 //! A direct plan is compiled from the syntax tree when every statement has that shape. Running it
 //! writes what the evaluator would, charges the same steps and checks the output limit after the

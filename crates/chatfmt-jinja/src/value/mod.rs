@@ -257,15 +257,22 @@ impl<'a> Object<'a> {
             Object::Macro(m) if m.def.anonymous => out.push_str("<Macro anonymous>"),
             Object::Macro(m) => out.push_str(&format!("<Macro '{}'>", m.def.name)),
             Object::Loop(l) => out.push_str(&format!("<LoopContext {}/{}>", l.index0.get() + 1, l.items.len())),
-            // The globals transformers' environment holds as classes print as those classes; the
-            // others are functions, whose Python repr holds an address no render can match.
+            // The globals print as the objects transformers' environment holds: classes, functions
+            // and a `TemplateDict` instance, the last two with `0x0` for their address.
             Object::Function(name) => out.push_str(match &**name {
                 "cycler" => "<class 'jinja2.utils.Cycler'>",
                 "joiner" => "<class 'jinja2.utils.Joiner'>",
                 "namespace" => {
                     "<class 'transformers.utils.chat_template_utils._cached_compile_jinja_template.<locals>.TemplateNamespace'>"
                 }
-                _ => return out.push_str(&format!("<function {name}>")),
+                "dict" => {
+                    "<transformers.utils.chat_template_utils._cached_compile_jinja_template.<locals>.TemplateDict object at 0x0>"
+                }
+                "lipsum" => "<function generate_lorem_ipsum at 0x0>",
+                "range" => "<function safe_range at 0x0>",
+                "raise_exception" => "<function _cached_compile_jinja_template.<locals>.raise_exception at 0x0>",
+                "strftime_now" => "<function _cached_compile_jinja_template.<locals>.strftime_now at 0x0>",
+                _ => return out.push_str(&format!("<function {name} at 0x0>")),
             }),
             Object::Method(recv, name, true) => {
                 out.push_str(&format!("<bound method Markup.{name} of "));
