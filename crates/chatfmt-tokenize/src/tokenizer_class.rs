@@ -58,7 +58,7 @@ pub(crate) fn loaded_class(config: &Json, model_config: &Json, byte_level: impl 
         return None;
     }
     match registered {
-        Some(r) if !model_type.is_empty() && r != declared => match (GENERIC.contains(&r), distrusted) {
+        Some(r) if !model_type.is_empty() && r != declared => match (generic(r), distrusted) {
             (true, _) => None,
             (false, true) => own_pipeline(r),
             (false, false) => own_pipeline(declared),

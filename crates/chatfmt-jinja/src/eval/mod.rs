@@ -285,16 +285,10 @@ impl<'a> Evaluator<'a> {
     /// A top-level variable of the context: `vars`, then the borrowed layers (read once per render
     /// and name, see `outer`).
     fn context_var(&self, name: &str) -> Option<Value<'a>> {
-        self.context_source(name).map(|v| match v {
+        self.ctx.source(name).map(|v| match v {
             Borrowed::Json(j) => Value::from_json(j),
             Borrowed::List(items) => Value::list(items.iter().map(Value::from_json).collect()),
         })
-    }
-
-    /// Where the context holds a top-level variable (see [`Context::source`]).
-    #[inline]
-    fn context_source(&self, name: &str) -> Option<Borrowed<'a>> {
-        self.ctx.source(name)
     }
 
     /// The caller's list a `for` loop can iterate in place, item by item, instead of as a list
@@ -319,7 +313,7 @@ impl<'a> Evaluator<'a> {
         if name == "self" || self.find_in_scopes(name, var).is_some() {
             return None;
         }
-        match (self.outer.get(var.outer as usize), self.context_source(name)) {
+        match (self.outer.get(var.outer as usize), self.ctx.source(name)) {
             (Some(cached), Some(Borrowed::List(items))) => {
                 if let (None, Some(rec)) = (cached, &mut self.spans) {
                     rec.note_name(name);
@@ -1428,7 +1422,7 @@ impl<'a> Evaluator<'a> {
         match self.outer.get(outer) {
             Some(Some(Value::Undefined(None))) => Some(global),
             Some(Some(_)) => None,
-            _ => match self.context_source(name) {
+            _ => match self.ctx.source(name) {
                 Some(_) => None,
                 None => {
                     if let Some(rec) = &mut self.spans {
