@@ -5,7 +5,12 @@ Usage: bench_compare.py OUT_DIR CRITERION_DIR KITS (run by bench_compare.sh insi
 
 The machine's speed drifts (other work on a shared host), so each case's chatfmt, minijinja and
 builder timings are taken again right before transformers is timed on that case (criterion run on
-just that case), and every ratio compares timings taken seconds apart rather than minutes apart."""
+just that case), and every ratio compares timings taken seconds apart rather than minutes apart.
+
+The drift also moves within seconds, so a second table pairs the sides more tightly: for each case,
+15 rounds of 100 ms bursts of every side in turn (the `paired` bench answers the Rust sides' bursts
+on request, transformers is timed here), each round's ratios computed from its own bursts, and the
+median of the rounds' ratios reported."""
 
 import json
 import pathlib
@@ -57,6 +62,93 @@ def rerun_criterion(name):
     )
 
 
+ROUNDS = 15
+BURST_S = 0.1
+
+
+def paired_timings(outputs, excluded, sources):
+    """Each case's rounds of paired bursts: a list of {side: µs per render} per round."""
+    proc = subprocess.Popen(
+        ["cargo", "bench", "--quiet", "-p", "chatfmt", "--bench", "paired"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if proc.stdout.readline().strip() != "ready":
+        sys.exit("the paired bench did not start")
+
+    def rust_us(name, side):
+        proc.stdin.write(f"{name} {side} {int(BURST_S * 1000)}\n")
+        proc.stdin.flush()
+        return float(proc.stdout.readline())
+
+    results = {}
+    for name in CASES:
+        case, source = outputs[name], sources[name]
+        fn = lambda: transformers_render(case, source)  # noqa: E731
+        number = 1
+        while timeit.timeit(fn, number=number) < BURST_S:
+            number *= 2
+        sides = ["chatfmt", "transformers"]
+        if name not in excluded:
+            sides.append("minijinja")
+        if name == "chatml/3turn":
+            sides.append("builder")
+
+        def measure(side):
+            if side == "transformers":
+                return timeit.timeit(fn, number=number) / number * 1e6
+            return rust_us(name, side)
+
+        for side in sides:  # warm-up
+            measure(side)
+        rounds = []
+        for r in range(ROUNDS):
+            k = r % len(sides)
+            rounds.append({side: measure(side) for side in sides[k:] + sides[:k]})
+        results[name] = rounds
+    proc.stdin.close()
+    proc.wait()
+    return results
+
+
+def paired_report(results):
+    lines = [
+        "| case | chatfmt µs | minijinja µs | transformers µs | chatfmt/minijinja | chatfmt/transformers |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    mj_ratios, tf_ratios = {}, {}
+
+    def med(rounds, side):
+        values = [r[side] for r in rounds if side in r]
+        return statistics.median(values) if values else None
+
+    def med_ratio(rounds, side):
+        values = [r["chatfmt"] / r[side] for r in rounds if side in r]
+        return statistics.median(values) if values else None
+
+    for name, rounds in results.items():
+        rm, rt = med_ratio(rounds, "minijinja"), med_ratio(rounds, "transformers")
+        if rm:
+            mj_ratios[name] = rm
+        tf_ratios[name] = rt
+        lines.append(
+            f"| {name} | {fmt(med(rounds, 'chatfmt'), 2)} | {fmt(med(rounds, 'minijinja'), 2)}"
+            f" | {fmt(med(rounds, 'transformers'), 1)} | {fmt(rm, 3)} | {fmt(rt, 4)} |"
+        )
+    print(f"\npaired: {ROUNDS} rounds of {int(BURST_S * 1000)} ms bursts per side and case;"
+          " times are medians of the rounds, ratios medians of the rounds' ratios\n")
+    print("\n".join(lines))
+    print()
+    for label, ratios, digits in [("minijinja", mj_ratios, 3), ("transformers", tf_ratios, 4)]:
+        worst = max(ratios, key=ratios.get)
+        print(f"paired median chatfmt/{label} over {len(ratios)} cases: {statistics.median(ratios.values()):.{digits}f}"
+              f" (worst {ratios[worst]:.{digits}f} {worst}, {1 / ratios[worst]:.1f}x faster)")
+    chatml = results["chatml/3turn"]
+    print(f"paired ChatML 3-turn / builder: {med_ratio(chatml, 'builder'):.2f}"
+          f" ({med(chatml, 'chatfmt'):.3f} / {med(chatml, 'builder'):.3f} µs)")
+
+
 def criterion_us(criterion_dir, bench_id):
     path = criterion_dir / bench_id / "new" / "estimates.json"
     if not path.exists():
@@ -72,10 +164,11 @@ def main():
     out_dir, criterion_dir = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     kits = pathlib.Path(sys.argv[3])
     outputs = json.loads((out_dir / "outputs.json").read_text())
-    rows, excluded, failures = [], [], []
+    rows, excluded, failures, sources = [], [], [], {}
     for name in CASES:
         case = outputs[name]
         source = (kits / "hf" / "corpus" / f"{case['template']}.jinja").read_text()
+        sources[name] = source
         tf = transformers_render(case, source)
         expected = case["golden"] if case["golden"] is not None else tf
         if case["golden"] is None:
@@ -138,6 +231,7 @@ def main():
         times = sorted(json.loads(compile_path.read_text()).values())
         print(f"\ncompile (Template::new) over {len(times)} corpus templates: median {statistics.median(times):.1f} µs,"
               f" max {times[-1]:.1f} µs")
+    paired_report(paired_timings(outputs, excluded, sources))
 
 
 main()
