@@ -1,19 +1,26 @@
 //! Direct renders: a template made only of text, printed string concatenations, `for` loops over a
-//! context list and `if` tests of context values (and of `loop.first` / `loop.last`) renders without
-//! the evaluator, reading the caller's JSON in place. About one chat template in eight has this shape
-//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, ...).
+//! context list, `if` tests of context values (and of `loop.first` / `loop.last` / `loop.index0`),
+//! `set` of a string literal or a context value, and `raise_exception(...)` renders without the
+//! evaluator, reading the caller's JSON in place. About one chat template in five has this shape
+//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, ...).
 //!
 //! A direct plan is compiled from the syntax tree when every statement has that shape. Running it
 //! writes what the evaluator would, charges the same steps and checks the output limit after the
 //! same statements, so its text, step count and limit errors are the evaluator's. Whenever a value
 //! is not what the plan expects (a printed value that is not a string, a missing key, a list that
 //! is not the caller's list) it gives up, and the caller renders with the evaluator from scratch:
-//! the plan never raises a template error of its own.
+//! the plan never raises a template error of its own (`raise_exception` gives up too).
+//!
+//! A name a plan `set`s is a local of the plan. It is read only where every path has set it before,
+//! in the same loop iteration when the loop's body sets it, and it is set either outside loops or in
+//! one loop's body, never both: where Jinja2's scoping of such names is subtler (a read before the
+//! body sets it, a loop-local shadowing an outer one), the template takes the evaluator.
 
-use crate::ast::{CmpOp, Const, Expr, ExprKind, Pos, Stmt, StmtKind, Target, UnOp};
+use crate::ast::{BinOp, CmpOp, Const, Expr, ExprKind, Pos, Stmt, StmtKind, Target, UnOp};
+use crate::builtins::table::FILTERS;
 use crate::context::{Borrowed, Context};
 use crate::error::{Error, Result};
-use crate::limits::{charge, charge_values, output_exceeded};
+use crate::limits::{charge, charge_values, output_exceeded, CALL_STEPS};
 use crate::value::{json_map_get, Value};
 use serde_json::Value as Json;
 
@@ -24,12 +31,17 @@ const MAX_DEPTH: usize = 16;
 /// How many context names a plan may read (each is looked up once per run).
 const MAX_NAMES: usize = 8;
 
+/// How many names a plan may `set`.
+const MAX_LOCALS: usize = 8;
+
 /// A compiled direct plan (see the module documentation).
 #[derive(Debug)]
 pub(crate) struct Plan {
     body: Vec<Op>,
     /// The context names the plan reads, in the order of their [`Read::Var`] index.
     names: Vec<Box<str>>,
+    /// How many locals the plan sets.
+    locals: usize,
 }
 
 #[derive(Debug)]
@@ -46,12 +58,27 @@ enum OpKind {
     /// [`Read::Item`].
     For(usize, Vec<Op>),
     If(Vec<(Test, Vec<Op>)>, Vec<Op>),
+    /// `{% set name = ... %}` of local `usize`.
+    Set(usize, Source),
+    /// `{{ raise_exception(...) }}`: the evaluator raises it.
+    Raise,
+}
+
+/// What a `set` stores.
+#[derive(Debug)]
+enum Source {
+    /// A string literal, held as the JSON string it reads as.
+    Literal(Json),
+    Read(Read),
 }
 
 #[derive(Debug)]
 enum Piece {
     Literal(Box<str>),
     Read(Read),
+    /// `x['key'] | f` for a filter `f` without arguments that declares what it gives for a string
+    /// (`trim`), at the filter's position (where its call is charged).
+    Filtered(Read, fn(&str) -> &str, Pos),
 }
 
 /// A value read from the context or the loop's item, optionally a key of it.
@@ -65,6 +92,19 @@ enum Read {
     VarKey(usize, Box<str>),
     /// A key of the current loop item.
     ItemKey(Box<str>),
+    /// An item of a context list by its index (negative from the end), optionally a key of it.
+    VarIndex(usize, i64, Option<Box<str>>),
+    /// A local the plan set (by its index).
+    Local(usize),
+}
+
+/// An integer: `loop.index0`, `loop.index`, a literal, or `%` of one by a positive literal.
+#[derive(Debug)]
+enum Int {
+    Index0,
+    Index,
+    Literal(i64),
+    Mod(Box<Int>, i64),
 }
 
 #[derive(Debug)]
@@ -75,6 +115,10 @@ enum Test {
     /// `loop.first`, `loop.last`.
     First,
     Last,
+    /// `a == b` (or `!=` when the flag is set) of two integers.
+    IntEquals(Int, Int, bool),
+    /// `(a) == (b)` (or `!=`) of two comparisons, which are booleans.
+    SameTruth(Box<Test>, Box<Test>, bool),
     Not(Box<Test>),
     And(Box<Test>, Box<Test>),
     Or(Box<Test>, Box<Test>),
@@ -85,15 +129,25 @@ pub(crate) fn compile(body: &[Stmt]) -> Option<Plan> {
     let mut c = Compiler {
         names: Vec::new(),
         item: None,
+        locals: Vec::new(),
+        set: 0,
     };
     let body = c.block(body, 0)?;
-    (c.names.len() <= MAX_NAMES).then_some(Plan { body, names: c.names })
+    (c.names.len() <= MAX_NAMES).then_some(Plan {
+        body,
+        names: c.names,
+        locals: c.locals.len(),
+    })
 }
 
 struct Compiler<'t> {
     names: Vec<Box<str>>,
     /// The target name of the loop being compiled.
     item: Option<&'t str>,
+    /// The names the plan sets, each with whether a loop's body sets it.
+    locals: Vec<(&'t str, bool)>,
+    /// The locals every path has set at the statement being compiled (a bit per local).
+    set: u32,
 }
 
 impl<'t> Compiler<'t> {
@@ -107,6 +161,7 @@ impl<'t> Compiler<'t> {
     fn stmt(&mut self, s: &'t Stmt, depth: usize) -> Option<Op> {
         let kind = match &s.kind {
             StmtKind::Text(t) => OpKind::Text(t.clone()),
+            StmtKind::Print(e, _) if is_raise(e) => OpKind::Raise,
             StmtKind::Print(_, Some(leaves)) => {
                 OpKind::Print(leaves.iter().map(|e| self.piece(e)).collect::<Option<_>>()?)
             }
@@ -117,50 +172,112 @@ impl<'t> Compiler<'t> {
                 let ExprKind::Name(list, _) = &f.iter.kind else {
                     return None;
                 };
-                // A body's `loop` is read only as `loop.first` or `loop.last` (any other read of the
-                // name has no plan).
+                // A body's `loop` is read only as `loop.first`, `loop.last` or `loop.index0` /
+                // `loop.index` in integer comparisons (any other read of the name has no plan).
                 if self.item.is_some() || f.recursive || f.cond.is_some() || !f.else_body.is_empty() {
+                    return None;
+                }
+                if self.local(target).is_some() {
                     return None;
                 }
                 let list = self.var(list)?;
                 self.item = Some(target);
+                let outside = self.set;
                 let body = self.block(&f.body, depth + 1);
+                // What the body sets is the body's own: not set after the loop.
+                self.set = outside;
                 self.item = None;
                 OpKind::For(list, body?)
             }
             StmtKind::If(branches, else_body) => {
-                let branches = branches
-                    .iter()
-                    .map(|(test, body)| Some((self.test(test)?, self.block(body, depth + 1)?)))
-                    .collect::<Option<_>>()?;
-                OpKind::If(branches, self.block(else_body, depth + 1)?)
+                let before = self.set;
+                let mut after = u32::MAX;
+                let mut arm = |me: &mut Self, body: &'t [Stmt]| {
+                    me.set = before;
+                    let ops = me.block(body, depth + 1);
+                    after &= me.set;
+                    ops
+                };
+                let mut compiled = Vec::with_capacity(branches.len());
+                for (test, body) in branches {
+                    self.set = before;
+                    let test = self.test(test)?;
+                    compiled.push((test, arm(self, body)?));
+                }
+                let else_ops = arm(self, else_body)?;
+                self.set = after;
+                OpKind::If(compiled, else_ops)
+            }
+            StmtKind::Set(Target::Name(name, _), value) => {
+                let source = match &value.kind {
+                    ExprKind::Const(Const::Str(lit)) => Source::Literal(Json::String(lit.to_string())),
+                    _ => Source::Read(self.read(value)?),
+                };
+                OpKind::Set(self.define(name)?, source)
             }
             _ => return None,
         };
         Some(Op { kind, pos: s.pos })
     }
 
+    /// The index of a local `name` set here; `None` when the name cannot be a local of the plan.
+    fn define(&mut self, name: &'t str) -> Option<usize> {
+        let in_loop = self.item.is_some();
+        if name == "loop" || name == "self" || self.item == Some(name) || self.names.iter().any(|n| **n == *name) {
+            return None;
+        }
+        let i = match self.local(name) {
+            Some(i) if self.locals[i].1 == in_loop => i,
+            Some(_) => return None,
+            None if self.locals.len() < MAX_LOCALS => {
+                self.locals.push((name, in_loop));
+                self.locals.len() - 1
+            }
+            None => return None,
+        };
+        self.set |= 1 << i;
+        Some(i)
+    }
+
+    fn local(&self, name: &str) -> Option<usize> {
+        self.locals.iter().position(|(n, _)| *n == name)
+    }
+
     fn piece(&mut self, e: &'t Expr) -> Option<Piece> {
         match &e.kind {
             ExprKind::Const(Const::Str(s)) => Some(Piece::Literal(s.clone())),
+            // The evaluator's shortcut for a filter of a key read in place (see `on_str_member`).
+            ExprKind::Filter(Some(inner), filter, args) if args.is_empty() => {
+                let on_str = filter.index.and_then(|i| FILTERS.get(i))?.on_str?;
+                let read = self.read(inner)?;
+                matches!(read, Read::ItemKey(_) | Read::VarKey(..)).then_some(Piece::Filtered(read, on_str, e.pos))
+            }
             _ => self.read(e).map(Piece::Read),
         }
     }
 
-    /// A name, or `name['key']` / `name.key` (a data key), read from the context or the loop item.
+    /// A name, `name['key']` / `name.key` (a data key), or `name[i]` and a key of it, read from
+    /// the context, the loop item or a local.
     fn read(&mut self, e: &'t Expr) -> Option<Read> {
         let (obj, key) = match &e.kind {
             ExprKind::Name(..) => (e, None),
             ExprKind::GetItem(obj, key) => match &key.kind {
                 ExprKind::Const(Const::Str(k)) => (&**obj, Some(k.clone())),
-                _ => return None,
+                _ => return self.indexed(obj, key, None),
             },
             ExprKind::GetAttr(obj, member) if member.data_key => (&**obj, Some(member.name.clone())),
             _ => return None,
         };
         let ExprKind::Name(name, _) = &obj.kind else {
-            return None;
+            return match &obj.kind {
+                ExprKind::GetItem(list, index) => self.indexed(list, index, key),
+                _ => None,
+            };
         };
+        if let Some(i) = self.local(name) {
+            // A local is read whole, where every path has set it.
+            return (key.is_none() && self.set & (1 << i) != 0).then_some(Read::Local(i));
+        }
         Some(match (self.item == Some(&**name), key) {
             (true, None) => Read::Item,
             (true, Some(key)) => Read::ItemKey(key),
@@ -169,9 +286,29 @@ impl<'t> Compiler<'t> {
         })
     }
 
-    /// The index of a context name; `loop` and `self` name what Jinja2 makes, not the context.
+    /// `list[i]` (and a key of it) for a context name `list` and an integer literal `i`.
+    fn indexed(&mut self, list: &'t Expr, index: &'t Expr, key: Option<Box<str>>) -> Option<Read> {
+        let ExprKind::Name(name, _) = &list.kind else {
+            return None;
+        };
+        let i = match &index.kind {
+            ExprKind::Const(Const::Int(i)) => *i,
+            ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
+                ExprKind::Const(Const::Int(i)) => i.checked_neg()?,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if self.item == Some(&**name) || self.local(name).is_some() {
+            return None;
+        }
+        Some(Read::VarIndex(self.var(name)?, i, key))
+    }
+
+    /// The index of a context name; `loop` and `self` name what Jinja2 makes, not the context,
+    /// and a local is not a context name.
     fn var(&mut self, name: &str) -> Option<usize> {
-        if name == "loop" || name == "self" {
+        if name == "loop" || name == "self" || self.local(name).is_some() {
             return None;
         }
         Some(match self.names.iter().position(|n| **n == *name) {
@@ -183,33 +320,64 @@ impl<'t> Compiler<'t> {
         })
     }
 
+    /// `loop.<attr>` inside a loop.
+    fn loop_attr<'e>(&self, e: &'e Expr) -> Option<&'e str> {
+        match &e.kind {
+            ExprKind::GetAttr(obj, member)
+                if self.item.is_some() && matches!(&obj.kind, ExprKind::Name(n, _) if &**n == "loop") =>
+            {
+                Some(&member.name)
+            }
+            _ => None,
+        }
+    }
+
+    fn int(&self, e: &Expr) -> Option<Int> {
+        match &e.kind {
+            ExprKind::Const(Const::Int(i)) => Some(Int::Literal(*i)),
+            ExprKind::Binary(BinOp::Mod, a, b) => match &b.kind {
+                ExprKind::Const(Const::Int(m)) if *m > 0 => Some(Int::Mod(Box::new(self.int(a)?), *m)),
+                _ => None,
+            },
+            _ => match self.loop_attr(e)? {
+                "index0" => Some(Int::Index0),
+                "index" => Some(Int::Index),
+                _ => None,
+            },
+        }
+    }
+
     fn test(&mut self, e: &'t Expr) -> Option<Test> {
         Some(match &e.kind {
             ExprKind::Unary(UnOp::Not, inner) => Test::Not(Box::new(self.test(inner)?)),
             ExprKind::And(a, b) => Test::And(Box::new(self.test(a)?), Box::new(self.test(b)?)),
             ExprKind::Or(a, b) => Test::Or(Box::new(self.test(a)?), Box::new(self.test(b)?)),
-            ExprKind::GetAttr(obj, member)
-                if self.item.is_some() && matches!(&obj.kind, ExprKind::Name(n, _) if &**n == "loop") =>
-            {
-                match &*member.name {
-                    "first" => Test::First,
-                    "last" => Test::Last,
-                    _ => return None,
-                }
-            }
-            ExprKind::Compare(first, rest) => match &rest[..] {
-                [(
-                    op @ (CmpOp::Eq | CmpOp::Ne),
-                    Expr {
-                        kind: ExprKind::Const(Const::Str(lit)),
-                        ..
-                    },
-                )] => Test::Equals(self.read(first)?, lit.clone(), *op == CmpOp::Ne),
+            ExprKind::GetAttr(..) if self.loop_attr(e).is_some() => match self.loop_attr(e)? {
+                "first" => Test::First,
+                "last" => Test::Last,
                 _ => return None,
             },
+            ExprKind::Compare(first, rest) => {
+                let [(op @ (CmpOp::Eq | CmpOp::Ne), second)] = &rest[..] else {
+                    return None;
+                };
+                let negated = *op == CmpOp::Ne;
+                match (&first.kind, &second.kind) {
+                    (_, ExprKind::Const(Const::Str(lit))) => Test::Equals(self.read(first)?, lit.clone(), negated),
+                    (ExprKind::Compare(..), ExprKind::Compare(..)) => {
+                        Test::SameTruth(Box::new(self.test(first)?), Box::new(self.test(second)?), negated)
+                    }
+                    _ => Test::IntEquals(self.int(first)?, self.int(second)?, negated),
+                }
+            }
             _ => Test::Truthy(self.read(e)?),
         })
     }
+}
+
+/// Whether a printed expression is a call of `raise_exception`.
+fn is_raise(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call(f, _) if matches!(&f.kind, ExprKind::Name(n, _) if &**n == "raise_exception"))
 }
 
 /// Why a run stopped early.
@@ -226,12 +394,15 @@ impl From<Error> for Stop {
     }
 }
 
-/// One run of a plan over a context.
-struct Run<'p, 'c> {
+/// One run of a plan over a context. What it reads lives as long as the plan or the context,
+/// whichever ends first (`'p`).
+struct Run<'p, 'c: 'p> {
     plan: &'p Plan,
     ctx: &'c Context<'c>,
     /// The context's value of each of the plan's names, once read (`Some(None)`: absent).
     vars: [Option<Option<Borrowed<'c>>>; MAX_NAMES],
+    /// The value of each local, once set.
+    locals: [Option<&'p Json>; MAX_LOCALS],
     item: Option<&'c Json>,
     /// The current loop item's index and the loop's length.
     at: (usize, usize),
@@ -242,10 +413,12 @@ impl Plan {
     /// Runs the plan over `ctx`, appending to `out`; the steps charged are the evaluator's. The
     /// caller holds the budget scope.
     pub(crate) fn run<'c>(&self, ctx: &'c Context<'c>, out: &mut String) -> std::result::Result<(), Stop> {
+        debug_assert!(self.locals <= MAX_LOCALS);
         let mut run = Run {
             plan: self,
             ctx,
             vars: [None; MAX_NAMES],
+            locals: [None; MAX_LOCALS],
             item: None,
             at: (0, 0),
             out,
@@ -259,12 +432,12 @@ fn step(pos: Pos) -> Result<()> {
     charge(1).map_err(|e| e.at(pos.line, pos.col))
 }
 
-impl<'c> Run<'_, 'c> {
-    fn block(&mut self, body: &[Op]) -> std::result::Result<(), Stop> {
+impl<'p, 'c: 'p> Run<'p, 'c> {
+    fn block(&mut self, body: &'p [Op]) -> std::result::Result<(), Stop> {
         body.iter().try_for_each(|op| self.op(op))
     }
 
-    fn op(&mut self, op: &Op) -> std::result::Result<(), Stop> {
+    fn op(&mut self, op: &'p Op) -> std::result::Result<(), Stop> {
         step(op.pos)?;
         match &op.kind {
             OpKind::Text(t) => self.out.push_str(t),
@@ -273,13 +446,20 @@ impl<'c> Run<'_, 'c> {
                 for piece in pieces.iter() {
                     let s = match piece {
                         Piece::Literal(s) => &**s,
-                        Piece::Read(r) => match self.read(r) {
+                        Piece::Read(r) | Piece::Filtered(r, ..) => match self.read(r) {
                             Some(Json::String(s)) => s.as_str(),
                             _ => {
                                 self.out.truncate(start);
                                 return Err(Stop::GiveUp);
                             }
                         },
+                    };
+                    let s = match piece {
+                        Piece::Filtered(_, filter, pos) => {
+                            charge(CALL_STEPS).map_err(|e| e.at(pos.line, pos.col))?;
+                            filter(s)
+                        }
+                        _ => s,
                     };
                     self.out.push_str(s);
                 }
@@ -312,6 +492,14 @@ impl<'c> Run<'_, 'c> {
                 }
                 self.block(taken)?;
             }
+            OpKind::Set(local, source) => {
+                let value = match source {
+                    Source::Literal(s) => s,
+                    Source::Read(r) => self.read(r).ok_or(Stop::GiveUp)?,
+                };
+                self.locals[*local] = Some(value);
+            }
+            OpKind::Raise => return Err(Stop::GiveUp),
         }
         let max = self.ctx.limits.max_output_bytes;
         if self.out.len() > max {
@@ -325,8 +513,8 @@ impl<'c> Run<'_, 'c> {
     }
 
     /// What `r` reads, when it reads a JSON value (not a list given in place, not a missing key).
-    fn read(&mut self, r: &Read) -> Option<&'c Json> {
-        let object = |v: Option<&'c Json>, key: &str| match v? {
+    fn read(&mut self, r: &Read) -> Option<&'p Json> {
+        let object = |v: Option<&'p Json>, key: &str| match v? {
             Json::Object(m) => json_map_get(m, key),
             _ => None,
         };
@@ -341,6 +529,35 @@ impl<'c> Run<'_, 'c> {
                 Borrowed::List(_) => None,
             },
             Read::ItemKey(key) => object(self.item, key),
+            Read::VarIndex(i, index, key) => {
+                let items = match self.var(*i)? {
+                    Borrowed::List(items) => items,
+                    Borrowed::Json(Json::Array(items)) => items,
+                    Borrowed::Json(_) => return None,
+                };
+                let at = if *index < 0 {
+                    items.len().checked_sub(usize::try_from(index.unsigned_abs()).ok()?)?
+                } else {
+                    usize::try_from(*index).ok()?
+                };
+                let item = items.get(at)?;
+                match key {
+                    Some(key) => object(Some(item), key),
+                    None => Some(item),
+                }
+            }
+            Read::Local(i) => self.locals[*i],
+        }
+    }
+
+    /// The value of an integer of a test, as Python computes it.
+    fn int(&self, n: &Int) -> Option<i64> {
+        match n {
+            Int::Index0 => i64::try_from(self.at.0).ok(),
+            Int::Index => i64::try_from(self.at.0 + 1).ok(),
+            Int::Literal(i) => Some(*i),
+            // A positive divisor: Python's remainder has its sign, as `rem_euclid`'s does.
+            Int::Mod(a, m) => Some(self.int(a)?.rem_euclid(*m)),
         }
     }
 
@@ -357,6 +574,11 @@ impl<'c> Run<'_, 'c> {
             },
             Test::First => self.at.0 == 0,
             Test::Last => self.at.0 + 1 == self.at.1,
+            Test::IntEquals(a, b, negated) => {
+                let (a, b) = (self.int(a).ok_or(Stop::GiveUp)?, self.int(b).ok_or(Stop::GiveUp)?);
+                (a == b) != *negated
+            }
+            Test::SameTruth(a, b, negated) => (self.test(a)? == self.test(b)?) != *negated,
             Test::Not(t) => !self.test(t)?,
             Test::And(a, b) => self.test(a)? && self.test(b)?,
             Test::Or(a, b) => self.test(a)? || self.test(b)?,

@@ -268,6 +268,13 @@ mod direct_tests {
         fn has_direct_plan(&self) -> bool {
             self.direct.is_some()
         }
+
+        /// Whether the plan renders `ctx` to the end itself, without giving way to the evaluator.
+        fn plan_completes(&self, ctx: &Context) -> bool {
+            let _budget = super::BudgetScope::start(&ctx.limits);
+            let mut text = String::new();
+            self.direct.as_ref().is_some_and(|p| p.run(ctx, &mut text).is_ok())
+        }
     }
 
     const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
@@ -275,6 +282,11 @@ mod direct_tests {
     const SHADOW: &str =
         "{% for messages in messages %}{{ messages.content }}{% endfor %}{{ messages }}{% if not flag %}no{% endif %}";
     const LOOP: &str = "{% for m in messages %}{% if loop.first and m.role != 'system' %}[default]{% endif %}{{ m.content }}{% if not loop.last %}|{% elif add_generation_prompt or loop.first %}<|assistant|>{% endif %}{% endfor %}";
+    /// Gemma 2's template: an item of the list, `raise_exception`, `loop.index0 % 2`, a local set
+    /// in both branches, `trim`.
+    const GEMMA: &str = "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}";
+    /// Locals set outside the loop and in its body, items from the end, integer tests.
+    const LOCALS: &str = "{% set first = messages[0]['content'] %}{% set tag = '[' %}{% if messages[-1].role == 'user' %}{% set last = messages[-1]['content'] %}{% else %}{% set last = 'none' %}{% endif %}{{ tag + first + '|' + last }}{% for m in messages %}{% if loop.index % 3 == 1 or loop.index0 != 4 %}{% set r = m.role %}{% set t = r %}{% else %}{% set r = tag %}{% set t = extra %}{% endif %}{{ r ~ ':' ~ m.content | trim ~ t }}{% if (loop.index0 == 2) == (m.role == 'tool') %}!{% endif %}{% if 7 % 4 != loop.index %}{{ messages[2].role }}{% endif %}{% endfor %}{{ messages[1]['role'] }}";
 
     fn messages() -> Vec<Json> {
         vec![
@@ -285,6 +297,19 @@ mod direct_tests {
             json!({"role": "user", "content": ""}),
         ]
     }
+
+    /// User and assistant in turn, with space around their text (Python's `strip` takes the
+    /// Unicode spaces too).
+    fn alternating() -> Vec<Json> {
+        vec![
+            json!({"role": "user", "content": "  Hello \n"}),
+            json!({"role": "assistant", "content": "\u{3000}Hi!\u{2003}"}),
+            json!({"role": "user", "content": "\u{85}"}),
+            json!({"role": "assistant", "content": "x"}),
+        ]
+    }
+
+    const SOURCES: [&str; 6] = [CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS];
 
     fn tokens() -> Map<String, Json> {
         let Json::Object(m) = json!({"bos_token": "<s>", "eos_token": "</s>", "extra": "x", "flag": 0}) else {
@@ -339,7 +364,8 @@ mod direct_tests {
     fn renders_as_the_evaluator_does() {
         // Long enough for the evaluator's charge for a JSON array's items to count.
         let m: Vec<Json> = messages().into_iter().cycle().take(23).collect();
-        for source in [CHATML, ROLES, SHADOW, LOOP] {
+        let turns: Vec<Json> = alternating().into_iter().cycle().take(22).collect();
+        for source in SOURCES {
             for prompt in [
                 json!(true),
                 json!(false),
@@ -353,6 +379,8 @@ mod direct_tests {
                 same(source, Some(&m), vars.clone(), Limits::default()).ok();
                 same(source, Some(&m[..1]), vars.clone(), Limits::default()).ok();
                 same(source, Some(&[]), vars.clone(), Limits::default()).ok();
+                same(source, Some(&turns), vars.clone(), Limits::default()).ok();
+                same(source, Some(&turns[..3]), vars.clone(), Limits::default()).ok();
                 // A JSON array in the variables, which the evaluator charges for as a list value.
                 let mut with_list = vars.clone();
                 with_list["messages"] = Json::Array(m.clone());
@@ -369,6 +397,40 @@ mod direct_tests {
             text.unwrap(),
             "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi!<|im_end|>\n<|im_start|>assistant\n"
         );
+        let gemma = same(
+            GEMMA,
+            Some(&alternating()[..2]),
+            json!({"add_generation_prompt": true}),
+            Limits::default(),
+        );
+        assert_eq!(
+            gemma.unwrap(),
+            "<s><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi!<end_of_turn>\n<start_of_turn>model\n"
+        );
+        let locals = same(LOCALS, Some(&m[..5]), json!({}), Limits::default());
+        assert_eq!(
+            locals.unwrap(),
+            // Jinja2 3.1.6's render of the same.
+            "[Be brief.|system:Be brief.system!assistantuser:Hellouser!assistant\
+             assistant:Hi!assistanttool:42toolassistant[:x!assistantuser"
+        );
+        // The plans render these themselves.
+        for (source, m) in [(GEMMA, alternating()), (LOCALS, messages()), (CHATML, messages())] {
+            let prompt = json!(true);
+            let layers = [
+                Layer::Var("messages", Borrowed::List(&m)),
+                Layer::Var("add_generation_prompt", Borrowed::Json(&prompt)),
+                Layer::Map(&tokens()),
+            ];
+            let ctx = Context {
+                layers: &layers,
+                ..Context::default()
+            };
+            assert!(Template::new("t", source).unwrap().plan_completes(&ctx), "{source}");
+        }
+        // The roles do not alternate: the evaluator raises.
+        let raised = same(GEMMA, Some(&m[..3]), json!({}), Limits::default());
+        assert!(raised.unwrap_err().contains("System role not supported"));
     }
 
     /// Values the plan does not print or test itself: the evaluator renders them, or raises.
@@ -386,9 +448,15 @@ mod direct_tests {
             json!(null),
             json!({"role": "assistant", "content": "x", "items": "y"}),
         ];
-        for source in [CHATML, ROLES, SHADOW, LOOP] {
+        for source in SOURCES {
             for item in &odd {
                 let m = vec![json!({"role": "user", "content": "Hello"}), item.clone()];
+                same(source, Some(&m), json!({}), Limits::default()).ok();
+                let m = vec![
+                    item.clone(),
+                    json!({"role": "assistant", "content": "Hi"}),
+                    item.clone(),
+                ];
                 same(
                     source,
                     Some(&m),
@@ -409,10 +477,13 @@ mod direct_tests {
 
     #[test]
     fn limits_stop_where_the_evaluator_stops() {
-        let m = messages();
-        for source in [CHATML, ROLES, SHADOW, LOOP] {
+        for (source, m) in SOURCES
+            .into_iter()
+            .map(|s| (s, messages()))
+            .chain([(GEMMA, alternating()), (LOCALS, alternating())])
+        {
             let vars = json!({"add_generation_prompt": true, "messages": m.clone()});
-            for max_steps in 0..40 {
+            for max_steps in 0..60 {
                 let limits = Limits {
                     max_steps,
                     ..Limits::default()
@@ -432,13 +503,14 @@ mod direct_tests {
             max_steps: 5,
             ..Limits::default()
         };
+        let m = messages();
         assert!(same(CHATML, Some(&m), json!({"add_generation_prompt": true}), tight).is_err());
     }
 
     #[test]
     fn compiles_only_what_it_runs() {
         let direct = |s: &str| Template::new("t", s).unwrap().has_direct_plan();
-        assert!(direct(CHATML) && direct(ROLES) && direct(SHADOW) && direct(LOOP) && direct("plain text"));
+        assert!(SOURCES.iter().all(|s| direct(s)) && direct("plain text"));
         for source in [
             "{% for m in messages %}{{ loop.index }}{% endfor %}",
             "{{ loop }}",
@@ -448,8 +520,30 @@ mod direct_tests {
             "{% for m in messages %}{% if loop.index0 %}{% endif %}{% endfor %}",
             "{{ self }}",
             "{% set x = 1 %}{{ x }}",
-            "{{ m['content'] | trim }}",
-            "{{ messages[0]['content'] }}",
+            "{{ r }}{% set r = 'a' %}",
+            "{% for m in messages %}{% set r = m.role %}{% endfor %}{{ r }}",
+            "{% set r = 'a' %}{% for m in messages %}{% set r = m.role %}{{ r }}{% endfor %}",
+            "{% if a %}{% set r = 'a' %}{% endif %}{{ r }}",
+            "{% if a %}{% set r = 'a' %}{% elif b %}{% else %}{% set r = 'c' %}{% endif %}{{ r }}",
+            "{% for m in messages %}{{ r }}{% set r = m.role %}{% endfor %}",
+            "{% for m in messages %}{% set m = 'x' %}{% endfor %}",
+            "{% set loop = 'x' %}",
+            "{% set a, b = x %}",
+            "{% set r = 'a' %}{{ r.content }}",
+            "{% set r = 'a' %}{{ r[0] }}",
+            "{% set r = 'a' %}{% for r in messages %}{% endfor %}",
+            "{{ m['content'] | trim('x') }}",
+            "{{ m['content'] | upper }}",
+            "{{ x | trim }}",
+            "{{ messages[n] }}",
+            "{{ messages[0][1] }}",
+            "{% for m in messages %}{{ m[0] }}{% endfor %}",
+            "{% for m in messages %}{% if loop.index0 % 0 == 0 %}{% endif %}{% endfor %}",
+            "{% for m in messages %}{% if loop.index0 % -2 == 0 %}{% endif %}{% endfor %}",
+            "{% for m in messages %}{% if loop.length == 2 %}{% endif %}{% endfor %}",
+            "{% if a == b == c %}{% endif %}",
+            "{% if (a == 'x') != b %}{% endif %}",
+            "{{ raise }}{{ other_call('x') }}",
             "{% for m in messages if m %}{{ m.role }}{% endfor %}",
             "{% for m in messages %}{% else %}none{% endfor %}",
             "{% for m in messages %}{% for n in messages %}{% endfor %}{% endfor %}",
