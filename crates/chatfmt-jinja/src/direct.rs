@@ -1,8 +1,8 @@
 //! Direct renders: a template made only of text, printed string concatenations, `for` loops over a
 //! context list, `if` tests of context values (and of `loop.first` / `loop.last` / `loop.index0`),
-//! `set` of a string literal or a context value, and `raise_exception(...)` renders without the
-//! evaluator, reading the caller's JSON in place. About one chat template in five has this shape
-//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, ...).
+//! `set` of a literal or a context value, `is defined`, and `raise_exception(...)` renders without the
+//! evaluator, reading the caller's JSON in place. About one chat template in four has this shape
+//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, Yi, DeepSeek LLM, ...).
 //!
 //! A direct plan is compiled from the syntax tree when every statement has that shape. Running it
 //! writes what the evaluator would, charges the same steps and checks the output limit after the
@@ -11,12 +11,15 @@
 //! is not the caller's list) it gives up, and the caller renders with the evaluator from scratch:
 //! the plan never raises a template error of its own (`raise_exception` gives up too).
 //!
-//! A name a plan `set`s is a local of the plan. It is read only where every path has set it before,
-//! in the same loop iteration when the loop's body sets it, and it is set either outside loops or in
-//! one loop's body, never both: where Jinja2's scoping of such names is subtler (a read before the
-//! body sets it, a loop-local shadowing an outer one), the template takes the evaluator.
+//! A name a plan `set`s is a local of the plan, read as Jinja2 reads it: the value set last in the
+//! frame, else the context's (a name not yet set, or set on a branch not taken, reads the context;
+//! a name a loop's body sets reads the context again at the start of each iteration). A name is set
+//! either outside loops or in loop bodies, never both (a loop-local shadowing an outer local takes
+//! the evaluator), and a loop's body reads a name set outside loops only after its first `set` (before
+//! it, Jinja2 reads it as undefined or as the context's, depending on the rest of the template).
 
 use crate::ast::{BinOp, CmpOp, Const, Expr, ExprKind, Pos, Stmt, StmtKind, Target, UnOp};
+use crate::builtins::is_global;
 use crate::builtins::table::FILTERS;
 use crate::context::{Borrowed, Context};
 use crate::error::{Error, Result};
@@ -40,8 +43,10 @@ pub(crate) struct Plan {
     body: Vec<Op>,
     /// The context names the plan reads, in the order of their [`Read::Var`] index.
     names: Vec<Box<str>>,
-    /// How many locals the plan sets.
-    locals: usize,
+    /// The context name each local reads while it is not set (a [`Read::Var`] index).
+    locals: Vec<usize>,
+    /// The locals a loop's body sets (a bit per local), unset at the start of each iteration.
+    loop_locals: u32,
 }
 
 #[derive(Debug)]
@@ -67,7 +72,7 @@ enum OpKind {
 /// What a `set` stores.
 #[derive(Debug)]
 enum Source {
-    /// A string literal, held as the JSON string it reads as.
+    /// A string, integer, boolean or `none` literal, held as the JSON value it reads as.
     Literal(Json),
     Read(Read),
 }
@@ -94,7 +99,7 @@ enum Read {
     ItemKey(Box<str>),
     /// An item of a context list by its index (negative from the end), optionally a key of it.
     VarIndex(usize, i64, Option<Box<str>>),
-    /// A local the plan set (by its index).
+    /// A local of the plan (by its index): its value, else its context name's.
     Local(usize),
 }
 
@@ -119,6 +124,8 @@ enum Test {
     IntEquals(Int, Int, bool),
     /// `(a) == (b)` (or `!=`) of two comparisons, which are booleans.
     SameTruth(Box<Test>, Box<Test>, bool),
+    /// `x is defined` (`is undefined` when the flag is set).
+    Defined(Read, bool),
     Not(Box<Test>),
     And(Box<Test>, Box<Test>),
     Or(Box<Test>, Box<Test>),
@@ -126,18 +133,52 @@ enum Test {
 
 /// Compiles `body` to a plan, if every statement has the shape of the module documentation.
 pub(crate) fn compile(body: &[Stmt]) -> Option<Plan> {
+    let mut locals = Vec::new();
+    collect_locals(body, false, &mut locals)?;
     let mut c = Compiler {
         names: Vec::new(),
         item: None,
-        locals: Vec::new(),
-        set: 0,
+        locals,
+        set_outside_loops: 0,
     };
     let body = c.block(body, 0)?;
+    let (locals, loop_locals) = c.fallbacks()?;
     (c.names.len() <= MAX_NAMES).then_some(Plan {
         body,
         names: c.names,
-        locals: c.locals.len(),
+        locals,
+        loop_locals,
     })
+}
+
+/// The names `body` sets, each with whether a loop's body sets it; `None` when a name is set both
+/// outside loops and in a loop's body, or is a loop's target, `loop` or `self`, or when there are
+/// more than [`MAX_LOCALS`].
+fn collect_locals<'t>(body: &'t [Stmt], in_loop: bool, out: &mut Vec<(&'t str, bool)>) -> Option<()> {
+    for s in body {
+        match &s.kind {
+            StmtKind::Set(Target::Name(name, _), _) => {
+                if matches!(&**name, "loop" | "self") {
+                    return None;
+                }
+                match out.iter().find(|(n, _)| *n == &**name) {
+                    Some((_, frame)) if *frame != in_loop => return None,
+                    Some(_) => {}
+                    None if out.len() < MAX_LOCALS => out.push((name, in_loop)),
+                    None => return None,
+                }
+            }
+            StmtKind::For(f) => collect_locals(&f.body, true, out)?,
+            StmtKind::If(branches, else_body) => {
+                for (_, b) in branches {
+                    collect_locals(b, in_loop, out)?;
+                }
+                collect_locals(else_body, in_loop, out)?;
+            }
+            _ => {}
+        }
+    }
+    Some(())
 }
 
 struct Compiler<'t> {
@@ -146,8 +187,9 @@ struct Compiler<'t> {
     item: Option<&'t str>,
     /// The names the plan sets, each with whether a loop's body sets it.
     locals: Vec<(&'t str, bool)>,
-    /// The locals every path has set at the statement being compiled (a bit per local).
-    set: u32,
+    /// The locals set outside loops whose first `set` comes before the statement being compiled
+    /// (a bit per local).
+    set_outside_loops: u32,
 }
 
 impl<'t> Compiler<'t> {
@@ -182,61 +224,51 @@ impl<'t> Compiler<'t> {
                 }
                 let list = self.var(list)?;
                 self.item = Some(target);
-                let outside = self.set;
                 let body = self.block(&f.body, depth + 1);
-                // What the body sets is the body's own: not set after the loop.
-                self.set = outside;
                 self.item = None;
                 OpKind::For(list, body?)
             }
             StmtKind::If(branches, else_body) => {
-                let before = self.set;
-                let mut after = u32::MAX;
-                let mut arm = |me: &mut Self, body: &'t [Stmt]| {
-                    me.set = before;
-                    let ops = me.block(body, depth + 1);
-                    after &= me.set;
-                    ops
-                };
-                let mut compiled = Vec::with_capacity(branches.len());
-                for (test, body) in branches {
-                    self.set = before;
-                    let test = self.test(test)?;
-                    compiled.push((test, arm(self, body)?));
-                }
-                let else_ops = arm(self, else_body)?;
-                self.set = after;
-                OpKind::If(compiled, else_ops)
+                let branches = branches
+                    .iter()
+                    .map(|(test, body)| Some((self.test(test)?, self.block(body, depth + 1)?)))
+                    .collect::<Option<_>>()?;
+                OpKind::If(branches, self.block(else_body, depth + 1)?)
             }
             StmtKind::Set(Target::Name(name, _), value) => {
                 let source = match &value.kind {
                     ExprKind::Const(Const::Str(lit)) => Source::Literal(Json::String(lit.to_string())),
+                    ExprKind::Const(Const::Int(i)) => Source::Literal(Json::from(*i)),
+                    ExprKind::Const(Const::Bool(b)) => Source::Literal(Json::Bool(*b)),
+                    ExprKind::Const(Const::None) => Source::Literal(Json::Null),
                     _ => Source::Read(self.read(value)?),
                 };
-                OpKind::Set(self.define(name)?, source)
+                // `collect_locals` found every name set, with its frame.
+                let i = self.local(name)?;
+                if self.item.is_none() {
+                    self.set_outside_loops |= 1 << i;
+                }
+                OpKind::Set(i, source)
             }
             _ => return None,
         };
         Some(Op { kind, pos: s.pos })
     }
 
-    /// The index of a local `name` set here; `None` when the name cannot be a local of the plan.
-    fn define(&mut self, name: &'t str) -> Option<usize> {
-        let in_loop = self.item.is_some();
-        if name == "loop" || name == "self" || self.item == Some(name) || self.names.iter().any(|n| **n == *name) {
-            return None;
-        }
-        let i = match self.local(name) {
-            Some(i) if self.locals[i].1 == in_loop => i,
-            Some(_) => return None,
-            None if self.locals.len() < MAX_LOCALS => {
-                self.locals.push((name, in_loop));
-                self.locals.len() - 1
+    /// For each local, the index of its context name (read while it is not set), and the locals a
+    /// loop's body sets.
+    fn fallbacks(&mut self) -> Option<(Vec<usize>, u32)> {
+        let locals = std::mem::take(&mut self.locals);
+        let mut fallbacks = Vec::with_capacity(locals.len());
+        let mut in_loops = 0;
+        for (i, (name, in_loop)) in locals.iter().enumerate() {
+            fallbacks.push(self.context_name(name)?);
+            if *in_loop {
+                in_loops |= 1 << i;
             }
-            None => return None,
-        };
-        self.set |= 1 << i;
-        Some(i)
+        }
+        self.locals = locals;
+        Some((fallbacks, in_loops))
     }
 
     fn local(&self, name: &str) -> Option<usize> {
@@ -275,8 +307,11 @@ impl<'t> Compiler<'t> {
             };
         };
         if let Some(i) = self.local(name) {
-            // A local is read whole, where every path has set it.
-            return (key.is_none() && self.set & (1 << i) != 0).then_some(Read::Local(i));
+            // A local is read whole. A loop's body that reads a name set outside loops only later
+            // reads it as Jinja2's frames decide (undefined, or the context's value), so it has no
+            // plan.
+            let later = !self.locals[i].1 && self.item.is_some() && self.set_outside_loops & (1 << i) == 0;
+            return (key.is_none() && !later).then_some(Read::Local(i));
         }
         Some(match (self.item == Some(&**name), key) {
             (true, None) => Read::Item,
@@ -306,9 +341,17 @@ impl<'t> Compiler<'t> {
     }
 
     /// The index of a context name; `loop` and `self` name what Jinja2 makes, not the context,
-    /// and a local is not a context name.
+    /// and a local is read as a local.
     fn var(&mut self, name: &str) -> Option<usize> {
-        if name == "loop" || name == "self" || self.local(name).is_some() {
+        if self.local(name).is_some() {
+            return None;
+        }
+        self.context_name(name)
+    }
+
+    /// The index of `name` among the context names the plan reads.
+    fn context_name(&mut self, name: &str) -> Option<usize> {
+        if name == "loop" || name == "self" {
             return None;
         }
         Some(match self.names.iter().position(|n| **n == *name) {
@@ -352,6 +395,18 @@ impl<'t> Compiler<'t> {
             ExprKind::Unary(UnOp::Not, inner) => Test::Not(Box::new(self.test(inner)?)),
             ExprKind::And(a, b) => Test::And(Box::new(self.test(a)?), Box::new(self.test(b)?)),
             ExprKind::Or(a, b) => Test::Or(Box::new(self.test(a)?), Box::new(self.test(b)?)),
+            // `x is defined` of a name or a key of the loop item (no call of the test, no step).
+            ExprKind::Test(x, name, args) if matches!(&***name, "defined" | "undefined") && args.is_empty() => {
+                // A global function is defined though the context lacks it.
+                let read = self.read(x)?;
+                let global = match &read {
+                    Read::Var(i) => is_global(&self.names[*i]),
+                    Read::Local(i) => is_global(self.locals[*i].0),
+                    Read::ItemKey(_) => false,
+                    _ => return None,
+                };
+                (!global).then_some(Test::Defined(read, &***name == "undefined"))?
+            }
             ExprKind::GetAttr(..) if self.loop_attr(e).is_some() => match self.loop_attr(e)? {
                 "first" => Test::First,
                 "last" => Test::Last,
@@ -413,7 +468,6 @@ impl Plan {
     /// Runs the plan over `ctx`, appending to `out`; the steps charged are the evaluator's. The
     /// caller holds the budget scope.
     pub(crate) fn run<'c>(&self, ctx: &'c Context<'c>, out: &mut String) -> std::result::Result<(), Stop> {
-        debug_assert!(self.locals <= MAX_LOCALS);
         let mut run = Run {
             plan: self,
             ctx,
@@ -477,10 +531,14 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                 };
                 for (i, item) in items.iter().enumerate() {
                     (self.item, self.at) = (Some(item), (i, items.len()));
+                    // What the body set in the last iteration is gone: Jinja2 reads the name from
+                    // the context again.
+                    self.unset_loop_locals();
                     step(op.pos)?;
                     self.block(body)?;
                 }
                 self.item = None;
+                self.unset_loop_locals();
             }
             OpKind::If(branches, else_body) => {
                 let mut taken = else_body;
@@ -506,6 +564,19 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
             return Err(Stop::Limit(output_exceeded(max).at(op.pos.line, op.pos.col)));
         }
         Ok(())
+    }
+
+    fn unset_loop_locals(&mut self) {
+        let mut bits = self.plan.loop_locals;
+        while bits != 0 {
+            self.locals[bits.trailing_zeros() as usize] = None;
+            bits &= bits - 1;
+        }
+    }
+
+    /// Whether a local has a value: one the plan set, else the context's value of its name.
+    fn local_defined(&mut self, i: usize) -> bool {
+        self.locals[i].is_some() || self.var(self.plan.locals[i]).is_some()
     }
 
     fn var(&mut self, i: usize) -> Option<Borrowed<'c>> {
@@ -546,7 +617,13 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                     None => Some(item),
                 }
             }
-            Read::Local(i) => self.locals[*i],
+            Read::Local(i) => match self.locals[*i] {
+                Some(j) => Some(j),
+                None => match self.var(self.plan.locals[*i])? {
+                    Borrowed::Json(j) => Some(j),
+                    Borrowed::List(_) => None,
+                },
+            },
         }
     }
 
@@ -579,6 +656,18 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                 (a == b) != *negated
             }
             Test::SameTruth(a, b, negated) => (self.test(a)? == self.test(b)?) != *negated,
+            Test::Defined(r, negated) => {
+                let defined = match r {
+                    Read::Var(i) => self.var(*i).is_some(),
+                    Read::Local(i) => self.local_defined(*i),
+                    Read::ItemKey(key) => match self.item {
+                        Some(Json::Object(m)) => json_map_get(m, key).is_some(),
+                        _ => return Err(Stop::GiveUp),
+                    },
+                    _ => return Err(Stop::GiveUp),
+                };
+                defined != *negated
+            }
             Test::Not(t) => !self.test(t)?,
             Test::And(a, b) => self.test(a)? && self.test(b)?,
             Test::Or(a, b) => self.test(a)? || self.test(b)?,

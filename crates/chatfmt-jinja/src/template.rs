@@ -288,6 +288,14 @@ mod direct_tests {
     /// Locals set outside the loop and in its body, items from the end, integer tests.
     const LOCALS: &str = "{% set first = messages[0]['content'] %}{% set tag = '[' %}{% if messages[-1].role == 'user' %}{% set last = messages[-1]['content'] %}{% else %}{% set last = 'none' %}{% endif %}{{ tag + first + '|' + last }}{% for m in messages %}{% if loop.index % 3 == 1 or loop.index0 != 4 %}{% set r = m.role %}{% set t = r %}{% else %}{% set r = tag %}{% set t = extra %}{% endif %}{{ r ~ ':' ~ m.content | trim ~ t }}{% if (loop.index0 == 2) == (m.role == 'tool') %}!{% endif %}{% if 7 % 4 != loop.index %}{{ messages[2].role }}{% endif %}{% endfor %}{{ messages[1]['role'] }}";
 
+    /// deepseek-llm-7b-chat's template: a context name set when the context lacks it.
+    const DEEPSEEK: &str = "{% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}{% endif %}{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ 'User: ' + message['content'] + '\n\n' }}{% elif message['role'] == 'assistant' %}{{ 'Assistant: ' + message['content'] + eos_token }}{% elif message['role'] == 'system' %}{{ message['content'] + '\n\n' }}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}";
+    /// Yi's template: a local set on one branch, then tested with `is defined`.
+    const YI: &str = "{% if messages[0]['role'] == 'system' %}{% set system_message = messages[0]['content'] %}{% endif %}{% if system_message is defined %}{{ system_message }}{% endif %}{% for message in messages %}{% set content = message['content'] %}{% if message['role'] == 'user' %}{{ '<|im_start|>user\n' + content + '<|im_end|>\n<|im_start|>assistant\n' }}{% elif message['role'] == 'assistant' %}{{ content + '<|im_end|>' + '\n' }}{% endif %}{% endfor %}";
+    /// Jinja2's reads of names set in some frames: the context's value before the set, on a branch
+    /// not taken, at each iteration's start and after the loop.
+    const SCOPES: &str = "{{ r }}|{% set r = 'a' %}{{ r }}|{% if flag %}{% set q = 'set' %}{% endif %}{% if q is defined %}{{ q }}{% else %}noq{% endif %}|{% for m in messages %}{{ t }}{% if loop.index0 == 1 %}{% set t = m.role %}{% endif %}{% if t is defined %}{{ t }}{% else %}-{% endif %}{% if m.name is defined %}N{% endif %}{% endfor %}|{{ t }}{% if t is undefined %}after{% endif %}{% set n = none %}{% if n is defined %}D{% endif %}{% set k = 5 %}{% if k %}K{% endif %}{% set b = false %}{% if not b %}B{% endif %}";
+
     fn messages() -> Vec<Json> {
         vec![
             json!({"role": "system", "content": "Be brief."}),
@@ -309,10 +317,12 @@ mod direct_tests {
         ]
     }
 
-    const SOURCES: [&str; 6] = [CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS];
+    const SOURCES: [&str; 9] = [CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS, DEEPSEEK, YI, SCOPES];
 
     fn tokens() -> Map<String, Json> {
-        let Json::Object(m) = json!({"bos_token": "<s>", "eos_token": "</s>", "extra": "x", "flag": 0}) else {
+        let Json::Object(m) =
+            json!({"bos_token": "<s>", "eos_token": "</s>", "extra": "x", "flag": 0, "r": "R", "t": "T"})
+        else {
             unreachable!()
         };
         m
@@ -415,7 +425,14 @@ mod direct_tests {
              assistant:Hi!assistanttool:42toolassistant[:x!assistantuser"
         );
         // The plans render these themselves.
-        for (source, m) in [(GEMMA, alternating()), (LOCALS, messages()), (CHATML, messages())] {
+        for (source, m) in [
+            (GEMMA, alternating()),
+            (LOCALS, messages()),
+            (CHATML, messages()),
+            (DEEPSEEK, messages()),
+            (YI, messages()),
+            (SCOPES, messages()),
+        ] {
             let prompt = json!(true);
             let layers = [
                 Layer::Var("messages", Borrowed::List(&m)),
@@ -428,6 +445,9 @@ mod direct_tests {
             };
             assert!(Template::new("t", source).unwrap().plan_completes(&ctx), "{source}");
         }
+        let scopes = same(SCOPES, Some(&m[..5]), json!({}), Limits::default());
+        // Jinja2 3.1.6's render of the same.
+        assert_eq!(scopes.unwrap(), "R|a|noq|TTTuserTTTTTT|TDKB");
         // The roles do not alternate: the evaluator raises.
         let raised = same(GEMMA, Some(&m[..3]), json!({}), Limits::default());
         assert!(raised.unwrap_err().contains("System role not supported"));
@@ -519,14 +539,17 @@ mod direct_tests {
             "{% for m in messages %}{% if loop.changed(m) %}{% endif %}{% endfor %}",
             "{% for m in messages %}{% if loop.index0 %}{% endif %}{% endfor %}",
             "{{ self }}",
-            "{% set x = 1 %}{{ x }}",
-            "{{ r }}{% set r = 'a' %}",
-            "{% for m in messages %}{% set r = m.role %}{% endfor %}{{ r }}",
+            "{% set x = 1.5 %}{{ x }}",
             "{% set r = 'a' %}{% for m in messages %}{% set r = m.role %}{{ r }}{% endfor %}",
-            "{% if a %}{% set r = 'a' %}{% endif %}{{ r }}",
-            "{% if a %}{% set r = 'a' %}{% elif b %}{% else %}{% set r = 'c' %}{% endif %}{{ r }}",
-            "{% for m in messages %}{{ r }}{% set r = m.role %}{% endfor %}",
             "{% for m in messages %}{% set m = 'x' %}{% endfor %}",
+            "{% if messages[0] is defined %}{% endif %}",
+            "{% if raise_exception is defined %}{% endif %}",
+            "{% for i in messages %}{{ x }}{% endfor %}{% set x = 'a' %}",
+            "{% for i in messages %}{% if x is defined %}{% endif %}{% endfor %}{% if a %}{% set x = 'a' %}{% endif %}",
+            "{% if range is undefined %}{% endif %}",
+            "{% if x %}{% set namespace = 'n' %}{% endif %}{% if namespace is defined %}{% endif %}",
+            "{% if messages.x is defined %}{% endif %}",
+            "{% if x is defined(1) %}{% endif %}",
             "{% set loop = 'x' %}",
             "{% set a, b = x %}",
             "{% set r = 'a' %}{{ r.content }}",
