@@ -258,16 +258,15 @@ impl<'t> Compiler<'t> {
     /// For each local, the index of its context name (read while it is not set), and the locals a
     /// loop's body sets.
     fn fallbacks(&mut self) -> Option<(Vec<usize>, u32)> {
-        let locals = std::mem::take(&mut self.locals);
-        let mut fallbacks = Vec::with_capacity(locals.len());
+        let mut fallbacks = Vec::with_capacity(self.locals.len());
         let mut in_loops = 0;
-        for (i, (name, in_loop)) in locals.iter().enumerate() {
+        for i in 0..self.locals.len() {
+            let (name, in_loop) = self.locals[i];
             fallbacks.push(self.context_name(name)?);
-            if *in_loop {
+            if in_loop {
                 in_loops |= 1 << i;
             }
         }
-        self.locals = locals;
         Some((fallbacks, in_loops))
     }
 
@@ -407,10 +406,11 @@ impl<'t> Compiler<'t> {
                 };
                 (!global).then_some(Test::Defined(read, &***name == "undefined"))?
             }
-            ExprKind::GetAttr(..) if self.loop_attr(e).is_some() => match self.loop_attr(e)? {
-                "first" => Test::First,
-                "last" => Test::Last,
-                _ => return None,
+            ExprKind::GetAttr(..) => match self.loop_attr(e) {
+                Some("first") => Test::First,
+                Some("last") => Test::Last,
+                Some(_) => return None,
+                None => Test::Truthy(self.read(e)?),
             },
             ExprKind::Compare(first, rest) => {
                 let [(op @ (CmpOp::Eq | CmpOp::Ne), second)] = &rest[..] else {
@@ -508,14 +508,12 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                             }
                         },
                     };
-                    let s = match piece {
-                        Piece::Filtered(_, filter, pos) => {
-                            charge(CALL_STEPS).map_err(|e| e.at(pos.line, pos.col))?;
-                            filter(s)
-                        }
-                        _ => s,
-                    };
-                    self.out.push_str(s);
+                    if let Piece::Filtered(_, filter, pos) = piece {
+                        charge(CALL_STEPS).map_err(|e| e.at(pos.line, pos.col))?;
+                        self.out.push_str(filter(s));
+                    } else {
+                        self.out.push_str(s);
+                    }
                 }
             }
             OpKind::For(list, body) => {
@@ -583,6 +581,14 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
         *self.vars[i].get_or_insert_with(|| self.ctx.source(&self.plan.names[i]))
     }
 
+    /// A context name's value when it is JSON (not the caller's list given in place).
+    fn json_var(&mut self, i: usize) -> Option<&'c Json> {
+        match self.var(i)? {
+            Borrowed::Json(j) => Some(j),
+            Borrowed::List(_) => None,
+        }
+    }
+
     /// What `r` reads, when it reads a JSON value (not a list given in place, not a missing key).
     fn read(&mut self, r: &Read) -> Option<&'p Json> {
         let object = |v: Option<&'p Json>, key: &str| match v? {
@@ -590,15 +596,9 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
             _ => None,
         };
         match r {
-            Read::Var(i) => match self.var(*i)? {
-                Borrowed::Json(j) => Some(j),
-                Borrowed::List(_) => None,
-            },
+            Read::Var(i) => self.json_var(*i),
             Read::Item => self.item,
-            Read::VarKey(i, key) => match self.var(*i)? {
-                Borrowed::Json(j) => object(Some(j), key),
-                Borrowed::List(_) => None,
-            },
+            Read::VarKey(i, key) => object(Some(self.json_var(*i)?), key),
             Read::ItemKey(key) => object(self.item, key),
             Read::VarIndex(i, index, key) => {
                 let items = match self.var(*i)? {
@@ -619,10 +619,7 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
             }
             Read::Local(i) => match self.locals[*i] {
                 Some(j) => Some(j),
-                None => match self.var(self.plan.locals[*i])? {
-                    Borrowed::Json(j) => Some(j),
-                    Borrowed::List(_) => None,
-                },
+                None => self.json_var(self.plan.locals[*i]).map(|j| j as &'p Json),
             },
         }
     }
