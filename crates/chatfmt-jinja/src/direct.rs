@@ -1,15 +1,22 @@
-//! Direct renders: a template made only of text, printed string concatenations, `for` loops over a
-//! context list, `if` tests of context values (and of `loop.first` / `loop.last` / `loop.index0`),
-//! `set` of a literal or a context value, `is defined`, and `raise_exception(...)` renders without the
-//! evaluator, reading the caller's JSON in place. About one chat template in four has this shape
-//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, Yi, DeepSeek LLM, ...).
+//! Direct renders: a template made of text, printed string concatenations, `for` loops over a
+//! context list or a local one, `if` tests of context values (and of `loop.first` / `loop.last` /
+//! `loop.index0`), `set` of a literal, a context value, `x | trim` or `list[n:]`, `is defined`,
+//! `is none` and `'key' in item` renders without the evaluator, reading the caller's JSON in place
+//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, Yi, DeepSeek LLM, Llama 3.1, ...).
 //!
-//! A direct plan is compiled from the syntax tree when every statement has that shape. Running it
-//! writes what the evaluator would, charges the same steps and checks the output limit after the
-//! same statements, so its text, step count and limit errors are the evaluator's. Whenever a value
-//! is not what the plan expects (a printed value that is not a string, a missing key, a list that
-//! is not the caller's list) it gives up, and the caller renders with the evaluator from scratch:
-//! the plan never raises a template error of its own (`raise_exception` gives up too).
+//! A direct plan is compiled from the syntax tree when every statement has that shape, or is made
+//! only of text, prints, `if`, `for` and `set` of a name (or a namespace attribute) and can be left
+//! to the evaluator: such a statement, and a test the plan cannot run, gives way when the run
+//! reaches it (a template's tool branches, `raise_exception(...)`), so a plan serves the
+//! conversations that do not take those branches. A template that gives way on every render (at
+//! its top level, or directly in a top-level loop's body) has no plan.
+//!
+//! Running a plan writes what the evaluator would, charges the same steps and checks the output
+//! limit after the same statements, so its text, step count and limit errors are the evaluator's.
+//! Whenever a value is not what the plan expects (a printed value that is not a string, a missing
+//! key, a list that is not a list) it gives up, and the caller renders with the evaluator from
+//! scratch: the plan never raises a template error of its own. A plan that gives way on most
+//! renders is tried only now and then (see [`Plan::worth_trying`]).
 //!
 //! A name a plan `set`s is a local of the plan, read as Jinja2 reads it: the value set last in the
 //! frame, else the context's (a name not yet set, or set on a branch not taken, reads the context;
@@ -19,6 +26,7 @@
 //! it, Jinja2 reads it as undefined or as the context's, depending on the rest of the template).
 
 use crate::ast::{BinOp, CmpOp, Const, Expr, ExprKind, Pos, Stmt, StmtKind, Target, UnOp};
+use crate::builtins::dispatch::is_dict_method;
 use crate::builtins::is_global;
 use crate::builtins::table::FILTERS;
 use crate::context::{Borrowed, Context};
@@ -26,15 +34,16 @@ use crate::error::{Error, Result};
 use crate::limits::{charge, charge_values, output_exceeded, CALL_STEPS};
 use crate::value::{json_map_get, Value};
 use serde_json::Value as Json;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// How deep statements may nest in a plan (deeper templates take the evaluator, which grows its
 /// stack as it needs).
 const MAX_DEPTH: usize = 16;
 
 /// How many context names a plan may read (each is looked up once per run).
-const MAX_NAMES: usize = 8;
+const MAX_NAMES: usize = 12;
 
-/// How many names a plan may `set`.
+/// How many names a plan may `set` (at most 32: a bit each in [`Plan::loop_locals`]).
 const MAX_LOCALS: usize = 8;
 
 /// A compiled direct plan (see the module documentation).
@@ -47,6 +56,11 @@ pub(crate) struct Plan {
     locals: Vec<usize>,
     /// The locals a loop's body sets (a bit per local), unset at the start of each iteration.
     loop_locals: u32,
+    /// Runs that completed, and runs that gave way to the evaluator.
+    completed: AtomicU32,
+    gave_way: AtomicU32,
+    /// Renders left to the evaluator without trying the plan.
+    skipped: AtomicU32,
 }
 
 #[derive(Debug)]
@@ -59,14 +73,14 @@ struct Op {
 enum OpKind {
     Text(Box<str>),
     Print(Box<[Piece]>),
-    /// A loop over the context list `list` (a [`Read::Var`] index) whose body reads its item as
-    /// [`Read::Item`].
-    For(usize, Vec<Op>),
+    /// A loop over a context list or a local one ([`Read::Var`] or [`Read::Local`]) whose body
+    /// reads its item as [`Read::Item`].
+    For(Read, Vec<Op>),
     If(Vec<(Test, Vec<Op>)>, Vec<Op>),
     /// `{% set name = ... %}` of local `usize`.
     Set(usize, Source),
-    /// `{{ raise_exception(...) }}`: the evaluator raises it.
-    Raise,
+    /// A statement the evaluator runs (`{{ raise_exception(...) }}` among them): the run gives way.
+    GiveWay,
 }
 
 /// What a `set` stores.
@@ -75,6 +89,11 @@ enum Source {
     /// A string, integer, boolean or `none` literal, held as the JSON value it reads as.
     Literal(Json),
     Read(Read),
+    /// `x | f` of a string for a filter `f` without arguments that declares what it gives for a
+    /// string (`trim`), at the filter's position (where its call is charged).
+    Filtered(Read, fn(&str) -> &str, Pos),
+    /// `list[start:]` of a list, `start` an integer literal.
+    Slice(Read, i64),
 }
 
 #[derive(Debug)]
@@ -101,6 +120,8 @@ enum Read {
     VarIndex(usize, i64, Option<Box<str>>),
     /// A local of the plan (by its index): its value, else its context name's.
     Local(usize),
+    /// An item of a local list by its index (negative from the end), optionally a key of it.
+    LocalIndex(usize, i64, Option<Box<str>>),
 }
 
 /// An integer: `loop.index0`, `loop.index`, a literal, or `%` of one by a positive literal.
@@ -115,6 +136,8 @@ enum Int {
 #[derive(Debug)]
 enum Test {
     Truthy(Read),
+    /// The truth of a key of a JSON object, false when the object lacks it.
+    KeyTruthy(Read),
     /// `read == literal` (or `!=` when the flag is set) where `read` gives a string.
     Equals(Read, Box<str>, bool),
     /// `loop.first`, `loop.last`.
@@ -126,6 +149,12 @@ enum Test {
     SameTruth(Box<Test>, Box<Test>, bool),
     /// `x is defined` (`is undefined` when the flag is set).
     Defined(Read, bool),
+    /// `x is none`, at the test's position (where its call is charged).
+    IsNone(Read, Pos),
+    /// `'key' in x` (`not in` when the flag is set) of a JSON object `x`.
+    HasKey(Read, Box<str>, bool),
+    /// A test the evaluator runs: the run gives way.
+    GiveWay,
     Not(Box<Test>),
     And(Box<Test>, Box<Test>),
     Or(Box<Test>, Box<Test>),
@@ -142,18 +171,29 @@ pub(crate) fn compile(body: &[Stmt]) -> Option<Plan> {
         set_outside_loops: 0,
     };
     let body = c.block(body, 0)?;
+    // A plan that gives way on every render (or every iteration) has no use.
+    let gives_way = |ops: &[Op]| ops.iter().any(|op| matches!(op.kind, OpKind::GiveWay));
+    let always_gives_way =
+        gives_way(&body) || (body.iter()).any(|op| matches!(&op.kind, OpKind::For(_, inner) if gives_way(inner)));
+    if always_gives_way {
+        return None;
+    }
     let (locals, loop_locals) = c.fallbacks()?;
     (c.names.len() <= MAX_NAMES).then_some(Plan {
         body,
         names: c.names,
         locals,
         loop_locals,
+        completed: AtomicU32::new(0),
+        gave_way: AtomicU32::new(0),
+        skipped: AtomicU32::new(0),
     })
 }
 
 /// The names `body` sets, each with whether a loop's body sets it; `None` when a name is set both
-/// outside loops and in a loop's body, or is a loop's target, `loop` or `self`, or when there are
-/// more than [`MAX_LOCALS`].
+/// outside loops and in a loop's body, or is a loop's target, `loop` or `self`, when there are
+/// more than [`MAX_LOCALS`], or when a statement binds names otherwise (`set a, b = ...`, a loop's
+/// `else` block).
 fn collect_locals<'t>(body: &'t [Stmt], in_loop: bool, out: &mut Vec<(&'t str, bool)>) -> Option<()> {
     for s in body {
         match &s.kind {
@@ -168,6 +208,8 @@ fn collect_locals<'t>(body: &'t [Stmt], in_loop: bool, out: &mut Vec<(&'t str, b
                     None => return None,
                 }
             }
+            StmtKind::Set(Target::Tuple(_), _) => return None,
+            StmtKind::For(f) if !f.else_body.is_empty() => return None,
             StmtKind::For(f) => collect_locals(&f.body, true, out)?,
             StmtKind::If(branches, else_body) => {
                 for (_, b) in branches {
@@ -179,6 +221,20 @@ fn collect_locals<'t>(body: &'t [Stmt], in_loop: bool, out: &mut Vec<(&'t str, b
         }
     }
     Some(())
+}
+
+/// Whether the evaluator may run `s` after the plan ran what came before it: it is made only of
+/// text, prints, `if`, `for` (without `else`), `break`, `continue` and `set` of a name or a
+/// namespace attribute, so it binds no name that [`collect_locals`] does not see.
+fn can_give_way(s: &Stmt, depth: usize) -> bool {
+    let all = |body: &[Stmt]| depth < 4 * MAX_DEPTH && body.iter().all(|s| can_give_way(s, depth + 1));
+    match &s.kind {
+        StmtKind::Text(_) | StmtKind::Print(..) | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Set(Target::Name(..) | Target::Attr(..), _) => true,
+        StmtKind::For(f) => f.else_body.is_empty() && all(&f.body),
+        StmtKind::If(branches, else_body) => branches.iter().all(|(_, b)| all(b)) && all(else_body),
+        _ => false,
+    }
 }
 
 struct Compiler<'t> {
@@ -200,18 +256,24 @@ impl<'t> Compiler<'t> {
         body.iter().map(|s| self.stmt(s, depth)).collect()
     }
 
+    /// A statement's op: its own, else [`OpKind::GiveWay`] when the evaluator may run it.
     fn stmt(&mut self, s: &'t Stmt, depth: usize) -> Option<Op> {
-        let kind = match &s.kind {
+        let kind = match self.op(s, depth) {
+            Some(kind) => kind,
+            None if can_give_way(s, depth) => OpKind::GiveWay,
+            None => return None,
+        };
+        Some(Op { kind, pos: s.pos })
+    }
+
+    fn op(&mut self, s: &'t Stmt, depth: usize) -> Option<OpKind> {
+        Some(match &s.kind {
             StmtKind::Text(t) => OpKind::Text(t.clone()),
-            StmtKind::Print(e, _) if is_raise(e) => OpKind::Raise,
             StmtKind::Print(_, Some(leaves)) => {
                 OpKind::Print(leaves.iter().map(|e| self.piece(e)).collect::<Option<_>>()?)
             }
             StmtKind::For(f) => {
                 let Target::Name(target, _) = &f.target else {
-                    return None;
-                };
-                let ExprKind::Name(list, _) = &f.iter.kind else {
                     return None;
                 };
                 // A body's `loop` is read only as `loop.first`, `loop.last` or `loop.index0` /
@@ -222,7 +284,10 @@ impl<'t> Compiler<'t> {
                 if self.local(target).is_some() {
                     return None;
                 }
-                let list = self.var(list)?;
+                let list = match &f.iter.kind {
+                    ExprKind::Name(..) => self.read(&f.iter)?,
+                    _ => return None,
+                };
                 self.item = Some(target);
                 let body = self.block(&f.body, depth + 1);
                 self.item = None;
@@ -231,7 +296,7 @@ impl<'t> Compiler<'t> {
             StmtKind::If(branches, else_body) => {
                 let branches = branches
                     .iter()
-                    .map(|(test, body)| Some((self.test(test)?, self.block(body, depth + 1)?)))
+                    .map(|(test, body)| Some((self.test(test), self.block(body, depth + 1)?)))
                     .collect::<Option<_>>()?;
                 OpKind::If(branches, self.block(else_body, depth + 1)?)
             }
@@ -241,6 +306,17 @@ impl<'t> Compiler<'t> {
                     ExprKind::Const(Const::Int(i)) => Source::Literal(Json::from(*i)),
                     ExprKind::Const(Const::Bool(b)) => Source::Literal(Json::Bool(*b)),
                     ExprKind::Const(Const::None) => Source::Literal(Json::Null),
+                    // `x | trim`, charged as the evaluator's shortcut for a string charges it.
+                    ExprKind::Filter(Some(inner), filter, args) if args.is_empty() => {
+                        let on_str = filter.index.and_then(|i| FILTERS.get(i))?.on_str?;
+                        Source::Filtered(self.read(inner)?, on_str, value.pos)
+                    }
+                    ExprKind::GetItem(list, key) => match &key.kind {
+                        ExprKind::Slice(Some(start), None, None) => {
+                            Source::Slice(self.read(list)?, int_literal(start)?)
+                        }
+                        _ => Source::Read(self.read(value)?),
+                    },
                     _ => Source::Read(self.read(value)?),
                 };
                 // `collect_locals` found every name set, with its frame.
@@ -251,8 +327,7 @@ impl<'t> Compiler<'t> {
                 OpKind::Set(i, source)
             }
             _ => return None,
-        };
-        Some(Op { kind, pos: s.pos })
+        })
     }
 
     /// For each local, the index of its context name (read while it is not set), and the locals a
@@ -320,23 +395,17 @@ impl<'t> Compiler<'t> {
         })
     }
 
-    /// `list[i]` (and a key of it) for a context name `list` and an integer literal `i`.
+    /// `list[i]` (and a key of it) for a context name or a local `list` and an integer literal `i`.
     fn indexed(&mut self, list: &'t Expr, index: &'t Expr, key: Option<Box<str>>) -> Option<Read> {
-        let ExprKind::Name(name, _) = &list.kind else {
-            return None;
-        };
-        let i = match &index.kind {
-            ExprKind::Const(Const::Int(i)) => *i,
-            ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
-                ExprKind::Const(Const::Int(i)) => i.checked_neg()?,
-                _ => return None,
-            },
-            _ => return None,
-        };
-        if self.item == Some(&**name) || self.local(name).is_some() {
+        if !matches!(list.kind, ExprKind::Name(..)) {
             return None;
         }
-        Some(Read::VarIndex(self.var(name)?, i, key))
+        let i = int_literal(index)?;
+        match self.read(list)? {
+            Read::Var(v) => Some(Read::VarIndex(v, i, key)),
+            Read::Local(l) => Some(Read::LocalIndex(l, i, key)),
+            _ => None,
+        }
     }
 
     /// The index of a context name; `loop` and `self` name what Jinja2 makes, not the context,
@@ -389,11 +458,16 @@ impl<'t> Compiler<'t> {
         }
     }
 
-    fn test(&mut self, e: &'t Expr) -> Option<Test> {
+    /// A test's plan; [`Test::GiveWay`] for one the evaluator runs.
+    fn test(&mut self, e: &'t Expr) -> Test {
+        self.try_test(e).unwrap_or(Test::GiveWay)
+    }
+
+    fn try_test(&mut self, e: &'t Expr) -> Option<Test> {
         Some(match &e.kind {
-            ExprKind::Unary(UnOp::Not, inner) => Test::Not(Box::new(self.test(inner)?)),
-            ExprKind::And(a, b) => Test::And(Box::new(self.test(a)?), Box::new(self.test(b)?)),
-            ExprKind::Or(a, b) => Test::Or(Box::new(self.test(a)?), Box::new(self.test(b)?)),
+            ExprKind::Unary(UnOp::Not, inner) => Test::Not(Box::new(self.test(inner))),
+            ExprKind::And(a, b) => Test::And(Box::new(self.test(a)), Box::new(self.test(b))),
+            ExprKind::Or(a, b) => Test::Or(Box::new(self.test(a)), Box::new(self.test(b))),
             // `x is defined` of a name or a key of the loop item (no call of the test, no step).
             ExprKind::Test(x, name, args) if matches!(&***name, "defined" | "undefined") && args.is_empty() => {
                 // A global function is defined though the context lacks it.
@@ -406,12 +480,34 @@ impl<'t> Compiler<'t> {
                 };
                 (!global).then_some(Test::Defined(read, &***name == "undefined"))?
             }
+            // `x is none`: the test's call is charged, at the test.
+            ExprKind::Test(x, name, args) if &***name == "none" && args.is_empty() => {
+                Test::IsNone(self.read(x)?, e.pos)
+            }
             ExprKind::GetAttr(..) => match self.loop_attr(e) {
                 Some("first") => Test::First,
                 Some("last") => Test::Last,
                 Some(_) => return None,
-                None => Test::Truthy(self.read(e)?),
+                None => key_truthy(self.read(e)?),
             },
+            // `m['items']` without the key is the dict's method, which is true.
+            ExprKind::GetItem(_, key) => match &key.kind {
+                ExprKind::Const(Const::Str(k)) if is_dict_method(k) => Test::Truthy(self.read(e)?),
+                _ => key_truthy(self.read(e)?),
+            },
+            // `'key' in item`, read in place as the evaluator reads it.
+            ExprKind::Compare(first, rest) if matches!(&rest[..], [(CmpOp::In | CmpOp::NotIn, _)]) => {
+                let [(op, second)] = &rest[..] else {
+                    return None;
+                };
+                let ExprKind::Const(Const::Str(key)) = &first.kind else {
+                    return None;
+                };
+                if !matches!(second.kind, ExprKind::Name(..)) {
+                    return None;
+                }
+                Test::HasKey(self.read(second)?, key.clone(), *op == CmpOp::NotIn)
+            }
             ExprKind::Compare(first, rest) => {
                 let [(op @ (CmpOp::Eq | CmpOp::Ne), second)] = &rest[..] else {
                     return None;
@@ -419,9 +515,11 @@ impl<'t> Compiler<'t> {
                 let negated = *op == CmpOp::Ne;
                 match (&first.kind, &second.kind) {
                     (_, ExprKind::Const(Const::Str(lit))) => Test::Equals(self.read(first)?, lit.clone(), negated),
-                    (ExprKind::Compare(..), ExprKind::Compare(..)) => {
-                        Test::SameTruth(Box::new(self.test(first)?), Box::new(self.test(second)?), negated)
-                    }
+                    (ExprKind::Compare(..), ExprKind::Compare(..)) => Test::SameTruth(
+                        Box::new(self.try_test(first)?),
+                        Box::new(self.try_test(second)?),
+                        negated,
+                    ),
                     _ => Test::IntEquals(self.int(first)?, self.int(second)?, negated),
                 }
             }
@@ -430,9 +528,25 @@ impl<'t> Compiler<'t> {
     }
 }
 
-/// Whether a printed expression is a call of `raise_exception`.
-fn is_raise(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call(f, _) if matches!(&f.kind, ExprKind::Name(n, _) if &**n == "raise_exception"))
+/// The truth of `read`; for a key of an object, false when the object lacks the key (an undefined
+/// value), as the evaluator reads it in place.
+fn key_truthy(read: Read) -> Test {
+    match read {
+        Read::ItemKey(_) | Read::VarKey(..) => Test::KeyTruthy(read),
+        read => Test::Truthy(read),
+    }
+}
+
+/// An integer literal, negative or not.
+fn int_literal(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Const(Const::Int(i)) => Some(*i),
+        ExprKind::Unary(UnOp::Neg, inner) => match &inner.kind {
+            ExprKind::Const(Const::Int(i)) => i.checked_neg(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Why a run stopped early.
@@ -449,6 +563,54 @@ impl From<Error> for Stop {
     }
 }
 
+/// A value a run holds: JSON of the context or the plan, part of a string, or a list value (the
+/// caller's list read in place, or a slice of a list), which the evaluator iterates without a charge.
+#[derive(Clone, Copy)]
+enum Val<'p> {
+    Json(&'p Json),
+    Str(&'p str),
+    List(&'p [Json]),
+}
+
+impl<'p> Val<'p> {
+    #[inline]
+    fn as_str(self) -> Option<&'p str> {
+        match self {
+            Val::Json(Json::String(s)) => Some(s),
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items of a list or a JSON array.
+    #[inline]
+    fn items(self) -> Option<&'p [Json]> {
+        match self {
+            Val::List(items) => Some(items),
+            Val::Json(Json::Array(items)) => Some(items),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn truthy(self) -> bool {
+        match self {
+            Val::Json(j) => Value::from_json(j).truthy(),
+            Val::Str(s) => !s.is_empty(),
+            Val::List(items) => !items.is_empty(),
+        }
+    }
+}
+
+impl<'c> From<Borrowed<'c>> for Val<'c> {
+    fn from(b: Borrowed<'c>) -> Self {
+        match b {
+            Borrowed::Json(j) => Val::Json(j),
+            Borrowed::List(items) => Val::List(items),
+        }
+    }
+}
+
 /// One run of a plan over a context. What it reads lives as long as the plan or the context,
 /// whichever ends first (`'p`).
 struct Run<'p, 'c: 'p> {
@@ -457,14 +619,28 @@ struct Run<'p, 'c: 'p> {
     /// The context's value of each of the plan's names, once read (`Some(None)`: absent).
     vars: [Option<Option<Borrowed<'c>>>; MAX_NAMES],
     /// The value of each local, once set.
-    locals: [Option<&'p Json>; MAX_LOCALS],
-    item: Option<&'c Json>,
+    locals: [Option<Val<'p>>; MAX_LOCALS],
+    item: Option<&'p Json>,
     /// The current loop item's index and the loop's length.
     at: (usize, usize),
     out: &'p mut String,
 }
 
+/// How many renders in a row a plan that gives way on most renders leaves to the evaluator
+/// before it tries again.
+const RETRY_EVERY: u32 = 64;
+
 impl Plan {
+    /// Whether to run the plan for the next render: unless it gave way on more than 4 renders in 5
+    /// of at least 16, and then on every [`RETRY_EVERY`]-th render (a template's conversations
+    /// may change). Either way the render is the same.
+    pub(crate) fn worth_trying(&self) -> bool {
+        let (done, gave_way) = (self.completed.load(Relaxed), self.gave_way.load(Relaxed));
+        gave_way < 16
+            || gave_way <= done.saturating_mul(4)
+            || self.skipped.fetch_add(1, Relaxed).is_multiple_of(RETRY_EVERY)
+    }
+
     /// Runs the plan over `ctx`, appending to `out`; the steps charged are the evaluator's. The
     /// caller holds the budget scope.
     pub(crate) fn run<'c>(&self, ctx: &'c Context<'c>, out: &mut String) -> std::result::Result<(), Stop> {
@@ -477,7 +653,16 @@ impl Plan {
             at: (0, 0),
             out,
         };
-        run.block(&self.body)
+        let result = run.block(&self.body);
+        let counter = match result {
+            Err(Stop::GiveUp) => &self.gave_way,
+            _ => &self.completed,
+        };
+        // Counts saturate well below the point where `4 * done` would.
+        if counter.load(Relaxed) < u32::MAX / 8 {
+            counter.fetch_add(1, Relaxed);
+        }
+        result
     }
 }
 
@@ -500,9 +685,9 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                 for piece in pieces.iter() {
                     let s = match piece {
                         Piece::Literal(s) => &**s,
-                        Piece::Read(r) | Piece::Filtered(r, ..) => match self.read(r) {
-                            Some(Json::String(s)) => s.as_str(),
-                            _ => {
+                        Piece::Read(r) | Piece::Filtered(r, ..) => match self.string(r) {
+                            Some(s) => s,
+                            None => {
                                 self.out.truncate(start);
                                 return Err(Stop::GiveUp);
                             }
@@ -517,11 +702,11 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                 }
             }
             OpKind::For(list, body) => {
-                let items = match self.var(*list) {
-                    // The evaluator iterates the caller's list in place, and a JSON array as a list
-                    // value it charges for.
-                    Some(Borrowed::List(items)) => items,
-                    Some(Borrowed::Json(Json::Array(items))) => {
+                let items = match self.read(list) {
+                    // The evaluator iterates the caller's list in place, or a list value as it is,
+                    // and a JSON array as a list value it charges for.
+                    Some(Val::List(items)) => items,
+                    Some(Val::Json(Json::Array(items))) => {
                         charge_values(items.len()).map_err(|e| e.at(op.pos.line, op.pos.col))?;
                         items
                     }
@@ -550,12 +735,28 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
             }
             OpKind::Set(local, source) => {
                 let value = match source {
-                    Source::Literal(s) => s,
+                    Source::Literal(s) => Val::Json(s),
                     Source::Read(r) => self.read(r).ok_or(Stop::GiveUp)?,
+                    Source::Filtered(r, filter, pos) => {
+                        let s = self.string(r).ok_or(Stop::GiveUp)?;
+                        charge(CALL_STEPS).map_err(|e| e.at(pos.line, pos.col))?;
+                        Val::Str(filter(s))
+                    }
+                    Source::Slice(r, start) => {
+                        let items = self.read(r).and_then(Val::items).ok_or(Stop::GiveUp)?;
+                        // Python's clamping of a slice's start.
+                        let len = i64::try_from(items.len()).map_err(|_| Stop::GiveUp)?;
+                        let from = if *start < 0 {
+                            (len + start).max(0)
+                        } else {
+                            (*start).min(len)
+                        };
+                        Val::List(&items[usize::try_from(from).map_err(|_| Stop::GiveUp)?..])
+                    }
                 };
                 self.locals[*local] = Some(value);
             }
-            OpKind::Raise => return Err(Stop::GiveUp),
+            OpKind::GiveWay => return Err(Stop::GiveUp),
         }
         let max = self.ctx.limits.max_output_bytes;
         if self.out.len() > max {
@@ -577,11 +778,13 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
         self.locals[i].is_some() || self.var(self.plan.locals[i]).is_some()
     }
 
+    #[inline]
     fn var(&mut self, i: usize) -> Option<Borrowed<'c>> {
         *self.vars[i].get_or_insert_with(|| self.ctx.source(&self.plan.names[i]))
     }
 
     /// A context name's value when it is JSON (not the caller's list given in place).
+    #[inline]
     fn json_var(&mut self, i: usize) -> Option<&'c Json> {
         match self.var(i)? {
             Borrowed::Json(j) => Some(j),
@@ -589,38 +792,69 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
         }
     }
 
-    /// What `r` reads, when it reads a JSON value (not a list given in place, not a missing key).
-    fn read(&mut self, r: &Read) -> Option<&'p Json> {
+    /// A local's value: the value set last, else its context name's.
+    #[inline]
+    fn local(&mut self, i: usize) -> Option<Val<'p>> {
+        match self.locals[i] {
+            Some(v) => Some(v),
+            None => self.var(self.plan.locals[i]).map(Val::from),
+        }
+    }
+
+    /// What `r` reads, when it has a value (not a missing key or index).
+    #[inline]
+    fn read(&mut self, r: &Read) -> Option<Val<'p>> {
+        match r {
+            Read::Var(i) => self.var(*i).map(Val::from),
+            Read::Local(i) => self.local(*i),
+            _ => self.json(r).map(Val::Json),
+        }
+    }
+
+    /// The string `r` reads, if it reads one.
+    #[inline]
+    fn string(&mut self, r: &Read) -> Option<&'p str> {
+        let j = match r {
+            // The commonest read, `message['content']`, first.
+            Read::ItemKey(key) => match self.item? {
+                Json::Object(m) => json_map_get(m, key)?,
+                _ => return None,
+            },
+            Read::Var(_) | Read::Local(_) => return self.read(r)?.as_str(),
+            _ => self.json(r)?,
+        };
+        match j {
+            Json::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// What a read of an item, a key or an index reads (`None` for other reads).
+    #[inline]
+    fn json(&mut self, r: &Read) -> Option<&'p Json> {
         let object = |v: Option<&'p Json>, key: &str| match v? {
             Json::Object(m) => json_map_get(m, key),
             _ => None,
         };
-        match r {
-            Read::Var(i) => self.json_var(*i),
-            Read::Item => self.item,
-            Read::VarKey(i, key) => object(Some(self.json_var(*i)?), key),
-            Read::ItemKey(key) => object(self.item, key),
-            Read::VarIndex(i, index, key) => {
-                let items = match self.var(*i)? {
-                    Borrowed::List(items) => items,
-                    Borrowed::Json(Json::Array(items)) => items,
-                    Borrowed::Json(_) => return None,
-                };
-                let at = if *index < 0 {
-                    items.len().checked_sub(usize::try_from(index.unsigned_abs()).ok()?)?
-                } else {
-                    usize::try_from(*index).ok()?
-                };
-                let item = items.get(at)?;
-                match key {
-                    Some(key) => object(Some(item), key),
-                    None => Some(item),
-                }
+        let indexed = |items: &'p [Json], index: i64, key: &Option<Box<str>>| {
+            let at = if index < 0 {
+                items.len().checked_sub(usize::try_from(index.unsigned_abs()).ok()?)?
+            } else {
+                usize::try_from(index).ok()?
+            };
+            let item = items.get(at)?;
+            match key {
+                Some(key) => object(Some(item), key),
+                None => Some(item),
             }
-            Read::Local(i) => match self.locals[*i] {
-                Some(j) => Some(j),
-                None => self.json_var(self.plan.locals[*i]).map(|j| j as &'p Json),
-            },
+        };
+        match r {
+            Read::Item => self.item,
+            Read::ItemKey(key) => object(self.item, key),
+            Read::VarKey(i, key) => object(Some(self.json_var(*i)?), key),
+            Read::VarIndex(i, index, key) => indexed(Val::from(self.var(*i)?).items()?, *index, key),
+            Read::LocalIndex(i, index, key) => indexed(self.local(*i)?.items()?, *index, key),
+            Read::Var(_) | Read::Local(_) => None,
         }
     }
 
@@ -637,13 +871,14 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
 
     fn test(&mut self, t: &Test) -> std::result::Result<bool, Stop> {
         Ok(match t {
-            // The caller's list is a list value, true when it has items.
-            Test::Truthy(Read::Var(i)) if matches!(self.var(*i), Some(Borrowed::List(_))) => {
-                matches!(self.var(*i), Some(Borrowed::List(items)) if !items.is_empty())
-            }
-            Test::Truthy(r) => Value::from_json(self.read(r).ok_or(Stop::GiveUp)?).truthy(),
-            Test::Equals(r, lit, negated) => match self.read(r) {
-                Some(Json::String(s)) => (**s == **lit) != *negated,
+            Test::Truthy(r) => self.read(r).ok_or(Stop::GiveUp)?.truthy(),
+            Test::KeyTruthy(r) => match self.json(r) {
+                Some(j) => Value::from_json(j).truthy(),
+                None if self.holds_object(r) => false,
+                None => return Err(Stop::GiveUp),
+            },
+            Test::Equals(r, lit, negated) => match self.string(r) {
+                Some(s) => (s == &**lit) != *negated,
                 _ => return Err(Stop::GiveUp),
             },
             Test::First => self.at.0 == 0,
@@ -665,9 +900,33 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                 };
                 defined != *negated
             }
+            Test::IsNone(r, pos) => {
+                // An undefined value is not none; what a missing key of a non-object gives is
+                // the evaluator's to say.
+                let none = match r {
+                    Read::ItemKey(_) | Read::VarKey(..) if !self.holds_object(r) => return Err(Stop::GiveUp),
+                    _ => matches!(self.read(r), Some(Val::Json(Json::Null))),
+                };
+                charge(1).map_err(|e| e.at(pos.line, pos.col))?;
+                none
+            }
+            Test::HasKey(r, key, negated) => match self.read(r) {
+                Some(Val::Json(Json::Object(m))) => json_map_get(m, key).is_some() != *negated,
+                _ => return Err(Stop::GiveUp),
+            },
+            Test::GiveWay => return Err(Stop::GiveUp),
             Test::Not(t) => !self.test(t)?,
             Test::And(a, b) => self.test(a)? && self.test(b)?,
             Test::Or(a, b) => self.test(a)? || self.test(b)?,
         })
+    }
+
+    /// Whether the object a key read reads from is a JSON object.
+    fn holds_object(&mut self, r: &Read) -> bool {
+        match r {
+            Read::ItemKey(_) => matches!(self.item, Some(Json::Object(_))),
+            Read::VarKey(i, _) => matches!(self.json_var(*i), Some(Json::Object(_))),
+            _ => true,
+        }
     }
 }

@@ -203,7 +203,7 @@ impl Template {
     /// On error `out` holds no result.
     pub fn render_into(&self, ctx: &Context, out: &mut Rendered) -> Result<()> {
         let mut text = Self::reuse(out);
-        if let (Some(plan), false) = (&self.direct, ctx.track_spans) {
+        if let (Some(plan), false) = (self.direct.as_ref().filter(|p| p.worth_trying()), ctx.track_spans) {
             let budget = BudgetScope::start(&ctx.limits);
             match plan.run(ctx, &mut text) {
                 Ok(()) => {
@@ -317,7 +317,18 @@ mod direct_tests {
         ]
     }
 
-    const SOURCES: [&str; 9] = [CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS, DEEPSEEK, YI, SCOPES];
+    /// Llama 3.1's template, shortened: names set when the context lacks them, `is none`, a local
+    /// list sliced and iterated, `'key' in item`, and branches the evaluator runs (tools, tool
+    /// calls, tool results).
+    const LLAMA: &str = "{{- bos_token }}{%- if custom_tools is defined %}{%- set tools = custom_tools %}{%- endif %}{%- if not tools_in_user_message is defined %}{%- set tools_in_user_message = true %}{%- endif %}{%- if not date_string is defined %}{%- set date_string = \"26 Jul 2024\" %}{%- endif %}{%- if not tools is defined %}{%- set tools = none %}{%- endif %}{%- if messages[0]['role'] == 'system' %}{%- set system_message = messages[0]['content']|trim %}{%- set messages = messages[1:] %}{%- else %}{%- set system_message = \"\" %}{%- endif %}{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}{%- if builtin_tools is defined or tools is not none %}{{- \"Environment: ipython\\n\" }}{%- endif %}{{- \"Today Date: \" + date_string + \"\\n\\n\" }}{%- if tools is not none and not tools_in_user_message %}{%- for t in tools %}{{- t | tojson(indent=4) }}{%- endfor %}{%- endif %}{{- system_message }}{{- \"<|eot_id|>\" }}{%- if tools_in_user_message and not tools is none %}{%- if messages | length != 0 %}{%- set first_user_message = messages[0]['content']|trim %}{%- set messages = messages[1:] %}{%- else %}{{- raise_exception(\"no first user message\") }}{%- endif %}{{- first_user_message + \"<|eot_id|>\"}}{%- endif %}{%- for message in messages %}{%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}{%- elif 'tool_calls' in message %}{%- set tool_call = message.tool_calls[0].function %}{{- '{\"name\": \"' + tool_call.name + '\"}' }}{{- \"<|eom_id|>\" }}{%- elif message.role == \"tool\" or message.role == \"ipython\" %}{%- if message.content is mapping or message.content is iterable %}{{- message.content | tojson }}{%- else %}{{- message.content }}{%- endif %}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}";
+
+    /// Qwen2.5's loop, shortened: keys read for their truth (false when missing, except a dict
+    /// method's name read with `[]`), tool calls left to the evaluator.
+    const QWEN: &str = "{%- for message in messages %}{%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) or (message.role == \"assistant\" and not message.tool_calls) %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- elif message.role == \"assistant\" %}{{- '<|im_start|>' + message.role }}{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}{%- for tool_call in message.tool_calls %}{{- tool_call.function.name }}{%- endfor %}{%- endif %}{%- if message.role == 'tool' and message['items'] %}I{%- endif %}{%- if not message['name'] and message.k is undefined %}N{%- endif %}{%- endfor %}";
+
+    const SOURCES: [&str; 11] = [
+        CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS, DEEPSEEK, YI, SCOPES, LLAMA, QWEN,
+    ];
 
     fn tokens() -> Map<String, Json> {
         let Json::Object(m) =
@@ -432,6 +443,9 @@ mod direct_tests {
             (DEEPSEEK, messages()),
             (YI, messages()),
             (SCOPES, messages()),
+            (LLAMA, messages()[..3].to_vec()),
+            (LLAMA, alternating()),
+            (QWEN, alternating()),
         ] {
             let prompt = json!(true);
             let layers = [
@@ -445,6 +459,33 @@ mod direct_tests {
             };
             assert!(Template::new("t", source).unwrap().plan_completes(&ctx), "{source}");
         }
+        // Llama's variables: tools (the evaluator's branches), names the template sets otherwise.
+        let tool = json!({"type": "function", "function": {"name": "f"}});
+        for vars in [
+            json!({"tools": [tool]}),
+            json!({"tools": null, "tools_in_user_message": false}),
+            json!({"custom_tools": [tool], "tools_in_user_message": false}),
+            json!({"custom_tools": null, "date_string": "1 Jan 2025", "builtin_tools": ["x"]}),
+            json!({"date_string": 3, "tools_in_user_message": ""}),
+            json!({"date_string": "d", "tools_in_user_message": "", "tools": "none"}),
+        ] {
+            for m in [&m[..], &m[..3], &m[..1], &turns[..], &[]] {
+                same(LLAMA, Some(m), vars.clone(), Limits::default()).ok();
+            }
+        }
+        let llama = same(
+            LLAMA,
+            Some(&m[..3]),
+            json!({"add_generation_prompt": true}),
+            Limits::default(),
+        );
+        assert_eq!(
+            llama.unwrap(),
+            // Jinja2 3.1.6's render of the same.
+            "<s><|start_header_id|>system<|end_header_id|>\n\nToday Date: 26 Jul 2024\n\nBe brief.<|eot_id|>\
+             <|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\
+             \n\nHi!<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+        );
         let scopes = same(SCOPES, Some(&m[..5]), json!({}), Limits::default());
         // Jinja2 3.1.6's render of the same.
         assert_eq!(scopes.unwrap(), "R|a|noq|TTTuserTTTTTT|TDKB");
@@ -500,10 +541,11 @@ mod direct_tests {
         for (source, m) in SOURCES
             .into_iter()
             .map(|s| (s, messages()))
-            .chain([(GEMMA, alternating()), (LOCALS, alternating())])
+            .chain([(GEMMA, alternating()), (LOCALS, alternating()), (LLAMA, alternating())])
+            .chain([(LLAMA, messages()[..3].to_vec()), (QWEN, alternating())])
         {
             let vars = json!({"add_generation_prompt": true, "messages": m.clone()});
-            for max_steps in 0..60 {
+            for max_steps in 0..120 {
                 let limits = Limits {
                     max_steps,
                     ..Limits::default()
@@ -531,6 +573,18 @@ mod direct_tests {
     fn compiles_only_what_it_runs() {
         let direct = |s: &str| Template::new("t", s).unwrap().has_direct_plan();
         assert!(SOURCES.iter().all(|s| direct(s)) && direct("plain text"));
+        // No plan, or one that gives way to the evaluator where it reaches these.
+        let m = json!({"role": "user", "content": "c", "items": "i"});
+        let list = [m.clone(), m.clone()];
+        let vars = json!({"a": 1, "b": 1, "c": 1, "n": 0, "x": "x", "m": m, "flag": true});
+        let tokens = tokens();
+        let layers = [Layer::Var("messages", Borrowed::List(&list)), Layer::Map(&tokens)];
+        let Json::Object(vars) = vars else { unreachable!() };
+        let ctx = Context {
+            vars,
+            layers: &layers,
+            ..Context::default()
+        };
         for source in [
             "{% for m in messages %}{{ loop.index }}{% endfor %}",
             "{{ loop }}",
@@ -552,6 +606,7 @@ mod direct_tests {
             "{% if x is defined(1) %}{% endif %}",
             "{% set loop = 'x' %}",
             "{% set a, b = x %}",
+            "{% if a %}{% set a, b = x %}{% endif %}",
             "{% set r = 'a' %}{{ r.content }}",
             "{% set r = 'a' %}{{ r[0] }}",
             "{% set r = 'a' %}{% for r in messages %}{% endfor %}",
@@ -569,16 +624,30 @@ mod direct_tests {
             "{{ raise }}{{ other_call('x') }}",
             "{% for m in messages if m %}{{ m.role }}{% endfor %}",
             "{% for m in messages %}{% else %}none{% endfor %}",
+            "{% if a %}{% for m in messages %}{% else %}none{% endfor %}{% endif %}",
             "{% for m in messages %}{% for n in messages %}{% endfor %}{% endfor %}",
             "{% for a, b in messages %}{% endfor %}",
             "{% if m['role'] in ['a'] %}{% endif %}",
             "{% if m.role == 1 %}{% endif %}",
+            "{% if 'role' in m.role %}{% endif %}",
+            "{% if m.role is none(1) %}{% endif %}",
+            "{% set l = messages[1:2] %}",
+            "{% set l = messages[a:] %}{% for i in l %}{% endfor %}",
             "{{ m.items }}",
-            "{{ a }}{{ b }}{{ c }}{{ d }}{{ e }}{{ f }}{{ g }}{{ h }}{{ i }}",
+            "{% if a %}{% macro f() %}{% endmacro %}{% endif %}",
+            "{% if a %}{% set x %}block{% endset %}{% endif %}",
+            "{% if a %}{% generation %}x{% endgeneration %}{% endif %}",
+            "{{ raise_exception('x') }}",
         ] {
-            assert!(!direct(source), "{source}");
+            let t = Template::new("t", source).unwrap();
+            assert!(!t.has_direct_plan() || !t.plan_completes(&ctx), "{source}");
         }
+        // A name set past the plan's reach (in a branch the evaluator runs) is still a local: a
+        // loop before it reads it as Jinja2 does, or gives way.
+        let names = (0..9).map(|i| format!("{{% set v{i} = 1 %}}")).collect::<String>();
+        assert!(!direct(&format!("{{% if a %}}{{{{ x | upper }}}}{names}{{% endif %}}")));
         let deep = format!("{}x{}", "{% if a %}".repeat(20), "{% endif %}".repeat(20));
-        assert!(!direct(&deep));
+        let deep = Template::new("t", &deep).unwrap();
+        assert!(!deep.has_direct_plan() || !deep.plan_completes(&ctx));
     }
 }
