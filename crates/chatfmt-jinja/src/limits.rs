@@ -5,8 +5,10 @@ use crate::error::{err, Error, Result};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-/// Resource limits for rendering untrusted templates. The defaults never trip on real chat
-/// templates and stop a hostile one in well under a second.
+/// Resource limits for rendering untrusted templates. The defaults stop a hostile template in well
+/// under a second; real chat templates stay within them except on conversations of thousands of
+/// messages with templates that rescan the conversation per message (KNOWN_DIFFERENCES.md, "Step
+/// budget on very long conversations").
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Evaluation steps. A step is the unit of work, some tens of nanoseconds: each statement run,
