@@ -37,6 +37,9 @@ pub fn fail(error: &anyhow::Error) -> ExitCode {
     let (code, report) = code(error);
     if report {
         eprintln!("error: {error:#}");
+        if format!("{error:#}").contains("Limits::max_steps") {
+            eprintln!("hint: a render may take more steps with --max-steps N");
+        }
     }
     ExitCode::from(code)
 }

@@ -3,6 +3,7 @@
 //! conversation templates by name or (with `--conv-template auto`) by FastChat's model-path matching.
 
 use anyhow::{anyhow, bail, Result};
+use chatfmt::jinja::Limits;
 use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, ModelSource, Resolved, TemplateInfo, TemplateRequest};
 use chatfmt_fastchat::{self as conversation, ChosenBy, Conversation};
 use clap::Args;
@@ -40,6 +41,10 @@ pub struct ModelArgs {
     /// Replace the model's EOS token.
     #[arg(long)]
     pub eos_token: Option<String>,
+    /// Evaluation steps one render may take (default 20,000,000): raise it for conversations of
+    /// thousands of messages with templates that scan the conversation again for each message.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: Option<u64>,
 }
 
 /// How a conversation is rendered.
@@ -79,7 +84,7 @@ impl ModelArgs {
             default_template: self.default_template.clone(),
             special_tokens: self.special_tokens(),
         };
-        let resolved = request.resolve().map_err(|e| match e.kind() {
+        let mut resolved = request.resolve().map_err(|e| match e.kind() {
             ErrorKind::NotFound if self.model.is_some() && self.template.is_none() => anyhow!(
                 "{e:#}; pass an existing model folder or .gguf file, a repo id from the local Hugging Face cache, \
                  or choose the template with --template FILE, --default-template NAME or --conv-template NAME|auto"
@@ -91,6 +96,13 @@ impl ModelArgs {
         })?;
         if let Some(name) = &self.template_name {
             check_template_name(&resolved.template, name, self.model.as_deref())?;
+        }
+        if let Some(max_steps) = self.max_steps {
+            let limits = Limits {
+                max_steps,
+                ..Limits::default()
+            };
+            resolved.template = resolved.template.with_limits(limits);
         }
         Ok(Plan::Jinja(resolved))
     }
@@ -125,6 +137,8 @@ impl ModelArgs {
             Some("--bos-token")
         } else if self.eos_token.is_some() {
             Some("--eos-token")
+        } else if self.max_steps.is_some() {
+            Some("--max-steps")
         } else {
             None
         }

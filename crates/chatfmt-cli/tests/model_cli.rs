@@ -467,3 +467,56 @@ fn tokenize_refuses_an_all_zero_mask_and_warns_when_truncation_makes_one() {
     assert_eq!(v["assistant_masks"], serde_json::json!([0, 0, 0]));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The step budget of a render: over it, exit 2 with a hint naming `--max-steps`, which raises it
+/// (and which a FastChat template, rendered without one, refuses).
+#[test]
+fn max_steps_sets_the_step_budget() {
+    let dir = temp("max-steps");
+    let template = write(
+        &dir,
+        "pairs.jinja",
+        "{% for m in messages %}{% for n in messages %}{% endfor %}{% endfor %}{{ messages | length }}",
+    );
+    let messages: Vec<String> = (0..50)
+        .map(|_| r#"{"role": "user", "content": "x"}"#.to_string())
+        .collect();
+    let conv = write(&dir, "conv.json", &format!("[{}]", messages.join(",")));
+    let err = usage_error(&[
+        "render",
+        "--template",
+        &template,
+        "--messages",
+        &conv,
+        "--max-steps",
+        "1000",
+    ]);
+    assert!(err.contains("LimitExceeded") && err.contains("--max-steps N"), "{err}");
+    for budget in [None, Some("10000")] {
+        let mut args = vec!["render", "--template", &template, "--messages", &conv];
+        args.extend(budget.iter().flat_map(|b| ["--max-steps", *b]));
+        let out = chatfmt(&args);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "50", "{budget:?}");
+    }
+    let err = usage_error(&[
+        "render",
+        "--template",
+        &template,
+        "--messages",
+        &conv,
+        "--max-steps",
+        "0",
+    ]);
+    assert!(err.contains("--max-steps"), "{err}");
+    let err = usage_error(&[
+        "render",
+        "--conv-template",
+        "vicuna_v1.1",
+        "--messages",
+        &conv,
+        "--max-steps",
+        "9",
+    ]);
+    assert!(err.contains("--max-steps cannot be used with a FastChat"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

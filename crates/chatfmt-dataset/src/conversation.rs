@@ -81,7 +81,7 @@ fn sharegpt_role(from: &str) -> Option<&'static str> {
 fn list_field(obj: &Map<String, Json>, field: &str, what: &str) -> Result<Option<Vec<Json>>, Error> {
     match obj.get(field) {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::String(s)) => match serde_json::from_str(s) {
+        Some(Json::String(s)) => match chatfmt::json_input::from_str(s) {
             Ok(Json::Array(list)) => Ok(Some(list)),
             Ok(v) => Err(invalid(format!(
                 "field `{field}` is a JSON string of {}, not a list of {what}",
