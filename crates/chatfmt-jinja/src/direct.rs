@@ -1,8 +1,10 @@
 //! Direct renders: a template made of text, printed string concatenations, `for` loops over a
 //! context list or a local one, `if` tests of context values (and of `loop.first` / `loop.last` /
-//! `loop.index0`), `set` of a literal, a context value, `x | trim` or `list[n:]`, `is defined`,
-//! `is none` and `'key' in item` renders without the evaluator, reading the caller's JSON in place
-//! (ChatML, Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1, Yi, DeepSeek LLM, Llama 3.1, ...).
+//! `loop.index0`), `set` of a literal, a context value, `x | trim`, `list[n:]` or
+//! `list | selectattr('k', 'equalto', 'v') | list` (charged, not held), `is defined`, `is none` and
+//! `'key' in item` renders without the evaluator, reading the caller's JSON in place (ChatML,
+//! Zephyr, Phi-3, Hermes, Tulu, OLMo, Gemma, Mistral v0.1 and v0.3, Yi, DeepSeek LLM, Llama 3.1,
+//! Qwen2.5, ...).
 //!
 //! A direct plan is compiled from the syntax tree when every statement has that shape, or is made
 //! only of text, prints, `if`, `for` and `set` of a name (or a namespace attribute) and can be left
@@ -31,7 +33,7 @@ use crate::builtins::is_global;
 use crate::builtins::table::FILTERS;
 use crate::context::{Borrowed, Context};
 use crate::error::{Error, Result};
-use crate::limits::{charge, charge_values, output_exceeded, CALL_STEPS};
+use crate::limits::{charge, charge_values, output_exceeded, CALL_STEPS, VALUES_PER_STEP};
 use crate::value::{json_map_get, Value};
 use serde_json::Value as Json;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -94,6 +96,10 @@ enum Source {
     Filtered(Read, fn(&str) -> &str, Pos),
     /// `list[start:]` of a list, `start` an integer literal.
     Slice(Read, i64),
+    /// `list | selectattr('attr', 'equalto', 'text') | list` of a list of JSON objects, at the
+    /// positions of the two filters (where their calls are charged). The plan charges what the
+    /// evaluator charges and holds no value: a read of it gives way.
+    SelectEq(Read, Box<str>, Box<str>, [Pos; 2]),
 }
 
 #[derive(Debug)]
@@ -169,15 +175,11 @@ pub(crate) fn compile(body: &[Stmt]) -> Option<Plan> {
         item: None,
         locals,
         set_outside_loops: 0,
+        doomed: false,
     };
-    let body = c.block(body, 0)?;
-    // A plan that gives way on every render (or every iteration) has no use.
-    let gives_way = |ops: &[Op]| ops.iter().any(|op| matches!(op.kind, OpKind::GiveWay));
-    let always_gives_way =
-        gives_way(&body) || (body.iter()).any(|op| matches!(&op.kind, OpKind::For(_, inner) if gives_way(inner)));
-    if always_gives_way {
-        return None;
-    }
+    // A plan that gives way at its top level, or in every iteration of a top-level loop, gives way
+    // on every render: it has no use.
+    let body = c.block(body, 0, true)?;
     let (locals, loop_locals) = c.fallbacks()?;
     (c.names.len() <= MAX_NAMES).then_some(Plan {
         body,
@@ -227,7 +229,7 @@ fn collect_locals<'t>(body: &'t [Stmt], in_loop: bool, out: &mut Vec<(&'t str, b
 /// text, prints, `if`, `for` (without `else`), `break`, `continue` and `set` of a name or a
 /// namespace attribute, so it binds no name that [`collect_locals`] does not see.
 fn can_give_way(s: &Stmt, depth: usize) -> bool {
-    let all = |body: &[Stmt]| depth < 4 * MAX_DEPTH && body.iter().all(|s| can_give_way(s, depth + 1));
+    let all = |body: &[Stmt]| depth < MAX_DEPTH && body.iter().all(|s| can_give_way(s, depth + 1));
     match &s.kind {
         StmtKind::Text(_) | StmtKind::Print(..) | StmtKind::Break | StmtKind::Continue => true,
         StmtKind::Set(Target::Name(..) | Target::Attr(..), _) => true,
@@ -246,22 +248,30 @@ struct Compiler<'t> {
     /// The locals set outside loops whose first `set` comes before the statement being compiled
     /// (a bit per local).
     set_outside_loops: u32,
+    /// Whether the template has no plan (found while compiling a statement within it).
+    doomed: bool,
 }
 
 impl<'t> Compiler<'t> {
-    fn block(&mut self, body: &'t [Stmt], depth: usize) -> Option<Vec<Op>> {
+    /// The ops of `body`; with `strict`, a statement that would give way leaves the template
+    /// without a plan.
+    fn block(&mut self, body: &'t [Stmt], depth: usize, strict: bool) -> Option<Vec<Op>> {
         if depth > MAX_DEPTH {
+            self.doomed = true;
             return None;
         }
-        body.iter().map(|s| self.stmt(s, depth)).collect()
+        body.iter().map(|s| self.stmt(s, depth, strict)).collect()
     }
 
     /// A statement's op: its own, else [`OpKind::GiveWay`] when the evaluator may run it.
-    fn stmt(&mut self, s: &'t Stmt, depth: usize) -> Option<Op> {
+    fn stmt(&mut self, s: &'t Stmt, depth: usize, strict: bool) -> Option<Op> {
         let kind = match self.op(s, depth) {
             Some(kind) => kind,
-            None if can_give_way(s, depth) => OpKind::GiveWay,
-            None => return None,
+            None if !self.doomed && !strict && can_give_way(s, depth) => OpKind::GiveWay,
+            None => {
+                self.doomed = true;
+                return None;
+            }
         };
         Some(Op { kind, pos: s.pos })
     }
@@ -289,16 +299,17 @@ impl<'t> Compiler<'t> {
                     _ => return None,
                 };
                 self.item = Some(target);
-                let body = self.block(&f.body, depth + 1);
+                // A top-level loop that gives way in every iteration gives way on most renders.
+                let body = self.block(&f.body, depth + 1, depth == 0);
                 self.item = None;
                 OpKind::For(list, body?)
             }
             StmtKind::If(branches, else_body) => {
                 let branches = branches
                     .iter()
-                    .map(|(test, body)| Some((self.test(test), self.block(body, depth + 1)?)))
+                    .map(|(test, body)| Some((self.test(test), self.block(body, depth + 1, false)?)))
                     .collect::<Option<_>>()?;
-                OpKind::If(branches, self.block(else_body, depth + 1)?)
+                OpKind::If(branches, self.block(else_body, depth + 1, false)?)
             }
             StmtKind::Set(Target::Name(name, _), value) => {
                 let source = match &value.kind {
@@ -306,6 +317,9 @@ impl<'t> Compiler<'t> {
                     ExprKind::Const(Const::Int(i)) => Source::Literal(Json::from(*i)),
                     ExprKind::Const(Const::Bool(b)) => Source::Literal(Json::Bool(*b)),
                     ExprKind::Const(Const::None) => Source::Literal(Json::Null),
+                    ExprKind::Filter(Some(inner), filter, args) if &***filter == "list" && args.is_empty() => {
+                        self.select_eq(inner, value.pos)?
+                    }
                     // `x | trim`, charged as the evaluator's shortcut for a string charges it.
                     ExprKind::Filter(Some(inner), filter, args) if args.is_empty() => {
                         let on_str = filter.index.and_then(|i| FILTERS.get(i))?.on_str?;
@@ -328,6 +342,33 @@ impl<'t> Compiler<'t> {
             }
             _ => return None,
         })
+    }
+
+    /// `list | selectattr('attr', 'equalto', 'text')` (the test also named `eq` or `==`), the
+    /// input of a `list` filter at `list_pos`.
+    fn select_eq(&mut self, e: &'t Expr, list_pos: Pos) -> Option<Source> {
+        let ExprKind::Filter(Some(list), filter, args) = &e.kind else {
+            return None;
+        };
+        let literal = |e: &Expr| match &e.kind {
+            ExprKind::Const(Const::Str(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let [attr, test, text] = &args.pos[..] else {
+            return None;
+        };
+        let plain = args.kw.is_empty() && args.star.is_none() && args.dstar.is_none();
+        let eq = matches!(literal(test).as_deref(), Some("equalto" | "eq" | "=="));
+        if &***filter != "selectattr" || !plain || !eq || !matches!(list.kind, ExprKind::Name(..)) {
+            return None;
+        }
+        let read = self.read(list)?;
+        Some(Source::SelectEq(
+            read,
+            literal(attr)?,
+            literal(text)?,
+            [e.pos, list_pos],
+        ))
     }
 
     /// For each local, the index of its context name (read while it is not set), and the locals a
@@ -523,7 +564,16 @@ impl<'t> Compiler<'t> {
                     _ => Test::IntEquals(self.int(first)?, self.int(second)?, negated),
                 }
             }
-            _ => Test::Truthy(self.read(e)?),
+            _ => {
+                // An absent name reads as false, unless it names a global function.
+                let read = self.read(e)?;
+                let global = match &read {
+                    Read::Var(i) => is_global(&self.names[*i]),
+                    Read::Local(i) => is_global(self.locals[*i].0),
+                    _ => false,
+                };
+                (!global).then_some(Test::Truthy(read))?
+            }
         })
     }
 }
@@ -570,6 +620,8 @@ enum Val<'p> {
     Json(&'p Json),
     Str(&'p str),
     List(&'p [Json]),
+    /// A value the evaluator would hold and the plan does not (see [`Source::SelectEq`]).
+    Opaque,
 }
 
 impl<'p> Val<'p> {
@@ -593,11 +645,13 @@ impl<'p> Val<'p> {
     }
 
     #[inline]
-    fn truthy(self) -> bool {
+    /// Python's truth of the value, when the plan holds it.
+    fn truthy(self) -> Option<bool> {
         match self {
-            Val::Json(j) => Value::from_json(j).truthy(),
-            Val::Str(s) => !s.is_empty(),
-            Val::List(items) => !items.is_empty(),
+            Val::Json(j) => Some(Value::from_json(j).truthy()),
+            Val::Str(s) => Some(!s.is_empty()),
+            Val::List(items) => Some(!items.is_empty()),
+            Val::Opaque => None,
         }
     }
 }
@@ -742,6 +796,7 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
                         charge(CALL_STEPS).map_err(|e| e.at(pos.line, pos.col))?;
                         Val::Str(filter(s))
                     }
+                    Source::SelectEq(r, attr, text, [select, list]) => self.select_eq(r, attr, text, select, list)?,
                     Source::Slice(r, start) => {
                         let items = self.read(r).and_then(Val::items).ok_or(Stop::GiveUp)?;
                         // Python's clamping of a slice's start.
@@ -771,6 +826,35 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
             self.locals[bits.trailing_zeros() as usize] = None;
             bits &= bits - 1;
         }
+    }
+
+    /// Charges what the evaluator charges for `list | selectattr(attr, 'equalto', text) | list`:
+    /// the items, the call, a step per 8 items selected, the call.
+    fn select_eq(
+        &mut self,
+        r: &Read,
+        attr: &str,
+        text: &str,
+        at: &Pos,
+        list_at: &Pos,
+    ) -> std::result::Result<Val<'p>, Stop> {
+        let items = self.read(r).and_then(Val::items).ok_or(Stop::GiveUp)?;
+        let charge_at = |n: u64, pos: &Pos| charge(n).map_err(|e| Stop::Limit(e.at(pos.line, pos.col)));
+        // A falsy input selects nothing, without a look at its items.
+        if !items.is_empty() {
+            charge_at(items.len() as u64, at)?;
+        }
+        let mut selected = 0;
+        for item in items {
+            let Json::Object(m) = item else {
+                return Err(Stop::GiveUp);
+            };
+            selected += usize::from(matches!(json_map_get(m, attr), Some(Json::String(s)) if s == text));
+        }
+        charge_at(CALL_STEPS, at)?;
+        charge_at((selected / VALUES_PER_STEP) as u64, list_at)?;
+        charge_at(CALL_STEPS, list_at)?;
+        Ok(Val::Opaque)
     }
 
     /// Whether a local has a value: one the plan set, else the context's value of its name.
@@ -871,7 +955,12 @@ impl<'p, 'c: 'p> Run<'p, 'c> {
 
     fn test(&mut self, t: &Test) -> std::result::Result<bool, Stop> {
         Ok(match t {
-            Test::Truthy(r) => self.read(r).ok_or(Stop::GiveUp)?.truthy(),
+            // A name no one binds is undefined, so false (a global function's name has no plan).
+            Test::Truthy(r @ (Read::Var(_) | Read::Local(_))) => match self.read(r) {
+                Some(v) => v.truthy().ok_or(Stop::GiveUp)?,
+                None => false,
+            },
+            Test::Truthy(r) => self.read(r).and_then(Val::truthy).ok_or(Stop::GiveUp)?,
             Test::KeyTruthy(r) => match self.json(r) {
                 Some(j) => Value::from_json(j).truthy(),
                 None if self.holds_object(r) => false,

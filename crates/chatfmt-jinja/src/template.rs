@@ -326,8 +326,61 @@ mod direct_tests {
     /// method's name read with `[]`), tool calls left to the evaluator.
     const QWEN: &str = "{%- for message in messages %}{%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) or (message.role == \"assistant\" and not message.tool_calls) %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- elif message.role == \"assistant\" %}{{- '<|im_start|>' + message.role }}{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}{%- for tool_call in message.tool_calls %}{{- tool_call.function.name }}{%- endfor %}{%- endif %}{%- if message.role == 'tool' and message['items'] %}I{%- endif %}{%- if not message['name'] and message.k is undefined %}N{%- endif %}{%- endfor %}";
 
-    const SOURCES: [&str; 11] = [
-        CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS, DEEPSEEK, YI, SCOPES, LLAMA, QWEN,
+    /// Mistral v0.3's template: `selectattr(...) | list` charged and not held, tools left to the
+    /// evaluator.
+    const MISTRAL: &str = r#"{{- bos_token }}
+{%- set user_messages = messages | selectattr('role', 'equalto', 'user') | list %}
+{%- for message in messages %}
+    {%- if message['role'] == 'user' %}
+        {%- if tools and (message == user_messages[-1]) %}
+            {{- ' [AVAILABLE_TOOLS] [' }}
+            {%- for tool in tools %}
+		{%- set tool = tool.function %}
+		{{- '{"type": "function", "function": {' }}
+		{%- for key, val in tool|items if key != "return" %}
+		    {%- if val is string %}
+			{{- '"' + key + '": "' + val + '"' }}
+		    {%- else %}
+			{{- '"' + key + '": ' + val|tojson }}
+		    {%- endif %}
+		    {%- if not loop.last %}
+			{{- ", " }}
+		    {%- endif %}
+		{%- endfor %}
+		{{- "}}" }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- else %}
+                    {{- "]" }}
+                {%- endif %}
+            {%- endfor %}
+            {{- ' [/AVAILABLE_TOOLS]' }}
+            {%- endif %}
+        {{- ' [INST] ' + message['content'] + ' [/INST]' }}
+    {%- elif message['role'] == 'assistant' %}
+        {%- if message.tool_calls is defined and message.tool_calls|length > 0 %}
+            {{- ' [TOOL_CALLS] [' }}
+            {%- for tool_call in message.tool_calls %}
+                {{- {"name": tool_call.function.name, "arguments": tool_call.function.arguments, "id": tool_call.id}|tojson }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- endif %}
+            {%- endfor %}
+            {{- '] ' }}
+            {{- eos_token }}
+    	{%- elif message.content is defined %}
+	    {{- ' ' + message.content + ' ' + eos_token}}
+        {%- endif %}
+    {%- elif message['role'] == 'tool' %}
+        {{- ' [TOOL_RESULTS] ' }}
+        {{- '{"call_id": "' + message.tool_call_id + '", "content": ' + message.content|string + '}' }}
+        {{- ' [/TOOL_RESULTS] ' }}
+    {%- endif %}
+{%- endfor %}
+"#;
+
+    const SOURCES: [&str; 12] = [
+        CHATML, ROLES, SHADOW, LOOP, GEMMA, LOCALS, DEEPSEEK, YI, SCOPES, LLAMA, QWEN, MISTRAL,
     ];
 
     fn tokens() -> Map<String, Json> {
@@ -446,6 +499,8 @@ mod direct_tests {
             (LLAMA, messages()[..3].to_vec()),
             (LLAMA, alternating()),
             (QWEN, alternating()),
+            (MISTRAL, alternating()),
+            (MISTRAL, messages()[..3].to_vec()),
         ] {
             let prompt = json!(true);
             let layers = [
@@ -471,6 +526,7 @@ mod direct_tests {
         ] {
             for m in [&m[..], &m[..3], &m[..1], &turns[..], &[]] {
                 same(LLAMA, Some(m), vars.clone(), Limits::default()).ok();
+                same(MISTRAL, Some(m), vars.clone(), Limits::default()).ok();
             }
         }
         let llama = same(
@@ -543,6 +599,7 @@ mod direct_tests {
             .map(|s| (s, messages()))
             .chain([(GEMMA, alternating()), (LOCALS, alternating()), (LLAMA, alternating())])
             .chain([(LLAMA, messages()[..3].to_vec()), (QWEN, alternating())])
+            .chain([(MISTRAL, alternating()), (MISTRAL, messages())])
         {
             let vars = json!({"add_generation_prompt": true, "messages": m.clone()});
             for max_steps in 0..120 {
