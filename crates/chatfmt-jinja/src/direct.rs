@@ -472,6 +472,16 @@ impl<'t> Compiler<'t> {
         })
     }
 
+    /// Whether `read` reads a name that is a global function's (defined, and true, though the
+    /// context lacks it).
+    fn names_global(&self, read: &Read) -> bool {
+        match read {
+            Read::Var(i) => is_global(&self.names[*i]),
+            Read::Local(i) => is_global(self.locals[*i].0),
+            _ => false,
+        }
+    }
+
     /// `loop.<attr>` inside a loop.
     fn loop_attr<'e>(&self, e: &'e Expr) -> Option<&'e str> {
         match &e.kind {
@@ -513,13 +523,10 @@ impl<'t> Compiler<'t> {
             ExprKind::Test(x, name, args) if matches!(&***name, "defined" | "undefined") && args.is_empty() => {
                 // A global function is defined though the context lacks it.
                 let read = self.read(x)?;
-                let global = match &read {
-                    Read::Var(i) => is_global(&self.names[*i]),
-                    Read::Local(i) => is_global(self.locals[*i].0),
-                    Read::ItemKey(_) => false,
-                    _ => return None,
-                };
-                (!global).then_some(Test::Defined(read, &***name == "undefined"))?
+                if !matches!(read, Read::Var(_) | Read::Local(_) | Read::ItemKey(_)) || self.names_global(&read) {
+                    return None;
+                }
+                Test::Defined(read, &***name == "undefined")
             }
             // `x is none`: the test's call is charged, at the test.
             ExprKind::Test(x, name, args) if &***name == "none" && args.is_empty() => {
@@ -567,12 +574,7 @@ impl<'t> Compiler<'t> {
             _ => {
                 // An absent name reads as false, unless it names a global function.
                 let read = self.read(e)?;
-                let global = match &read {
-                    Read::Var(i) => is_global(&self.names[*i]),
-                    Read::Local(i) => is_global(self.locals[*i].0),
-                    _ => false,
-                };
-                (!global).then_some(Test::Truthy(read))?
+                (!self.names_global(&read)).then_some(Test::Truthy(read))?
             }
         })
     }

@@ -60,13 +60,13 @@ pub fn is_light(len: usize) -> bool {
     len <= LIGHT_BODY_BYTES
 }
 
-/// The deepest nesting of arrays and objects a body may have: about as deep as Python's `json.loads`
-/// (vLLM's and SGLang's parser) reads before its recursion limit, 990 levels on CPython 3.11 and
-/// 1490 on 3.12. A deeper body is refused before it is parsed. The parser moves its recursion to
-/// stacks on the heap, and so do templates; everything else that walks a value recursively (drop,
-/// clone, write) takes at most about 0.5 KiB of stack a level, under 1 MiB at this depth, within the
-/// 2 MiB stacks of the runtime's and the pool's threads.
-const MAX_DEPTH: usize = 1500;
+// The deepest nesting of arrays and objects a body may have, that of every JSON input
+// (`chatfmt::json_input::MAX_DEPTH`): about as deep as Python's `json.loads` (vLLM's and SGLang's
+// parser) reads. A deeper body is refused before it is parsed. The parser moves its recursion to
+// stacks on the heap, and so do templates; everything else that walks a value recursively (drop,
+// clone, write) takes at most about 0.5 KiB of stack a level, under 1 MiB at this depth, within the
+// 2 MiB stacks of the runtime's and the pool's threads.
+use chatfmt::json_input::MAX_DEPTH;
 
 /// The body as a JSON object.
 pub fn object(bytes: &[u8]) -> Result<Fields, ApiError> {
