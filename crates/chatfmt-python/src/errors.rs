@@ -51,7 +51,7 @@ pub fn jinja_error(py: Python<'_>, e: &JinjaError) -> PyErr {
         JinjaKind::AssertionError => PyAssertionError::new_err(msg),
         JinjaKind::NameError => PyNameError::new_err(msg),
         JinjaKind::SyntaxError => PySyntaxError::new_err(msg),
-        JinjaKind::LimitExceeded => chatfmt_class(py, "LimitError", &msg, e.line(), e.template_name()),
+        JinjaKind::LimitExceeded => chatfmt_class(py, "LimitError", &limit_message(e), e.line(), e.template_name()),
         kind => chatfmt_class(py, kind.python_name(), &msg, e.line(), e.template_name()),
     }
 }
@@ -71,11 +71,20 @@ pub fn tokenize_error(py: Python<'_>, e: &chatfmt_tokenize::Error) -> PyErr {
 
 /// `Class: message` of the exception [`jinja_error`] raises (the message is its first argument).
 pub fn jinja_error_text(e: &JinjaError) -> String {
-    let class = match e.kind() {
-        JinjaKind::LimitExceeded => "LimitError",
-        kind => kind.python_name(),
-    };
-    format!("{class}: {}", e.message())
+    match e.kind() {
+        JinjaKind::LimitExceeded => format!("LimitError: {}", limit_message(e)),
+        kind => format!("{}: {}", kind.python_name(), e.message()),
+    }
+}
+
+/// A limit's message, with how to raise the step budget when that is the limit passed.
+fn limit_message(e: &JinjaError) -> String {
+    let msg = e.message();
+    if msg.contains("Limits::max_steps") {
+        format!("{msg}; raise the budget with tokenizer.max_steps = N (or from_pretrained(..., max_steps=N))")
+    } else {
+        msg.to_string()
+    }
 }
 
 /// `Class: message` of the exception [`tokenize_error`] raises, the message being its first argument.

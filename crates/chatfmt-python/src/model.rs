@@ -3,7 +3,7 @@
 
 use crate::convert::{to_json, to_object};
 use crate::errors::{jinja_error, jinja_error_text, load_error, tokenize_error};
-use chatfmt::jinja::{Clock, CodePoints};
+use chatfmt::jinja::{Clock, CodePoints, Limits};
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ChatTemplate, ErrorKind, HubCache, MaskSource, ModelSource, SpanOptions, TemplateInfo};
 use chatfmt_tokenize::chat::{message_spans, tokenize_chats, ChatTokenizeOptions};
@@ -23,6 +23,8 @@ pub struct Model {
     /// The special tokens templates see (`special_tokens_map`).
     special: Map<String, Json>,
     path: Option<PathBuf>,
+    /// The limits every render runs under, the model's templates and a caller's alike.
+    limits: Limits,
 }
 
 /// One rendered (and maybe encoded) conversation: text, ids, attention mask, assistant mask.
@@ -142,7 +144,9 @@ impl Model {
                 opts.chat_template = Some(name);
                 Ok(t)
             }
-            (_, Some(source)) => Ok(scratch.insert(ChatTemplate::new(&source, self.special.clone()))),
+            (_, Some(source)) => {
+                Ok(scratch.insert(ChatTemplate::new(&source, self.special.clone()).with_limits(self.limits.clone())))
+            }
             (Some(t), None) => Ok(t),
             (None, None) => Err(PyValueError::new_err(chatfmt::template::NO_TEMPLATE_MESSAGE)),
         }
@@ -210,6 +214,7 @@ impl Model {
                 tokenizer,
                 special,
                 path: Some(source.path().to_path_buf()),
+                limits: Limits::default(),
             })
         })
     }
@@ -244,7 +249,27 @@ impl Model {
 
     /// Replaces the template(s): source text, a dict of named sources, or `None`.
     fn set_chat_template(&mut self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        self.template = value.map(|v| template_of(v, self.special.clone())).transpose()?;
+        self.template = value
+            .map(|v| template_of(v, self.special.clone()))
+            .transpose()?
+            .map(|t| t.with_limits(self.limits.clone()));
+        Ok(())
+    }
+
+    /// The evaluation steps one render may take (`Limits::max_steps`).
+    #[getter]
+    fn max_steps(&self) -> u64 {
+        self.limits.max_steps
+    }
+
+    /// Sets the steps one render may take, for the model's templates and a caller's (at least 1).
+    #[setter]
+    fn set_max_steps(&mut self, max_steps: u64) -> PyResult<()> {
+        if max_steps == 0 {
+            return Err(PyValueError::new_err("max_steps must be at least 1"));
+        }
+        self.limits.max_steps = max_steps;
+        self.template = self.template.take().map(|t| t.with_limits(self.limits.clone()));
         Ok(())
     }
 

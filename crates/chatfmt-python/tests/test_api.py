@@ -240,6 +240,36 @@ def test_template_errors_are_chatfmt_and_jinja2_classes(llama3):
     assert issubclass(chatfmt.LimitError, chatfmt.TemplateError)
 
 
+def test_max_steps_sets_the_step_budget(llama3):
+    d = kit_dir("tokens") / "tokenizers" / "llama3"
+    _, theirs = llama3
+    assert chatfmt.Tokenizer.from_pretrained(d).max_steps == 20_000_000
+    tok = chatfmt.Tokenizer.from_pretrained(d, max_steps=40)
+    assert tok.max_steps == 40
+    long = MESSAGES[:1] + MESSAGES[1:] * 40
+    # The model's template, a template passed to the call and one set later all run under the budget.
+    nested = "{% for m in messages %}{% for n in messages %}{{ n.role }}{% endfor %}{% endfor %}"
+    for call in (
+        lambda: tok.apply_chat_template(long, tokenize=False),
+        lambda: tok.apply_chat_template(long, chat_template=nested, tokenize=False),
+    ):
+        with pytest.raises(chatfmt.LimitError, match=r"max_steps \(40\) steps; raise the budget with tokenizer\.max_steps = N"):
+            call()
+    tok.max_steps = 10**9
+    assert tok.apply_chat_template(long, tokenize=False) == theirs.apply_chat_template(long, tokenize=False)
+    assert tok.apply_chat_template(long) == theirs.apply_chat_template(long)
+    tok.max_steps = 40
+    tok.chat_template = nested
+    with pytest.raises(chatfmt.LimitError):
+        tok.apply_chat_template(long, tokenize=False)
+    for bad, cls in ((0, ValueError), (-1, ValueError), ("5", TypeError), (True, TypeError), (2.0, TypeError)):
+        with pytest.raises(cls, match="max_steps"):
+            tok.max_steps = bad
+        with pytest.raises(cls, match="max_steps"):
+            chatfmt.Tokenizer.from_pretrained(d, max_steps=bad)
+    assert tok.max_steps == 40
+
+
 def test_builtin_exceptions_carry_the_arguments_transformers_raises_with(llama3):
     ours, theirs = llama3
     # A KeyError's argument is the key itself: str() shows its repr, so 0 and '0' differ.

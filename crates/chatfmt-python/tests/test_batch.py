@@ -304,8 +304,9 @@ def test_tokenizer_pickles_by_its_files_and_deterministically(kits):
     changed = pickle.loads(pickle.dumps(tok))
     changed.chat_template = DATE_TEMPLATE
     changed.pad_token = "<|im_end|>"
+    changed.max_steps = 123
     again = pickle.loads(pickle.dumps(changed))
-    assert again.chat_template == DATE_TEMPLATE and again.pad_token == "<|im_end|>"
+    assert again.chat_template == DATE_TEMPLATE and again.pad_token == "<|im_end|>" and again.max_steps == 123
     assert pickle.dumps(again) != pickle.dumps(tok)
 
 

@@ -81,3 +81,16 @@ def test_patch_follows_changes_to_the_tokenizer(hf_tokenizer):
     hf_tokenizer.eos_token = "<|endoftext|>"
     assert hf_tokenizer.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False) == "<|endoftext|>x"
     chatfmt.unpatch(hf_tokenizer)
+
+
+def test_patch_takes_the_step_budget(hf_tokenizer):
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}] * 20
+    expected = hf_tokenizer.apply_chat_template(messages, tokenize=False)
+    chatfmt.patch(hf_tokenizer, max_steps=30)
+    with pytest.raises(chatfmt.LimitError, match="max_steps"):
+        hf_tokenizer.apply_chat_template(messages, tokenize=False)
+    # Patching again sets the budget of the tokenizer already patched.
+    chatfmt.patch(hf_tokenizer, max_steps=10**9)
+    assert hf_tokenizer.apply_chat_template(messages, tokenize=False) == expected
+    chatfmt.unpatch(hf_tokenizer)
+    assert not [k for k in vars(hf_tokenizer) if k.startswith("_chatfmt")]

@@ -73,3 +73,14 @@ def test_unknown_options_are_refused_when_the_actor_starts():
     model = str(kit_dir("tokens") / "tokenizers" / "qwen3")
     with pytest.raises(TypeError, match="unknown format_batch options: mask"):
         chatfmt.ray.Formatter(model, mask="provenance")
+
+
+def test_the_formatter_takes_the_step_budget():
+    # The class itself, without Ray: its actors call it so.
+    model = str(kit_dir("tokens") / "tokenizers" / "qwen3")
+    table = pa.Table.from_pylist([{"messages": json.dumps([{"role": "user", "content": "hi"}] * 30)}])
+    out = chatfmt.ray.Formatter(model, max_steps=20, return_text=True)(table).to_pylist()
+    assert out[0]["text"] is None and out[0]["error"].startswith("LimitError: ")
+    assert "max_steps = N" in out[0]["error"]
+    out = chatfmt.ray.Formatter(model, max_steps=10**9, return_text=True)(table).to_pylist()
+    assert out[0]["error"] is None and out[0]["text"].count("<|im_start|>user") == 30

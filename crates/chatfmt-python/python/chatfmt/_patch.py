@@ -16,6 +16,7 @@ from ._tokenizer import _CALL_OPTIONS, SPECIAL_TOKENS_ATTRIBUTES, Tokenizer
 
 _logger = logging.getLogger("chatfmt")
 _ORIGINAL = "_chatfmt_original_apply_chat_template"
+_OURS = "_chatfmt_tokenizer"
 _warned: set = set()
 
 
@@ -25,9 +26,9 @@ def _fallback(reason: str) -> None:
         _logger.warning("chatfmt.patch: using transformers' apply_chat_template: %s", reason)
 
 
-def _load(hf_tokenizer: Any) -> "tuple[Optional[Tokenizer], Optional[str]]":
+def _load(hf_tokenizer: Any, max_steps: Optional[int]) -> "tuple[Optional[Tokenizer], Optional[str]]":
     try:
-        ours = Tokenizer.from_pretrained(hf_tokenizer.name_or_path)
+        ours = Tokenizer.from_pretrained(hf_tokenizer.name_or_path, max_steps=max_steps)
     except (OSError, ValueError) as e:
         return None, f"chatfmt cannot load {hf_tokenizer.name_or_path!r} ({e})"
     if not ours._model.has_tokenizer:
@@ -52,13 +53,19 @@ def _sync(ours: Tokenizer, hf_tokenizer: Any, state: dict) -> None:
     ours.model_max_length = hf_tokenizer.model_max_length
 
 
-def patch(hf_tokenizer: Any) -> Any:
-    """Routes ``hf_tokenizer.apply_chat_template`` through chatfmt (idempotent); returns the tokenizer."""
+def patch(hf_tokenizer: Any, *, max_steps: Optional[int] = None) -> Any:
+    """Routes ``hf_tokenizer.apply_chat_template`` through chatfmt (idempotent); returns the tokenizer.
+
+    ``max_steps`` sets the step budget of each render (``Tokenizer.max_steps``), also on a tokenizer
+    patched before."""
     if _ORIGINAL in vars(hf_tokenizer):
+        ours = vars(hf_tokenizer)[_OURS]
+        if max_steps is not None and ours is not None:
+            ours.max_steps = max_steps
         return hf_tokenizer
     original: Callable[..., Any] = hf_tokenizer.apply_chat_template
     signature = inspect.signature(original)
-    ours, reason = _load(hf_tokenizer)
+    ours, reason = _load(hf_tokenizer, max_steps)
     state: dict = {}
 
     def apply_chat_template(*args: Any, **kwargs: Any) -> Any:
@@ -102,6 +109,7 @@ def patch(hf_tokenizer: Any) -> Any:
 
     apply_chat_template.__doc__ = original.__doc__
     setattr(hf_tokenizer, _ORIGINAL, original)
+    setattr(hf_tokenizer, _OURS, ours)
     hf_tokenizer.apply_chat_template = apply_chat_template
     return hf_tokenizer
 
@@ -110,5 +118,6 @@ def unpatch(hf_tokenizer: Any) -> Any:
     """Restores the tokenizer's own ``apply_chat_template``; returns the tokenizer."""
     if _ORIGINAL in vars(hf_tokenizer):
         delattr(hf_tokenizer, _ORIGINAL)
+        delattr(hf_tokenizer, _OURS)
         del hf_tokenizer.apply_chat_template
     return hf_tokenizer

@@ -272,8 +272,10 @@ class Tokenizer:
     ) -> "Tokenizer":
         """Loads a model folder, a ``.gguf`` file, or a repo id found in the local Hugging Face cache
         (nothing is downloaded; a missing model raises ``OSError`` as transformers does offline).
-        ``tokenizer.json`` is needed only to encode. ``padding_side`` may be given as a keyword."""
+        ``tokenizer.json`` is needed only to encode. ``padding_side`` may be given as a keyword, and so
+        may ``max_steps`` (see :attr:`max_steps`)."""
         padding_side = kwargs.pop("padding_side", None)
+        max_steps = kwargs.pop("max_steps", None)
         if kwargs:
             raise TypeError(f"from_pretrained() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
         path = os.fspath(path_or_repo_id)
@@ -282,7 +284,25 @@ class Tokenizer:
         if padding_side is not None:
             _check_side("padding", padding_side)
             tok.padding_side = padding_side
+        if max_steps is not None:
+            tok.max_steps = max_steps
         return tok
+
+    @property
+    def max_steps(self) -> int:
+        """The evaluation steps one render may take (20,000,000 by default), for the model's
+        templates and a ``chat_template`` passed to a call. A render past it raises
+        ``chatfmt.LimitError``; raise it for conversations of thousands of messages with templates
+        that scan the conversation again for each message, which transformers renders slowly."""
+        return self._model.max_steps
+
+    @max_steps.setter
+    def max_steps(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"max_steps must be an int, not {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"max_steps must be at least 1, not {value}")
+        self._model.max_steps = value
 
     # Special tokens ------------------------------------------------------------------------
 
@@ -800,6 +820,7 @@ class Tokenizer:
             "truncation_side": self._truncation_side,
             "model_max_length": self.model_max_length,
             "clean_up_tokenization_spaces": self.clean_up_tokenization_spaces,
+            "max_steps": self.max_steps,
         }
         return (_restore, (state,))
 
@@ -855,6 +876,7 @@ def _restore(state: Dict[str, Any]) -> Tokenizer:
     tok.truncation_side = state["truncation_side"]
     tok.model_max_length = state["model_max_length"]
     tok.clean_up_tokenization_spaces = state["clean_up_tokenization_spaces"]
+    tok.max_steps = state["max_steps"]
     return tok
 
 

@@ -20,15 +20,16 @@ _OPTIONS = [p for p in inspect.signature(format_batch).parameters if p not in ("
 class Formatter:
     """A Ray Data callable class: loads ``model`` once per actor and formats each pyarrow batch.
 
-    ``now`` fixes what ``strftime_now`` sees (as ``chatfmt.clock``); other keyword arguments are
-    ``chatfmt.format_batch``'s options, checked when the actor starts.
+    ``now`` fixes what ``strftime_now`` sees (as ``chatfmt.clock``), ``max_steps`` is the step budget of
+    each render (``Tokenizer.max_steps``); other keyword arguments are ``chatfmt.format_batch``'s
+    options, checked when the actor starts.
     """
 
-    def __init__(self, model: str, now: Optional[Any] = None, **options: Any) -> None:
+    def __init__(self, model: str, now: Optional[Any] = None, max_steps: Optional[int] = None, **options: Any) -> None:
         unknown = sorted(set(options) - set(_OPTIONS))
         if unknown:
             raise TypeError(f"unknown format_batch options: {', '.join(unknown)}; expected some of {', '.join(_OPTIONS)}")
-        self._tokenizer = Tokenizer.from_pretrained(model)
+        self._tokenizer = Tokenizer.from_pretrained(model, max_steps=max_steps)
         self._now = now
         self._options = options
 
