@@ -223,6 +223,11 @@ pub fn run(args: DatasetArgs) -> Result<ExitCode> {
         if let Some(path) = &s.rejects_file {
             eprintln!("rejected rows (index, kind, error): {}", path.display());
         }
+        if let Some(n) = s.rejected_kinds.get("LimitExceeded") {
+            eprintln!(
+                "hint: {n} of the rejected rows passed a render limit (LimitExceeded); those over the step budget render with --max-steps N"
+            );
+        }
     }
     Ok(if s.rows_rejected == 0 {
         ExitCode::SUCCESS

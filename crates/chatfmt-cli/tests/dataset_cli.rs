@@ -386,3 +386,46 @@ fn documents_json_strings_and_messages_without_a_role_reach_the_template() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn rows_over_the_step_budget_are_counted_and_point_at_max_steps() {
+    let dir = temp("max-steps");
+    let input = dir.join("in.jsonl");
+    let turns = vec![r#"{"role": "user", "content": "Hi"}"#; 30].join(", ");
+    std::fs::write(&input, format!("{{\"messages\": [{turns}]}}\n{ROW}\n")).expect("input");
+    let (input, out) = (s(&input), s(&dir.join("out.jsonl")));
+    let run = |budget: &str, json: bool| {
+        let mut args = vec![
+            "dataset",
+            &input,
+            "--model",
+            MODEL,
+            "--output",
+            &out,
+            "--max-steps",
+            budget,
+        ];
+        args.extend(json.then_some("--json"));
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(dir.join("out.jsonl.rejects.jsonl"));
+        chatfmt(&args)
+    };
+    let tight = run("20", true);
+    assert_eq!(tight.status.code(), Some(1));
+    let summary: serde_json::Value = serde_json::from_slice(&tight.stdout).expect("summary");
+    assert_eq!(summary["rows_rejected"], 1);
+    assert_eq!(summary["rejected_kinds"], serde_json::json!({"LimitExceeded": 1}));
+    let err = String::from_utf8_lossy(&run("20", false).stderr).into_owned();
+    assert!(
+        err.contains("hint: 1 of the rejected rows passed a render limit") && err.contains("--max-steps N"),
+        "{err}"
+    );
+    let roomy = run("100000", true);
+    assert_eq!(roomy.status.code(), Some(0));
+    let summary: serde_json::Value = serde_json::from_slice(&roomy.stdout).expect("summary");
+    assert_eq!(
+        (summary["rows_out"].as_u64(), summary["rejected_kinds"].clone()),
+        (Some(2), serde_json::json!({}))
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -109,6 +109,8 @@ pub struct Summary {
     pub tokens_per_second: f64,
     /// The rejects file, when rows were rejected.
     pub rejects_file: Option<PathBuf>,
+    /// Rows rejected, by kind (see [`Reject::kind`]).
+    pub rejected_kinds: BTreeMap<String, u64>,
 }
 
 /// What the workers share.
@@ -340,6 +342,7 @@ impl Formatter {
 struct Written {
     rows_out: u64,
     rows_rejected: u64,
+    rejected_kinds: BTreeMap<String, u64>,
     tokens: u64,
     output: AtomicFile,
     rejects: Option<AtomicFile>,
@@ -375,6 +378,7 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
         cancel,
     } = w;
     let (mut out, mut rejected, mut tokens) = (0u64, 0u64, 0u64);
+    let mut kinds = BTreeMap::new();
     let mut waiting = BTreeMap::new();
     let mut next = 0u64;
     for d in done {
@@ -394,6 +398,7 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
                     ));
                 }
                 rejects.write(reject)?;
+                *kinds.entry(reject.kind.clone()).or_insert(0) += 1;
             }
             let encoded = d.encoded?;
             rejected += d.rejects.len() as u64;
@@ -411,6 +416,7 @@ fn write_in_order(done: Receiver<Done>, w: Writer) -> Result<Written, Error> {
     Ok(Written {
         rows_out: out,
         rows_rejected: rejected,
+        rejected_kinds: kinds,
         tokens,
         output: sink.finish()?,
         rejects: rejects.finish()?,
@@ -681,5 +687,6 @@ fn format_chunks(
         rows_per_second: rows_in as f64 / seconds.max(1e-9),
         tokens_per_second: written.tokens as f64 / seconds.max(1e-9),
         rejects_file: (rows_rejected > 0).then(|| config.rejects.clone()),
+        rejected_kinds: written.rejected_kinds,
     })
 }
