@@ -40,7 +40,7 @@ fn read_lines(path: &Path) -> Vec<Json> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .map(|l| chatfmt::json_input::from_str(l).expect("JSON line"))
         .collect()
 }
 
@@ -214,4 +214,34 @@ fn tokenized_rows_match_the_tokenizer_and_template_errors_are_rejects() {
             .sum::<u64>()
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn rows_nested_past_the_limit_are_rejected_at_the_place() {
+    let dir = temp_dir("deep");
+    let input = dir.join("in.jsonl");
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let row = |n: usize| {
+        format!(
+            r#"{{"messages": [{{"role": "user", "content": "x"}}], "extra": {}}}"#,
+            nested(n)
+        )
+    };
+    std::fs::write(&input, format!("{}\n{}\n", row(1400), row(1600))).expect("write input");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/chatml-model");
+    let cfg = config(&input, &model, &dir, false);
+    let s = run(&cfg).expect("run");
+    assert_eq!((s.rows_out, s.rows_rejected), (1, 1));
+    let out = read_lines(&cfg.output);
+    let mut deepest = &out[0]["extra"];
+    for _ in 1..1400 {
+        deepest = &deepest[0];
+    }
+    assert_eq!(deepest, &json!([]), "the row's other columns are written back whole");
+    let rejects = read_lines(&cfg.rejects);
+    // The row object is level 1: level 1501 opens at the 1,500th bracket of `extra`, after 58 bytes.
+    assert_eq!(
+        rejects[0]["error"],
+        "line 2, column 1558: arrays and objects nested deeper than 1500 levels, the most a row may have"
+    );
 }

@@ -17,27 +17,95 @@ use serde_json::Value as Json;
 /// to stacks on the heap.
 pub const MAX_DEPTH: usize = 1500;
 
-/// Parses JSON text as [`serde_json::from_str`] does, but as deep as [`MAX_DEPTH`] levels.
-pub fn from_str(text: &str) -> serde_json::Result<Json> {
-    serde_json::from_str(text).or_else(|e| {
-        // Only text nested past serde_json's limit is read again, without the limit.
-        let depth = nesting_depth(text);
-        if !(128..=MAX_DEPTH).contains(&depth) {
-            return Err(e);
+/// Why JSON text could not be read, and where: serde_json's error, or nesting past [`MAX_DEPTH`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    message: String,
+    line: usize,
+    column: usize,
+    too_deep: bool,
+}
+
+impl JsonError {
+    /// What is wrong, without the place.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The 1-based line of the place.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The 1-based column of the place, in bytes, as serde_json counts it.
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// Whether the text nests deeper than [`MAX_DEPTH`] (and is well-formed up to there).
+    pub fn is_too_deep(&self) -> bool {
+        self.too_deep
+    }
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at line {} column {}", self.message, self.line, self.column)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+impl From<serde_json::Error> for JsonError {
+    fn from(e: serde_json::Error) -> Self {
+        let full = e.to_string();
+        let place = format!(" at line {} column {}", e.line(), e.column());
+        JsonError {
+            message: full.strip_suffix(&place).unwrap_or(&full).to_string(),
+            line: e.line(),
+            column: e.column(),
+            too_deep: false,
         }
-        let mut de = serde_json::Deserializer::from_str(text);
+    }
+}
+
+/// Parses JSON text as [`serde_json::from_str`] does, but as deep as [`MAX_DEPTH`] levels. Deeper
+/// text is an error at the bracket that opens the level past it, unless a syntax error comes first.
+pub fn from_str(text: &str) -> Result<Json, JsonError> {
+    serde_json::from_str(text).or_else(|e| {
+        // Only text nested past serde_json's limit is read again, without the limit, and only up
+        // to where it passes MAX_DEPTH.
+        let (depth, past) = nesting_depth(text);
+        if depth < 128 {
+            return Err(e.into());
+        }
+        let end = past.unwrap_or(text.len());
+        let mut de = serde_json::Deserializer::from_str(&text[..end]);
         de.disable_recursion_limit();
-        let value = Json::deserialize(serde_stacker::Deserializer::new(&mut de))?;
-        de.end()?;
-        Ok(value)
+        let read = Json::deserialize(serde_stacker::Deserializer::new(&mut de)).and_then(|v| de.end().map(|()| v));
+        match (read, past) {
+            (Ok(value), None) => Ok(value),
+            (Err(e), None) => Err(e.into()),
+            (Err(e), Some(_)) if !e.is_eof() => Err(e.into()),
+            (_, Some(at)) => {
+                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                Err(JsonError {
+                    message: format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
+                    line: 1 + text[..at].matches('\n').count(),
+                    column: at - line_start + 1,
+                    too_deep: true,
+                })
+            }
+        }
     })
 }
 
-/// The deepest nesting of arrays and objects in `text`, strings passed over.
-fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+/// The deepest nesting of arrays and objects in `text`, strings passed over, and the byte offset
+/// of the bracket that first opens a level past [`MAX_DEPTH`].
+fn nesting_depth(text: &str) -> (usize, Option<usize>) {
+    let (mut depth, mut deepest, mut past) = (0usize, 0usize, None);
     let (mut in_string, mut escaped) = (false, false);
-    for &b in text.as_bytes() {
+    for (i, &b) in text.as_bytes().iter().enumerate() {
         if in_string {
             match b {
                 _ if escaped => escaped = false,
@@ -52,12 +120,15 @@ fn nesting_depth(text: &str) -> usize {
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                if depth > MAX_DEPTH && past.is_none() {
+                    past = Some(i);
+                }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    deepest
+    (deepest, past)
 }
 
 /// How the top-level value is named in JSON paths.
@@ -76,12 +147,22 @@ pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
     // A UTF-8 byte order mark, as some editors write one, is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     from_str(text).map_err(|e| {
-        let offset = byte_offset(text, e.line(), e.column());
-        let what = e.to_string();
-        let what = what
-            .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
-            .unwrap_or(&what);
-        let path = path_at(text, offset, root);
+        let at = (e.line(), e.column());
+        if e.is_too_deep() {
+            // The path there is the same index or key some 1,500 times over.
+            return Error::new(
+                ErrorKind::Malformed,
+                format!(
+                    "JSON input at line {}, column {}: {}, the most an input may have",
+                    at.0,
+                    at.1,
+                    e.message()
+                ),
+            )
+            .in_input(origin)
+            .at(at.0, at.1);
+        }
+        let path = path_at(text, byte_offset(text, at.0, at.1), root);
         let place = if path.is_empty() {
             String::new()
         } else {
@@ -90,13 +171,14 @@ pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
         Error::new(
             ErrorKind::Malformed,
             format!(
-                "malformed JSON at line {}, column {}{place}: {what}",
-                e.line(),
-                e.column()
+                "malformed JSON at line {}, column {}{place}: {}",
+                at.0,
+                at.1,
+                e.message()
             ),
         )
         .in_input(origin)
-        .at(e.line(), e.column())
+        .at(at.0, at.1)
         .at_json_path(path)
     })
 }
@@ -234,15 +316,29 @@ mod tests {
         }
         // Past the limit, and a syntax error deep down, are errors with their place.
         let e = parse(&nested(MAX_DEPTH + 1, ""), "deep.json", Root::File("messages")).unwrap_err();
-        assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "deep.json: JSON input at line 1, column 1501: arrays and objects nested deeper than 1500 levels, \
+             the most an input may have"
+        );
+        let e = from_str(&format!("[\n {{\"a\":\n  {}", nested(2000, ""))).unwrap_err();
+        assert_eq!((e.line(), e.column(), e.is_too_deep()), (3, 2 + 1499, true), "{e}");
         let e = parse(&nested(300, "tru"), "deep.json", Root::File("messages")).unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("deep.json: malformed JSON at line 1, column 304"),
             "{e}"
         );
+        // A syntax error before the place the text passes the limit is that error.
+        let e = from_str(&format!("{}tru{}", "[".repeat(400), nested(MAX_DEPTH, ""))).unwrap_err();
+        assert_eq!(
+            (e.column(), e.message(), e.is_too_deep()),
+            (404, "expected ident", false)
+        );
+        let e = from_str(&format!("[] {}", nested(MAX_DEPTH + 1, ""))).unwrap_err();
+        assert_eq!((e.column(), e.message()), (4, "trailing characters"));
         // Brackets in strings are not nesting.
-        assert_eq!(nesting_depth(r#"["[[[\"{{", {"a": "]]"}]"#), 2);
+        assert_eq!(nesting_depth(r#"["[[[\"{{", {"a": "]]"}]"#), (2, None));
     }
 
     fn error(text: &str) -> String {
