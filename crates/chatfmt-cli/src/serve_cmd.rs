@@ -42,6 +42,11 @@ pub struct ServeArgs {
     /// The largest request body, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_body_bytes: usize,
+    /// Evaluation steps one render of a served model's template may take (default 20,000,000):
+    /// raise it for conversations of thousands of messages with templates that scan the
+    /// conversation again for each message.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: Option<u64>,
 }
 
 /// Runs `chatfmt serve`.
@@ -55,6 +60,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     if let Some(n) = args.workers {
         config.workers = n.max(1);
+    }
+    if let Some(n) = args.max_steps {
+        config.max_steps = n;
     }
     if let Some(spec) = &args.request_template_limits {
         config.request_limits = parse_request_limits(spec)?;

@@ -16,8 +16,13 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 /// Starts `chatfmt serve` on a free port; returns it and its address.
 fn start(models: &[&str]) -> (Child, String) {
+    start_with(models, &[])
+}
+
+/// [`start`] with more options.
+fn start_with(models: &[&str], options: &[&str]) -> (Child, String) {
     let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--port", "0", "--workers", "2"]);
+    cmd.args(["serve", "--port", "0", "--workers", "2"]).args(options);
     for m in models {
         cmd.args(["--model", m]);
     }
@@ -193,4 +198,36 @@ fn sigterm_finishes_requests_in_flight_and_exits_0() {
     assert_eq!(code.code(), Some(0));
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(TcpStream::connect(&address).is_err(), "still accepting after SIGTERM");
+}
+
+#[test]
+fn max_steps_sets_the_step_budget_of_the_models_templates() {
+    let model = format!("{ROOT}/examples/chatml-model");
+    let (mut child, address) = start_with(&[&model], &["--max-steps", "40"]);
+    let turn = json!({"role": "user", "content": "Hi"});
+    // The folder has no tokenizer: the route renders only.
+    let render = |messages: Value| {
+        request(
+            &address,
+            "/v1/render",
+            &json!({"messages": messages, "tokenize": false}),
+        )
+    };
+    let (status, body) = render(json!(vec![turn.clone(); 50]));
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["type"], "template_limit_exceeded");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("max_steps (40) steps (the server's --max-steps)"),
+        "{body}"
+    );
+    let (status, body) = render(json!([turn]));
+    assert_eq!(status, 200, "{body}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let refused = Command::new(BIN)
+        .args(["serve", "--model", &model, "--max-steps", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--max-steps"));
 }

@@ -83,9 +83,12 @@ impl ApiError {
     /// A template error: its Python class and message (no file or source), and its line and column
     /// in the template when known.
     pub fn template(e: &chatfmt::jinja::Error, request_template: bool) -> Self {
-        let message = format!("{}: {}", e.kind().python_name(), e.message());
+        let mut message = format!("{}: {}", e.kind().python_name(), e.message());
         let location = e.line().map(|line| (line, e.column()));
         if e.kind() == chatfmt::jinja::ErrorKind::LimitExceeded {
+            if !request_template && e.message().contains("Limits::max_steps") {
+                message += " (the server's --max-steps)";
+            }
             let param = request_template.then_some("chat_template");
             return ApiError {
                 param: param.map(str::to_string),

@@ -48,6 +48,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// The limits a template sent with a request renders under.
     pub request_limits: Limits,
+    /// The evaluation steps one render of a loaded model's template may take.
+    pub max_steps: u64,
     /// Compiled request templates kept.
     pub template_cache: usize,
     /// How long requests in flight may take to finish after a shutdown signal.
@@ -68,6 +70,7 @@ impl Default for Config {
             queue: 1024,
             max_body_bytes: 16 << 20,
             request_limits: default_request_limits(),
+            max_steps: Limits::default().max_steps,
             template_cache: 256,
             shutdown_timeout: Duration::from_secs(10),
             spans_timeout: Duration::from_secs(10),

@@ -6,6 +6,7 @@ use crate::config::ModelSpec;
 use crate::error::{Error, ErrorKind};
 use crate::sglang_tgi::content_format::ContentFormat;
 use axum::http::StatusCode;
+use chatfmt::jinja::Limits;
 use chatfmt::masks::stop_markers;
 use chatfmt::{ApplyOptions, ModelSource, Resolved, TemplateRequest};
 use chatfmt_tokenize::ChatTokenizer;
@@ -75,7 +76,7 @@ const LENGTH_KEYS: [&str; 8] = [
 ];
 
 impl Model {
-    fn load(spec: &ModelSpec, max_model_len: Option<u64>) -> Result<Model, Error> {
+    fn load(spec: &ModelSpec, max_model_len: Option<u64>, max_steps: u64) -> Result<Model, Error> {
         // The cause follows as the error's source (printed after the message, once).
         let fail = |what: &str| Error::new(ErrorKind::Model, format!("--model {}: {what}", spec.source));
         let request = TemplateRequest {
@@ -96,6 +97,14 @@ impl Model {
                 (resolved, false)
             }
             Err(e) => return Err(fail("the template does not load").with_source(e)),
+        };
+        let limits = Limits {
+            max_steps,
+            ..Limits::default()
+        };
+        let resolved = Resolved {
+            template: resolved.template.with_limits(limits),
+            ..resolved
         };
         let dir = match &resolved.model {
             Some(ModelSource::Dir(d)) => Some(d.clone()),
@@ -244,7 +253,8 @@ pub struct Models {
 
 impl Models {
     /// Loads every model; two with one name are an error.
-    pub fn load(specs: &[ModelSpec], max_model_len: Option<u64>) -> Result<Models, Error> {
+    /// Loads every model; their templates render under `max_steps` steps.
+    pub fn load(specs: &[ModelSpec], max_model_len: Option<u64>, max_steps: u64) -> Result<Models, Error> {
         if specs.is_empty() {
             return Err(Error::new(
                 ErrorKind::Config,
@@ -262,7 +272,7 @@ impl Models {
                     ),
                 ));
             }
-            list.push(Arc::new(Model::load(spec, max_model_len)?));
+            list.push(Arc::new(Model::load(spec, max_model_len, max_steps)?));
         }
         Ok(Models { list })
     }

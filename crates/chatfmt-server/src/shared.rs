@@ -20,7 +20,7 @@ pub struct Shared {
 impl Shared {
     /// Loads every model and starts the worker threads.
     pub fn load(config: Config) -> Result<Shared, Error> {
-        let models = Models::load(&config.models, config.max_model_len)?;
+        let models = Models::load(&config.models, config.max_model_len, config.max_steps)?;
         let pool = Pool::new(config.workers, config.queue)
             .map_err(|e| Error::new(ErrorKind::Io, "cannot start the worker threads").with_source(e))?;
         let cache = TemplateCache::new(config.template_cache, config.request_limits.clone());
