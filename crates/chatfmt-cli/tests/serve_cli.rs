@@ -217,7 +217,10 @@ fn max_steps_sets_the_step_budget_of_the_models_templates() {
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["type"], "template_limit_exceeded");
     assert!(
-        body["error"]["message"].as_str().unwrap().contains("max_steps (40) steps (the server's --max-steps)"),
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_steps (40) steps (the server's --max-steps)"),
         "{body}"
     );
     let (status, body) = render(json!([turn]));

@@ -87,7 +87,12 @@ fn list_field(obj: &Map<String, Json>, field: &str, what: &str) -> Result<Option
                 "field `{field}` is a JSON string of {}, not a list of {what}",
                 type_name(&v)
             ))),
-            Err(e) => Err(invalid(format!("field `{field}` is a string but not JSON: {e}"))),
+            Err(e) => Err(invalid(format!(
+                "field `{field}` is a string but not JSON: {} at line {} column {}",
+                e.message(),
+                e.line().unwrap_or(1),
+                e.column().unwrap_or(0)
+            ))),
         },
         Some(Json::Array(list)) => Ok(Some(list.clone())),
         Some(v) => Err(invalid(format!(

@@ -59,17 +59,18 @@ impl Row {
             Payload::Arrow { batch, row } => row_json::template_row(&batch, row).map_err(|e| invalid(e.to_string())),
             Payload::Line { line, bytes } => match std::str::from_utf8(without_bom(line, &bytes)) {
                 Err(e) => Err(invalid(format!("line {line}: not UTF-8: {e}"))),
-                Ok(text) => chatfmt::json_input::from_str(text).map_err(|e| match e.is_too_deep() {
-                    true => invalid(format!(
-                        "line {line}, column {}: {}, the most a row may have",
-                        e.column(),
-                        e.message()
-                    )),
-                    false => invalid(format!(
-                        "line {line}: malformed JSON at column {}: {}",
-                        e.column(),
-                        e.message()
-                    )),
+                Ok(text) => chatfmt::json_input::from_str(text).map_err(|e| {
+                    let column = e.column().unwrap_or(0);
+                    match e.kind() {
+                        chatfmt::ErrorKind::TooDeep => invalid(format!(
+                            "line {line}, column {column}: {}, the most a row may have",
+                            e.message()
+                        )),
+                        _ => invalid(format!(
+                            "line {line}: malformed JSON at column {column}: {}",
+                            e.message()
+                        )),
+                    }
                 }),
             },
         }

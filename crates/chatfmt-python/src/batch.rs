@@ -48,9 +48,16 @@ struct Kernel<'a> {
     tokenize: Option<(&'a ChatTokenizer, [Result<ChatTokenizeOptions, String>; 2])>,
 }
 
-/// The JSON value of `text`, a column's string.
+/// The JSON value of `text`, a column's string (nested as deep as `chatfmt dataset` reads rows).
 fn parse_json(column: &str, text: &str) -> Result<Json, String> {
-    serde_json::from_str(text).map_err(|e| format!("ValueError: column `{column}` is a string but not JSON: {e}"))
+    chatfmt::json_input::from_str(text).map_err(|e| {
+        format!(
+            "ValueError: column `{column}` is a string but not JSON: {} at line {} column {}",
+            e.message(),
+            e.line().unwrap_or(1),
+            e.column().unwrap_or(0)
+        )
+    })
 }
 
 impl Kernel<'_> {

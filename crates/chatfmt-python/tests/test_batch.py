@@ -158,6 +158,14 @@ def test_failing_rows_get_an_error_and_nulls(kits):
         assert values[1] is None and values[2] is None and values[3] is None
         assert values[0] is not None and values[0] == values[4]
     assert out.column("input_ids")[0].as_py() == tok.apply_chat_template([{"role": "user", "content": "Hi"}])["input_ids"]
+    # JSON strings nest as deep as `chatfmt dataset` reads rows.
+    deep = lambda n: '[{"role": "user", "content": "Hi", "x": ' + "[" * n + "]" * n + "}]"  # noqa: E731
+    out = chatfmt.format_batch(pa.RecordBatch.from_pydict({"messages": [deep(300), deep(1600)]}), tok, return_text=True)
+    assert out.column("text")[0].as_py() == tok.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False)
+    assert out.column("error")[1].as_py() == (
+        "ValueError: column `messages` is a string but not JSON: arrays and objects nested deeper than 1500 levels"
+        " at line 1 column 1539"
+    )
 
 
 def test_template_errors_name_the_class(kits):

@@ -252,8 +252,8 @@ pub struct Models {
 }
 
 impl Models {
-    /// Loads every model; two with one name are an error.
-    /// Loads every model; their templates render under `max_steps` steps.
+    /// Loads every model, whose templates render under `max_steps` steps; two with one name are an
+    /// error.
     pub fn load(specs: &[ModelSpec], max_model_len: Option<u64>, max_steps: u64) -> Result<Models, Error> {
         if specs.is_empty() {
             return Err(Error::new(

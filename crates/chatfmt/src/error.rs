@@ -27,6 +27,8 @@ pub enum ErrorKind {
     NoTemplate,
     /// Content is malformed: JSON syntax, GGUF layout, values of the wrong type.
     Malformed,
+    /// JSON input nested deeper than [`crate::json_input::MAX_DEPTH`] levels.
+    TooDeep,
     /// A template does not compile; the engine's error is the source ([`Error::template_error`]).
     Template,
     /// A name that cannot be used: a template name that is not a plain file name.

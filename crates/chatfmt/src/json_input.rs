@@ -17,67 +17,25 @@ use serde_json::Value as Json;
 /// to stacks on the heap.
 pub const MAX_DEPTH: usize = 1500;
 
-/// Why JSON text could not be read, and where: serde_json's error, or nesting past [`MAX_DEPTH`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonError {
-    message: String,
-    line: usize,
-    column: usize,
-    too_deep: bool,
+/// A syntax error of serde_json as an [`ErrorKind::Malformed`] error at its line and column, the
+/// message without the place.
+fn syntax_error(e: &serde_json::Error) -> Error {
+    let full = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    Error::new(ErrorKind::Malformed, full.strip_suffix(&place).unwrap_or(&full)).at(e.line(), e.column())
 }
 
-impl JsonError {
-    /// What is wrong, without the place.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// The 1-based line of the place.
-    pub fn line(&self) -> usize {
-        self.line
-    }
-
-    /// The 1-based column of the place, in bytes, as serde_json counts it.
-    pub fn column(&self) -> usize {
-        self.column
-    }
-
-    /// Whether the text nests deeper than [`MAX_DEPTH`] (and is well-formed up to there).
-    pub fn is_too_deep(&self) -> bool {
-        self.too_deep
-    }
-}
-
-impl std::fmt::Display for JsonError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at line {} column {}", self.message, self.line, self.column)
-    }
-}
-
-impl std::error::Error for JsonError {}
-
-impl From<serde_json::Error> for JsonError {
-    fn from(e: serde_json::Error) -> Self {
-        let full = e.to_string();
-        let place = format!(" at line {} column {}", e.line(), e.column());
-        JsonError {
-            message: full.strip_suffix(&place).unwrap_or(&full).to_string(),
-            line: e.line(),
-            column: e.column(),
-            too_deep: false,
-        }
-    }
-}
-
-/// Parses JSON text as [`serde_json::from_str`] does, but as deep as [`MAX_DEPTH`] levels. Deeper
-/// text is an error at the bracket that opens the level past it, unless a syntax error comes first.
-pub fn from_str(text: &str) -> Result<Json, JsonError> {
+/// Parses JSON text as [`serde_json::from_str`] does, but as deep as [`MAX_DEPTH`] levels. A syntax
+/// error is [`ErrorKind::Malformed`] and deeper text [`ErrorKind::TooDeep`], at the bracket that
+/// opens the level past the limit unless a syntax error comes first; either has its line and
+/// column (bytes, 1-based, as serde_json counts them) and a message without them.
+pub fn from_str(text: &str) -> Result<Json, Error> {
     serde_json::from_str(text).or_else(|e| {
         // Only text nested past serde_json's limit is read again, without the limit, and only up
         // to where it passes MAX_DEPTH.
         let (depth, past) = nesting_depth(text);
         if depth < 128 {
-            return Err(e.into());
+            return Err(syntax_error(&e));
         }
         let end = past.unwrap_or(text.len());
         let mut de = serde_json::Deserializer::from_str(&text[..end]);
@@ -85,16 +43,15 @@ pub fn from_str(text: &str) -> Result<Json, JsonError> {
         let read = Json::deserialize(serde_stacker::Deserializer::new(&mut de)).and_then(|v| de.end().map(|()| v));
         match (read, past) {
             (Ok(value), None) => Ok(value),
-            (Err(e), None) => Err(e.into()),
-            (Err(e), Some(_)) if !e.is_eof() => Err(e.into()),
+            (Err(e), None) => Err(syntax_error(&e)),
+            (Err(e), Some(_)) if !e.is_eof() => Err(syntax_error(&e)),
             (_, Some(at)) => {
                 let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-                Err(JsonError {
-                    message: format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
-                    line: 1 + text[..at].matches('\n').count(),
-                    column: at - line_start + 1,
-                    too_deep: true,
-                })
+                Err(Error::new(
+                    ErrorKind::TooDeep,
+                    format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
+                )
+                .at(1 + text[..at].matches('\n').count(), at - line_start + 1))
             }
         }
     })
@@ -147,8 +104,8 @@ pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
     // A UTF-8 byte order mark, as some editors write one, is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     from_str(text).map_err(|e| {
-        let at = (e.line(), e.column());
-        if e.is_too_deep() {
+        let at = (e.line().unwrap_or(1), e.column().unwrap_or(0));
+        if e.kind() == ErrorKind::TooDeep {
             // The path there is the same index or key some 1,500 times over.
             return Error::new(
                 ErrorKind::Malformed,
@@ -322,7 +279,10 @@ mod tests {
              the most an input may have"
         );
         let e = from_str(&format!("[\n {{\"a\":\n  {}", nested(2000, ""))).unwrap_err();
-        assert_eq!((e.line(), e.column(), e.is_too_deep()), (3, 2 + 1499, true), "{e}");
+        assert_eq!(
+            (e.line(), e.column(), e.kind()),
+            (Some(3), Some(2 + 1499), ErrorKind::TooDeep)
+        );
         let e = parse(&nested(300, "tru"), "deep.json", Root::File("messages")).unwrap_err();
         assert!(
             e.to_string()
@@ -332,11 +292,11 @@ mod tests {
         // A syntax error before the place the text passes the limit is that error.
         let e = from_str(&format!("{}tru{}", "[".repeat(400), nested(MAX_DEPTH, ""))).unwrap_err();
         assert_eq!(
-            (e.column(), e.message(), e.is_too_deep()),
-            (404, "expected ident", false)
+            (e.column(), e.message(), e.kind()),
+            (Some(404), "expected ident", ErrorKind::Malformed)
         );
         let e = from_str(&format!("[] {}", nested(MAX_DEPTH + 1, ""))).unwrap_err();
-        assert_eq!((e.column(), e.message()), (4, "trailing characters"));
+        assert_eq!((e.column(), e.message()), (Some(4), "trailing characters"));
         // Brackets in strings are not nesting.
         assert_eq!(nesting_depth(r#"["[[[\"{{", {"a": "]]"}]"#), (2, None));
     }
