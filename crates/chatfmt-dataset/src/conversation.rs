@@ -88,10 +88,8 @@ fn list_field(obj: &Map<String, Json>, field: &str, what: &str) -> Result<Option
                 type_name(&v)
             ))),
             Err(e) => Err(invalid(format!(
-                "field `{field}` is a string but not JSON: {} at line {} column {}",
-                e.message(),
-                e.line().unwrap_or(1),
-                e.column().unwrap_or(0)
+                "field `{field}` is a string but not JSON: {}",
+                chatfmt::json_input::with_place(&e)
             ))),
         },
         Some(Json::Array(list)) => Ok(Some(list.clone())),

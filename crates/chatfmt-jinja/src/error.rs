@@ -116,6 +116,12 @@ impl Error {
         self.0.kind
     }
 
+    /// Whether the render ran out of [`Limits::max_steps`](crate::Limits::max_steps), the limit a
+    /// caller may raise for long conversations.
+    pub fn is_step_limit(&self) -> bool {
+        self.0.kind == ErrorKind::LimitExceeded && self.0.message.starts_with(crate::limits::STEPS_EXCEEDED)
+    }
+
     /// The message, as Python's `str(exception)` would print it where chatfmt reproduces it.
     pub fn message(&self) -> &str {
         &self.0.message

@@ -52,10 +52,8 @@ struct Kernel<'a> {
 fn parse_json(column: &str, text: &str) -> Result<Json, String> {
     chatfmt::json_input::from_str(text).map_err(|e| {
         format!(
-            "ValueError: column `{column}` is a string but not JSON: {} at line {} column {}",
-            e.message(),
-            e.line().unwrap_or(1),
-            e.column().unwrap_or(0)
+            "ValueError: column `{column}` is a string but not JSON: {}",
+            chatfmt::json_input::with_place(&e)
         )
     })
 }

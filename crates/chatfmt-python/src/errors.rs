@@ -80,7 +80,7 @@ pub fn jinja_error_text(e: &JinjaError) -> String {
 /// A limit's message, with how to raise the step budget when that is the limit passed.
 fn limit_message(e: &JinjaError) -> String {
     let msg = e.message();
-    if msg.contains("Limits::max_steps") {
+    if e.is_step_limit() {
         format!("{msg}; raise the budget with tokenizer.max_steps = N (or from_pretrained(..., max_steps=N))")
     } else {
         msg.to_string()

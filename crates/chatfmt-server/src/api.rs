@@ -86,7 +86,7 @@ impl ApiError {
         let mut message = format!("{}: {}", e.kind().python_name(), e.message());
         let location = e.line().map(|line| (line, e.column()));
         if e.kind() == chatfmt::jinja::ErrorKind::LimitExceeded {
-            if !request_template && e.message().contains("Limits::max_steps") {
+            if !request_template && e.is_step_limit() {
                 message += " (the server's --max-steps)";
             }
             let param = request_template.then_some("chat_template");

@@ -88,6 +88,16 @@ fn nesting_depth(text: &str) -> (usize, Option<usize>) {
     (deepest, past)
 }
 
+/// A [`from_str`] error as serde_json words one: `message at line L column C`.
+pub fn with_place(e: &Error) -> String {
+    format!(
+        "{} at line {} column {}",
+        e.message(),
+        e.line().unwrap_or(1),
+        e.column().unwrap_or(0)
+    )
+}
+
 /// How the top-level value is named in JSON paths.
 #[derive(Clone, Copy)]
 pub enum Root<'a> {
@@ -99,7 +109,8 @@ pub enum Root<'a> {
 }
 
 /// Parses `text` read from `origin` (nested at most [`MAX_DEPTH`] levels). A syntax error
-/// ([`ErrorKind::Malformed`]) names `origin`, the line and column, and the JSON path there.
+/// ([`ErrorKind::Malformed`]) names `origin`, the line and column, and the JSON path there; deeper
+/// text ([`ErrorKind::TooDeep`]) names `origin`, the line and column.
 pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
     // A UTF-8 byte order mark, as some editors write one, is not part of the JSON.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -108,7 +119,7 @@ pub fn parse(text: &str, origin: &str, root: Root) -> Result<Json, Error> {
         if e.kind() == ErrorKind::TooDeep {
             // The path there is the same index or key some 1,500 times over.
             return Error::new(
-                ErrorKind::Malformed,
+                ErrorKind::TooDeep,
                 format!(
                     "JSON input at line {}, column {}: {}, the most an input may have",
                     at.0,
