@@ -116,10 +116,10 @@ impl Error {
         self.0.kind
     }
 
-    /// Whether the render ran out of [`Limits::max_steps`](crate::Limits::max_steps), the limit a
-    /// caller may raise for long conversations.
+    /// Whether the render ran out of steps (`Limits::max_steps`), the limit a caller may raise for
+    /// long conversations.
     pub fn is_step_limit(&self) -> bool {
-        self.0.kind == ErrorKind::LimitExceeded && self.0.message.starts_with(crate::limits::STEPS_EXCEEDED)
+        self.0.kind == ErrorKind::LimitExceeded && self.0.message.starts_with(STEPS_EXCEEDED)
     }
 
     /// The message, as Python's `str(exception)` would print it where chatfmt reproduces it.
@@ -207,6 +207,9 @@ impl std::error::Error for Error {}
 
 /// Shorthand for results in this crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// How the error for running out of steps begins (see [`Error::is_step_limit`]).
+pub(crate) const STEPS_EXCEEDED: &str = "the render took more than Limits::max_steps";
 
 macro_rules! err {
     ($kind:ident, $($arg:tt)*) => {

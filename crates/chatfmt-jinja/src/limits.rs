@@ -67,12 +67,9 @@ pub(crate) fn check_value_size(bytes: usize) -> Result<()> {
     Ok(())
 }
 
-/// How the error for running out of steps begins (see [`Error::is_step_limit`]).
-pub(crate) const STEPS_EXCEEDED: &str = "the render took more than Limits::max_steps";
-
 /// The error for running out of steps.
 fn steps_exceeded(max: u64) -> Error {
-    err!(LimitExceeded, "{STEPS_EXCEEDED} ({max}) steps")
+    err!(LimitExceeded, "{} ({max}) steps", crate::error::STEPS_EXCEEDED)
 }
 
 /// The error for running out of time.
